@@ -1,0 +1,39 @@
+"""Finding agents: the ``replay_enclave.agents`` entry-point group, or ``module:attr``.
+
+An outside runtime registers its own agent either way (see README, "Registering an
+agent"). The attribute must be an ``AgentSpec``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from importlib.metadata import entry_points
+
+from .._errors import BadInput
+from ._spec import AgentSpec
+
+__all__ = ["ENTRY_POINT_GROUP", "available_agents", "load_agent"]
+
+ENTRY_POINT_GROUP = "replay_enclave.agents"
+_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+
+
+def available_agents() -> dict[str, str]:
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def load_agent(name: str) -> AgentSpec:
+    target = available_agents().get(name)
+    if target is None:
+        if not _REF.fullmatch(name):
+            raise BadInput("unknown agent (see `replay-enclave agents`)")
+        target = name
+    module_name, _, attr = target.partition(":")
+    try:
+        found = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError):
+        raise BadInput("unknown agent (see `replay-enclave agents`)") from None
+    if not isinstance(found, AgentSpec):
+        raise BadInput("the named object is not an AgentSpec")
+    return found

@@ -1,0 +1,264 @@
+"""Run an agent live, record every crossing, and seal the result as a specimen.
+
+Order of commitments (fail closed, nothing half-written):
+
+1. Check the input file's fields are declared and canonicalisable — before any write.
+2. Record the run as RUNNING in the ledger; open the specimen's payload folder.
+3. Run the agent through a ``Recorder``; record its outcome.
+4. Flush the ciphertext, build the manifest, and seal it in ONE ledger transaction.
+
+A crash in 3 or 4 deletes the specimen's payload folder and marks the run INCOMPLETE:
+such a run is never eligible for replay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import secrets
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ledger import (
+    AdapterInfo,
+    CanonicalizationError,
+    LedgerError,
+    LedgerPosition,
+    SpecimenRecord,
+    StepKind,
+    canonical_digest,
+    canonical_json,
+)
+
+from .._errors import BadInput, EnclaveError, InfrastructureError
+from .._runtime import Runtime
+from ..store import validate_id
+from ._recorder import Recorder, SpecError, iso
+from ._spec import AgentSpec, Answer, BoundarySpec, FieldPolicy, policy
+
+__all__ = ["CaptureResult", "capture", "build_manifest", "source_ref"]
+
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    specimen_id: str
+    tenant_id: str
+    manifest_digest: str
+    position: LedgerPosition
+    steps: int
+    holes: int
+
+
+def source_ref(agent: AgentSpec) -> str:
+    """Frozen source reference: module name + SHA-256 of the module's source text."""
+    module = sys.modules.get(agent.function.__module__)
+    try:
+        text = inspect.getsource(module) if module else ""
+    except (OSError, TypeError):
+        text = ""
+    return f"{agent.function.__module__}@sha256:{hashlib.sha256(text.encode()).hexdigest()}"
+
+
+def _check_inputs(agent: AgentSpec, inputs: Mapping[str, Any], overrides: Mapping[str, str]) -> dict[str, FieldPolicy]:
+    declared = dict(agent.inputs)
+    for name, value in overrides.items():
+        if name not in declared:
+            raise BadInput("classification override names an undeclared input field")
+        try:
+            declared[name] = policy(value, declared[name].retention.value)
+        except ValueError:
+            raise BadInput("unknown classification (use public, internal, confidential or restricted)") from None
+    if set(inputs) - set(declared):
+        raise BadInput("input has fields the agent does not declare")
+    try:
+        canonical_json(dict(inputs))
+    except CanonicalizationError:
+        raise BadInput("input holds a value that cannot be canonicalised (RFC 8785)") from None
+    return declared
+
+
+def build_manifest(
+    *, specimen_id: str, tenant_id: str, agent: AgentSpec, adapter: AdapterInfo, seed: int, recorder: Recorder
+) -> dict[str, Any]:
+    steps = []
+    for step in recorder.steps:
+        r = step.record
+        steps.append(
+            {
+                "seq": r.seq,
+                "agent": r.agent,
+                "call_id": r.call_id,
+                "kind": r.kind.value,
+                "name": r.name,
+                "alias": r.alias,
+                "resolved": r.resolved,
+                "schema": {"id": r.schema_id, "version": r.schema_version},
+                "request_digest": r.request_digest,
+                "response_digest": r.response_digest,
+                "valid_time": r.valid_time,
+                "observed_time": r.observed_time,
+                "effect": None
+                if r.effect is None
+                else {
+                    "idempotency_token": r.effect.idempotency_token,
+                    "token_expires_at": r.effect.token_expires_at,
+                    "live_state_fields": list(r.effect.live_state_fields),
+                },
+                "fields": [
+                    {
+                        "side": f.side,
+                        "path": f.path,
+                        "classification": f.classification.value,
+                        "retention": f.retention.value,
+                        "digest": f.keyed_digest,
+                        "live_state": f.live_state,
+                    }
+                    for f in step.fields
+                ],
+            }
+        )
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "specimen_id": specimen_id,
+        "tenant_id": tenant_id,
+        "agent": {"name": agent.name, "version": agent.version},
+        "adapter": {
+            "name": adapter.name,
+            "version": adapter.version,
+            "strategies": list(adapter.strategies),
+            "source_ref": adapter.source_ref,
+            "revisions": {k: list(v.alternatives) for k, v in agent.revisions.items()},
+        },
+        "runtime": {"python": f"{sys.version_info.major}.{sys.version_info.minor}"},
+        "seed": seed,
+        "retention_class": agent.retention_class,
+        "score_bounds": list(agent.score_bounds) if agent.score_bounds else None,
+        "steps": steps,
+    }
+
+
+def capture(
+    runtime: Runtime,
+    agent: AgentSpec,
+    inputs: Mapping[str, Any],
+    *,
+    tenant_id: str,
+    seed: int,
+    classification: Mapping[str, str] | None = None,
+    durable: bool = False,
+    specimen_id: str | None = None,
+) -> CaptureResult:
+    # 1. everything about the input is checked before anything is written
+    validate_id(tenant_id, what="tenant id")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise BadInput("seed must be an integer")
+    input_policy = _check_inputs(agent, inputs, classification or {})
+    specimen_id = specimen_id or f"sp-{secrets.token_hex(8)}"
+    validate_id(specimen_id, what="specimen id")
+
+    # 2. the run exists from here on: it ends sealed or incomplete
+    ledger, clock = runtime.ledger, runtime.clock
+    try:
+        ledger.ensure_tenant(tenant_id)
+        ledger.begin_run(
+            run_id=specimen_id,
+            tenant_id=tenant_id,
+            agent_name=agent.name,
+            agent_version=agent.version,
+            started_at=iso(clock()),
+        )
+    except LedgerError as exc:
+        raise InfrastructureError("the ledger refused the run") from exc
+    writer = None
+    try:
+        data_key, wrapped = runtime.keys.new_data_key(tenant_id, specimen_id)
+        writer = runtime.payloads.open_writer(
+            tenant_id, specimen_id, wrapped=wrapped, data_key=data_key, durable=durable
+        )
+        del data_key
+        recorder = Recorder(
+            tenant_id=tenant_id,
+            digester=runtime.digests.for_tenant(tenant_id),
+            writer=writer,
+            clock=clock,
+            seed=seed,
+        )
+        # 3. the run itself
+        input_spec = BoundarySpec(kind=StepKind.INPUT, name="inputs", request={}, response=input_policy)
+        recorder.record(input_spec, {}, Answer(response=dict(inputs)), alias=None)
+        outcome = agent.function(recorder, dict(inputs))
+        outcome_spec = BoundarySpec(kind=StepKind.OUTCOME, name="outcome", request={}, response=agent.outcome)
+        recorder.record(outcome_spec, {}, Answer(response=outcome), alias=None)
+        _check_score(agent, outcome)
+        writer.close()
+        # 4. seal
+        adapter = AdapterInfo(
+            name=agent.name,
+            version=agent.version,
+            strategies=tuple(agent.strategies),
+            source_ref=source_ref(agent),
+        )
+        manifest = build_manifest(
+            specimen_id=specimen_id, tenant_id=tenant_id, agent=agent, adapter=adapter, seed=seed, recorder=recorder
+        )
+        fields = tuple(f for step in recorder.steps for f in step.fields)
+        record = SpecimenRecord(
+            specimen_id=specimen_id,
+            tenant_id=tenant_id,
+            agent_name=agent.name,
+            agent_version=agent.version,
+            manifest=manifest,
+            manifest_digest=canonical_digest(manifest),
+            adapter=adapter,
+            highest_classification=max((f.classification for f in fields), key=lambda c: c.rank),
+            retention_class=agent.retention_class,
+            sealed_at=iso(clock()),
+            steps=tuple(step.record for step in recorder.steps),
+            fields=fields,
+        )
+        position = ledger.seal_specimen(record)
+    except BaseException as exc:
+        if writer is not None:
+            writer.discard()
+        try:
+            ledger.mark_incomplete(specimen_id, failure_code=_failure_code(exc), ended_at=iso(clock()))
+        except LedgerError:
+            pass  # the run stays RUNNING, which is equally ineligible for replay
+        if isinstance(exc, EnclaveError):
+            raise
+        if isinstance(exc, LedgerError):
+            raise InfrastructureError("the ledger refused the specimen") from exc
+        if isinstance(exc, Exception):
+            # the agent crashed: its message may hold payload content, so name the type only
+            raise AgentCrashed(type(exc).__name__) from None
+        raise
+    holes = sum(1 for f in fields if f.retention.value == "withheld")
+    return CaptureResult(specimen_id, tenant_id, record.manifest_digest, position, len(recorder.steps), holes)
+
+
+class AgentCrashed(EnclaveError):
+    code = "agent_crashed"
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(f"the agent crashed ({kind}); the run is recorded as incomplete")
+
+
+def _failure_code(exc: BaseException) -> str:
+    if isinstance(exc, SpecError):
+        return "spec_violation"
+    if isinstance(exc, EnclaveError):
+        return exc.code
+    return "agent_crashed"
+
+
+def _check_score(agent: AgentSpec, outcome: Mapping[str, Any]) -> None:
+    if agent.score_bounds is None:
+        return
+    score = outcome.get("score")
+    low, high = agent.score_bounds
+    if isinstance(score, bool) or not isinstance(score, int | float) or not low <= score <= high:
+        raise SpecError("the outcome score is missing or outside its declared bounds")

@@ -1,0 +1,108 @@
+"""What an agent declares about itself: its boundaries, their fields, its revisions.
+
+A ``BoundarySpec`` is one kind of boundary crossing (a tool, a model, a retrieval
+index...). Every top-level request/response field must have a ``FieldPolicy``: its
+classification and how it is retained. Undeclared fields are refused, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ledger import Classification, Retention, StepKind
+
+__all__ = [
+    "AgentSpec",
+    "Answer",
+    "BoundarySpec",
+    "FieldPolicy",
+    "RevisionPoint",
+    "Substitute",
+    "policy",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldPolicy:
+    classification: Classification
+    retention: Retention = Retention.ENCRYPTED
+    live_state: bool = False  # e.g. lock ids, sequence numbers: valid only at capture time
+
+
+def policy(
+    classification: str, retention: str = "encrypted", *, live_state: bool = False
+) -> FieldPolicy:
+    """Shorthand: ``policy("confidential")``, ``policy("internal", "digest")``."""
+    return FieldPolicy(Classification(classification), Retention(retention), live_state)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a live boundary returns at capture time."""
+
+    response: Mapping[str, Any]
+    resolved: str | None = None  # the identity an alias resolved to (model revision...)
+    valid_time: datetime | None = None
+    idempotency_token: str | None = None  # effects only
+    token_expires_at: datetime | None = None
+
+
+# A deterministic substitute serves a call the record cannot serve during replay (e.g. a
+# pure policy function of the request, or a frozen model table keyed by revision).
+Substitute = Callable[[Mapping[str, Any], str | None], Mapping[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class BoundarySpec:
+    kind: StepKind
+    name: str
+    request: Mapping[str, FieldPolicy]
+    response: Mapping[str, FieldPolicy]
+    schema_id: str | None = None
+    schema_version: str | None = None
+    json_schema: Mapping[str, Any] | None = None  # of the response, for interventions
+    substitute: Substitute | None = None
+    side_effecting: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("a boundary needs a name")
+        if self.kind is StepKind.EFFECT and not self.side_effecting:
+            object.__setattr__(self, "side_effecting", True)
+
+    @property
+    def live_state_fields(self) -> tuple[str, ...]:
+        return tuple(name for name, p in self.response.items() if p.live_state)
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionPoint:
+    """A call whose resolved identity an audit may swap (``--revision model=r2``)."""
+
+    call_name: str
+    alternatives: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A registered agent: ``function(ctx, inputs) -> outcome``."""
+
+    name: str
+    version: str
+    function: Callable[..., Mapping[str, Any]]
+    inputs: Mapping[str, FieldPolicy]
+    outcome: Mapping[str, FieldPolicy]
+    strategies: tuple[str, ...] = ("nullify", "replace", "perturb")
+    revisions: Mapping[str, RevisionPoint] = field(default_factory=dict)
+    retention_class: str = "standard"
+    score_bounds: tuple[float, float] | None = (0.0, 1.0)  # bounded numeric outcome
+    boundaries: tuple[BoundarySpec, ...] = ()
+
+    def boundary(self, name: str) -> BoundarySpec:
+        for spec in self.boundaries:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)

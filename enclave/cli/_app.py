@@ -1,0 +1,67 @@
+"""The root ``replay-enclave`` command and its error edge.
+
+Every error becomes one line on stderr and a non-zero exit: 2 for bad input or a
+refusal, 3 for infrastructure trouble, 70 for an internal fault (type name only — an
+exception's text may hold content).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ledger import LedgerError
+
+from .._errors import BadInput, EnclaveError, InfrastructureError, Refused
+from .._home import Home, default_home
+from .._runtime import Runtime
+
+app = typer.Typer(
+    name="replay-enclave",
+    help="Capture agent runs as sealed specimens, replay them in an enclave, certify the result.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+HomeOption = Annotated[
+    Path | None,
+    typer.Option("--home", help="Enclave home (default: $REPLAY_ENCLAVE_HOME or ./.replay-enclave)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+
+
+def open_runtime(home: Path | None) -> Runtime:
+    return Runtime.open(Home.open(home or default_home()))
+
+
+def exit_code(exc: BaseException) -> int:
+    if isinstance(exc, BadInput | Refused):
+        return 2
+    if isinstance(exc, InfrastructureError | LedgerError):
+        return 3
+    return 70
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except typer.Abort:
+        sys.stderr.write("error: aborted\n")
+        sys.exit(1)
+    except (EnclaveError, LedgerError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        sys.exit(exit_code(exc))
+    except Exception as exc:  # noqa: BLE001 - the outermost edge: no traceback, no content
+        import click
+
+        if isinstance(exc, click.ClickException):
+            sys.stderr.write(f"error: {exc.format_message()}\n")
+            sys.exit(exc.exit_code)
+        sys.stderr.write(f"error: internal failure ({type(exc).__name__})\n")
+        sys.exit(70)

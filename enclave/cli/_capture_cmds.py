@@ -1,0 +1,221 @@
+"""``init``, ``agents``, ``capture``, ``specimens``, ``ledger`` commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ledger import LedgerPosition, read_saved_head
+
+from .._errors import BadInput
+from .._home import Home, default_home
+from ..capture import available_agents, capture, load_agent
+from ._app import HomeOption, JsonOption, app, open_runtime
+from ._output import console, emit_json, pairs, table
+
+specimens_app = typer.Typer(help="Sealed specimens (metadata only).", no_args_is_help=True)
+ledger_app = typer.Typer(help="The evidence ledger.", no_args_is_help=True)
+app.add_typer(specimens_app, name="specimens")
+app.add_typer(ledger_app, name="ledger")
+
+
+@app.command()
+def init(home: HomeOption = None) -> None:
+    """Create an enclave home (SQLite ledger, local keys, payload store)."""
+    root = home or default_home()
+    created = Home.init(root)
+    runtime = open_runtime(created.root)
+    runtime.close()
+    console.print(f"initialised enclave home at {created.root}")
+
+
+@app.command()
+def agents(json_out: JsonOption = False) -> None:
+    """List registered agents (entry point group ``replay_enclave.agents``)."""
+    found = available_agents()
+    if json_out:
+        emit_json(found)
+    else:
+        table("agents", ("name", "target"), sorted(found.items()))
+
+
+def read_input_file(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise BadInput("input file not found") from None
+    except (OSError, ValueError):
+        # never echo the document: json errors carry it in .doc
+        raise BadInput("input file is not valid JSON") from None
+    if not isinstance(data, dict) or not isinstance(data.get("inputs"), dict):
+        raise BadInput("input file must be an object with an 'inputs' object")
+    if not isinstance(data.get("tenant"), str):
+        raise BadInput("input file needs a 'tenant' string")
+    overrides = data.get("classification", {})
+    if not isinstance(overrides, dict) or not all(isinstance(v, str) for v in overrides.values()):
+        raise BadInput("'classification' must map field names to classification names")
+    return data
+
+
+@app.command("capture")
+def capture_cmd(
+    agent: Annotated[str, typer.Argument(help="Agent name or module:attribute.")],
+    input_file: Annotated[Path, typer.Option("--input", help="JSON: {tenant, seed, inputs}.")],
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+    durable: Annotated[bool, typer.Option(help="fsync every step as it is captured.")] = False,
+) -> None:
+    """Run an agent live, capture every boundary crossing, and seal the specimen."""
+    data = read_input_file(input_file)
+    spec = load_agent(agent)
+    runtime = open_runtime(home)
+    try:
+        result = capture(
+            runtime,
+            spec,
+            data["inputs"],
+            tenant_id=data["tenant"],
+            seed=data.get("seed", 0),
+            classification=data.get("classification"),
+            durable=durable,
+        )
+    finally:
+        runtime.close()
+    summary = {
+        "specimen_id": result.specimen_id,
+        "tenant": result.tenant_id,
+        "manifest_digest": result.manifest_digest,
+        "ledger_index": result.position.index,
+        "steps": result.steps,
+        "holes": result.holes,
+    }
+    if json_out:
+        emit_json(summary)
+    else:
+        pairs("sealed specimen", summary)
+
+
+@specimens_app.command("list")
+def specimens_list(
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant.")] = None,
+    agent: Annotated[str | None, typer.Option(help="Only this agent.")] = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> None:
+    """List sealed specimens."""
+    runtime = open_runtime(home)
+    try:
+        rows = runtime.ledger.list_specimens(tenant_id=tenant, agent_name=agent, limit=limit, offset=offset)
+    finally:
+        runtime.close()
+    items = [
+        {
+            "specimen_id": r.specimen_id,
+            "tenant": r.tenant_id,
+            "agent": f"{r.agent_name}@{r.agent_version}",
+            "manifest_digest": r.manifest_digest,
+            "highest_classification": r.highest_classification.value,
+            "steps": r.step_count,
+            "sealed_at": r.sealed_at,
+            "erased": r.erased,
+        }
+        for r in rows
+    ]
+    if json_out:
+        emit_json(items)
+    else:
+        columns = ("specimen_id", "tenant", "agent", "highest_classification", "steps", "sealed_at", "erased")
+        table("sealed specimens", columns, ([i[c] for c in columns] for i in items))
+
+
+@specimens_app.command("show")
+def specimens_show(
+    specimen_id: Annotated[str, typer.Argument(help="Specimen id.")],
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Show one specimen: identities, digests, classifications and holes — never content."""
+    runtime = open_runtime(home)
+    try:
+        record = runtime.ledger.get_specimen(specimen_id)
+    finally:
+        runtime.close()
+    if json_out:
+        emit_json({"manifest_digest": record.manifest_digest, "manifest": record.manifest})
+        return
+    pairs(
+        f"specimen {record.specimen_id}",
+        {
+            "tenant": record.tenant_id,
+            "agent": f"{record.agent_name}@{record.agent_version}",
+            "manifest_digest": record.manifest_digest,
+            "highest_classification": record.highest_classification.value,
+            "strategies": ", ".join(record.adapter.strategies),
+            "sealed_at": record.sealed_at,
+        },
+    )
+    rows = []
+    for step in record.manifest["steps"]:
+        for f in step["fields"]:
+            rows.append(
+                (step["seq"], step["call_id"], step["kind"], step.get("resolved") or "", f["side"], f["path"],
+                 f["classification"], f["retention"], (f["digest"] or "(hole)")[:24])
+            )
+    table("fields", ("seq", "call", "kind", "resolved", "side", "path", "class", "retention", "digest"), rows)
+
+
+@ledger_app.command("verify")
+def ledger_verify(
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+    head: Annotated[str | None, typer.Option(help="Saved head INDEX:HASH (default: the home's ledger.head).")] = None,
+) -> None:
+    """Verify the whole hash chain against a saved head; name the first bad index."""
+    runtime = open_runtime(home)
+    try:
+        saved = _parse_head(head) if head else read_saved_head(runtime.home.head_path)
+        report = runtime.ledger.verify(saved)
+    finally:
+        runtime.close()
+    result = {
+        "ok": report.ok,
+        "length": report.length,
+        "head": None if report.head is None else {"index": report.head.index, "hash": report.head.entry_hash},
+        "first_bad_index": report.first_bad_index,
+        "reason": report.reason,
+    }
+    if json_out:
+        emit_json(result)
+    elif report.ok:
+        console.print(f"ledger verified: {report.length} entries, head matches")
+    else:
+        console.print(f"[red]ledger verification FAILED at index {report.first_bad_index}: {report.reason}[/red]")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@ledger_app.command("head")
+def ledger_head(home: HomeOption = None, json_out: JsonOption = False) -> None:
+    """Print the current chain head (index and hash) to save elsewhere."""
+    runtime = open_runtime(home)
+    try:
+        head = runtime.ledger.head()
+    finally:
+        runtime.close()
+    data = None if head is None else {"index": head.index, "hash": head.entry_hash}
+    if json_out:
+        emit_json(data)
+    else:
+        console.print("empty ledger" if head is None else f"{head.index}:{head.entry_hash}")
+
+
+def _parse_head(text: str) -> LedgerPosition:
+    index, sep, digest = text.partition(":")
+    if not sep or not index.isdigit():
+        raise BadInput("--head must look like INDEX:HASH")
+    return LedgerPosition(index=int(index), entry_hash=digest)

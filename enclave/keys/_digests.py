@@ -1,0 +1,52 @@
+"""Keyed field digests: HMAC-SHA256 with a per-tenant secret held on the enclave side.
+
+Digests leave the enclave (ledger, certificates). An unkeyed hash of a low-entropy value
+(a score, a yes/no) would be a leak: anyone could hash the few candidates and compare.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import json
+import secrets
+from hashlib import sha256
+from pathlib import Path
+
+from .._errors import InfrastructureError
+from ._files import write_private
+
+__all__ = ["DigestKeys", "TenantDigester"]
+
+
+class TenantDigester:
+    """Computes ``hmac-sha256:<hex>`` digests for one tenant."""
+
+    __slots__ = ("_secret",)
+
+    def __init__(self, secret: bytes) -> None:
+        if len(secret) < 32:
+            raise ValueError("digest secret must be at least 32 bytes")
+        self._secret = secret
+
+    def digest(self, data: bytes) -> str:
+        return "hmac-sha256:" + hmac.new(self._secret, data, sha256).hexdigest()
+
+
+class DigestKeys:
+    """Per-tenant digest secrets in ``<home>/keys/digest-keys.json`` (0600)."""
+
+    def __init__(self, *, keys_dir: Path) -> None:
+        self._path = keys_dir / "digest-keys.json"
+
+    def for_tenant(self, tenant_id: str) -> TenantDigester:
+        try:
+            data: dict[str, str] = json.loads(self._path.read_text())
+        except FileNotFoundError:
+            data = {}
+        except (OSError, ValueError) as exc:
+            raise InfrastructureError("digest keyring is unreadable") from exc
+        if tenant_id not in data:
+            data[tenant_id] = base64.b64encode(secrets.token_bytes(32)).decode()
+            write_private(self._path, json.dumps(data, sort_keys=True).encode())
+        return TenantDigester(base64.b64decode(data[tenant_id]))
