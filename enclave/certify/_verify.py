@@ -1,0 +1,276 @@
+"""Certificate verification, written as numbered steps.
+
+``verify_certificate`` runs these steps in order; each yields one check
+``{step, name, ok, detail}`` whose detail is metadata only (never payload values).
+A step runs only if every earlier step passed; later steps are reported as not run.
+
+1. ``envelope``     — the JSON is a DSSE envelope (exact keys, canonical base64) and
+                      ``payloadType`` is ``application/vnd.in-toto+json``.
+2. ``signature``    — a signature verifies over PAE(type, payload) with a trusted key.
+3. ``statement``    — the payload is strict, canonical (RFC 8785) JSON: an in-toto
+                      Statement v1 with the certificate v1 ``predicateType`` and one
+                      ``specimen:<id>`` subject with a sha256 digest.
+4. ``predicate``    — the predicate matches the JSON Schema and its rules, names the
+                      subject's specimen in its request, and its ``issuer`` is the key
+                      that verified in step 2.
+5. ``subject``      — the ledger holds the specimen, its manifest digest equals the
+                      subject digest, and its ledger position equals ``predicate.ledger``.
+6. ``ledger_entry`` — the ledger has a ``certificate.issued`` entry carrying this
+                      envelope's digest (``sha256`` of ``canonical_json(envelope)``),
+                      recorded after the specimen entry.
+
+``report.ok`` is true only when all six pass. ``verify_envelope`` runs steps 1–4
+(no ledger) and raises one opaque ``CertificateInvalid`` on any failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from ledger._canonical import canonical_json, loads
+from ledger._errors import CanonicalizationError
+
+from .._errors import BadInput
+from ._dsse import IN_TOTO_PAYLOAD_TYPE, Envelope, verify_dsse
+from ._errors import CertificateInvalid
+from ._schema import predicate_problems
+from ._signing import keyid_of
+from ._statement import binding_problems, envelope_digest, specimen_of, statement_problems
+
+__all__ = [
+    "CHECK_NAMES",
+    "LedgerLookup",
+    "StaticLedgerLookup",
+    "VerificationCheck",
+    "VerificationReport",
+    "verify_certificate",
+    "verify_envelope",
+]
+
+CHECK_NAMES = ("envelope", "signature", "statement", "predicate", "subject", "ledger_entry")
+
+
+@runtime_checkable
+class LedgerLookup(Protocol):
+    """What verification needs from a ledger. Implementations may raise
+    ``EnclaveError`` subclasses (e.g. ``InfrastructureError``); those propagate,
+    because an unreachable ledger is not a failed check."""
+
+    def specimen_manifest_digest(self, specimen_id: str) -> str | None:
+        """``sha256:<hex>`` manifest digest of a sealed specimen, or None."""
+        ...
+
+    def specimen_position(self, specimen_id: str) -> tuple[int, str] | None:
+        """``(entry index, entry hash)`` of the specimen's ledger entry, or None."""
+        ...
+
+    def certificate_entry(self, envelope_digest: str) -> tuple[int, str] | None:
+        """``(entry index, entry hash)`` of the ``certificate.issued`` entry whose body
+        carries ``envelope_digest``, or None."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StaticLedgerLookup:
+    """A ``LedgerLookup`` over facts already in hand (an offline reviewer's export).
+
+    ``specimens`` maps id → (manifest digest, entry index, entry hash);
+    ``certificates`` maps envelope digest → (entry index, entry hash).
+    """
+
+    specimens: Mapping[str, tuple[str, int, str]] = field(default_factory=dict)
+    certificates: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+
+    def specimen_manifest_digest(self, specimen_id: str) -> str | None:
+        found = self.specimens.get(specimen_id)
+        return None if found is None else found[0]
+
+    def specimen_position(self, specimen_id: str) -> tuple[int, str] | None:
+        found = self.specimens.get(specimen_id)
+        return None if found is None else (found[1], found[2])
+
+    def certificate_entry(self, envelope_digest: str) -> tuple[int, str] | None:
+        return self.certificates.get(envelope_digest)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerificationCheck:
+    step: int
+    name: str
+    ok: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "name": self.name, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerificationReport:
+    """Six checks in step order. ``statement`` is set once steps 1–3 passed."""
+
+    checks: tuple[VerificationCheck, ...]
+    statement: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return len(self.checks) == len(CHECK_NAMES) and all(c.ok for c in self.checks)
+
+    @property
+    def first_failure(self) -> VerificationCheck | None:
+        return next((c for c in self.checks if not c.ok), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks]}
+
+
+class _Failed(Exception):
+    """Internal: a step's check failed with a metadata-only detail."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+@dataclass(slots=True)
+class _State:
+    raw: Any
+    keys: Mapping[str, Ed25519PublicKey]
+    lookup: LedgerLookup | None
+    envelope: Envelope | None = None
+    accepted: frozenset[str] = frozenset()
+    statement: dict[str, Any] | None = None
+
+
+def _step_envelope(s: _State) -> str:
+    try:
+        s.envelope = Envelope.from_dict(s.raw)
+    except BadInput:
+        raise _Failed("not a DSSE envelope (keys, types or base64)") from None
+    if s.envelope.payload_type != IN_TOTO_PAYLOAD_TYPE:
+        raise _Failed(f"payloadType is not {IN_TOTO_PAYLOAD_TYPE}")
+    return f"DSSE envelope with {len(s.envelope.signatures)} signature(s)"
+
+
+def _step_signature(s: _State) -> str:
+    assert s.envelope is not None
+    try:
+        s.accepted = verify_dsse(s.envelope, s.keys)
+    except CertificateInvalid:
+        raise _Failed("no signature verifies with a trusted key") from None
+    return "signed by " + ", ".join(sorted(s.accepted))
+
+
+def _step_statement(s: _State) -> str:
+    assert s.envelope is not None
+    try:
+        parsed = loads(s.envelope.payload)
+        canonical = canonical_json(parsed)
+    except CanonicalizationError:
+        raise _Failed("payload is not strict JSON") from None
+    if canonical != s.envelope.payload:
+        raise _Failed("payload is not canonical JSON (RFC 8785)")
+    problems = statement_problems(parsed)
+    if problems:
+        raise _Failed("; ".join(problems))
+    s.statement = parsed
+    return "in-toto Statement v1, certificate v1 predicate"
+
+
+def _step_predicate(s: _State) -> str:
+    assert s.statement is not None
+    problems = [f"/predicate{p}" for p in predicate_problems(s.statement["predicate"])]
+    if not problems:
+        problems = binding_problems(s.statement)
+    if problems:
+        raise _Failed("; ".join(problems[:8]))
+    if s.statement["predicate"]["issuer"] not in s.accepted:
+        raise _Failed("/predicate/issuer: is not the key that signed")
+    return "predicate matches schema v1 and its rules"
+
+
+def _step_subject(s: _State) -> str:
+    assert s.statement is not None and s.lookup is not None
+    specimen_id, digest = specimen_of(s.statement)
+    recorded = s.lookup.specimen_manifest_digest(specimen_id)
+    if recorded is None:
+        raise _Failed("the ledger holds no such specimen")
+    if recorded != digest:
+        raise _Failed("subject digest differs from the ledger's manifest digest")
+    position = s.lookup.specimen_position(specimen_id)
+    claimed = s.statement["predicate"]["ledger"]
+    if position != (claimed["specimen_entry_index"], claimed["specimen_entry_hash"]):
+        raise _Failed("predicate.ledger differs from the specimen's ledger position")
+    return f"specimen entry {position[0]} with matching manifest digest"
+
+
+def _step_ledger_entry(s: _State) -> str:
+    assert s.statement is not None and s.lookup is not None
+    digest = envelope_digest(s.raw)
+    entry = s.lookup.certificate_entry(digest)
+    if entry is None:
+        raise _Failed("the ledger has no certificate.issued entry for this envelope")
+    if entry[0] <= s.statement["predicate"]["ledger"]["specimen_entry_index"]:
+        raise _Failed("certificate entry precedes its specimen entry")
+    return f"certificate.issued at entry {entry[0]}"
+
+
+_STEPS: tuple[Callable[[_State], str], ...] = (
+    _step_envelope,
+    _step_signature,
+    _step_statement,
+    _step_predicate,
+    _step_subject,
+    _step_ledger_entry,
+)
+
+
+def _trusted(
+    public_key: Ed25519PublicKey | Mapping[str, Ed25519PublicKey],
+) -> Mapping[str, Ed25519PublicKey]:
+    if isinstance(public_key, Ed25519PublicKey):
+        return {keyid_of(public_key): public_key}
+    if isinstance(public_key, Mapping) and all(
+        isinstance(k, Ed25519PublicKey) for k in public_key.values()
+    ):
+        return public_key
+    raise TypeError("trusted keys must be Ed25519 public keys")
+
+
+def _run(state: _State, steps: int) -> VerificationReport:
+    checks: list[VerificationCheck] = []
+    failed_at: int | None = None
+    for number, (name, step) in enumerate(zip(CHECK_NAMES[:steps], _STEPS[:steps], strict=True), 1):
+        if failed_at is not None:
+            detail, ok = f"not run: step {failed_at} failed", False
+        else:
+            try:
+                detail, ok = step(state), True
+            except _Failed as failure:
+                detail, ok, failed_at = failure.detail, False, number
+        checks.append(VerificationCheck(step=number, name=name, ok=ok, detail=detail))
+    return VerificationReport(checks=tuple(checks), statement=state.statement)
+
+
+def verify_certificate(
+    envelope: Mapping[str, Any],
+    *,
+    public_key: Ed25519PublicKey | Mapping[str, Ed25519PublicKey],
+    ledger_lookup: LedgerLookup,
+) -> VerificationReport:
+    """Run steps 1–6 (module docstring) and report every check."""
+    state = _State(raw=envelope, keys=_trusted(public_key), lookup=ledger_lookup)
+    return _run(state, len(_STEPS))
+
+
+def verify_envelope(
+    envelope: Mapping[str, Any], public_keys: Mapping[str, Ed25519PublicKey]
+) -> dict[str, Any]:
+    """Steps 1–4 without a ledger: the verified Statement, or ``CertificateInvalid``."""
+    report = _run(_State(raw=envelope, keys=_trusted(public_keys), lookup=None), 4)
+    if not all(c.ok for c in report.checks) or report.statement is None:
+        raise CertificateInvalid()
+    return report.statement
