@@ -4,9 +4,9 @@ Every field here is safe to show an analyst."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from collections.abc import Mapping
 from typing import Any
 
 
@@ -184,13 +184,27 @@ class SpecimenSummary:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SpecimenSummary:
         expected = {
-            "specimen_id", "tenant_id", "agent_name", "agent_version", "manifest_digest",
-            "highest_classification", "sealed_at", "step_count", "erased", "legal_hold",
+            "specimen_id",
+            "tenant_id",
+            "agent_name",
+            "agent_version",
+            "manifest_digest",
+            "highest_classification",
+            "sealed_at",
+            "step_count",
+            "erased",
+            "legal_hold",
         }
         if set(data) != expected:
             raise ValueError("specimen summary has missing or unknown keys")
-        strings = ("specimen_id", "tenant_id", "agent_name", "agent_version",
-                   "manifest_digest", "sealed_at")
+        strings = (
+            "specimen_id",
+            "tenant_id",
+            "agent_name",
+            "agent_version",
+            "manifest_digest",
+            "sealed_at",
+        )
         if not all(isinstance(data[k], str) for k in strings):
             raise ValueError("specimen summary identities must be strings")
         count = data["step_count"]

@@ -1,0 +1,66 @@
+"""The evidence ledger: durable, append-only, verifiable metadata. Never payload bytes.
+
+``Ledger.open(url)`` works on a SQLite file (``sqlite:///path``) or PostgreSQL
+(``postgresql+psycopg://...``); ``migrate()`` creates or upgrades the schema.
+"""
+
+from ._canonical import MAX_SAFE_INTEGER, canonical_digest, canonical_json, loads
+from ._chain import GENESIS_HASH, hash_envelope
+from ._engine import make_engine
+from ._errors import (
+    CanonicalizationError,
+    Conflict,
+    LedgerError,
+    LedgerIntegrityError,
+    LedgerUnavailable,
+    NotFound,
+)
+from ._head import read_saved_head
+from ._ledger import Ledger, utc_clock
+from ._records import (
+    AdapterInfo,
+    Classification,
+    EffectInfo,
+    EntryRecord,
+    FieldRecord,
+    LedgerPosition,
+    Retention,
+    RunStatus,
+    SpecimenRecord,
+    SpecimenSummary,
+    StepKind,
+    StepRecord,
+    VerifyReport,
+)
+
+__all__ = [
+    "AdapterInfo",
+    "CanonicalizationError",
+    "Classification",
+    "Conflict",
+    "EffectInfo",
+    "EntryRecord",
+    "FieldRecord",
+    "GENESIS_HASH",
+    "Ledger",
+    "LedgerError",
+    "LedgerIntegrityError",
+    "LedgerPosition",
+    "LedgerUnavailable",
+    "MAX_SAFE_INTEGER",
+    "NotFound",
+    "Retention",
+    "RunStatus",
+    "SpecimenRecord",
+    "SpecimenSummary",
+    "StepKind",
+    "StepRecord",
+    "VerifyReport",
+    "canonical_digest",
+    "canonical_json",
+    "hash_envelope",
+    "loads",
+    "make_engine",
+    "read_saved_head",
+    "utc_clock",
+]

@@ -1,0 +1,388 @@
+"""``Ledger``: the evidence ledger's one front door.
+
+Invariants:
+
+1. Metadata only: identities, digests, order, times, classifications, references.
+2. Every write is one database transaction; a failure leaves nothing half-written.
+3. Entries are only ever appended (``ledger._chain``), under the chain-tip lock, and
+   ``specimen.*`` entries are written only by the methods that own them.
+4. After each committed append, when ``head_path`` is set, the new head is saved there
+   (``ledger._head``) so ``verify`` can catch truncation and rewritten history.
+5. No database exception leaves this class: they become ``Conflict`` (the write clashes
+   with what is recorded) or ``LedgerUnavailable``, without bound values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from sqlalchemy.engine import Engine
+
+from ._canonical import loads
+from ._chain import append_rows, lock_tip
+from ._engine import WRITE_OPTION, make_engine
+from ._errors import Conflict, NotFound
+from ._guard import guarded
+from ._head import read_saved_head, save_head
+from ._records import (
+    EntryRecord,
+    LedgerPosition,
+    RunStatus,
+    SpecimenRecord,
+    SpecimenSummary,
+    VerifyReport,
+)
+from ._specimens import check_record, insert_specimen, list_summaries, load_specimen, sealed_body
+from ._verify import verify_ledger
+
+__all__ = ["Ledger", "utc_clock"]
+
+_MIGRATIONS = Path(__file__).with_name("migrations")
+_RESERVED_PREFIX = "specimen."
+_ENTRY_COLUMNS = "entry_index, kind, subject, body_json, prev_hash, entry_hash, recorded_at"
+_MIGRATION_LOCK = 0x4C454447  # pg advisory lock key ("LEDG")
+
+
+def utc_clock() -> str:
+    """The system clock as ISO-8601 UTC text (the default at the process boundary)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _text(value: object, name: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a non-empty string")
+    return value
+
+
+class Ledger:
+    """The evidence ledger on one database (SQLite file or PostgreSQL, by URL)."""
+
+    def __init__(
+        self,
+        *,
+        engine: Engine,
+        head_path: Path | None = None,
+        clock: Callable[[], str] = utc_clock,
+    ) -> None:
+        self._engine = engine
+        self._head_path = Path(head_path) if head_path is not None else None
+        self._clock = clock
+
+    @classmethod
+    def open(
+        cls, url: str, *, head_path: Path | None = None, clock: Callable[[], str] = utc_clock
+    ) -> Ledger:
+        """Open the ledger at ``url``; ``clock`` stamps ``recorded_at`` on entries."""
+        return cls(engine=make_engine(url), head_path=head_path, clock=clock)
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    @property
+    def head_path(self) -> Path | None:
+        return self._head_path
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- transactions -------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[sa.Connection]:
+        with self._engine.connect() as conn:
+            conn.execution_options(**{WRITE_OPTION: True})
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def _read(self, *, snapshot: bool = False) -> Iterator[sa.Connection]:
+        with self._engine.connect() as conn:
+            if snapshot and conn.dialect.name == "postgresql":
+                conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                yield conn
+
+    def _saved(self, position: LedgerPosition) -> None:
+        if self._head_path is not None:
+            save_head(self._head_path, position)
+
+    # -- schema ---------------------------------------------------------------------
+
+    @guarded("migrate")
+    def migrate(self) -> None:
+        """Upgrade the schema to the newest Alembic revision (``upgrade head``)."""
+        config = Config()
+        config.set_main_option("script_location", str(_MIGRATIONS))
+        with self._write() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
+            config.attributes["connection"] = conn
+            command.upgrade(config, "head")
+
+    # -- tenants and runs -------------------------------------------------------------
+
+    @staticmethod
+    def _ensure_tenant(conn: sa.Connection, tenant_id: str) -> None:
+        conn.execute(
+            sa.text("INSERT INTO tenants (id) VALUES (:id) ON CONFLICT DO NOTHING"),
+            {"id": tenant_id},
+        )
+
+    @guarded("ensure_tenant")
+    def ensure_tenant(self, tenant_id: str) -> None:
+        _text(tenant_id, "tenant_id")
+        with self._write() as conn:
+            self._ensure_tenant(conn, tenant_id)
+
+    @guarded("begin_run")
+    def begin_run(
+        self,
+        *,
+        run_id: str,
+        tenant_id: str,
+        agent_name: str,
+        agent_version: str,
+        started_at: str,
+    ) -> None:
+        for value, name in (
+            (run_id, "run_id"),
+            (tenant_id, "tenant_id"),
+            (agent_name, "agent_name"),
+            (agent_version, "agent_version"),
+            (started_at, "started_at"),
+        ):
+            _text(value, name)
+        with self._write() as conn:
+            self._ensure_tenant(conn, tenant_id)
+            conn.execute(
+                sa.text(
+                    "INSERT INTO runs (id, tenant_id, agent_name, agent_version, status, "
+                    "started_at) VALUES (:id, :tenant, :agent, :version, 'running', :started)"
+                ),
+                {
+                    "id": run_id,
+                    "tenant": tenant_id,
+                    "agent": agent_name,
+                    "version": agent_version,
+                    "started": started_at,
+                },
+            )
+
+    @guarded("mark_incomplete")
+    def mark_incomplete(self, run_id: str, *, failure_code: str, ended_at: str) -> None:
+        _text(failure_code, "failure_code")
+        _text(ended_at, "ended_at")
+        with self._write() as conn:
+            status = self._run_status(conn, run_id)
+            if status is not RunStatus.RUNNING:
+                raise Conflict("only a running run can be marked incomplete")
+            conn.execute(
+                sa.text(
+                    "UPDATE runs SET status = 'incomplete', failure_code = :code, "
+                    "ended_at = :ended WHERE id = :id"
+                ),
+                {"code": failure_code, "ended": ended_at, "id": run_id},
+            )
+
+    @staticmethod
+    def _run_status(conn: sa.Connection, run_id: str) -> RunStatus:
+        row = conn.execute(
+            sa.text("SELECT status FROM runs WHERE id = :id"), {"id": run_id}
+        ).first()
+        if row is None:
+            raise NotFound("no such run")
+        return RunStatus(row[0])
+
+    @guarded("run_status")
+    def run_status(self, run_id: str) -> RunStatus:
+        with self._read() as conn:
+            return self._run_status(conn, run_id)
+
+    # -- specimens ------------------------------------------------------------------
+
+    @guarded("seal_specimen")
+    def seal_specimen(self, record: SpecimenRecord) -> LedgerPosition:
+        """Seal ``record`` in one transaction; the specimen id is the run id.
+
+        A run begun with ``begin_run`` must still be running and belong to the same
+        tenant; a run never begun is recorded as sealed at ``record.sealed_at``.
+        """
+        check_record(record)
+        body = sealed_body(record)
+        with self._write() as conn:
+            tip = lock_tip(conn)
+            self._ensure_tenant(conn, record.tenant_id)
+            run = conn.execute(
+                sa.text("SELECT status, tenant_id FROM runs WHERE id = :id"),
+                {"id": record.specimen_id},
+            ).first()
+            if run is None:
+                conn.execute(
+                    sa.text(
+                        "INSERT INTO runs (id, tenant_id, agent_name, agent_version, status, "
+                        "started_at, ended_at) VALUES (:id, :tenant, :agent, :version, "
+                        "'sealed', :at, :at)"
+                    ),
+                    {
+                        "id": record.specimen_id,
+                        "tenant": record.tenant_id,
+                        "agent": record.agent_name,
+                        "version": record.agent_version,
+                        "at": record.sealed_at,
+                    },
+                )
+            elif run[0] != RunStatus.RUNNING.value or run[1] != record.tenant_id:
+                raise Conflict("the run is not a running run of this tenant")
+            else:
+                conn.execute(
+                    sa.text("UPDATE runs SET status = 'sealed', ended_at = :at WHERE id = :id"),
+                    {"at": record.sealed_at, "id": record.specimen_id},
+                )
+            positions, _ = append_rows(
+                conn, tip, [("specimen.sealed", record.specimen_id, body)], self._clock()
+            )
+            insert_specimen(conn, record, positions[0].index)
+        self._saved(positions[0])
+        return positions[0]
+
+    @guarded("get_specimen")
+    def get_specimen(self, specimen_id: str) -> SpecimenRecord:
+        with self._read() as conn:
+            return load_specimen(conn, specimen_id)
+
+    @guarded("list_specimens")
+    def list_specimens(
+        self,
+        *,
+        tenant_id: str | None = None,
+        agent_name: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[SpecimenSummary]:
+        with self._read() as conn:
+            return list_summaries(
+                conn, tenant_id=tenant_id, agent_name=agent_name, limit=limit, offset=offset
+            )
+
+    @guarded("mark_erased")
+    def mark_erased(self, specimen_id: str, *, erased_at: str) -> LedgerPosition:
+        """Flag the specimen erased and append ``specimen.erased`` (refused on legal hold)."""
+        _text(erased_at, "erased_at")
+        with self._write() as conn:
+            tip = lock_tip(conn)
+            row = conn.execute(
+                sa.text("SELECT tenant_id, erased, legal_hold FROM specimens WHERE id = :id"),
+                {"id": specimen_id},
+            ).first()
+            if row is None:
+                raise NotFound("no such specimen")
+            if row[2]:
+                raise Conflict("the specimen is under legal hold")
+            if row[1]:
+                raise Conflict("the specimen is already erased")
+            conn.execute(
+                sa.text("UPDATE specimens SET erased = :t, erased_at = :at WHERE id = :id"),
+                {"t": True, "at": erased_at, "id": specimen_id},
+            )
+            body = {"specimen_id": specimen_id, "tenant_id": row[0], "erased_at": erased_at}
+            positions, _ = append_rows(
+                conn, tip, [("specimen.erased", specimen_id, body)], self._clock()
+            )
+        self._saved(positions[0])
+        return positions[0]
+
+    # -- entries ----------------------------------------------------------------------
+
+    def append(self, kind: str, subject: str, body: Mapping[str, Any]) -> LedgerPosition:
+        return self.append_many([(kind, subject, body)])[0]
+
+    @guarded("append")
+    def append_many(
+        self, items: Sequence[tuple[str, str, Mapping[str, Any]]]
+    ) -> list[LedgerPosition]:
+        """Append ``items`` in order, atomically, with one batched insert."""
+        items = list(items)
+        for item in items:
+            if not isinstance(item, tuple) or len(item) != 3:
+                raise ValueError("each item is a (kind, subject, body) tuple")
+            if isinstance(item[0], str) and item[0].startswith(_RESERVED_PREFIX):
+                raise ValueError("specimen.* entries are written only by the ledger itself")
+        if not items:
+            return []
+        with self._write() as conn:
+            tip = lock_tip(conn)
+            positions, _ = append_rows(conn, tip, items, self._clock())
+        self._saved(positions[-1])
+        return positions
+
+    @guarded("head")
+    def head(self) -> LedgerPosition | None:
+        with self._read() as conn:
+            row = conn.exec_driver_sql("SELECT length, head_hash FROM ledger_tip WHERE id = 1")
+            length, head_hash = row.one()
+        return None if int(length) == 0 else LedgerPosition(int(length) - 1, str(head_hash))
+
+    @staticmethod
+    def _entry(row: Sequence[Any]) -> EntryRecord:
+        body = loads(row[3])
+        if not isinstance(body, dict):
+            raise ValueError("stored entry body is not a JSON object")
+        return EntryRecord(
+            index=int(row[0]),
+            kind=row[1],
+            subject=row[2],
+            body=body,
+            prev_hash=row[4],
+            entry_hash=row[5],
+            recorded_at=row[6],
+        )
+
+    @guarded("entry")
+    def entry(self, index: int) -> EntryRecord:
+        with self._read() as conn:
+            row = conn.execute(
+                sa.text(f"SELECT {_ENTRY_COLUMNS} FROM ledger_entries WHERE entry_index = :i"),  # noqa: S608 - fixed columns
+                {"i": index},
+            ).first()
+        if row is None:
+            raise NotFound("no entry at that index")
+        return self._entry(tuple(row))
+
+    @guarded("entries")
+    def entries(self, kind: str | None = None, subject: str | None = None) -> list[EntryRecord]:
+        sql = f"SELECT {_ENTRY_COLUMNS} FROM ledger_entries WHERE 1 = 1"  # noqa: S608 - fixed columns
+        params: dict[str, str] = {}
+        if kind is not None:
+            sql += " AND kind = :kind"
+            params["kind"] = kind
+        if subject is not None:
+            sql += " AND subject = :subject"
+            params["subject"] = subject
+        with self._read() as conn:
+            rows = conn.execute(sa.text(sql + " ORDER BY entry_index"), params).all()
+        return [self._entry(tuple(row)) for row in rows]
+
+    @guarded("verify")
+    def verify(self, saved_head: LedgerPosition | None = None) -> VerifyReport:
+        """Check the whole ledger (see ``ledger._verify``).
+
+        ``saved_head`` defaults to the head saved at ``head_path``, if any.
+        """
+        if saved_head is None and self._head_path is not None:
+            saved_head = read_saved_head(self._head_path)
+        with self._read(snapshot=True) as conn:
+            return verify_ledger(conn, saved_head)

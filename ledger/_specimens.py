@@ -1,0 +1,258 @@
+"""Specimen rows: records to rows and back. Runs on a caller's connection/transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from ._canonical import canonical_digest, canonical_json, loads
+from ._errors import NotFound
+from ._models import FieldRowModel, SpecimenRow, StepRow, table_of
+from ._records import (
+    AdapterInfo,
+    Classification,
+    EffectInfo,
+    FieldRecord,
+    Retention,
+    SpecimenRecord,
+    SpecimenSummary,
+    StepKind,
+    StepRecord,
+)
+
+__all__ = [
+    "check_record",
+    "insert_specimen",
+    "load_specimen",
+    "list_summaries",
+    "sealed_body",
+]
+
+
+def check_record(record: SpecimenRecord) -> None:
+    """Misuse checks before anything is written (``ValueError``)."""
+    if not isinstance(record, SpecimenRecord):
+        raise TypeError("seal_specimen takes a SpecimenRecord")
+    if record.manifest_digest != canonical_digest(record.manifest):
+        raise ValueError("manifest_digest does not match the canonical digest of the manifest")
+    seqs = [step.seq for step in record.steps]
+    if len(set(seqs)) != len(seqs):
+        raise ValueError("step sequence numbers repeat")
+    known = set(seqs)
+    if any(f.seq not in known for f in record.fields):
+        raise ValueError("a field refers to a step that is not in the specimen")
+
+
+def sealed_body(record: SpecimenRecord) -> dict[str, Any]:
+    """The body of the ``specimen.sealed`` entry."""
+    return {
+        "specimen_id": record.specimen_id,
+        "tenant_id": record.tenant_id,
+        "manifest_digest": record.manifest_digest,
+        "adapter": {
+            "name": record.adapter.name,
+            "version": record.adapter.version,
+            "strategies": list(record.adapter.strategies),
+            "source_ref": record.adapter.source_ref,
+        },
+    }
+
+
+def insert_specimen(conn: sa.Connection, record: SpecimenRecord, sealed_index: int) -> None:
+    conn.execute(
+        sa.insert(table_of(SpecimenRow)),
+        {
+            "id": record.specimen_id,
+            "tenant_id": record.tenant_id,
+            "agent_name": record.agent_name,
+            "agent_version": record.agent_version,
+            "manifest_json": canonical_json(record.manifest).decode(),
+            "manifest_digest": record.manifest_digest,
+            "adapter_name": record.adapter.name,
+            "adapter_version": record.adapter.version,
+            "adapter_strategies": canonical_json(list(record.adapter.strategies)).decode(),
+            "adapter_source_ref": record.adapter.source_ref,
+            "highest_classification": Classification(record.highest_classification).value,
+            "retention_class": record.retention_class,
+            "legal_hold": bool(record.legal_hold),
+            "sealed_at": record.sealed_at,
+            "sealed_index": sealed_index,
+            "erased": False,
+            "erased_at": None,
+        },
+    )
+    if record.steps:
+        conn.execute(
+            sa.insert(table_of(StepRow)),
+            [_step_row(record.specimen_id, i, s) for i, s in enumerate(record.steps)],
+        )
+    if record.fields:
+        conn.execute(
+            sa.insert(table_of(FieldRowModel)),
+            [_field_row(record.specimen_id, i, f) for i, f in enumerate(record.fields)],
+        )
+
+
+def _step_row(specimen_id: str, ordinal: int, step: StepRecord) -> dict[str, Any]:
+    effect = step.effect
+    return {
+        "specimen_id": specimen_id,
+        "ordinal": ordinal,
+        "seq": step.seq,
+        "agent": step.agent,
+        "call_id": step.call_id,
+        "kind": StepKind(step.kind).value,
+        "name": step.name,
+        "alias": step.alias,
+        "resolved": step.resolved,
+        "schema_id": step.schema_id,
+        "schema_version": step.schema_version,
+        "request_digest": step.request_digest,
+        "response_digest": step.response_digest,
+        "valid_time": step.valid_time,
+        "observed_time": step.observed_time,
+        "effect_token": effect.idempotency_token if effect else None,
+        "effect_token_expires_at": effect.token_expires_at if effect else None,
+        "effect_reverifiable": effect.reverifiable if effect else None,
+        "effect_live_state_fields": (
+            canonical_json(list(effect.live_state_fields)).decode() if effect else None
+        ),
+    }
+
+
+def _field_row(specimen_id: str, ordinal: int, item: FieldRecord) -> dict[str, Any]:
+    return {
+        "specimen_id": specimen_id,
+        "ordinal": ordinal,
+        "seq": item.seq,
+        "side": item.side,
+        "path": item.path,
+        "classification": Classification(item.classification).value,
+        "retention": Retention(item.retention).value,
+        "keyed_digest": item.keyed_digest,
+        "payload_ref": item.payload_ref,
+        "live_state": bool(item.live_state),
+    }
+
+
+def _strings(text: str) -> tuple[str, ...]:
+    value = loads(text)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError("stored list is not a list of strings")
+    return tuple(value)
+
+
+def load_specimen(conn: sa.Connection, specimen_id: str) -> SpecimenRecord:
+    specimens, steps, fields = table_of(SpecimenRow), table_of(StepRow), table_of(FieldRowModel)
+    row = conn.execute(sa.select(specimens).where(specimens.c.id == specimen_id)).mappings()
+    spec = row.one_or_none()
+    if spec is None:
+        raise NotFound("no such specimen")
+    step_rows = conn.execute(
+        sa.select(steps).where(steps.c.specimen_id == specimen_id).order_by(steps.c.ordinal)
+    ).mappings()
+    field_rows = conn.execute(
+        sa.select(fields).where(fields.c.specimen_id == specimen_id).order_by(fields.c.ordinal)
+    ).mappings()
+    manifest = loads(spec["manifest_json"])
+    if not isinstance(manifest, dict):
+        raise ValueError("stored manifest is not a JSON object")
+    return SpecimenRecord(
+        specimen_id=spec["id"],
+        tenant_id=spec["tenant_id"],
+        agent_name=spec["agent_name"],
+        agent_version=spec["agent_version"],
+        manifest=manifest,
+        manifest_digest=spec["manifest_digest"],
+        adapter=AdapterInfo(
+            name=spec["adapter_name"],
+            version=spec["adapter_version"],
+            strategies=_strings(spec["adapter_strategies"]),
+            source_ref=spec["adapter_source_ref"],
+        ),
+        highest_classification=Classification(spec["highest_classification"]),
+        retention_class=spec["retention_class"],
+        sealed_at=spec["sealed_at"],
+        steps=tuple(_step_record(s) for s in step_rows),
+        fields=tuple(_field_record(f) for f in field_rows),
+        legal_hold=bool(spec["legal_hold"]),
+    )
+
+
+def _step_record(row: sa.RowMapping) -> StepRecord:
+    effect = None
+    if row["effect_token"] is not None:
+        effect = EffectInfo(
+            idempotency_token=row["effect_token"],
+            token_expires_at=row["effect_token_expires_at"],
+            reverifiable=bool(row["effect_reverifiable"]),
+            live_state_fields=_strings(row["effect_live_state_fields"] or "[]"),
+        )
+    return StepRecord(
+        seq=int(row["seq"]),
+        agent=row["agent"],
+        call_id=row["call_id"],
+        kind=StepKind(row["kind"]),
+        name=row["name"],
+        alias=row["alias"],
+        resolved=row["resolved"],
+        schema_id=row["schema_id"],
+        schema_version=row["schema_version"],
+        request_digest=row["request_digest"],
+        response_digest=row["response_digest"],
+        valid_time=row["valid_time"],
+        observed_time=row["observed_time"],
+        effect=effect,
+    )
+
+
+def _field_record(row: sa.RowMapping) -> FieldRecord:
+    return FieldRecord(
+        seq=int(row["seq"]),
+        side=row["side"],
+        path=row["path"],
+        classification=Classification(row["classification"]),
+        retention=Retention(row["retention"]),
+        keyed_digest=row["keyed_digest"],
+        payload_ref=row["payload_ref"],
+        live_state=bool(row["live_state"]),
+    )
+
+
+def list_summaries(
+    conn: sa.Connection,
+    *,
+    tenant_id: str | None,
+    agent_name: str | None,
+    limit: int,
+    offset: int,
+) -> list[SpecimenSummary]:
+    """Newest seal first (descending ledger position)."""
+    if limit < 0 or offset < 0:
+        raise ValueError("limit and offset must be non-negative")
+    specimens, steps = table_of(SpecimenRow), table_of(StepRow)
+    count = (
+        sa.select(sa.func.count()).where(steps.c.specimen_id == specimens.c.id).scalar_subquery()
+    )
+    query = sa.select(specimens, count.label("step_count"))
+    if tenant_id is not None:
+        query = query.where(specimens.c.tenant_id == tenant_id)
+    if agent_name is not None:
+        query = query.where(specimens.c.agent_name == agent_name)
+    query = query.order_by(specimens.c.sealed_index.desc()).limit(limit).offset(offset)
+    return [
+        SpecimenSummary(
+            specimen_id=row["id"],
+            tenant_id=row["tenant_id"],
+            agent_name=row["agent_name"],
+            agent_version=row["agent_version"],
+            manifest_digest=row["manifest_digest"],
+            highest_classification=Classification(row["highest_classification"]),
+            sealed_at=row["sealed_at"],
+            step_count=int(row["step_count"]),
+            erased=bool(row["erased"]),
+            legal_hold=bool(row["legal_hold"]),
+        )
+        for row in conn.execute(query).mappings()
+    ]

@@ -1,0 +1,166 @@
+"""Verify the stored ledger. Read-only; runs on one snapshot of the database.
+
+The checks, in order (the report names the first that fails, and the first bad index):
+
+1. **chain** — entries are read in index order. Entry *i* must exist (a deleted row
+   leaves a gap: reason "missing entry"), link to *i - 1* (``prev_hash``; genesis for
+   0), hold canonical body text, and hash to its stored ``entry_hash`` under the rule
+   in ``ledger._chain``. An edited row fails here.
+2. **tip** — the ``ledger_tip`` row must agree with the chain's length and last hash
+   (tail truncation that leaves the tip alone fails here).
+3. **saved head** — when a saved head (index + hash, kept outside the database) is
+   given, the chain must reach it and hold exactly that hash at that index. This is
+   what catches a truncation that also moved the tip back, and an edit followed by a
+   consistent recomputation of every later hash ("rechain"). A head cannot say *where*
+   a rewrite began, so for a rechain the reported index is the saved head's.
+4. **specimens** — each specimen row's stored manifest must be canonical and hash to
+   its ``manifest_digest``, and must match its ``specimen.sealed`` entry (subject,
+   tenant, digest); each ``specimen.sealed`` entry must have its specimen row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from ._canonical import canonical_digest, canonical_json, loads
+from ._chain import GENESIS_HASH, compute_entry_hash, iter_entry_rows
+from ._errors import CanonicalizationError
+from ._records import LedgerPosition, VerifyReport
+
+__all__ = ["verify_ledger"]
+
+_SEALED = "specimen.sealed"
+
+
+class _Bad(Exception):
+    def __init__(self, index: int | None, reason: str) -> None:
+        super().__init__(reason)
+        self.index = index
+        self.reason = reason
+
+
+def _canonical_object(text: str) -> dict[str, Any] | None:
+    """The parsed object if ``text`` is canonical JSON of an object, else ``None``."""
+    try:
+        value = loads(text)
+        if not isinstance(value, dict) or canonical_json(value) != text.encode():
+            return None
+    except CanonicalizationError:
+        return None
+    return value
+
+
+def verify_ledger(conn: sa.Connection, saved_head: LedgerPosition | None) -> VerifyReport:
+    checked: list[str] = []
+    length = 0
+    head: LedgerPosition | None = None
+    try:
+        checked.append("chain")
+        length, head, sealed, saved_hash = _check_chain(conn, saved_head)
+        checked.append("tip")
+        _check_tip(conn, length, head)
+        if saved_head is not None:
+            checked.append("saved_head")
+            _check_saved_head(saved_head, length, saved_hash)
+        checked.append("specimens")
+        _check_specimens(conn, sealed)
+    except _Bad as bad:
+        return VerifyReport(
+            ok=False,
+            length=length,
+            head=head,
+            first_bad_index=bad.index,
+            reason=bad.reason,
+            checked=tuple(checked),
+        )
+    return VerifyReport(ok=True, length=length, head=head, checked=tuple(checked))
+
+
+def _check_chain(
+    conn: sa.Connection, saved_head: LedgerPosition | None
+) -> tuple[int, LedgerPosition | None, dict[int, dict[str, Any]], str | None]:
+    expected, prev = 0, GENESIS_HASH
+    sealed: dict[int, dict[str, Any]] = {}
+    saved_hash: str | None = None
+    for row in iter_entry_rows(conn):
+        index, kind, subject, body_json, prev_hash, entry_hash, recorded_at = row
+        if int(index) != expected:
+            raise _Bad(expected, "missing entry (gap in the index sequence)")
+        if prev_hash != prev:
+            raise _Bad(expected, "link to the previous entry is broken")
+        body = _canonical_object(body_json)
+        if body is None:
+            raise _Bad(expected, "entry body is not canonical JSON of an object")
+        recomputed = compute_entry_hash(
+            index=expected,
+            kind=kind,
+            subject=subject,
+            body_json=body_json.encode(),
+            prev_hash=prev_hash,
+            recorded_at=recorded_at,
+        )
+        if recomputed != entry_hash:
+            raise _Bad(expected, "entry hash does not match the entry's contents")
+        if kind == _SEALED:
+            sealed[expected] = {"subject": subject, "body": body}
+        if saved_head is not None and saved_head.index == expected:
+            saved_hash = entry_hash
+        prev = entry_hash
+        expected += 1
+    head = LedgerPosition(index=expected - 1, entry_hash=prev) if expected else None
+    return expected, head, sealed, saved_hash
+
+
+def _check_tip(conn: sa.Connection, length: int, head: LedgerPosition | None) -> None:
+    tip = conn.exec_driver_sql("SELECT length, head_hash FROM ledger_tip WHERE id = 1").first()
+    if tip is None:
+        raise _Bad(None, "the chain tip row is missing")
+    tip_length, tip_hash = int(tip[0]), str(tip[1])
+    if tip_length > length:
+        raise _Bad(length, "chain is shorter than its tip row (tail removed)")
+    if tip_length < length:
+        raise _Bad(tip_length, "entries exist beyond the tip row")
+    if tip_hash != (head.entry_hash if head else GENESIS_HASH):
+        raise _Bad(head.index if head else None, "tip row does not match the last entry")
+
+
+def _check_saved_head(saved: LedgerPosition, length: int, saved_hash: str | None) -> None:
+    if saved.index >= length:
+        raise _Bad(length, "chain is shorter than the saved head (tail removed)")
+    if saved_hash != saved.entry_hash:
+        raise _Bad(saved.index, "entry differs from the saved head (history rewritten)")
+
+
+def _check_specimens(conn: sa.Connection, sealed: dict[int, dict[str, Any]]) -> None:
+    problems: list[tuple[int, str]] = []
+    seen: set[int] = set()
+    rows = conn.execute(
+        sa.text(
+            "SELECT id, tenant_id, manifest_json, manifest_digest, sealed_index "
+            "FROM specimens ORDER BY sealed_index"
+        )
+    )
+    for specimen_id, tenant_id, manifest_json, digest, sealed_index in rows:
+        index = int(sealed_index)
+        seen.add(index)
+        manifest = _canonical_object(manifest_json)
+        if manifest is None or canonical_digest(manifest) != digest:
+            problems.append((index, "specimen manifest does not match its digest"))
+            continue
+        entry = sealed.get(index)
+        body = entry["body"] if entry else {}
+        if (
+            entry is None
+            or entry["subject"] != specimen_id
+            or body.get("specimen_id") != specimen_id
+            or body.get("tenant_id") != tenant_id
+            or body.get("manifest_digest") != digest
+        ):
+            problems.append((index, "specimen row does not match its sealed entry"))
+    for index in sealed.keys() - seen:
+        problems.append((index, "sealed entry has no specimen row"))
+    if problems:
+        index, reason = min(problems)
+        raise _Bad(index, reason)

@@ -1,0 +1,1 @@
+"""Alembic migrations for the ledger schema; run with ``Ledger.migrate()``."""
