@@ -1,0 +1,83 @@
+"""Length-prefixed JSON frames over a stream socket.
+
+A frame is a 4-byte big-endian length followed by that many bytes of JSON
+(orjson). Nothing is ever pickled: the peer may be hostile, so the reader bounds
+the length before allocating and reports malformed input as :class:`FrameError`.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from typing import Any
+
+import orjson
+
+MAX_FRAME_BYTES = 64 << 20
+_HEADER = struct.Struct(">I")
+
+
+class FrameError(Exception):
+    """The peer sent something that is not a well-formed, bounded frame."""
+
+
+class PeerClosed(FrameError):
+    """The peer closed the stream (cleanly, at a frame boundary or not)."""
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """Serialize one message into a frame (header + JSON body)."""
+    body = orjson.dumps(message)
+    if len(body) > MAX_FRAME_BYTES:
+        raise ValueError("frame too large")
+    return _HEADER.pack(len(body)) + body
+
+
+def send(sock: socket.socket, message: dict[str, Any]) -> None:
+    sock.sendall(encode(message))
+
+
+class FrameTimeout(FrameError):
+    """The deadline passed before a whole frame arrived."""
+
+
+def _recv_exact(sock: socket.socket, size: int, deadline: float | None) -> bytes:
+    buf = bytearray(size)
+    view = memoryview(buf)
+    got = 0
+    while got < size:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise FrameTimeout("deadline passed")
+            sock.settimeout(remaining)
+        try:
+            n = sock.recv_into(view[got:], size - got)
+        except TimeoutError as exc:
+            raise FrameTimeout("deadline passed") from exc
+        if n == 0:
+            raise PeerClosed("peer closed the stream")
+        got += n
+    return bytes(buf)
+
+
+def recv(
+    sock: socket.socket,
+    *,
+    deadline: float | None = None,
+    max_bytes: int = MAX_FRAME_BYTES,
+) -> dict[str, Any]:
+    """Read one frame before ``deadline`` (a ``time.monotonic()`` value, or None
+    to wait as long as it takes); the message must be a JSON object."""
+    (size,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size, deadline))
+    if size > max_bytes:
+        raise FrameError("oversize frame")
+    body = _recv_exact(sock, size, deadline)
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise FrameError("frame is not JSON") from exc
+    if not isinstance(message, dict):
+        raise FrameError("frame is not a JSON object")
+    return message

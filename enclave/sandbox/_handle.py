@@ -1,0 +1,346 @@
+"""A handle on one live worker: calls, verdicts, and the worker's death.
+
+Invariants:
+
+1. Everything read from the worker is untrusted: frames are bounded, parsed as
+   JSON, and checked field by field; reason codes and details outside the known
+   sets are reported as ``worker_crashed`` (never echoed).
+2. Every ``call`` has a wall-clock deadline; at the deadline the supervisor kills
+   the worker's whole process tree (and with bubblewrap, its pid namespace).
+3. The first contamination ends the worker; the handle then refuses calls.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import orjson
+
+from enclave.sandbox import _frames
+from enclave.sandbox._errors import Contaminated, SandboxUnavailable, WorkerClosed
+from enclave.sandbox._limits import (
+    CPU_LIMIT,
+    FILE_SIZE_LIMIT,
+    FORBIDDEN_OPERATION,
+    HANDLER_ERROR,
+    MEMORY_LIMIT,
+    REASON_BY_EXIT_CODE,
+    WALL_CLOCK_TIMEOUT,
+    WORKER_CRASHED,
+    SandboxLimits,
+)
+from enclave.sandbox._tripwire import KNOWN_EVENTS
+
+_WORKER_REPORTABLE = frozenset(
+    {
+        "network",
+        "process_spawn",
+        "write_outside_scratch",
+        "native_code",
+        "forbidden_operation",
+        MEMORY_LIMIT,
+        HANDLER_ERROR,
+        WORKER_CRASHED,
+    }
+)
+_WORKER_DETAILS = frozenset({"protocol violation", "start-up failed", "MemoryError"})
+_BUILTIN_EXCEPTIONS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+_REAP_SECONDS = 5.0
+
+
+class WorkerHandle:
+    """One live worker. Not for concurrent use from several threads."""
+
+    def __init__(
+        self,
+        *,
+        process: subprocess.Popen[bytes],
+        sock: socket.socket,
+        scratch: Path,
+        limits: SandboxLimits,
+        environment: dict[str, Any],
+    ) -> None:
+        self._process = process
+        self._sock = sock
+        self._scratch = scratch
+        self._limits = limits
+        self._environment = environment
+        self._lock = threading.Lock()
+        self._next_id = 0
+        self._killed_by_us = False
+        self._contamination: Contaminated | None = None
+        self._closed = False
+        self._status: int | None = None
+        self._cpu_seconds = 0.0
+
+    # -- public -----------------------------------------------------------------
+
+    @property
+    def environment(self) -> dict[str, Any]:
+        return dict(self._environment)
+
+    @property
+    def pid(self) -> int:
+        """Host pid of the worker's outermost process (its process-group leader)."""
+        return self._process.pid
+
+    @property
+    def scratch(self) -> Path:
+        return self._scratch
+
+    def call(self, request: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
+        """Send one request and return the handler's reply.
+
+        Raises :class:`Contaminated` if the worker tripped, died, broke a limit or
+        ran past ``timeout`` (default: ``limits.wall_seconds``).
+        """
+        if not isinstance(request, dict):
+            raise TypeError("request must be a dict")
+        with self._lock:
+            if self._closed or self._contamination is not None:
+                raise WorkerClosed("worker handle is closed or contaminated")
+            self._next_id += 1
+            call_id = self._next_id
+            try:
+                frame = _frames.encode({"type": "call", "id": call_id, "body": request})
+            except orjson.JSONEncodeError as exc:
+                raise TypeError("request is not JSON-serializable") from exc
+            wall = self._limits.wall_seconds if timeout is None else timeout
+            deadline = time.monotonic() + wall
+            try:
+                self._sock.settimeout(wall)
+                self._sock.sendall(frame)
+                message = _frames.recv(self._sock, deadline=deadline)
+            except (_frames.FrameTimeout, TimeoutError):
+                raise self._contaminate(WALL_CLOCK_TIMEOUT, "wall clock") from None
+            except _frames.PeerClosed:
+                raise self._died() from None
+            except _frames.FrameError:
+                raise self._contaminate(WORKER_CRASHED, "protocol violation") from None
+            except OSError:
+                raise self._died() from None
+            if (
+                message.get("type") == "reply"
+                and message.get("id") == call_id
+                and isinstance(message.get("body"), dict)
+                and len(message) == 3
+            ):
+                body: dict[str, Any] = message["body"]
+                return body
+            raise self._from_message(message) from None
+
+    def close(self) -> None:
+        """End the worker, kill its process group, remove its scratch directory."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._kill()
+            self._reap()
+            with contextlib.suppress(OSError):
+                self._sock.close()
+            _remove_tree(self._scratch)
+
+    def __enter__(self) -> WorkerHandle:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+    # -- start-up -----------------------------------------------------------------
+
+    def _await_start(self) -> None:
+        deadline = time.monotonic() + self._limits.wall_seconds
+        try:
+            for expected in ("ready", "loaded"):
+                try:
+                    message = _frames.recv(self._sock, deadline=deadline)
+                except _frames.FrameTimeout:
+                    raise self._contaminate(WALL_CLOCK_TIMEOUT, "wall clock") from None
+                except (_frames.PeerClosed, OSError):
+                    raise self._died() from None
+                except _frames.FrameError:
+                    raise self._contaminate(WORKER_CRASHED, "protocol violation") from None
+                if message.get("type") != expected:
+                    raise self._from_message(message)
+                if expected == "ready":
+                    self._check_ready(message)
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_ready(self, message: dict[str, Any]) -> None:
+        seccomp = message.get("seccomp")
+        if seccomp is not True and self._environment["seccomp"]:
+            raise SandboxUnavailable("seccomp filter could not be loaded in the worker")
+        rlimits = message.get("rlimits")
+        if not isinstance(rlimits, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in rlimits.values()
+        ):
+            raise self._contaminate(WORKER_CRASHED, "protocol violation")
+        expected = self._environment["rlimits"]
+        if set(rlimits) != set(expected):
+            raise self._contaminate(WORKER_CRASHED, "protocol violation")
+        self._environment = {**self._environment, "rlimits": dict(rlimits)}
+
+    # -- outcomes -------------------------------------------------------------------
+
+    def _from_message(self, message: dict[str, Any]) -> Contaminated:
+        """Turn an unexpected frame into a Contaminated, trusting nothing in it."""
+        if message.get("type") != "contaminated":
+            return self._contaminate(WORKER_CRASHED, "protocol violation")
+        reason, detail = message.get("reason"), message.get("detail")
+        if reason not in _WORKER_REPORTABLE:
+            return self._contaminate(WORKER_CRASHED, "protocol violation")
+        if reason == HANDLER_ERROR:
+            return self._contaminate(HANDLER_ERROR, _exception_detail(detail))
+        if isinstance(detail, str) and (detail in KNOWN_EVENTS or detail in _WORKER_DETAILS):
+            return self._contaminate(str(reason), detail)
+        return self._contaminate(WORKER_CRASHED, "protocol violation")
+
+    def _died(self) -> Contaminated:
+        """The stream ended without a verdict: read one from the exit status."""
+        self._reap(wait=_REAP_SECONDS)
+        status = self._status
+        if status is None:
+            return self._contaminate(WORKER_CRASHED, "no exit status")
+        signum = -status if status < 0 else (status - 128 if status > 128 else 0)
+        if signum:
+            return self._contaminate(*self._signal_reason(signum))
+        reason = REASON_BY_EXIT_CODE.get(status)
+        if reason is not None:
+            return self._contaminate(reason, "exit status")
+        return self._contaminate(WORKER_CRASHED, "exit status")
+
+    def _signal_reason(self, signum: int) -> tuple[str, str]:
+        name = _signal_name(signum)
+        if signum == signal.SIGXCPU:
+            return CPU_LIMIT, name
+        if signum == signal.SIGXFSZ:
+            return FILE_SIZE_LIMIT, name
+        if signum == signal.SIGSYS:
+            return FORBIDDEN_OPERATION, "seccomp"
+        if signum == signal.SIGKILL and self._cpu_seconds >= self._limits.cpu_seconds:
+            return CPU_LIMIT, name
+        return WORKER_CRASHED, name
+
+    def _contaminate(self, reason: str, detail: str) -> Contaminated:
+        error = Contaminated(reason, detail)
+        if self._contamination is None:
+            self._contamination = error
+        self._kill()
+        self._reap(wait=_REAP_SECONDS)
+        return error
+
+    # -- process control ------------------------------------------------------------
+
+    def _kill(self) -> None:
+        if self._status is not None:
+            return
+        # Processes in the worker's tree may sit in other sessions (bubblewrap's
+        # --new-session): kill them by pid as well as by process group.
+        for pid in _descendants(self._process.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self._process.kill()
+
+    def _reap(self, wait: float = _REAP_SECONDS) -> None:
+        if self._status is not None:
+            return
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                pid, status, usage = os.wait4(self._process.pid, os.WNOHANG)
+            except ChildProcessError:
+                self._status = self._process.returncode if self._process.returncode else -9
+                return
+            if pid:
+                self._status = os.waitstatus_to_exitcode(status)
+                self._process.returncode = self._status
+                self._cpu_seconds = usage.ru_utime + usage.ru_stime
+                return
+            if time.monotonic() >= deadline:
+                self._kill()
+                deadline = time.monotonic() + wait
+            time.sleep(0.002)
+
+
+def _descendants(pid: int) -> list[int]:
+    """Host pids below ``pid`` (via /proc/PID/task/TID/children), deepest last."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{tid}/children", encoding="ascii") as fh:
+                    children = [int(c) for c in fh.read().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(children)
+            pending.extend(children)
+    return found
+
+
+def _exception_detail(detail: Any) -> str:
+    """Keep an exception class name only if it cannot carry agent data."""
+    if isinstance(detail, list) and len(detail) == 2:
+        module, name = detail
+        if module == "builtins" and name in _BUILTIN_EXCEPTIONS:
+            return str(name)
+        if module == "enclave.sandbox" and name == "BadReply":
+            return "BadReply"
+    return "non-builtin exception"
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return "signal"
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove a scratch tree, including directories the worker made unreadable."""
+    if not path.exists():
+        return
+    for dirpath, dirnames, _ in os.walk(path, followlinks=False):
+        for name in dirnames:
+            child = os.path.join(dirpath, name)
+            if not os.path.islink(child):
+                with contextlib.suppress(OSError):
+                    os.chmod(child, 0o700)
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o700)
+    shutil.rmtree(path, ignore_errors=True)

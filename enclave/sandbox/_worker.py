@@ -1,0 +1,153 @@
+"""The worker process: the only place replayed agent code runs.
+
+Start-up, in this order, before any agent code is imported:
+
+1. adopt the inherited socket (the sole channel to the supervisor);
+2. chdir into the fresh scratch directory; bytecode writing is off (``-B``);
+3. rlimits: address space, CPU, file size, open files, no core files; SIGXFSZ
+   back to its default action so an oversize write ends the process;
+4. pre-import ctypes (it opens the interpreter's own symbols at import time);
+5. load the seccomp filter (where supported);
+6. arm the audit-hook tripwire;
+7. report ``ready`` (the layers in force), import the handler, report ``loaded``.
+
+Then serve ``call`` frames one at a time until the supervisor closes the socket.
+A handler exception ends the worker with ``handler_error`` and the exception's
+class name only; a MemoryError ends it with ``memory_limit``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import resource
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import orjson
+
+from enclave.sandbox import _frames, _seccomp, _tripwire
+from enclave.sandbox._limits import (
+    EXIT_CODES,
+    HANDLER_ERROR,
+    MEMORY_LIMIT,
+    WORKER_CRASHED,
+    SandboxLimits,
+)
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _apply_rlimits(limits: SandboxLimits) -> dict[str, int]:
+    wanted = {
+        "RLIMIT_AS": (limits.memory_bytes, limits.memory_bytes),
+        # The hard limit one second later turns a caught SIGXCPU into SIGKILL.
+        "RLIMIT_CPU": (limits.cpu_seconds, limits.cpu_seconds + 1),
+        "RLIMIT_FSIZE": (limits.file_size_bytes, limits.file_size_bytes),
+        "RLIMIT_NOFILE": (limits.open_files, limits.open_files),
+        "RLIMIT_CORE": (0, 0),
+    }
+    applied: dict[str, int] = {}
+    for name, (soft, hard) in wanted.items():
+        which = getattr(resource, name)
+        _, current_hard = resource.getrlimit(which)
+        if current_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, current_hard), min(hard, current_hard)
+        resource.setrlimit(which, (soft, hard))
+        applied[name] = soft
+    return applied
+
+
+def _exception_name(exc: BaseException) -> list[str]:
+    cls = type(exc)
+    return [str(cls.__module__), str(cls.__qualname__)]
+
+
+class _Channel:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.lock = threading.Lock()
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = _frames.encode(message)
+        with self.lock:
+            self.sock.sendall(data)
+
+    def fail(self, reason: str, detail: Any) -> NoReturn:
+        try:
+            self.send({"type": "contaminated", "reason": reason, "detail": detail})
+        finally:
+            os._exit(EXIT_CODES[reason])
+
+
+def _load_handler(spec: str) -> Handler:
+    module_name, _, attr = spec.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        target = getattr(target, part)
+    if not callable(target):
+        raise TypeError("handler is not callable")
+    handler: Handler = target
+    return handler
+
+
+def _serve(channel: _Channel, handler: Handler) -> NoReturn:
+    while True:
+        try:
+            message = _frames.recv(channel.sock)
+        except _frames.PeerClosed:
+            os._exit(0)
+        if message.get("type") != "call" or not isinstance(message.get("body"), dict):
+            channel.fail(WORKER_CRASHED, "protocol violation")
+        try:
+            result = handler(message["body"])
+        except MemoryError:
+            channel.fail(MEMORY_LIMIT, "MemoryError")
+        except BaseException as exc:  # noqa: BLE001 - agent code may raise anything
+            channel.fail(HANDLER_ERROR, _exception_name(exc))
+        try:
+            if not isinstance(result, dict):
+                raise TypeError("handler returned a non-dict")
+            reply = _frames.encode({"type": "reply", "id": message.get("id"), "body": result})
+        except MemoryError:
+            channel.fail(MEMORY_LIMIT, "MemoryError")
+        except Exception:  # noqa: BLE001 - unserializable, non-dict or oversize reply
+            channel.fail(HANDLER_ERROR, ["enclave.sandbox", "BadReply"])
+        with channel.lock:
+            channel.sock.sendall(reply)
+
+
+def main(argv: list[str]) -> NoReturn:
+    config = orjson.loads(argv[1])
+    sock = socket.socket(fileno=int(config["fd"]))
+    sock.setblocking(True)
+    channel = _Channel(sock)
+    try:
+        scratch = str(config["scratch"])
+        os.chdir(scratch)
+        limits = SandboxLimits.from_dict(config["limits"])
+        rlimits = _apply_rlimits(limits)
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        import ctypes  # noqa: F401  - see step 4 in the module docstring
+
+        seccomp = bool(config["seccomp"]) and _seccomp.install()
+        _tripwire.arm(scratch=scratch, report_fd=sock.fileno(), send_lock=channel.lock)
+    except Exception:  # noqa: BLE001 - start-up failed before any agent code ran
+        channel.fail(WORKER_CRASHED, "start-up failed")
+    channel.send({"type": "ready", "seccomp": seccomp, "rlimits": rlimits})
+    try:
+        handler = _load_handler(str(config["handler"]))
+    except MemoryError:
+        channel.fail(MEMORY_LIMIT, "MemoryError")
+    except BaseException as exc:  # noqa: BLE001 - importing agent code may raise anything
+        channel.fail(HANDLER_ERROR, _exception_name(exc))
+    channel.send({"type": "loaded"})
+    _serve(channel, handler)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

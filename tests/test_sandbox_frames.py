@@ -1,0 +1,81 @@
+"""Frames between supervisor and worker: bounded, JSON objects only, deadline-aware."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from enclave.sandbox import _frames
+
+
+@pytest.fixture
+def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
+    a, b = socket.socketpair()
+    yield a, b
+    a.close()
+    b.close()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=20,
+)
+
+
+@given(st.dictionaries(st.text(max_size=8), json_values, max_size=5))
+def test_round_trip(message: dict[str, object]) -> None:
+    a, b = socket.socketpair()
+    with a, b:
+        _frames.send(a, message)
+        assert _frames.recv(b, deadline=time.monotonic() + 5) == message
+
+
+def test_oversize_header_is_refused_before_reading(pair: tuple[socket.socket, ...]) -> None:
+    a, b = pair
+    a.sendall(struct.pack(">I", _frames.MAX_FRAME_BYTES + 1))
+    with pytest.raises(_frames.FrameError, match="oversize"):
+        _frames.recv(b, deadline=time.monotonic() + 5)
+
+
+def test_custom_bound(pair: tuple[socket.socket, ...]) -> None:
+    a, b = pair
+    _frames.send(a, {"x": "y" * 100})
+    with pytest.raises(_frames.FrameError):
+        _frames.recv(b, max_bytes=10)
+
+
+@pytest.mark.parametrize("body", [b"[1, 2]", b"not json", b'"text"', b"\xff\xfe"])
+def test_non_object_bodies_are_refused(pair: tuple[socket.socket, ...], body: bytes) -> None:
+    a, b = pair
+    a.sendall(struct.pack(">I", len(body)) + body)
+    with pytest.raises(_frames.FrameError):
+        _frames.recv(b, deadline=time.monotonic() + 5)
+
+
+def test_truncated_frame_is_peer_closed(pair: tuple[socket.socket, ...]) -> None:
+    a, b = pair
+    a.sendall(struct.pack(">I", 100) + b'{"partial"')
+    a.shutdown(socket.SHUT_WR)
+    with pytest.raises(_frames.PeerClosed):
+        _frames.recv(b, deadline=time.monotonic() + 5)
+
+
+def test_dribbling_peer_cannot_extend_the_deadline(pair: tuple[socket.socket, ...]) -> None:
+    a, b = pair
+    a.sendall(struct.pack(">I", 100) + b"{")
+    started = time.monotonic()
+    with pytest.raises(_frames.FrameTimeout):
+        _frames.recv(b, deadline=started + 0.2)
+    assert time.monotonic() - started < 1.0
+
+
+def test_encode_refuses_non_json() -> None:
+    with pytest.raises(TypeError):
+        _frames.encode({"x": {1, 2}})
