@@ -131,7 +131,7 @@ PREDICATE_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "specimen": _str(),
                     "call": _str(),
-                    "strategy": {"enum": ["NULLIFY", "REPLACE", "PERTURB"]},
+                    "strategy": {"enum": ["NULLIFY", "REPLACE", "PERTURB", "REVISION"]},
                     "parameters": _closed(
                         ["digest", "kind"],
                         {"digest": _str(pattern=_FIELD_DIGEST), "kind": _str(64)},
@@ -164,7 +164,7 @@ PREDICATE_SCHEMA: dict[str, Any] = {
                         "unchanged_digest_equal",
                     ],
                     {
-                        "strategy": {"enum": ["NULLIFY", "REPLACE", "PERTURB"]},
+                        "strategy": {"enum": ["NULLIFY", "REPLACE", "PERTURB", "REVISION"]},
                         "target": _closed(
                             ["call_id", "field"], {"call_id": _str(), "field": _str(512)}
                         ),

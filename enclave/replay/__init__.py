@@ -1,0 +1,45 @@
+"""Replay with one declared intervention, inside an isolated worker, to a certificate."""
+
+from ._audit import WORKER_HANDLER, AuditOutcome, run_audit
+from ._certificates import RuntimeLedgerLookup, issue_certificate, signing_key
+from ._compare import compare_layers, recorded_layers
+from ._engine import ReplayContext, replay_run
+from ._errors import BranchError, DivergenceError, Unresolvable, Unservable
+from ._interventions import AppliedIntervention, Intervention, apply_intervention, placebo_of
+from ._load import OpenedSpecimen, open_specimen
+from ._model import LAYERS, RecordedStep, RunResult, Strategy, Tolerances, Trajectory
+from ._request import AuditRequest
+from ._verdict import Verdict, auditability_of, decide
+
+__all__ = [
+    "LAYERS",
+    "WORKER_HANDLER",
+    "AppliedIntervention",
+    "AuditOutcome",
+    "AuditRequest",
+    "BranchError",
+    "DivergenceError",
+    "Intervention",
+    "OpenedSpecimen",
+    "RecordedStep",
+    "ReplayContext",
+    "RunResult",
+    "RuntimeLedgerLookup",
+    "Strategy",
+    "Tolerances",
+    "Trajectory",
+    "Unresolvable",
+    "Unservable",
+    "Verdict",
+    "apply_intervention",
+    "auditability_of",
+    "compare_layers",
+    "decide",
+    "issue_certificate",
+    "open_specimen",
+    "placebo_of",
+    "recorded_layers",
+    "replay_run",
+    "run_audit",
+    "signing_key",
+]

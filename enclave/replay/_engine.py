@@ -1,0 +1,261 @@
+"""The replay engine: re-run an agent with ``ctx`` serving the record, never live.
+
+Invariants:
+
+1. ``live`` callables are never called. Every call is served from the record, from the
+   boundary's declared deterministic substitute, or not at all (``Unservable``).
+2. Before the *departure point* (the intervened call, or the first draw of randomness
+   when the sample's seed differs from the recorded one) calls are matched by position,
+   kind, name, call id and canonical request; any mismatch is a ``DivergenceError``.
+3. After it, a call whose (agent, name, request) matches an unconsumed recording is
+   served from the record; otherwise a substitute serves it, or the branch is unservable.
+4. Time is the recorded time; randomness is ``Random(seed)`` for the run's seed.
+5. Reads of live-state response fields after departure, effects whose idempotency token
+   can no longer be re-verified, and effects not served from the record are reported:
+   they decide the auditability class.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from ledger import CanonicalizationError, StepKind, canonical_json
+
+from .._errors import EnclaveError
+from ..capture import AgentSpec, BoundarySpec, Context, LiveCall
+from ._errors import BranchError, DivergenceError, Unresolvable, Unservable
+from ._model import RecordedStep, RunResult, Trajectory, is_hole
+
+__all__ = ["ReplayContext", "replay_run", "outcome_layers"]
+
+_NON_CALLS = {StepKind.INPUT.value, StepKind.OUTCOME.value}
+
+
+def _canon(value: Mapping[str, Any]) -> bytes:
+    try:
+        return canonical_json(dict(value))
+    except CanonicalizationError:
+        raise DivergenceError("a request cannot be canonicalised") from None
+
+
+class TrackedResponse(dict[str, Any]):
+    """A served response that notices reads of live-state fields and of holes."""
+
+    def __init__(self, data: Mapping[str, Any], *, on_read: Callable[[str], None]) -> None:
+        super().__init__(data)
+        self._on_read = on_read
+
+    def __getitem__(self, key: str) -> Any:
+        self._on_read(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self:
+            return self[key]
+        return default
+
+
+class ReplayContext(Context):
+    def __init__(
+        self,
+        *,
+        trajectory: Trajectory,
+        agent: AgentSpec,
+        seed: int,
+        audit_time: datetime,
+    ) -> None:
+        super().__init__()
+        self._calls = [s for s in trajectory.steps if s.kind not in _NON_CALLS]
+        self._agent_spec = agent
+        self._seed = seed
+        self._recorded_seed = trajectory.seed
+        self._audit_time = audit_time
+        self._cursor = 0
+        self._consumed: set[int] = set()
+        self.departed = False
+        self.live_state_reads: list[tuple[str, str]] = []
+        self.unverifiable: list[str] = []
+        self.unserved_effects: list[str] = []
+        self.served: list[tuple[str, str]] = []
+        self._time: datetime | None = None
+
+    # -- matching -------------------------------------------------------------------
+    def _expect(self, kind: str, name: str, call_id: str, request: Mapping[str, Any]) -> RecordedStep:
+        if self._cursor >= len(self._calls):
+            raise DivergenceError("the replay made more calls than the record holds")
+        step = self._calls[self._cursor]
+        if (step.kind, step.name, step.call_id) != (kind, name, call_id):
+            raise DivergenceError(f"call {self._cursor} differs from the record")
+        if not _same_request(step.request, request):
+            raise DivergenceError(f"call {self._cursor} ({call_id}) sent a different request")
+        self._consumed.add(step.seq)
+        self._cursor += 1
+        return step
+
+    def _find_after_departure(self, kind: str, name: str, request: Mapping[str, Any]) -> RecordedStep | None:
+        for step in self._calls:
+            if step.seq in self._consumed or step.kind != kind or step.name != name:
+                continue
+            if step.agent == self._agent and _same_request(step.request, request):
+                self._consumed.add(step.seq)
+                return step
+        return None
+
+    def _track(self, step: RecordedStep) -> Callable[[str], None]:
+        live = set(step.live_state)
+
+        def on_read(field: str) -> None:
+            value = dict.get(step.response, field)
+            if is_hole(value):
+                raise Unresolvable("the run needs a field that was withheld at capture")
+            if field in live and self.departed:
+                self.live_state_reads.append((step.call_id, "/" + field))
+
+        return on_read
+
+    def _serve_recorded(self, step: RecordedStep, how: str) -> Mapping[str, Any]:
+        if step.side_effecting:
+            if step.token_expires_at is not None and datetime.fromisoformat(
+                step.token_expires_at.replace("Z", "+00:00")
+            ) <= self._audit_time:
+                self.unverifiable.append(step.call_id)
+        self.served.append((step.call_id, how))
+        return TrackedResponse(step.response, on_read=self._track(step))
+
+    def _substitute(self, spec: BoundarySpec, request: Mapping[str, Any], resolved: str | None, call_id: str) -> Mapping[str, Any]:
+        if spec.substitute is None:
+            if spec.side_effecting:
+                self.unserved_effects.append(call_id)
+            raise Unservable(f"{call_id} has no recording and no declared substitute")
+        self.served.append((call_id, "substitute"))
+        return dict(spec.substitute(dict(request), resolved))
+
+    # -- Context --------------------------------------------------------------------
+    def call(
+        self,
+        spec: BoundarySpec,
+        request: Mapping[str, Any],
+        *,
+        live: LiveCall,
+        alias: str | None = None,
+    ) -> Mapping[str, Any]:
+        del live  # never called: replay does not go live
+        call_id = self._next_call_id(spec.name)
+        kind = spec.kind.value
+        if not self.departed:
+            step = self._expect(kind, spec.name, call_id, request)
+            if step.intervened:
+                self.departed = True
+                if step.serve_by_substitute:
+                    return self._substitute(spec, request, step.resolved, call_id)
+                return self._serve_recorded(step, "intervention")
+            return self._serve_recorded(step, "record")
+        found = self._find_after_departure(kind, spec.name, request)
+        if found is not None:
+            return self._serve_recorded(found, "record")
+        resolved = next((s.resolved for s in self._calls if s.name == spec.name), None)
+        return self._substitute(spec, request, resolved, call_id)
+
+    def now(self) -> datetime:
+        if self._time is None:
+            step = self._clock_step()
+            self._time = datetime.fromisoformat(str(step.response["time"]).replace("Z", "+00:00"))
+        return self._time
+
+    def _clock_step(self) -> RecordedStep:
+        if not self.departed:
+            return self._expect(StepKind.CLOCK.value, "clock", self._next_call_id("clock"), {})
+        found = self._find_after_departure(StepKind.CLOCK.value, "clock", {})
+        if found is None:
+            raise Unservable("the replay asked for a time the record does not hold")
+        return found
+
+    def random(self) -> random.Random:
+        call_id = self._next_call_id("random")
+        if not self.departed:
+            self._expect(StepKind.RANDOM.value, "random", call_id, {})
+            if self._seed != self._recorded_seed:
+                self.departed = True  # a sample seed is a declared change of its own
+        return random.Random(self._seed)  # noqa: S311 - replayable jitter, not crypto
+
+
+def _same_request(recorded: Mapping[str, Any], request: Mapping[str, Any]) -> bool:
+    if set(recorded) != set(request):
+        return False
+    for value in recorded.values():
+        if is_hole(value):
+            raise Unresolvable("matching needs a request field that was withheld at capture")
+    return _canon(recorded) == _canon(request)
+
+
+def outcome_layers(outcome: Mapping[str, Any], ctx: _RecordingReplayContext) -> dict[str, Any]:
+    """The comparable layers of one run (plaintext, stays in the enclave)."""
+    by_kind: dict[str, list[Any]] = {"authority": [], "effect": [], "readback": []}
+    for call_id, response in ctx.responses:
+        kind = ctx.kinds[call_id]
+        if kind in by_kind:
+            by_kind[kind].append(response)
+    return {
+        "score": outcome.get("score"),
+        "decision": outcome.get("decision"),
+        "proposal": outcome.get("proposal"),
+        "evidence": sorted(map(str, outcome.get("evidence") or [])),
+        "policy": by_kind["authority"],
+        "effects": by_kind["effect"],
+        "readback": by_kind["readback"],
+    }
+
+
+def replay_run(
+    *,
+    trajectory: Trajectory,
+    agent: AgentSpec,
+    seed: int,
+    variant: str,
+    audit_time: datetime,
+) -> RunResult:
+    """Replay once. Branch failures become a ``RunResult`` with ``failure`` set;
+    anything the agent raises is reported by type only (its text may hold content)."""
+    ctx = _RecordingReplayContext(trajectory=trajectory, agent=agent, seed=seed, audit_time=audit_time)
+    try:
+        outcome = agent.function(ctx, dict(trajectory.inputs))
+        if not isinstance(outcome, Mapping):
+            raise BranchError("the agent returned no outcome object")
+        layers = outcome_layers(outcome, ctx)
+        failure, detail = None, None
+    except BranchError as exc:
+        layers, failure, detail = None, exc.code, str(exc)
+    except EnclaveError as exc:
+        layers, failure, detail = None, exc.code, type(exc).__name__
+    except Exception as exc:  # noqa: BLE001 - agent code may raise anything; report the type only
+        layers, failure, detail = None, "agent_error", type(exc).__name__
+    return RunResult(
+        seed=seed,
+        variant=variant,
+        failure=failure,
+        failure_detail=detail,
+        layers=layers,
+        live_state_reads=tuple(ctx.live_state_reads),
+        unverifiable_effects=tuple(ctx.unverifiable),
+        unserved_effects=tuple(ctx.unserved_effects),
+        served=tuple(ctx.served),
+    )
+
+
+class _RecordingReplayContext(ReplayContext):
+    """Keeps what each call returned so the outcome layers can be read afterwards."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.responses: list[tuple[str, dict[str, Any]]] = []
+        self.kinds: dict[str, str] = {}
+
+    def call(self, spec: BoundarySpec, request: Mapping[str, Any], *, live: LiveCall, alias: str | None = None) -> Mapping[str, Any]:
+        response = super().call(spec, request, live=live, alias=alias)
+        call_id = f"{self.agent}/{spec.name}#{self._call_counts[(self.agent, spec.name)] - 1}"
+        self.kinds[call_id] = spec.kind.value
+        self.responses.append((call_id, {k: v for k, v in dict.items(response) if not is_hole(v)}))
+        return response

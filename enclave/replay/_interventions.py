@@ -1,0 +1,212 @@
+"""Declared interventions, applied to a recorded trajectory before anything runs.
+
+An intervention changes exactly what it declares. ``apply_intervention`` proves it:
+the keyed digest of every undeclared leaf (each step's resolved identity and each
+request/response field) is computed before and after, and must be equal; the set of
+leaves that actually changed must equal the declared set. Otherwise it refuses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import jsonschema
+
+from ledger import CanonicalizationError, canonical_json
+
+from .._errors import BadInput, Refused
+from ..capture import AgentSpec
+from ..keys import TenantDigester
+from ._model import RecordedStep, Strategy, Trajectory, is_hole
+
+__all__ = ["AppliedIntervention", "Intervention", "apply_intervention", "placebo_of"]
+
+
+@dataclass(frozen=True)
+class Intervention:
+    strategy: Strategy
+    call_id: str | None = None  # field strategies: the recorded call
+    field: str | None = None  # "/confidence": a top-level response field
+    value: Any = None  # REPLACE
+    delta: float | None = None  # PERTURB
+    revision: tuple[str, str] | None = None  # REVISION: (point, new identity)
+
+    def __post_init__(self) -> None:
+        if self.strategy is Strategy.REVISION:
+            if not self.revision:
+                raise BadInput("a revision intervention needs NAME=VALUE")
+            return
+        if not self.call_id or not self.field or not self.field.startswith("/") or "/" in self.field[1:]:
+            raise BadInput("a field intervention needs --call and a top-level --field like /name")
+        if self.strategy is Strategy.PERTURB and (
+            self.delta is None or not math.isfinite(self.delta) or self.delta == 0
+        ):
+            raise BadInput("perturb needs a finite, non-zero --delta")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Metadata only: a REPLACE value is never included (its digest is)."""
+        return {
+            "strategy": self.strategy.value,
+            "call_id": self.call_id,
+            "field": self.field,
+            "delta": self.delta,
+            "revision": list(self.revision) if self.revision else None,
+        }
+
+
+@dataclass(frozen=True)
+class AppliedIntervention:
+    trajectory: Trajectory
+    target_call_id: str
+    target_seq: int
+    declared_changes: tuple[str, ...]
+    actual_changes: tuple[str, ...]
+    unchanged_digest_before: str
+    unchanged_digest_after: str
+    original_digest: str  # keyed digest of the original target value
+    counterfactual_digest: str  # keyed digest of the counterfactual target value
+
+    @property
+    def unchanged_digest_equal(self) -> bool:
+        return self.unchanged_digest_before == self.unchanged_digest_after
+
+
+def _leaves(trajectory: Trajectory) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for step in trajectory.steps:
+        out[f"{step.call_id}#identity"] = step.resolved
+        for side, values in (("request", step.request), ("response", step.response)):
+            for name, value in values.items():
+                out[f"{step.call_id}#{side}/{name}"] = value
+    return out
+
+
+def _digest(digester: TenantDigester, value: Any) -> str:
+    return digester.digest(canonical_json(value))
+
+
+def neutral_value(schema: Mapping[str, Any]) -> Any:
+    """A schema-valid neutral value: ``x-neutral`` if declared, else null, else a zero."""
+    if "x-neutral" in schema:
+        return schema["x-neutral"]
+    types = schema.get("type", [])
+    types = [types] if isinstance(types, str) else list(types)
+    if "null" in types:
+        return None
+    if "number" in types or "integer" in types:
+        minimum = schema.get("minimum", 0)
+        return max(0, minimum) if "maximum" not in schema or schema["maximum"] >= 0 else schema["maximum"]
+    for kind, zero in (("string", ""), ("boolean", False), ("array", []), ("object", {})):
+        if kind in types:
+            return zero
+    raise Refused("the field's schema declares no neutral value", code="no_neutral_value")
+
+
+def _field_schema(agent: AgentSpec, step: RecordedStep, field: str) -> Mapping[str, Any]:
+    try:
+        spec = agent.boundary(step.name)
+    except KeyError:
+        raise Refused("the target call's boundary is not declared", code="unknown_schema") from None
+    props = (spec.json_schema or {}).get("properties", {})
+    if field[1:] not in props:
+        raise Refused("the target field has no declared schema", code="unknown_schema")
+    return dict(props[field[1:]])
+
+
+def _counterfactual(intervention: Intervention, original: Any, schema: Mapping[str, Any]) -> Any:
+    if intervention.strategy is Strategy.NULLIFY:
+        value = neutral_value(schema)
+    elif intervention.strategy is Strategy.REPLACE:
+        value = intervention.value
+    else:
+        if isinstance(original, bool) or not isinstance(original, int | float):
+            raise Refused("perturb applies to numeric fields only", code="strategy_not_applicable")
+        value = original + float(intervention.delta or 0.0)
+    try:
+        canonical_json(value)
+        jsonschema.validate(value, dict(schema))
+    except CanonicalizationError:
+        raise BadInput("the counterfactual value cannot be canonicalised") from None
+    except jsonschema.ValidationError:
+        # the validator's message would quote the value
+        raise Refused("the counterfactual value violates the field's schema or bounds", code="out_of_bounds") from None
+    return value
+
+
+def apply_intervention(
+    trajectory: Trajectory, intervention: Intervention, *, agent: AgentSpec, digester: TenantDigester
+) -> AppliedIntervention:
+    steps = list(trajectory.steps)
+    if intervention.strategy is Strategy.REVISION:
+        assert intervention.revision is not None
+        point_name, identity = intervention.revision
+        point = agent.revisions.get(point_name)
+        if point is None:
+            raise Refused("the agent declares no such revision point", code="unknown_revision")
+        if identity not in point.alternatives:
+            raise Refused("that revision is not one the agent declares", code="unknown_revision")
+        index = next((i for i, s in enumerate(steps) if s.name == point.call_name), None)
+        if index is None:
+            raise Refused("the specimen has no call for that revision point", code="unknown_revision")
+        target = steps[index]
+        steps[index] = replace(target, resolved=identity, intervened=True, serve_by_substitute=True)
+        declared = (f"{target.call_id}#identity",)
+        original, counterfactual = target.resolved, identity
+    else:
+        assert intervention.call_id is not None and intervention.field is not None
+        index = next((i for i, s in enumerate(steps) if s.call_id == intervention.call_id), None)
+        if index is None:
+            raise BadInput("the specimen has no call with that id")
+        target, name = steps[index], intervention.field[1:]
+        if intervention.strategy.value not in _strategies(agent):
+            raise Refused("the adapter does not declare that strategy", code="strategy_not_declared")
+        if name not in target.response:
+            raise Refused("the target field is not retained in the specimen", code="unresolvable")
+        original = target.response[name]
+        if is_hole(original):
+            raise Refused("the target field was withheld at capture", code="unresolvable")
+        counterfactual = _counterfactual(intervention, original, _field_schema(agent, target, intervention.field))
+        response = dict(target.response)
+        response[name] = counterfactual
+        steps[index] = replace(target, response=response, intervened=True)
+        declared = (f"{target.call_id}#response{intervention.field}",)
+
+    after = Trajectory(trajectory.specimen_id, trajectory.agent, trajectory.seed, tuple(steps))
+    before_leaves, after_leaves = _leaves(trajectory), _leaves(after)
+    actual = tuple(sorted(k for k in before_leaves if canonical_json(before_leaves[k]) != canonical_json(after_leaves.get(k))))
+    undeclared_before = {k: v for k, v in before_leaves.items() if k not in declared}
+    undeclared_after = {k: v for k, v in after_leaves.items() if k not in declared}
+    applied = AppliedIntervention(
+        trajectory=after,
+        target_call_id=target.call_id,
+        target_seq=target.seq,
+        declared_changes=declared,
+        actual_changes=actual,
+        unchanged_digest_before=_digest(digester, undeclared_before),
+        unchanged_digest_after=_digest(digester, undeclared_after),
+        original_digest=_digest(digester, original),
+        counterfactual_digest=_digest(digester, counterfactual),
+    )
+    if not applied.unchanged_digest_equal or not set(actual) <= set(declared):
+        raise Refused("the intervention would change undeclared fields", code="undeclared_change")
+    if not actual:
+        raise Refused("the counterfactual equals the recorded value", code="no_change")
+    return applied
+
+
+def placebo_of(trajectory: Trajectory, applied: AppliedIntervention) -> Trajectory:
+    """The same departure point, with the target replaced by its own value."""
+    steps = []
+    for step in trajectory.steps:
+        if step.call_id == applied.target_call_id:
+            twin = next(s for s in applied.trajectory.steps if s.call_id == step.call_id)
+            step = replace(step, intervened=True, serve_by_substitute=twin.serve_by_substitute)
+        steps.append(step)
+    return Trajectory(trajectory.specimen_id, trajectory.agent, trajectory.seed, tuple(steps))
+
+
+def _strategies(agent: AgentSpec) -> tuple[str, ...]:
+    return tuple(agent.strategies)

@@ -1,0 +1,111 @@
+"""Open a sealed specimen inside the enclave: grant, decrypt, rebuild the trajectory.
+
+The data key is obtained through a single-use grant for exactly this specimen and job,
+redeemed once, and the grant is revoked whatever happens. Only the grant's accessor
+leaves this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ledger import NotFound, RunStatus, SpecimenRecord, loads
+
+from .._errors import DecryptionFailed, GrantRefused, Refused
+from .._runtime import Runtime
+from ._model import HOLE, RecordedStep, Trajectory
+
+__all__ = ["OpenedSpecimen", "open_specimen"]
+
+_DIGEST_ONLY = {"$hole": "digest-only"}
+
+
+@dataclass(frozen=True)
+class OpenedSpecimen:
+    record: SpecimenRecord
+    trajectory: Trajectory
+    grant_accessor: str
+    grant_provider: str
+
+
+def open_specimen(
+    runtime: Runtime, specimen_id: str, *, job_id: str, lease_seconds: int, now: datetime
+) -> OpenedSpecimen:
+    try:
+        record = runtime.ledger.get_specimen(specimen_id)
+    except NotFound:
+        raise Refused("no sealed specimen has that id", code="unknown_specimen") from None
+    if runtime.ledger.run_status(specimen_id) is not RunStatus.SEALED:
+        raise Refused("the specimen's run is not sealed and complete", code="not_sealed")
+    if _erased(runtime, specimen_id):
+        raise Refused("the specimen was erased; its evidence is unresolvable", code="unresolvable")
+    try:
+        wrapped = runtime.payloads.wrapped_key(record.tenant_id, specimen_id)
+    except DecryptionFailed:
+        raise Refused("the specimen's key material is gone; unresolvable", code="unresolvable") from None
+    grant = runtime.keys.issue_grant(
+        record.tenant_id, specimen_id, wrapped, job_id=job_id, ttl_seconds=lease_seconds, now=now
+    )
+    try:
+        data_key = grant.redeem(now=now)
+    except GrantRefused:
+        raise Refused("the key grant could not be redeemed", code="grant_refused") from None
+    finally:
+        grant.revoke()
+    try:
+        fields = runtime.payloads.read_fields(record.tenant_id, specimen_id, data_key=data_key)
+    finally:
+        del data_key
+    return OpenedSpecimen(
+        record=record,
+        trajectory=_trajectory(record, fields),
+        grant_accessor=grant.accessor,
+        grant_provider=runtime.keys.name,
+    )
+
+
+def _erased(runtime: Runtime, specimen_id: str) -> bool:
+    return bool(runtime.ledger.entries(kind="specimen.erased", subject=specimen_id))
+
+
+def _trajectory(record: SpecimenRecord, fields: dict[tuple[int, str, str], bytes]) -> Trajectory:
+    steps = []
+    for step in record.manifest["steps"]:
+        sides: dict[str, dict[str, Any]] = {"request": {}, "response": {}}
+        live: list[str] = []
+        for f in step["fields"]:
+            name = f["path"][1:]
+            if f["retention"] == "encrypted":
+                value = loads(fields[(step["seq"], f["side"], f["path"])])
+            elif f["retention"] == "digest":
+                value = dict(_DIGEST_ONLY)
+            else:
+                value = dict(HOLE)
+            sides[f["side"]][name] = value
+            if f.get("live_state"):
+                live.append(name)
+        effect = step.get("effect")
+        steps.append(
+            RecordedStep(
+                seq=step["seq"],
+                agent=step["agent"],
+                call_id=step["call_id"],
+                kind=step["kind"],
+                name=step["name"],
+                alias=step.get("alias"),
+                resolved=step.get("resolved"),
+                request=sides["request"],
+                response=sides["response"],
+                live_state=tuple(live),
+                token_expires_at=effect.get("token_expires_at") if effect else None,
+                side_effecting=effect is not None,
+            )
+        )
+    return Trajectory(
+        specimen_id=record.specimen_id,
+        agent=record.agent_name,
+        seed=int(record.manifest["seed"]),
+        steps=tuple(steps),
+    )

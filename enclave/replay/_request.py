@@ -1,0 +1,70 @@
+"""The frozen audit request: everything decided before anything runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ledger import canonical_json
+
+from .._errors import BadInput
+from ..keys import TenantDigester
+from ._interventions import Intervention
+from ._model import Strategy, Tolerances
+
+__all__ = ["AuditRequest", "MAX_SAMPLES"]
+
+MAX_SAMPLES = 100_000
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    specimen_id: str
+    intervention: Intervention
+    purpose: str
+    requester: str
+    samples: int = 20
+    seed: int = 1
+    tolerances: Tolerances = field(default_factory=Tolerances)
+    policy: tuple[str, int] | None = None  # (policy id, version) when a policy authorised it
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.samples <= MAX_SAMPLES:
+            raise BadInput(f"--samples must lie in 2..{MAX_SAMPLES}")
+        if isinstance(self.seed, bool) or not 0 <= self.seed <= 2**53 - 1 - self.samples:
+            raise BadInput("--seed must be a non-negative integer")
+        if not self.purpose.strip() or len(self.purpose) > 500:
+            raise BadInput("a purpose (1-500 characters) is required")
+
+    def parameters(self) -> tuple[str, Any]:
+        """(kind, value) of what the intervention sets — digested, never shown."""
+        iv = self.intervention
+        if iv.strategy is Strategy.REPLACE:
+            return "value", iv.value
+        if iv.strategy is Strategy.PERTURB:
+            return "delta", iv.delta
+        if iv.strategy is Strategy.REVISION:
+            return "revision", list(iv.revision or ())
+        return "neutral", None
+
+    def to_predicate(self, *, call_id: str, digester: TenantDigester) -> dict[str, Any]:
+        kind, value = self.parameters()
+        out: dict[str, Any] = {
+            "specimen": self.specimen_id,
+            "call": call_id,
+            "strategy": self.intervention.strategy.value.upper(),
+            "parameters": {"digest": digester.digest(canonical_json(value)), "kind": kind},
+            "field": self.intervention.field,
+            "samples": self.samples,
+            "seed": self.seed,
+            "tolerances": self.tolerances.to_dict(),
+            "purpose": self.purpose,
+            "requester": self.requester,
+        }
+        if self.intervention.delta is not None:
+            out["delta"] = self.intervention.delta
+        if self.intervention.revision:
+            out["revision"] = "=".join(self.intervention.revision)
+        if self.policy:
+            out["policy"] = {"id": self.policy[0], "version": self.policy[1]}
+        return out
