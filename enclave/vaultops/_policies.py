@@ -1,0 +1,111 @@
+"""The Vault/OpenBao policy and AppRole files in ``policies/vault/``, rendered for a mount.
+
+The files are written for the default mount ``transit`` and key prefix
+``replay-enclave-``; ``render_policy`` rewrites exactly those two tokens when a deployment
+uses others. Policy names are ``replay-enclave-<identity>`` whatever the key prefix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from enclave._errors import BadInput
+from enclave.keys._vault_client import ROLES, Role
+
+__all__ = ["POLICY_NAME_PREFIX", "RoleDefinition", "load_roles", "policy_dir", "render_policy"]
+
+POLICY_NAME_PREFIX = "replay-enclave-"
+DEFAULT_MOUNT = "transit"
+DEFAULT_KEY_PREFIX = "replay-enclave-"
+
+_ALLOWED_ROLE_FIELDS = {
+    "token_policies",
+    "token_no_default_policy",
+    "token_type",
+    "token_ttl",
+    "token_max_ttl",
+    "token_num_uses",
+    "token_bound_cidrs",
+    "bind_secret_id",
+    "secret_id_ttl",
+    "secret_id_num_uses",
+    "secret_id_bound_cidrs",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoleDefinition:
+    """One AppRole role and the policy it carries."""
+
+    role: Role
+    policy_name: str
+    policy_hcl: str
+    settings: Mapping[str, Any]
+
+    @property
+    def role_name(self) -> str:
+        return POLICY_NAME_PREFIX + self.role
+
+
+def policy_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``REPLAY_ENCLAVE_POLICY_DIR``/vault, the source tree's, or the installed copy."""
+    env = os.environ if env is None else env
+    candidates = []
+    if env.get("REPLAY_ENCLAVE_POLICY_DIR"):
+        candidates.append(Path(env["REPLAY_ENCLAVE_POLICY_DIR"]) / "vault")
+    candidates.append(Path(__file__).resolve().parents[2] / "policies" / "vault")
+    candidates.append(Path(sys.prefix) / "share" / "replay-enclave" / "policies" / "vault")
+    for candidate in candidates:
+        if (candidate / "broker.hcl").is_file():
+            return candidate
+    raise BadInput("Vault policy files not found (set REPLAY_ENCLAVE_POLICY_DIR)")
+
+
+def render_policy(text: str, *, mount: str, key_prefix: str) -> str:
+    """Point a policy file at ``mount`` and ``key_prefix`` instead of the defaults."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", mount):
+        raise ValueError("bad mount")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,32}", key_prefix):
+        raise ValueError("key prefix must be 1..32 of letters, digits, '_', '.', '-'")
+    text = text.replace(f'path "{DEFAULT_MOUNT}/', f'path "{mount}/')
+    return text.replace(f"/{DEFAULT_KEY_PREFIX}*", f"/{key_prefix}*")
+
+
+def load_roles(
+    *,
+    mount: str = DEFAULT_MOUNT,
+    key_prefix: str = DEFAULT_KEY_PREFIX,
+    directory: Path | None = None,
+) -> list[RoleDefinition]:
+    """The capture, broker and rotate roles with their rendered policies."""
+    directory = directory if directory is not None else policy_dir()
+    roles = []
+    for role in ROLES:
+        try:
+            hcl = (directory / f"{role}.hcl").read_text(encoding="utf-8")
+            settings = json.loads((directory / "roles" / f"{role}.json").read_text("utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise BadInput(f"cannot read the {role} policy or role file") from exc
+        if not isinstance(settings, dict) or not set(settings) <= _ALLOWED_ROLE_FIELDS:
+            raise BadInput(f"the {role} role file has unknown fields")
+        policy_name = POLICY_NAME_PREFIX + role
+        if settings.get("token_policies") != [policy_name]:
+            raise BadInput(f"the {role} role must carry exactly the {policy_name} policy")
+        if settings.get("token_no_default_policy") is not True:
+            raise BadInput(f"the {role} role must set token_no_default_policy")
+        roles.append(
+            RoleDefinition(
+                role=role,
+                policy_name=policy_name,
+                policy_hcl=render_policy(hcl, mount=mount, key_prefix=key_prefix),
+                settings=settings,
+            )
+        )
+    return roles

@@ -1,0 +1,42 @@
+# replay-enclave-rotate — key custodian: rotation, rewrap and crypto-shredding.
+#
+# Rotate a tenant KEK, rewrap stored data keys to the newest version, raise
+# min_decryption/min_encryption_version and trim old versions (which destroys every
+# data key wrapped under them). It cannot decrypt, export, back up, create or delete
+# keys, and cannot change a key's exportable/allow_plaintext_backup/deletion settings:
+# config accepts the two minimum versions only. Rewrap returns ciphertext only.
+#
+# The "+" segment rules do not constrain the key-name prefix (ACL globs only end a
+# path); they are scoped by the mount, which setup dedicates to the enclave.
+path "transit/keys/+" {
+  capabilities = ["read"]
+}
+
+path "transit/keys/+/rotate" {
+  capabilities = ["update"]
+}
+
+path "transit/keys/+/config" {
+  capabilities = ["update"]
+  allowed_parameters = {
+    "min_decryption_version" = []
+    "min_encryption_version" = []
+  }
+}
+
+path "transit/keys/+/trim" {
+  capabilities        = ["update"]
+  required_parameters = ["min_available_version"]
+  allowed_parameters = {
+    "min_available_version" = []
+  }
+}
+
+path "transit/rewrap/replay-enclave-*" {
+  capabilities        = ["update"]
+  required_parameters = ["ciphertext", "context"]
+  allowed_parameters = {
+    "ciphertext" = []
+    "context"    = []
+  }
+}
