@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger import (
+    MAX_SAFE_INTEGER,
     AdapterInfo,
     CanonicalizationError,
     LedgerError,
@@ -63,7 +64,9 @@ def source_ref(agent: AgentSpec) -> str:
     return f"{agent.function.__module__}@sha256:{hashlib.sha256(text.encode()).hexdigest()}"
 
 
-def _check_inputs(agent: AgentSpec, inputs: Mapping[str, Any], overrides: Mapping[str, str]) -> dict[str, FieldPolicy]:
+def _check_inputs(
+    agent: AgentSpec, inputs: Mapping[str, Any], overrides: Mapping[str, str]
+) -> dict[str, FieldPolicy]:
     declared = dict(agent.inputs)
     for name, value in overrides.items():
         if name not in declared:
@@ -71,7 +74,9 @@ def _check_inputs(agent: AgentSpec, inputs: Mapping[str, Any], overrides: Mappin
         try:
             declared[name] = policy(value, declared[name].retention.value)
         except ValueError:
-            raise BadInput("unknown classification (use public, internal, confidential or restricted)") from None
+            raise BadInput(
+                "unknown classification (use public, internal, confidential or restricted)"
+            ) from None
     if set(inputs) - set(declared):
         raise BadInput("input has fields the agent does not declare")
     try:
@@ -82,7 +87,13 @@ def _check_inputs(agent: AgentSpec, inputs: Mapping[str, Any], overrides: Mappin
 
 
 def build_manifest(
-    *, specimen_id: str, tenant_id: str, agent: AgentSpec, adapter: AdapterInfo, seed: int, recorder: Recorder
+    *,
+    specimen_id: str,
+    tenant_id: str,
+    agent: AgentSpec,
+    adapter: AdapterInfo,
+    seed: int,
+    recorder: Recorder,
 ) -> dict[str, Any]:
     steps = []
     for step in recorder.steps:
@@ -154,8 +165,9 @@ def capture(
 ) -> CaptureResult:
     # 1. everything about the input is checked before anything is written
     validate_id(tenant_id, what="tenant id")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise BadInput("seed must be an integer")
+    if isinstance(seed, bool) or not isinstance(seed, int) or abs(seed) > MAX_SAFE_INTEGER:
+        # the seed is part of the manifest: it must canonicalise, so check it before any write
+        raise BadInput(f"seed must be an integer within +/-{MAX_SAFE_INTEGER}")
     input_policy = _check_inputs(agent, inputs, classification or {})
     specimen_id = specimen_id or f"sp-{secrets.token_hex(8)}"
     validate_id(specimen_id, what="specimen id")
@@ -188,10 +200,14 @@ def capture(
             seed=seed,
         )
         # 3. the run itself
-        input_spec = BoundarySpec(kind=StepKind.INPUT, name="inputs", request={}, response=input_policy)
+        input_spec = BoundarySpec(
+            kind=StepKind.INPUT, name="inputs", request={}, response=input_policy
+        )
         recorder.record(input_spec, {}, Answer(response=dict(inputs)), alias=None)
         outcome = agent.function(recorder, dict(inputs))
-        outcome_spec = BoundarySpec(kind=StepKind.OUTCOME, name="outcome", request={}, response=agent.outcome)
+        outcome_spec = BoundarySpec(
+            kind=StepKind.OUTCOME, name="outcome", request={}, response=agent.outcome
+        )
         recorder.record(outcome_spec, {}, Answer(response=outcome), alias=None)
         _check_score(agent, outcome)
         writer.close()
@@ -203,7 +219,12 @@ def capture(
             source_ref=source_ref(agent),
         )
         manifest = build_manifest(
-            specimen_id=specimen_id, tenant_id=tenant_id, agent=agent, adapter=adapter, seed=seed, recorder=recorder
+            specimen_id=specimen_id,
+            tenant_id=tenant_id,
+            agent=agent,
+            adapter=adapter,
+            seed=seed,
+            recorder=recorder,
         )
         fields = tuple(f for step in recorder.steps for f in step.fields)
         record = SpecimenRecord(
@@ -225,7 +246,9 @@ def capture(
         if writer is not None:
             writer.discard()
         try:
-            ledger.mark_incomplete(specimen_id, failure_code=_failure_code(exc), ended_at=iso(clock()))
+            ledger.mark_incomplete(
+                specimen_id, failure_code=_failure_code(exc), ended_at=iso(clock())
+            )
         except LedgerError:
             pass  # the run stays RUNNING, which is equally ineligible for replay
         if isinstance(exc, EnclaveError):
@@ -237,7 +260,9 @@ def capture(
             raise AgentCrashed(type(exc).__name__) from None
         raise
     holes = sum(1 for f in fields if f.retention.value == "withheld")
-    return CaptureResult(specimen_id, tenant_id, record.manifest_digest, position, len(recorder.steps), holes)
+    return CaptureResult(
+        specimen_id, tenant_id, record.manifest_digest, position, len(recorder.steps), holes
+    )
 
 
 class AgentCrashed(EnclaveError):

@@ -1,15 +1,27 @@
-"""``replay-enclave demo``: the whole product on the embedded default, in one command."""
+"""``replay-enclave demo``: the whole product on the embedded default, in one command.
+
+Init a home, capture the three reference incidents, run five audits — procurement
+model r1->r2; procurement supplier confidence 0.70->0.56; claims fraud score NULLIFY;
+claims fraud score PERTURB; shard maintenance with the planner's alternate shard — and
+show a table of outcomes and certificate paths.
+"""
 
 from __future__ import annotations
 
-from rich.progress import Progress
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from .._home import Home, default_home
-from .._runtime import Runtime
+from .._runtime import Runtime, utc_now
 from ..capture import capture
 from ..incidents import ALL
+from ..replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
 from ._app import HomeOption, JsonOption, app
 from ._output import console, emit_json, table
+
+DEMO_SAMPLES = 100
+PURPOSE = "purchase-order-review"
 
 
 def capture_incidents(runtime: Runtime) -> dict[str, str]:
@@ -28,33 +40,72 @@ def capture_incidents(runtime: Runtime) -> dict[str, str]:
     return captured
 
 
+def demo_audits(captured: dict[str, str]) -> list[tuple[str, AuditRequest]]:
+    def request(agent: str, intervention: Intervention, purpose: str) -> AuditRequest:
+        return AuditRequest(
+            specimen_id=captured[agent], intervention=intervention, purpose=purpose,
+            requester="demo", samples=DEMO_SAMPLES, seed=1,
+        )
+
+    return [
+        ("procurement: model r1 -> r2",
+         request("procurement", Intervention(Strategy.REVISION, revision=("model", "r2")), PURPOSE)),
+        ("procurement: supplier confidence 0.70 -> 0.56",
+         request("procurement", Intervention(Strategy.REPLACE, call_id="main/supplier_risk#0",
+                                             field="/confidence", value=0.56), PURPOSE)),
+        ("claims: fraud score NULLIFY",
+         request("claims", Intervention(Strategy.NULLIFY, call_id="main/fraud_score#0",
+                                        field="/fraud_score"), "claims-review")),
+        ("claims: fraud score PERTURB -0.2",
+         request("claims", Intervention(Strategy.PERTURB, call_id="main/fraud_score#0",
+                                        field="/fraud_score", delta=-0.2), "claims-review")),
+        ("shard maintenance: planner's alternate shard",
+         request("shard-maintenance", Intervention(Strategy.REPLACE, call_id="planner/planner-model#0",
+                                                   field="/preferred_shard", value="shard-b"),
+                 "change-review")),
+    ]
+
+
+def _row(title: str, outcome: AuditOutcome) -> dict[str, Any]:
+    effect = outcome.effect or {}
+    return {
+        "audit": title,
+        "classification": outcome.classification,
+        "auditability": outcome.auditability["class"],
+        "flip_rate": None if not effect else round(effect["flip_rate"], 3),
+        "mean_delta": None if not effect else round(effect["mean_delta"], 4),
+        "certificate": str(outcome.certificate_path) if outcome.certificate_path else None,
+    }
+
+
 @app.command()
 def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
-    """Init a home, capture the three reference incidents, and show the sealed specimens."""
+    """Init a home, capture the three reference incidents, run five certified audits."""
     root = home or default_home()
     runtime = Runtime.open(Home.init(root))
+    rows: list[dict[str, Any]] = []
     try:
-        with Progress(console=console, transient=True, disable=json_out) as progress:
-            task = progress.add_task("capturing reference incidents", total=len(ALL))
-            captured: dict[str, str] = {}
-            for name, specimen_id in capture_incidents(runtime).items():
-                captured[name] = specimen_id
-                progress.advance(task)
-        rows = [runtime.ledger.get_specimen(s) for s in captured.values()]
+        captured = capture_incidents(runtime)
+        audits = demo_audits(captured)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        with Progress(*columns, console=console, transient=True, disable=json_out) as progress:
+            overall = progress.add_task("audits", total=len(audits))
+            for title, request in audits:
+                task = progress.add_task(title, total=None)
+
+                def advance(done: int, total: int, task: Any = task) -> None:
+                    progress.update(task, completed=done, total=total)
+
+                outcome = run_audit(runtime, request, now=utc_now(), progress=advance)
+                progress.remove_task(task)
+                progress.advance(overall)
+                rows.append(_row(title, outcome))
     finally:
         runtime.close()
-    items = [
-        {
-            "agent": r.agent_name,
-            "specimen_id": r.specimen_id,
-            "manifest_digest": r.manifest_digest,
-            "highest_classification": r.highest_classification.value,
-            "steps": len(r.steps),
-        }
-        for r in rows
-    ]
     if json_out:
-        emit_json({"home": str(root), "specimens": items})
-    else:
-        columns = ("agent", "specimen_id", "highest_classification", "steps", "manifest_digest")
-        table("sealed specimens", columns, ([i[c] for c in columns] for i in items))
+        emit_json({"home": str(root), "specimens": captured, "audits": rows})
+        return
+    table("sealed specimens", ("agent", "specimen_id"), sorted(captured.items()))
+    table("audits", ("audit", "classification", "auditability", "flip_rate", "mean_delta", "certificate"),
+          ([r[c] for c in ("audit", "classification", "auditability", "flip_rate", "mean_delta", "certificate")]
+           for r in rows))

@@ -38,6 +38,8 @@ from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, decide
 __all__ = ["AuditOutcome", "run_audit", "WORKER_HANDLER"]
 
 WORKER_HANDLER = "enclave.replay._worker_entry:handle"
+# Our own modules, imported before the tripwire arms; agent modules load after it.
+WORKER_PRELOAD = ("enclave.replay._worker_entry",)
 DEFAULT_LEASE_SECONDS = 300
 BATCH_RUNS = 600
 
@@ -166,7 +168,7 @@ def _run(
     gate: RunResult | None = None
     failure: tuple[str, str] | None = None
     try:
-        with sandbox.start(WORKER_HANDLER) as worker:
+        with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
             worker.call(
                 {
                     "op": "load",

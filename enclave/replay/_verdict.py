@@ -117,10 +117,12 @@ def decide(
         base_hits += int(base.layers["decision"] == recorded_decision)
         iv_hits += int(iv.layers["decision"] == recorded_decision)
     n = len(deltas)
-    mean, lo, hi = mean_interval(deltas)
+    mean = math.fsum(deltas) / n
+    _, lo, hi = mean_interval(deltas)
+    lo, hi = min(lo, mean), max(hi, mean)  # identical deltas: keep the last ulp consistent
     flip_lo, flip_hi = clopper_pearson(flip_count, n)
     effect = {
-        "mean_delta": math.fsum(deltas) / n,
+        "mean_delta": mean,
         "delta_interval": [lo, hi],
         "flip_rate": flip_count / n,
         "flip_interval": [flip_lo, flip_hi],
@@ -129,7 +131,6 @@ def decide(
         "deltas": deltas,
         "confidence": 0.95,
     }
-    del mean
     # 5. classification
     outside = lo > tolerances.score or hi < -tolerances.score
     label = INFLUENTIAL if flip_count > 0 or outside else NO_INFLUENCE

@@ -83,8 +83,13 @@ class Sandbox:
             "wall_seconds": float(self._limits.wall_seconds),
         }
 
-    def start(self, handler: str) -> WorkerHandle:
-        """Start a worker running ``handler`` ("package.module:function")."""
+    def start(self, handler: str, *, preload: tuple[str, ...] = ()) -> WorkerHandle:
+        """Start a worker running ``handler`` ("package.module:function").
+
+        ``preload`` names trusted project modules imported *before* the tripwire is
+        armed (their imports may use machinery the tripwire forbids, e.g. asyncio
+        rewriting ``__code__``); agent code must never be listed here.
+        """
         module, sep, attr = handler.partition(":")
         if not sep or not module or not attr:
             raise ValueError("handler must look like 'package.module:function'")
@@ -96,6 +101,7 @@ class Sandbox:
                 "scratch": scratch,
                 "limits": self._limits.to_dict(),
                 "handler": handler,
+                "preload": list(preload),
                 "seccomp": self._seccomp,
             }
             argv = [

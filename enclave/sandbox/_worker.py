@@ -6,7 +6,8 @@ Start-up, in this order, before any agent code is imported:
 2. chdir into the fresh scratch directory; bytecode writing is off (``-B``);
 3. rlimits: address space, CPU, file size, open files, no core files; SIGXFSZ
    back to its default action so an oversize write ends the process;
-4. pre-import ctypes (it opens the interpreter's own symbols at import time);
+4. pre-import ctypes (it opens the interpreter's own symbols at import time) and the
+   supervisor's ``preload`` list of trusted project modules;
 5. load the seccomp filter (where supported);
 6. arm the audit-hook tripwire;
 7. report ``ready`` (the layers in force), import the handler, report ``loaded``.
@@ -133,6 +134,9 @@ def main(argv: list[str]) -> NoReturn:
         rlimits = _apply_rlimits(limits)
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
         import ctypes  # noqa: F401  - see step 4 in the module docstring
+
+        for module_name in config.get("preload", ()):
+            importlib.import_module(str(module_name))  # trusted project code only
 
         seccomp = bool(config["seccomp"]) and _seccomp.install()
         _tripwire.arm(scratch=scratch, report_fd=sock.fileno(), send_lock=channel.lock)
