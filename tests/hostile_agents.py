@@ -286,3 +286,16 @@ def tempfiles_in_scratch(request: dict[str, Any]) -> dict[str, Any]:
             fh.write("x")
         shutil.rmtree(os.path.join(tmp, "a"))
     return {"ok": True}
+
+
+def asyncio_agent(request: dict[str, Any]) -> dict[str, Any]:
+    """Well-behaved async agent: an event loop (self-pipe socketpair) and a thread pool."""
+    import asyncio
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        doubled = await loop.run_in_executor(None, lambda: request["n"] * 2)
+        await asyncio.sleep(0)
+        return int(doubled)
+
+    return {"doubled": asyncio.run(main())}

@@ -173,10 +173,19 @@ def test_write_inside_scratch_is_allowed_and_scratch_removed(sandbox: Sandbox) -
     assert not worker.scratch.exists()
 
 
-@pytest.mark.parametrize("handler", ["sqlite_in_scratch", "tempfiles_in_scratch"])
-def test_ordinary_scratch_use_is_allowed(sandbox: Sandbox, handler: str) -> None:
+@pytest.mark.parametrize(
+    ("handler", "expected"),
+    [
+        ("sqlite_in_scratch", {"rows": 1}),
+        ("tempfiles_in_scratch", {"ok": True}),
+        ("asyncio_agent", {"doubled": 42}),
+    ],
+)
+def test_ordinary_work_is_allowed(
+    sandbox: Sandbox, handler: str, expected: dict[str, object]
+) -> None:
     with sandbox.start(f"tests.hostile_agents:{handler}") as worker:
-        assert worker.call({})
+        assert worker.call({"n": 21}) == expected
 
 
 def test_worker_gets_no_credentials_and_no_extra_descriptors(

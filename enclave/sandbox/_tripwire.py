@@ -126,7 +126,7 @@ KNOWN_EVENTS: frozenset[str] = frozenset(
     + _NATIVE_EVENTS
     + _FORBIDDEN_EVENTS
     + tuple(_PATH_EVENTS)
-    + ("open", "socket.__new__", "object.__setattr__")
+    + ("open", "socket.__new__")
 )
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -222,7 +222,7 @@ def _make_hook(
     devices = _ALLOWED_DEVICES
     in_memory = _sqlite_in_memory
     sqlite_path = _sqlite_path
-    network, outside, forbidden = NETWORK, WRITE_OUTSIDE_SCRATCH, FORBIDDEN_OPERATION
+    network, outside = NETWORK, WRITE_OUTSIDE_SCRATCH
 
     def trip(reason: str, event: str) -> None:
         try:
@@ -291,9 +291,6 @@ def _make_hook(
             family = args[1] if len(args) > 1 else None
             if family != af_unix and family != -1:
                 trip(network, event)
-            return
-        if event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
-            trip(forbidden, event)
 
     return hook
 
