@@ -26,28 +26,59 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _key_provider(home: Home, env: dict[str, str]) -> KeyProvider:
+def _provider_name(home: Home, env: dict[str, str]) -> str:
     configured = home.config.get("keys", {}).get("provider", "local")
-    provider = env.get("REPLAY_ENCLAVE_KEY_PROVIDER", configured)
-    if provider == "local":
-        return LocalKeyProvider(keys_dir=home.keys_dir)
-    if provider == "transit":
-        from .keys._transit import TransitKeyProvider
-        from .keys._vault_client import VaultSettings
+    name = env.get("REPLAY_ENCLAVE_KEY_PROVIDER", configured)
+    if name not in ("local", "transit"):
+        raise BadInput("unknown key provider in config (use 'local' or 'transit')")
+    return str(name)
 
-        settings = VaultSettings.from_env_or_config(env, home.config.get("vault"))
-        return TransitKeyProvider.from_settings(settings)  # type: ignore[no-any-return]
-    raise BadInput("unknown key provider in config (use 'local' or 'transit')")
+
+def _transit(home: Home, env: dict[str, str], role: str) -> KeyProvider:
+    from .keys import TransitKeyProvider, VaultSettings
+
+    try:
+        settings = VaultSettings.from_env_or_config(env, home.config, role=role)  # type: ignore[arg-type]
+    except ValueError:
+        raise BadInput("Vault settings are incomplete (see `replay-enclave vault setup`)") from None
+    return TransitKeyProvider(settings=settings)
 
 
 @dataclass
 class Runtime:
     home: Home
     ledger: Ledger
-    keys: KeyProvider
     digests: DigestKeys
     payloads: PayloadStore
+    provider: str = "local"
+    env: dict[str, str] = field(default_factory=dict)
     clock: Callable[[], datetime] = field(default=utc_now)
+    _identities: dict[str, KeyProvider] = field(default_factory=dict)
+
+    def _identity(self, role: str) -> KeyProvider:
+        # Each Vault identity is built on first use: a capture-only process never
+        # needs (or holds) the broker's credentials, and vice versa.
+        if role not in self._identities:
+            if self.provider == "local":
+                self._identities[role] = LocalKeyProvider(keys_dir=self.home.keys_dir)
+            else:
+                self._identities[role] = _transit(self.home, self.env, role)
+        return self._identities[role]
+
+    @property
+    def keys(self) -> KeyProvider:
+        """The capture identity: new data keys only."""
+        return self._identity("capture")
+
+    @property
+    def broker(self) -> KeyProvider:
+        """The grant broker identity: single-use grants for replay jobs."""
+        return self._identity("broker")
+
+    @property
+    def rotator(self) -> KeyProvider:
+        """The rotation identity: rotate, rewrap, trim."""
+        return self._identity("rotate")
 
     @classmethod
     def open(cls, home: Home, *, env: dict[str, str] | None = None) -> Runtime:
@@ -57,9 +88,10 @@ class Runtime:
         return cls(
             home=home,
             ledger=ledger,
-            keys=_key_provider(home, env),
             digests=DigestKeys(keys_dir=home.keys_dir),
             payloads=PayloadStore(root=home.payloads_dir),
+            provider=_provider_name(home, env),
+            env=env,
         )
 
     def close(self) -> None:

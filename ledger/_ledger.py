@@ -124,14 +124,14 @@ class Ledger:
 
     @guarded("migrate")
     def migrate(self) -> None:
-        """Upgrade the schema to the newest Alembic revision (``upgrade head``)."""
+        """Upgrade the schema to the newest Alembic revision (``upgrade heads``: independent branches of revisions all apply)."""
         config = Config()
         config.set_main_option("script_location", str(_MIGRATIONS))
         with self._write() as conn:
             if conn.dialect.name == "postgresql":
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
             config.attributes["connection"] = conn
-            command.upgrade(config, "head")
+            command.upgrade(config, "heads")
 
     # -- tenants and runs -------------------------------------------------------------
 

@@ -1,3 +1,3 @@
 """Shared fixtures: real servers are started by plugin modules in ``tests/fixtures``."""
 
-pytest_plugins = ["tests.fixtures.postgres"]
+pytest_plugins = ["tests.fixtures.postgres", "tests.fixtures.openbao"]

@@ -2,5 +2,8 @@
 
 from . import _audit_cmds, _capture_cmds, _demo  # noqa: F401 - registers commands
 from ._app import app, main
+from ._vault import app as vault_app
+
+app.add_typer(vault_app, name="vault")
 
 __all__ = ["app", "main"]

@@ -4,6 +4,8 @@ except through a single-use, single-specimen grant."""
 from ._digests import DigestKeys, TenantDigester
 from ._local import LocalGrant, LocalKeyProvider
 from ._provider import Grant, KeyProvider, WrappedKey
+from ._transit import TransitGrant, TransitKeyProvider, derivation_context
+from ._vault_client import VaultSession, VaultSettings
 
 __all__ = [
     "DigestKeys",
@@ -12,5 +14,10 @@ __all__ = [
     "LocalGrant",
     "LocalKeyProvider",
     "TenantDigester",
+    "TransitGrant",
+    "TransitKeyProvider",
+    "VaultSession",
+    "VaultSettings",
     "WrappedKey",
+    "derivation_context",
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
 
@@ -36,7 +37,7 @@ class WrappedKey:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> WrappedKey:
+    def from_dict(cls, data: Mapping[str, object]) -> WrappedKey:
         try:
             provider, kek_id, blob = data["provider"], data["kek_id"], data["blob"]
             version = data["kek_version"]

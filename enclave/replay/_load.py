@@ -45,7 +45,7 @@ def open_specimen(
         wrapped = runtime.payloads.wrapped_key(record.tenant_id, specimen_id)
     except DecryptionFailed:
         raise Refused("the specimen's key material is gone; unresolvable", code="unresolvable") from None
-    grant = runtime.keys.issue_grant(
+    grant = runtime.broker.issue_grant(
         record.tenant_id, specimen_id, wrapped, job_id=job_id, ttl_seconds=lease_seconds, now=now
     )
     try:
@@ -62,7 +62,7 @@ def open_specimen(
         record=record,
         trajectory=_trajectory(record, fields),
         grant_accessor=grant.accessor,
-        grant_provider=runtime.keys.name,
+        grant_provider=runtime.broker.name,
     )
 
 
