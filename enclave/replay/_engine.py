@@ -18,7 +18,7 @@ Invariants:
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -42,20 +42,86 @@ def _canon(value: Mapping[str, Any]) -> bytes:
 
 
 class TrackedResponse(dict[str, Any]):
-    """A served response that notices reads of live-state fields and of holes."""
+    """A served response that notices reads of live-state fields and of holes.
+
+    Every ordinary way of reading a value counts as a read: indexing, ``get``, ``pop``,
+    ``setdefault``, and the wholesale ones — ``items()``, ``values()``, ``copy()``,
+    ``dict(r)``, ``{**r}``, ``r | other``, equality, ``repr``/``str``, pickling and
+    ``json.dumps`` — which read every field. (Overriding ``__iter__`` makes CPython's
+    dict merge go through ``__getitem__``; a copy can no longer launder a live-state
+    field or a withheld one.)
+    """
 
     def __init__(self, data: Mapping[str, Any], *, on_read: Callable[[str], None]) -> None:
         super().__init__(data)
         self._on_read = on_read
 
+    def _read_all(self) -> None:
+        for key in dict.keys(self):
+            self._on_read(key)
+
     def __getitem__(self, key: str) -> Any:
         self._on_read(key)
         return super().__getitem__(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.keys(self))
 
     def get(self, key: str, default: Any = None) -> Any:
         if key in self:
             return self[key]
         return default
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if key in self:
+            self._on_read(key)
+        return super().pop(key, *default)
+
+    def popitem(self) -> tuple[str, Any]:
+        item = super().popitem()
+        self._on_read(item[0])
+        return item
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key in self:
+            return self[key]
+        return super().setdefault(key, default)
+
+    def items(self) -> Any:
+        self._read_all()
+        return super().items()
+
+    def values(self) -> Any:
+        self._read_all()
+        return super().values()
+
+    def copy(self) -> dict[str, Any]:
+        self._read_all()
+        return dict(super().items())
+
+    def __eq__(self, other: object) -> bool:
+        self._read_all()
+        return super().__eq__(other)
+
+    def __ne__(self, other: object) -> bool:
+        self._read_all()
+        return super().__ne__(other)
+
+    __hash__ = None
+
+    def __or__(self, other: Any) -> Any:
+        self._read_all()
+        return dict(super().items()) | other
+
+    def __ror__(self, other: Any) -> Any:
+        self._read_all()
+        return other | dict(super().items())
+
+    def __repr__(self) -> str:
+        self._read_all()
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 class ReplayContext(Context):
@@ -83,7 +149,9 @@ class ReplayContext(Context):
         self._time: datetime | None = None
 
     # -- matching -------------------------------------------------------------------
-    def _expect(self, kind: str, name: str, call_id: str, request: Mapping[str, Any]) -> RecordedStep:
+    def _expect(
+        self, kind: str, name: str, call_id: str, request: Mapping[str, Any]
+    ) -> RecordedStep:
         if self._cursor >= len(self._calls):
             raise DivergenceError("the replay made more calls than the record holds")
         step = self._calls[self._cursor]
@@ -95,7 +163,9 @@ class ReplayContext(Context):
         self._cursor += 1
         return step
 
-    def _find_after_departure(self, kind: str, name: str, request: Mapping[str, Any]) -> RecordedStep | None:
+    def _find_after_departure(
+        self, kind: str, name: str, request: Mapping[str, Any]
+    ) -> RecordedStep | None:
         for step in self._calls:
             if step.seq in self._consumed or step.kind != kind or step.name != name:
                 continue
@@ -108,7 +178,7 @@ class ReplayContext(Context):
         live = set(step.live_state)
 
         def on_read(field: str) -> None:
-            value = dict.get(step.response, field)
+            value = step.response.get(field)  # the recorded mapping, not the tracked one
             if is_hole(value):
                 raise Unresolvable("the run needs a field that was withheld at capture")
             if field in live and self.departed:
@@ -125,7 +195,9 @@ class ReplayContext(Context):
         self.served.append((step.call_id, how))
         return TrackedResponse(step.response, on_read=self._track(step))
 
-    def _substitute(self, spec: BoundarySpec, request: Mapping[str, Any], resolved: str | None, call_id: str) -> Mapping[str, Any]:
+    def _substitute(
+        self, spec: BoundarySpec, request: Mapping[str, Any], resolved: str | None, call_id: str
+    ) -> Mapping[str, Any]:
         if spec.substitute is None:
             if spec.side_effecting:
                 self.unserved_effects.append(call_id)
@@ -219,7 +291,9 @@ def replay_run(
 ) -> RunResult:
     """Replay once. Branch failures become a ``RunResult`` with ``failure`` set;
     anything the agent raises is reported by type only (its text may hold content)."""
-    ctx = _RecordingReplayContext(trajectory=trajectory, agent=agent, seed=seed, audit_time=audit_time)
+    ctx = _RecordingReplayContext(
+        trajectory=trajectory, agent=agent, seed=seed, audit_time=audit_time
+    )
     try:
         outcome = agent.function(ctx, dict(trajectory.inputs))
         if not isinstance(outcome, Mapping):
@@ -253,9 +327,13 @@ class _RecordingReplayContext(ReplayContext):
         self.responses: list[tuple[str, dict[str, Any]]] = []
         self.kinds: dict[str, str] = {}
 
-    def call(self, spec: BoundarySpec, request: Mapping[str, Any], *, live: LiveCall, alias: str | None = None) -> Mapping[str, Any]:
+    def call(
+        self, spec: BoundarySpec, request: Mapping[str, Any], *, live: LiveCall,
+        alias: str | None = None,
+    ) -> Mapping[str, Any]:
         response = super().call(spec, request, live=live, alias=alias)
         call_id = f"{self.agent}/{spec.name}#{self._call_counts[(self.agent, spec.name)] - 1}"
         self.kinds[call_id] = spec.kind.value
-        self.responses.append((call_id, {k: v for k, v in dict.items(response) if not is_hole(v)}))
+        items = dict.items(response) if isinstance(response, dict) else response.items()
+        self.responses.append((call_id, {k: v for k, v in items if not is_hole(v)}))
         return response
