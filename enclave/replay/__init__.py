@@ -1,6 +1,8 @@
 """Replay with one declared intervention, inside an isolated worker, to a certificate."""
 
-from ._audit import WORKER_HANDLER, AuditOutcome, run_audit
+from ._audit import record_request, run_audit
+from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary
+from ._stages import WORKER_HANDLER, finalize_audit, prepare_audit, run_sample_batch
 from ._certificates import RuntimeLedgerLookup, issue_certificate, signing_key
 from ._compare import compare_layers, recorded_layers
 from ._engine import ReplayContext, replay_run
@@ -9,7 +11,7 @@ from ._interventions import AppliedIntervention, Intervention, apply_interventio
 from ._load import OpenedSpecimen, open_specimen
 from ._model import LAYERS, RecordedStep, RunResult, Strategy, Tolerances, Trajectory
 from ._request import AuditRequest
-from ._verdict import Verdict, auditability_of, decide
+from ._verdict import Verdict, auditability_of, decide, summarize_seed
 
 __all__ = [
     "LAYERS",
@@ -17,6 +19,9 @@ __all__ = [
     "AppliedIntervention",
     "AuditOutcome",
     "AuditRequest",
+    "BatchResult",
+    "Preparation",
+    "SampleSummary",
     "BranchError",
     "DivergenceError",
     "Intervention",
@@ -35,6 +40,11 @@ __all__ = [
     "auditability_of",
     "compare_layers",
     "decide",
+    "finalize_audit",
+    "prepare_audit",
+    "record_request",
+    "run_sample_batch",
+    "summarize_seed",
     "issue_certificate",
     "open_specimen",
     "placebo_of",

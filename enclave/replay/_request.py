@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,57 @@ class AuditRequest:
             raise BadInput("--seed must be a non-negative integer")
         if not self.purpose.strip() or len(self.purpose) > 500:
             raise BadInput("a purpose (1-500 characters) is required")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The frozen request as stored with a queued audit (includes a REPLACE value:
+        an analyst-supplied counterfactual, never captured content)."""
+        iv = self.intervention
+        return {
+            "specimen_id": self.specimen_id,
+            "intervention": {
+                "strategy": iv.strategy.value,
+                "call_id": iv.call_id,
+                "field": iv.field,
+                "value": iv.value,
+                "delta": iv.delta,
+                "revision": list(iv.revision) if iv.revision else None,
+            },
+            "purpose": self.purpose,
+            "requester": self.requester,
+            "samples": self.samples,
+            "seed": self.seed,
+            "tolerances": {"score": self.tolerances.score, "ignored": sorted(self.tolerances.ignored)},
+            "policy": list(self.policy) if self.policy else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditRequest:
+        try:
+            iv = data["intervention"]
+            revision = iv.get("revision")
+            policy = data.get("policy")
+            return cls(
+                specimen_id=str(data["specimen_id"]),
+                intervention=Intervention(
+                    Strategy(iv["strategy"]),
+                    call_id=iv.get("call_id"),
+                    field=iv.get("field"),
+                    value=iv.get("value"),
+                    delta=iv.get("delta"),
+                    revision=(str(revision[0]), str(revision[1])) if revision else None,
+                ),
+                purpose=str(data["purpose"]),
+                requester=str(data["requester"]),
+                samples=int(data["samples"]),
+                seed=int(data["seed"]),
+                tolerances=Tolerances(
+                    score=float(data["tolerances"]["score"]),
+                    ignored=frozenset(data["tolerances"]["ignored"]),
+                ),
+                policy=(str(policy[0]), int(policy[1])) if policy else None,
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BadInput("the stored audit request is malformed") from exc
 
     def parameters(self) -> tuple[str, Any]:
         """(kind, value) of what the intervention sets — digested, never shown."""

@@ -26,8 +26,9 @@ from typing import Any
 from ..analysis import clopper_pearson, mean_interval
 from ._compare import compare_layers
 from ._model import RunResult, Tolerances
+from ._results import SampleSummary
 
-__all__ = ["Verdict", "auditability_of", "decide"]
+__all__ = ["Verdict", "auditability_of", "decide", "summarize_seed"]
 
 INFLUENTIAL = "influential"
 NO_INFLUENCE = "no-measurable-influence"
@@ -47,11 +48,11 @@ class Verdict:
     failure_detail: str | None = None
 
 
-def auditability_of(runs: Sequence[RunResult]) -> dict[str, Any]:
-    live_reads = sorted({field for run in runs for _, field in run.live_state_reads})
-    read_calls = [call for run in runs for call, _ in run.live_state_reads]
-    unverifiable = [c for run in runs for c in run.unverifiable_effects]
-    unserved = [c for run in runs for c in run.unserved_effects]
+def auditability_of(samples: Sequence[SampleSummary]) -> dict[str, Any]:
+    live_reads = sorted({field for s in samples for _, field in s.live_state_reads})
+    read_calls = [call for s in samples for call, _ in s.live_state_reads]
+    unverifiable = [c for s in samples for c in s.unverifiable_effects]
+    unserved = [c for s in samples for c in s.unserved_effects]
     first = next(iter(unverifiable or unserved or read_calls), None)
     reasons = []
     if unverifiable:
@@ -68,55 +69,32 @@ def auditability_of(runs: Sequence[RunResult]) -> dict[str, Any]:
     }
 
 
-def _failed(runs: Sequence[RunResult], *, tolerate_unservable: bool) -> RunResult | None:
-    for run in runs:
-        if run.failure is None:
-            continue
-        if tolerate_unservable and run.failure == "unservable":
-            continue
-        return run
-    return None
-
-
-def decide(
-    *,
-    baseline: Sequence[RunResult],
-    intervened: Sequence[RunResult],
-    placebo: Sequence[RunResult],
-    recorded_decision: Any,
-    tolerances: Tolerances,
-) -> Verdict:
-    auditability = auditability_of(intervened)
+def decide(*, samples: Sequence[SampleSummary], tolerances: Tolerances) -> Verdict:
+    auditability = auditability_of(samples)
     observable_only = auditability["class"] == OBSERVABLE_ONLY
     # 1. failed runs
-    bad = _failed(list(baseline) + list(placebo), tolerate_unservable=observable_only) or _failed(
-        intervened, tolerate_unservable=observable_only
-    )
-    if bad is not None:
-        return Verdict(FAILED, auditability, None, None, bad.failure, f"{bad.variant} run on seed {bad.seed}")
+    for sample in samples:
+        if sample.failure is None:
+            continue
+        if observable_only and sample.failure == "unservable" and sample.failure_variant == "intervened":
+            continue
+        return Verdict(FAILED, auditability, None, None, sample.failure,
+                       f"{sample.failure_variant} run on seed {sample.seed}")
     # 2. observable-only: report, do not conclude
     if observable_only:
         return Verdict(OBSERVABLE_ONLY, auditability, None, None)
     # 3. placebo
-    max_abs, flips, differs = 0.0, 0, False
-    for base, twin in zip(baseline, placebo, strict=True):
-        assert base.layers is not None and twin.layers is not None
-        layers = compare_layers(base.layers, twin.layers, Tolerances(score=0.0))
-        max_abs = max(max_abs, abs(layers["score"]["delta"]))
-        flips += int(base.layers["decision"] != twin.layers["decision"])
-        differs = differs or not all(v.get("equal", v["ok"]) for v in layers.values())
-    placebo_summary = {"passed": not differs, "max_abs_delta": max_abs, "flips": flips}
-    if differs:
-        return Verdict(FAILED, auditability, None, placebo_summary, "apparatus_fault", "placebo differed from baseline")
+    placebo = {
+        "passed": all(s.placebo_equal for s in samples),
+        "max_abs_delta": max((s.placebo_abs_delta for s in samples), default=0.0),
+        "flips": sum(1 for s in samples if s.placebo_flip),
+    }
+    if not placebo["passed"]:
+        return Verdict(FAILED, auditability, None, placebo, "apparatus_fault", "placebo differed from baseline")
     # 4. effect
-    deltas, flip_count, base_hits, iv_hits = [], 0, 0, 0
-    for base, iv in zip(baseline, intervened, strict=True):
-        assert base.layers is not None and iv.layers is not None
-        deltas.append(float(iv.layers["score"]) - float(base.layers["score"]))
-        flip_count += int(base.layers["decision"] != iv.layers["decision"])
-        base_hits += int(base.layers["decision"] == recorded_decision)
-        iv_hits += int(iv.layers["decision"] == recorded_decision)
+    deltas = [float(s.delta or 0.0) for s in samples]
     n = len(deltas)
+    flip_count = sum(1 for s in samples if s.flip)
     mean = math.fsum(deltas) / n
     _, lo, hi = mean_interval(deltas)
     lo, hi = min(lo, mean), max(hi, mean)  # identical deltas: keep the last ulp consistent
@@ -126,12 +104,39 @@ def decide(
         "delta_interval": [lo, hi],
         "flip_rate": flip_count / n,
         "flip_interval": [flip_lo, flip_hi],
-        "baseline_rate": base_hits / n,
-        "intervened_rate": iv_hits / n,
+        "baseline_rate": sum(1 for s in samples if s.baseline_hit) / n,
+        "intervened_rate": sum(1 for s in samples if s.intervened_hit) / n,
         "deltas": deltas,
         "confidence": 0.95,
     }
     # 5. classification
     outside = lo > tolerances.score or hi < -tolerances.score
     label = INFLUENTIAL if flip_count > 0 or outside else NO_INFLUENCE
-    return Verdict(label, auditability, effect, placebo_summary)
+    return Verdict(label, auditability, effect, placebo)
+
+
+def summarize_seed(
+    baseline: RunResult, intervened: RunResult, placebo: RunResult, *, recorded_decision: Any
+) -> SampleSummary:
+    """Reduce one seed's three runs to metadata, inside the enclave."""
+    facts = {
+        "live_state_reads": intervened.live_state_reads,
+        "unverifiable_effects": intervened.unverifiable_effects,
+        "unserved_effects": intervened.unserved_effects,
+    }
+    for run in (baseline, placebo, intervened):
+        if run.failure is not None:
+            return SampleSummary(seed=baseline.seed, failure=run.failure, failure_variant=run.variant, **facts)
+    assert baseline.layers is not None and intervened.layers is not None and placebo.layers is not None
+    twin = compare_layers(baseline.layers, placebo.layers, Tolerances(score=0.0))
+    return SampleSummary(
+        seed=baseline.seed,
+        delta=float(intervened.layers["score"]) - float(baseline.layers["score"]),
+        flip=baseline.layers["decision"] != intervened.layers["decision"],
+        baseline_hit=baseline.layers["decision"] == recorded_decision,
+        intervened_hit=intervened.layers["decision"] == recorded_decision,
+        placebo_equal=all(v.get("equal", v["ok"]) for v in twin.values()),
+        placebo_abs_delta=abs(twin["score"]["delta"]),
+        placebo_flip=baseline.layers["decision"] != placebo.layers["decision"],
+        **facts,
+    )

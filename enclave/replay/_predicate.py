@@ -1,0 +1,108 @@
+"""The certificate predicate: what an audit establishes, and what it does not."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from ..keys import TenantDigester
+from ._request import AuditRequest
+from ._results import BatchResult, Preparation
+from ._verdict import BASELINE_NOT_REPRODUCED, NO_INFLUENCE, OBSERVABLE_ONLY, Verdict
+
+__all__ = ["build_predicate"]
+
+_NOT_ESTABLISHED = [
+    "generalisation beyond this specimen: the result concerns this recorded run only",
+    "the identity of provider-internal components behind a resolved model or service",
+    "what live systems would answer today: every dependency was served from the record",
+]
+
+
+def isolation_layers(environment: dict[str, Any]) -> list[str]:
+    layers = [str(environment.get("isolation", "none"))]
+    for key in ("network_namespace", "pid_namespace", "filesystem_readonly", "audit_hook", "seccomp",
+                "wall_clock_kill"):
+        if environment.get(key):
+            layers.append(key)
+    if environment.get("rlimits"):
+        layers.append("rlimits")
+    return layers
+
+
+def not_established(classification: str) -> list[str]:
+    items = list(_NOT_ESTABLISHED)
+    if classification == OBSERVABLE_ONLY:
+        items.insert(0, "whether the intervened input was causal: the branch depends on live state or "
+                        "unverifiable effects, so no counterfactual conclusion is drawn either way")
+    elif classification == BASELINE_NOT_REPRODUCED:
+        items.insert(0, "any effect of the intervention: the untouched baseline did not reproduce")
+    elif classification == NO_INFLUENCE:
+        items.insert(0, "absence of influence below the declared score tolerance or on other seeds")
+    return items
+
+
+def lineage(request: AuditRequest, preparation: Preparation, verdict: Verdict,
+            batches: Sequence[BatchResult]) -> list[dict[str, Any]]:
+    chain: list[dict[str, Any]] = []
+    if request.policy:
+        chain.append({"kind": "policy", "id": request.policy[0], "version": request.policy[1]})
+    chain += [
+        {"kind": "intervention", "strategy": request.intervention.strategy.value,
+         "target": preparation.target_call_id, "digest": preparation.counterfactual_digest},
+        {"kind": "evidence", "call_id": preparation.target_call_id,
+         "original_digest": preparation.original_digest,
+         "counterfactual_digest": preparation.counterfactual_digest},
+        {"kind": "baseline-gate", "job": preparation.audit_id, "grant": preparation.grant.get("accessor")},
+    ]
+    for batch in batches:
+        seeds = f"{batch.seeds[0]}..{batch.seeds[-1]}" if batch.seeds else ""
+        chain.append({"kind": "replays", "job": batch.job_id, "seeds": seeds,
+                      "runs": 3 * len(batch.samples), "grant": batch.grant.get("accessor")})
+    if verdict.effect is not None:
+        chain.append({"kind": "scores", "mean_delta": verdict.effect["mean_delta"],
+                      "flip_rate": verdict.effect["flip_rate"]})
+    chain.append({"kind": "classification", "value": verdict.classification})
+    return chain
+
+
+def build_predicate(
+    *,
+    request: AuditRequest,
+    preparation: Preparation,
+    verdict: Verdict,
+    batches: Sequence[BatchResult],
+    digester: TenantDigester,
+    specimen_entry: tuple[int, str],
+    now: datetime,
+) -> dict[str, Any]:
+    iv = request.intervention
+    ran_samples = any(b.samples for b in batches)
+    return {
+        "request": request.to_predicate(call_id=preparation.target_call_id, digester=digester),
+        "baseline": preparation.baseline,
+        "intervention": {
+            "strategy": iv.strategy.value.upper(),
+            "target": {"call_id": preparation.target_call_id, "field": iv.field or "#identity"},
+            "declared_changes": list(preparation.declared_changes),
+            "actual_changes": list(preparation.actual_changes),
+            "unchanged_digest_before": preparation.unchanged_digest_before,
+            "unchanged_digest_after": preparation.unchanged_digest_after,
+            "unchanged_digest_equal": preparation.unchanged_digest_before == preparation.unchanged_digest_after,
+        },
+        "samples": None if not ran_samples else {
+            "count": request.samples, "seed": request.seed,
+            "seeds": f"{request.seed}..{request.seed + request.samples - 1}",
+        },
+        "effect": verdict.effect,
+        "placebo": verdict.placebo,
+        "classification": verdict.classification,
+        "auditability": verdict.auditability,
+        "not_established": not_established(verdict.classification),
+        "environment": {"isolation_layers": isolation_layers(preparation.environment), **preparation.environment},
+        "lineage": lineage(request, preparation, verdict, batches),
+        "grant": dict(preparation.grant),
+        "ledger": {"specimen_entry_index": specimen_entry[0], "specimen_entry_hash": specimen_entry[1]},
+        "issued_at": now.isoformat().replace("+00:00", "Z"),
+    }

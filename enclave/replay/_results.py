@@ -1,0 +1,155 @@
+"""What the audit stages hand each other: metadata and bounded numbers only.
+
+These objects are stored in the job tables and travel between hosts, so none of them
+carries captured content: digests are keyed, layers are reduced to equal/not-equal and
+score deltas, decisions to "same as recorded" booleans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["AuditOutcome", "BatchResult", "Preparation", "SampleSummary"]
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """The audit job's result: the proven intervention and the baseline gate."""
+
+    audit_id: str
+    specimen_id: str
+    tenant_id: str
+    agent_name: str
+    manifest_digest: str
+    target_call_id: str
+    declared_changes: tuple[str, ...]
+    actual_changes: tuple[str, ...]
+    unchanged_digest_before: str
+    unchanged_digest_after: str
+    original_digest: str
+    counterfactual_digest: str
+    baseline: dict[str, Any] | None  # {"reproduced": bool, "layers": {...}}
+    gate_auditability: dict[str, Any]
+    environment: dict[str, Any]
+    grant: dict[str, Any]
+    failure: str | None = None  # contamination reason or the gate run's failure code
+    failure_detail: str | None = None
+
+    @property
+    def gate_passed(self) -> bool:
+        return self.failure is None and bool(self.baseline and self.baseline["reproduced"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Preparation:
+        values = dict(data)
+        for key in ("declared_changes", "actual_changes"):
+            values[key] = tuple(values[key])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class SampleSummary:
+    """One seed: baseline, intervened and placebo runs, compared inside the enclave."""
+
+    seed: int
+    failure: str | None = None
+    failure_variant: str | None = None
+    delta: float | None = None  # intervened score - baseline score
+    flip: bool = False
+    baseline_hit: bool = False  # baseline decision == recorded decision
+    intervened_hit: bool = False
+    placebo_equal: bool = True
+    placebo_abs_delta: float = 0.0
+    placebo_flip: bool = False
+    live_state_reads: tuple[tuple[str, str], ...] = ()
+    unverifiable_effects: tuple[str, ...] = ()
+    unserved_effects: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["live_state_reads"] = [list(x) for x in self.live_state_reads]
+        out["unverifiable_effects"] = list(self.unverifiable_effects)
+        out["unserved_effects"] = list(self.unserved_effects)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SampleSummary:
+        values = dict(data)
+        values["live_state_reads"] = tuple((str(a), str(b)) for a, b in values.get("live_state_reads", ()))
+        values["unverifiable_effects"] = tuple(values.get("unverifiable_effects", ()))
+        values["unserved_effects"] = tuple(values.get("unserved_effects", ()))
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """A replay job's result: one summary per assigned seed, or the contamination."""
+
+    job_id: str
+    seeds: tuple[int, ...]
+    samples: tuple[SampleSummary, ...]
+    grant: dict[str, Any] = field(default_factory=dict)
+    failure: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "job_id": self.job_id,
+            "seeds": list(self.seeds),
+            "samples": [s.to_dict() for s in self.samples],
+            "grant": dict(self.grant),
+            "failure": self.failure,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BatchResult:
+        return cls(
+            job_id=str(data["job_id"]),
+            seeds=tuple(int(s) for s in data["seeds"]),
+            samples=tuple(SampleSummary.from_dict(s) for s in data["samples"]),
+            grant=dict(data.get("grant") or {}),
+            failure=data.get("failure"),
+        )
+
+
+@dataclass(frozen=True)
+class AuditOutcome:
+    """What an audit produced. Metadata and bounded numbers only."""
+
+    audit_id: str
+    specimen_id: str
+    classification: str
+    auditability: dict[str, Any]
+    effect: dict[str, Any] | None
+    placebo: dict[str, Any] | None
+    failure: str | None
+    failure_detail: str | None
+    certificate_path: Path | None
+    ledger_index: int
+    envelope: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        effect = None
+        if self.effect is not None:
+            effect = {k: v for k, v in self.effect.items() if k != "deltas"}
+        return {
+            "audit_id": self.audit_id,
+            "specimen_id": self.specimen_id,
+            "classification": self.classification,
+            "auditability": self.auditability,
+            "effect": effect,
+            "placebo": self.placebo,
+            "failure": self.failure,
+            "failure_detail": self.failure_detail,
+            "certificate_path": None if self.certificate_path is None else str(self.certificate_path),
+            "ledger_index": self.ledger_index,
+        }
+
+
+def seeds_of(batches: Sequence[BatchResult]) -> list[int]:
+    return [s for b in batches for s in b.seeds]

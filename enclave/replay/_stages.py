@@ -1,0 +1,211 @@
+"""The three stages of an audit, each runnable as its own durable job.
+
+1. ``prepare_audit``: open the specimen (its own single-use grant), apply the
+   intervention and prove it changed only what it declares, run the baseline gate on
+   the recorded seed in an isolated worker.
+2. ``run_sample_batch``: for each assigned seed, the baseline, intervened and placebo
+   runs in one isolated worker (again its own grant), reduced to ``SampleSummary``.
+3. ``finalize_audit``: check the batches cover exactly seeds S..S+N-1 once each,
+   decide, sign the certificate and append it — or append ``audit.failed``.
+
+Stages exchange only the metadata objects of ``_results``; plaintext lives inside a
+stage's process for the duration of its grant and is never stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from .._runtime import Runtime
+from ..capture import load_agent
+from ..sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle
+from ._certificates import issue_certificate
+from ._compare import compare_layers, recorded_layers
+from ._interventions import AppliedIntervention, apply_intervention, placebo_of
+from ._load import OpenedSpecimen, open_specimen
+from ._model import RunResult, Trajectory
+from ._predicate import build_predicate
+from ._request import AuditRequest
+from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary, seeds_of
+from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide, summarize_seed
+
+__all__ = ["finalize_audit", "prepare_audit", "run_sample_batch", "WORKER_HANDLER"]
+
+WORKER_HANDLER = "enclave.replay._worker_entry:handle"
+# Our own modules, imported before the tripwire arms; agent modules load after it.
+WORKER_PRELOAD = ("enclave.replay._worker_entry",)
+BATCH_RUNS = 600
+
+
+def _open(runtime: Runtime, request: AuditRequest, *, job_id: str, now: datetime,
+          lease_seconds: int) -> tuple[OpenedSpecimen, AppliedIntervention, Trajectory]:
+    opened = open_specimen(runtime, request.specimen_id, job_id=job_id, lease_seconds=lease_seconds, now=now)
+    runtime.ledger.append(
+        "grant.used",
+        job_id,
+        {"job_id": job_id, "specimen_id": request.specimen_id, "provider": opened.grant_provider,
+         "accessor": opened.grant_accessor},
+    )
+    agent = load_agent(opened.record.agent_name)
+    digester = runtime.digests.for_tenant(opened.record.tenant_id)
+    applied = apply_intervention(opened.trajectory, request.intervention, agent=agent, digester=digester)
+    return opened, applied, placebo_of(opened.trajectory, applied)
+
+
+def _start(runtime: Runtime, isolation: str, limits: SandboxLimits | None) -> Sandbox:
+    return Sandbox(scratch_root=runtime.home.root / "scratch", limits=limits, isolation=isolation)
+
+
+def _load_worker(worker: WorkerHandle, opened: OpenedSpecimen, applied: AppliedIntervention,
+                 placebo: Trajectory, now: datetime) -> None:
+    worker.call({
+        "op": "load",
+        "agent": opened.record.agent_name,
+        "trajectories": {
+            "baseline": opened.trajectory.to_dict(),
+            "intervened": applied.trajectory.to_dict(),
+            "placebo": placebo.to_dict(),
+        },
+        "audit_time": now.isoformat(),
+    })
+
+
+def _grant(opened: OpenedSpecimen, lease_seconds: int) -> dict[str, Any]:
+    return {"provider": opened.grant_provider, "accessor": opened.grant_accessor, "ttl_seconds": lease_seconds}
+
+
+def prepare_audit(
+    runtime: Runtime,
+    request: AuditRequest,
+    *,
+    audit_id: str,
+    now: datetime,
+    isolation: str = "auto",
+    limits: SandboxLimits | None = None,
+    lease_seconds: int = 300,
+) -> Preparation:
+    opened, applied, placebo = _open(runtime, request, job_id=audit_id, now=now, lease_seconds=lease_seconds)
+    sandbox = _start(runtime, isolation, limits)
+    gate: RunResult | None = None
+    failure: tuple[str, str] | None = None
+    try:
+        with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
+            _load_worker(worker, opened, applied, placebo, now)
+            reply = worker.call({"op": "run", "runs": [{"variant": "baseline", "seed": opened.trajectory.seed}]})
+            gate = RunResult.from_dict(reply["results"][0])
+    except Contaminated as exc:
+        failure = (exc.reason, "the replay worker was contaminated")
+    baseline = None
+    if gate is not None and gate.failure is not None:
+        failure = (gate.failure, "baseline run on the recorded seed")
+    elif gate is not None and gate.layers is not None:
+        layers = compare_layers(recorded_layers(opened.trajectory.steps), gate.layers, request.tolerances)
+        baseline = {"reproduced": all(v["ok"] for v in layers.values()), "layers": layers}
+    gate_facts = [] if gate is None else [SampleSummary(
+        seed=gate.seed, unverifiable_effects=gate.unverifiable_effects, unserved_effects=gate.unserved_effects)]
+    return Preparation(
+        audit_id=audit_id,
+        specimen_id=request.specimen_id,
+        tenant_id=opened.record.tenant_id,
+        agent_name=opened.record.agent_name,
+        manifest_digest=opened.record.manifest_digest,
+        target_call_id=applied.target_call_id,
+        declared_changes=applied.declared_changes,
+        actual_changes=applied.actual_changes,
+        unchanged_digest_before=applied.unchanged_digest_before,
+        unchanged_digest_after=applied.unchanged_digest_after,
+        original_digest=applied.original_digest,
+        counterfactual_digest=applied.counterfactual_digest,
+        baseline=baseline,
+        gate_auditability=auditability_of(gate_facts),
+        environment=sandbox.environment,
+        grant=_grant(opened, lease_seconds),
+        failure=None if failure is None else failure[0],
+        failure_detail=None if failure is None else failure[1],
+    )
+
+
+def run_sample_batch(
+    runtime: Runtime,
+    request: AuditRequest,
+    *,
+    audit_id: str,
+    job_id: str,
+    seeds: Sequence[int],
+    now: datetime,
+    isolation: str = "auto",
+    limits: SandboxLimits | None = None,
+    lease_seconds: int = 300,
+    progress: Any = None,
+) -> BatchResult:
+    del audit_id  # the job id names the grant; the audit id is in the job's lineage
+    opened, applied, placebo = _open(runtime, request, job_id=job_id, now=now, lease_seconds=lease_seconds)
+    recorded_decision = opened.trajectory.outcome.get("decision")
+    runs = [{"variant": v, "seed": s} for s in seeds for v in ("baseline", "intervened", "placebo")]
+    results: list[RunResult] = []
+    try:
+        with _start(runtime, isolation, limits).start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
+            _load_worker(worker, opened, applied, placebo, now)
+            for start in range(0, len(runs), BATCH_RUNS):
+                batch = runs[start : start + BATCH_RUNS]
+                results.extend(RunResult.from_dict(r) for r in worker.call({"op": "run", "runs": batch})["results"])
+                if progress:
+                    progress(len(batch) // 3)
+    except Contaminated as exc:
+        return BatchResult(job_id=job_id, seeds=tuple(seeds), samples=(), grant=_grant(opened, lease_seconds),
+                           failure=exc.reason)
+    samples = tuple(
+        summarize_seed(results[i], results[i + 1], results[i + 2], recorded_decision=recorded_decision)
+        for i in range(0, len(results), 3)
+    )
+    return BatchResult(job_id=job_id, seeds=tuple(seeds), samples=samples, grant=_grant(opened, lease_seconds))
+
+
+def finalize_audit(
+    runtime: Runtime,
+    request: AuditRequest,
+    *,
+    audit_id: str,
+    preparation: Preparation,
+    batches: Sequence[BatchResult],
+    now: datetime,
+) -> AuditOutcome:
+    ledger = runtime.ledger
+    expected = list(range(request.seed, request.seed + request.samples))
+    verdict: Verdict
+    if preparation.failure is not None:
+        verdict = Verdict(FAILED, preparation.gate_auditability, None, None,
+                          preparation.failure, preparation.failure_detail)
+    elif not preparation.gate_passed:
+        verdict = Verdict(BASELINE_NOT_REPRODUCED, preparation.gate_auditability, None, None)
+    elif (bad := next((b for b in batches if b.failure), None)) is not None:
+        verdict = Verdict(FAILED, preparation.gate_auditability, None, None, bad.failure,
+                          "the replay worker was contaminated")
+    elif sorted(seeds_of(batches)) != expected or [s.seed for b in batches for s in b.samples] != seeds_of(batches):
+        # lineage: every sample exactly once, from the batch that was assigned its seed
+        verdict = Verdict(FAILED, preparation.gate_auditability, None, None, "lineage_mismatch",
+                          "the batches do not cover the requested seeds exactly once")
+    else:
+        ordered = sorted((s for b in batches for s in b.samples), key=lambda s: s.seed)
+        verdict = decide(samples=ordered, tolerances=request.tolerances)
+    if verdict.classification == FAILED:
+        position = ledger.append(
+            "audit.failed", audit_id,
+            {"audit_id": audit_id, "reason": verdict.failure, "detail": verdict.failure_detail},
+        )
+        return AuditOutcome(audit_id, request.specimen_id, FAILED, verdict.auditability, None, verdict.placebo,
+                            verdict.failure, verdict.failure_detail, None, position.index)
+    specimen_entry = ledger.entries(kind="specimen.sealed", subject=request.specimen_id)[0]
+    digester = runtime.digests.for_tenant(preparation.tenant_id)
+    predicate = build_predicate(
+        request=request, preparation=preparation, verdict=verdict, batches=batches,
+        digester=digester, specimen_entry=(specimen_entry.index, specimen_entry.entry_hash), now=now,
+    )
+    envelope, path, index = issue_certificate(
+        runtime, audit_id=audit_id, specimen_id=request.specimen_id,
+        manifest_digest=preparation.manifest_digest, predicate=predicate,
+    )
+    return AuditOutcome(audit_id, request.specimen_id, verdict.classification, verdict.auditability,
+                        verdict.effect, verdict.placebo, None, None, path, index, envelope)
