@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ledger import LedgerPosition, read_saved_head
+from ledger import LedgerPosition, NotFound, read_saved_head
 
 from .._errors import BadInput
 from .._home import Home, default_home
@@ -47,8 +47,9 @@ def read_input_file(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_bytes())
     except FileNotFoundError:
         raise BadInput("input file not found") from None
-    except (OSError, ValueError):
-        # never echo the document: json errors carry it in .doc
+    except (OSError, ValueError, RecursionError):
+        # never echo the document: json errors carry it in .doc; absurd nesting is
+        # malformed input too, not an internal fault
         raise BadInput("input file is not valid JSON") from None
     if not isinstance(data, dict) or not isinstance(data.get("inputs"), dict):
         raise BadInput("input file must be an object with an 'inputs' object")
@@ -110,7 +111,9 @@ def specimens_list(
     """List sealed specimens."""
     runtime = open_runtime(home)
     try:
-        rows = runtime.ledger.list_specimens(tenant_id=tenant, agent_name=agent, limit=limit, offset=offset)
+        rows = runtime.ledger.list_specimens(
+            tenant_id=tenant, agent_name=agent, limit=limit, offset=offset
+        )
     finally:
         runtime.close()
     items = [
@@ -129,7 +132,15 @@ def specimens_list(
     if json_out:
         emit_json(items)
     else:
-        columns = ("specimen_id", "tenant", "agent", "highest_classification", "steps", "sealed_at", "erased")
+        columns = (
+            "specimen_id",
+            "tenant",
+            "agent",
+            "highest_classification",
+            "steps",
+            "sealed_at",
+            "erased",
+        )
         table("sealed specimens", columns, ([i[c] for c in columns] for i in items))
 
 
@@ -143,6 +154,8 @@ def specimens_show(
     runtime = open_runtime(home)
     try:
         record = runtime.ledger.get_specimen(specimen_id)
+    except NotFound:
+        raise BadInput("no sealed specimen has that id") from None
     finally:
         runtime.close()
     if json_out:
@@ -163,17 +176,32 @@ def specimens_show(
     for step in record.manifest["steps"]:
         for f in step["fields"]:
             rows.append(
-                (step["seq"], step["call_id"], step["kind"], step.get("resolved") or "", f["side"], f["path"],
-                 f["classification"], f["retention"], (f["digest"] or "(hole)")[:24])
+                (
+                    step["seq"],
+                    step["call_id"],
+                    step["kind"],
+                    step.get("resolved") or "",
+                    f["side"],
+                    f["path"],
+                    f["classification"],
+                    f["retention"],
+                    (f["digest"] or "(hole)")[:24],
+                )
             )
-    table("fields", ("seq", "call", "kind", "resolved", "side", "path", "class", "retention", "digest"), rows)
+    table(
+        "fields",
+        ("seq", "call", "kind", "resolved", "side", "path", "class", "retention", "digest"),
+        rows,
+    )
 
 
 @ledger_app.command("verify")
 def ledger_verify(
     home: HomeOption = None,
     json_out: JsonOption = False,
-    head: Annotated[str | None, typer.Option(help="Saved head INDEX:HASH (default: the home's ledger.head).")] = None,
+    head: Annotated[
+        str | None, typer.Option(help="Saved head INDEX:HASH (default: the home's ledger.head).")
+    ] = None,
 ) -> None:
     """Verify the whole hash chain against a saved head; name the first bad index."""
     runtime = open_runtime(home)
@@ -185,7 +213,9 @@ def ledger_verify(
     result = {
         "ok": report.ok,
         "length": report.length,
-        "head": None if report.head is None else {"index": report.head.index, "hash": report.head.entry_hash},
+        "head": None
+        if report.head is None
+        else {"index": report.head.index, "hash": report.head.entry_hash},
         "first_bad_index": report.first_bad_index,
         "reason": report.reason,
     }
@@ -194,7 +224,8 @@ def ledger_verify(
     elif report.ok:
         console.print(f"ledger verified: {report.length} entries, head matches")
     else:
-        console.print(f"[red]ledger verification FAILED at index {report.first_bad_index}: {report.reason}[/red]")
+        where = report.first_bad_index
+        console.print(f"[red]ledger verification FAILED at index {where}: {report.reason}[/red]")
     if not report.ok:
         raise typer.Exit(1)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .._errors import InfrastructureError
 from ._files import write_private
+from ._local import keys_lock
 
 __all__ = ["DigestKeys", "TenantDigester"]
 
@@ -39,14 +40,22 @@ class DigestKeys:
     def __init__(self, *, keys_dir: Path) -> None:
         self._path = keys_dir / "digest-keys.json"
 
-    def for_tenant(self, tenant_id: str) -> TenantDigester:
+    def _load(self) -> dict[str, str]:
         try:
             data: dict[str, str] = json.loads(self._path.read_text())
         except FileNotFoundError:
-            data = {}
+            return {}
         except (OSError, ValueError) as exc:
             raise InfrastructureError("digest keyring is unreadable") from exc
+        return data
+
+    def for_tenant(self, tenant_id: str) -> TenantDigester:
+        data = self._load()
         if tenant_id not in data:
-            data[tenant_id] = base64.b64encode(secrets.token_bytes(32)).decode()
-            write_private(self._path, json.dumps(data, sort_keys=True).encode())
+            # under the lock and re-read: two processes must not mint two secrets
+            with keys_lock(self._path.parent, "digest-keys"):
+                data = self._load()
+                if tenant_id not in data:
+                    data[tenant_id] = base64.b64encode(secrets.token_bytes(32)).decode()
+                    write_private(self._path, json.dumps(data, sort_keys=True).encode())
         return TenantDigester(base64.b64decode(data[tenant_id]))

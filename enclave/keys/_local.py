@@ -3,17 +3,23 @@
 Invariants (same as every provider, see ``_provider``): KEKs never leave this module;
 wrapping is bound to ``tenant/specimen`` through AES-GCM associated data; grants are
 single-use files — redeeming unlinks the grant file, and only one unlink can succeed,
-even across processes.
+even across processes. Every read-modify-write of the keyring (a tenant's first KEK,
+``rotate``, ``trim``) holds an exclusive ``flock`` on ``<keys>/.keyring.lock`` and
+re-reads the file under it, so two processes can never each mint a tenant's first KEK
+and lose one (with it, every data key it wrapped).
 """
 
 from __future__ import annotations
 
 import base64
+import fcntl
 import hashlib
 import hmac
 import json
 import os
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -26,7 +32,22 @@ from .._errors import DecryptionFailed, GrantRefused, InfrastructureError
 from ._files import write_private
 from ._provider import WrappedKey
 
-__all__ = ["LocalKeyProvider", "LocalGrant"]
+__all__ = ["LocalKeyProvider", "LocalGrant", "keys_lock"]
+
+
+@contextmanager
+def keys_lock(keys_dir: Path, name: str) -> Iterator[None]:
+    """An exclusive advisory lock (``flock``) shared by every process using ``keys_dir``."""
+    keys_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        fd = os.open(keys_dir / f".{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise InfrastructureError("key store lock is unavailable") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def _wrap_aad(tenant_id: str, specimen_id: str) -> bytes:
@@ -76,14 +97,17 @@ class LocalKeyProvider:
         write_private(self._keyring_path, json.dumps(data, sort_keys=True).encode())
 
     def _tenant(self, tenant_id: str, *, create: bool) -> dict[str, Any]:
-        data = self._load()
-        tenant = data["tenants"].get(tenant_id)
+        tenant = self._load()["tenants"].get(tenant_id)
         if tenant is None:
             if not create:
                 raise DecryptionFailed()
-            tenant = {"current": 1, "versions": {"1": _b64(secrets.token_bytes(32))}}
-            data["tenants"][tenant_id] = tenant
-            self._save(data)
+            with keys_lock(self._dir, "keyring"):
+                data = self._load()  # another process may have created it meanwhile
+                tenant = data["tenants"].get(tenant_id)
+                if tenant is None:
+                    tenant = {"current": 1, "versions": {"1": _b64(secrets.token_bytes(32))}}
+                    data["tenants"][tenant_id] = tenant
+                    self._save(data)
         return dict(tenant)
 
     def _kek(self, tenant: dict[str, Any], version: int) -> bytes:
@@ -123,12 +147,13 @@ class LocalKeyProvider:
             raise DecryptionFailed() from None
 
     def rotate(self, tenant_id: str) -> int:
-        data = self._load()
-        tenant = data["tenants"].setdefault(tenant_id, {"current": 0, "versions": {}})
-        version = int(tenant["current"]) + 1
-        tenant["versions"][str(version)] = _b64(secrets.token_bytes(32))
-        tenant["current"] = version
-        self._save(data)
+        with keys_lock(self._dir, "keyring"):
+            data = self._load()
+            tenant = data["tenants"].setdefault(tenant_id, {"current": 0, "versions": {}})
+            version = int(tenant["current"]) + 1
+            tenant["versions"][str(version)] = _b64(secrets.token_bytes(32))
+            tenant["current"] = version
+            self._save(data)
         return version
 
     def rewrap(self, tenant_id: str, specimen_id: str, wrapped: WrappedKey) -> WrappedKey:
@@ -138,12 +163,16 @@ class LocalKeyProvider:
 
     def trim(self, tenant_id: str, *, min_version: int) -> None:
         """Destroy KEK versions below ``min_version``: keys wrapped by them are gone."""
-        data = self._load()
-        tenant = data["tenants"][tenant_id]
-        if min_version > int(tenant["current"]):
-            raise ValueError("cannot trim the current key version")
-        tenant["versions"] = {v: k for v, k in tenant["versions"].items() if int(v) >= min_version}
-        self._save(data)
+        with keys_lock(self._dir, "keyring"):
+            data = self._load()
+            tenant = data["tenants"].get(tenant_id)
+            if tenant is None:
+                raise ValueError("no keys for this tenant")
+            if min_version > int(tenant["current"]):
+                raise ValueError("cannot trim the current key version")
+            versions = tenant["versions"].items()
+            tenant["versions"] = {v: k for v, k in versions if int(v) >= min_version}
+            self._save(data)
 
     # -- grants --------------------------------------------------------------------
     def _grant_path(self, accessor: str) -> Path:
@@ -191,18 +220,19 @@ class LocalKeyProvider:
         except (OSError, ValueError):
             raise GrantRefused() from None
         expected = hashlib.sha256(grant._token.encode()).hexdigest()
-        if (
-            not hmac.compare_digest(record.get("token_sha256", ""), expected)
-            or record.get("specimen_id") != grant.specimen_id
-            or record.get("job_id") != grant.job_id
-            or now >= datetime.fromisoformat(record["expires_at"])
-        ):
-            raise GrantRefused()
         try:
+            if (
+                not hmac.compare_digest(str(record.get("token_sha256", "")), expected)
+                or record.get("specimen_id") != grant.specimen_id
+                or record.get("job_id") != grant.job_id
+                or now >= datetime.fromisoformat(record["expires_at"])
+            ):
+                raise GrantRefused()
             return self._unwrap(
                 record["tenant_id"], record["specimen_id"], WrappedKey.from_dict(record["wrapped"])
             )
-        except (DecryptionFailed, ValueError):
+        except (DecryptionFailed, KeyError, TypeError, ValueError, AttributeError):
+            # a damaged grant record, or a naive ``now`` that cannot be compared
             raise GrantRefused() from None
 
 

@@ -13,13 +13,18 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from .._errors import DecryptionFailed
 
-__all__ = ["seal", "open_sealed", "field_aad"]
+__all__ = ["NONCE_BYTES", "aad_prefix", "field_aad", "open_sealed", "seal"]
 
 NONCE_BYTES = 12
 
 
+def aad_prefix(tenant_id: str, specimen_id: str) -> bytes:
+    """The constant head of every field AAD of one specimen (computed once per writer)."""
+    return f"replay-enclave/v1/{tenant_id}/{specimen_id}/".encode()
+
+
 def field_aad(tenant_id: str, specimen_id: str, seq: int, side: str, path: str) -> bytes:
-    return f"replay-enclave/v1/{tenant_id}/{specimen_id}/{seq}/{side}/{path}".encode()
+    return aad_prefix(tenant_id, specimen_id) + f"{seq}/{side}/{path}".encode()
 
 
 def seal(cipher: AESGCM, plaintext: bytes, aad: bytes) -> bytes:

@@ -7,6 +7,11 @@ Layout under the store root::
 
 A field's reference is ``<tenant>/<specimen>/payloads.ct`` plus its field key
 ``<seq>/<side><path>``; the key selects a frame and never touches the filesystem.
+``close`` appends one last frame, key ``#end``, sealing the number of field frames
+before it: a reader refuses a file without it, with frames after it, with a different
+number of frames or with a field key twice, so a dropped, duplicated or truncated frame
+fails like any other tampering (``DecryptionFailed``). Every blob is bound to its place
+by its associated data, so frames cannot be moved between fields or specimens either.
 Erasing a specimen deletes its folder: with the wrapped key gone the ciphertext is
 unrecoverable even from backups (crypto-shredding).
 """
@@ -24,7 +29,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from .._errors import BadInput, DecryptionFailed, InfrastructureError
 from ..keys import WrappedKey
-from ._aead import field_aad, open_sealed, seal
+from ._aead import NONCE_BYTES, aad_prefix, open_sealed, seal
 from ._refs import resolve_ref, validate_id
 
 __all__ = ["PayloadStore", "SpecimenWriter", "field_key"]
@@ -32,6 +37,15 @@ __all__ = ["PayloadStore", "SpecimenWriter", "field_key"]
 _U32 = struct.Struct(">I")
 PAYLOAD_FILE = "payloads.ct"
 DATAKEY_FILE = "datakey.json"
+END_KEY = b"#end"
+
+
+def _end_aad(tenant_id: str, specimen_id: str) -> bytes:
+    return f"replay-enclave/v1/{tenant_id}/{specimen_id}/#end".encode()
+
+
+def _frame(key: bytes, blob: bytes) -> bytes:
+    return b"".join((_U32.pack(len(key)), key, _U32.pack(len(blob)), blob))
 
 
 def field_key(seq: int, side: str, path: str) -> str:
@@ -50,8 +64,11 @@ class SpecimenWriter:
     ) -> None:
         self._cipher = AESGCM(data_key)
         self._tenant, self._specimen = tenant_id, specimen_id
+        # field_aad() is this prefix + "<seq>/<side>/<path>": build the constant part once
+        self._aad_prefix = aad_prefix(tenant_id, specimen_id)
         self._durable = durable
         self._buffer: list[bytes] = []
+        self._frames = 0
         self._folder = folder
         self._ref = f"{tenant_id}/{specimen_id}/{PAYLOAD_FILE}"
         self._file = open(folder / PAYLOAD_FILE, "ab")  # noqa: SIM115 - closed in close()
@@ -62,10 +79,14 @@ class SpecimenWriter:
 
     def add_step(self, seq: int, fields: Iterable[tuple[str, str, bytes]]) -> None:
         """``fields``: (side, path, canonical plaintext bytes) for each retained field."""
+        if self._file.closed:
+            raise ValueError("the writer is closed")
+        encrypt, prefix, append = self._cipher.encrypt, self._aad_prefix, self._buffer.append
         for side, path, plaintext in fields:
-            key = field_key(seq, side, path).encode()
-            blob = seal(self._cipher, plaintext, field_aad(self._tenant, self._specimen, seq, side, path))
-            self._buffer.append(_U32.pack(len(key)) + key + _U32.pack(len(blob)) + blob)
+            nonce = os.urandom(NONCE_BYTES)
+            blob = nonce + encrypt(nonce, plaintext, prefix + f"{seq}/{side}/{path}".encode())
+            append(_frame(f"{seq}/{side}{path}".encode(), blob))
+            self._frames += 1
         if self._durable:
             self._flush(sync=True)
 
@@ -77,7 +98,12 @@ class SpecimenWriter:
             os.fsync(self._file.fileno())
 
     def close(self) -> None:
+        """Seal the frame count and make everything durable (idempotent)."""
         if not self._file.closed:
+            count = _U32.pack(self._frames)
+            self._buffer.append(
+                _frame(END_KEY, seal(self._cipher, count, _end_aad(self._tenant, self._specimen)))
+            )
             self._flush(sync=True)
             self._file.close()
 
@@ -97,11 +123,20 @@ class PayloadStore:
         return resolve_ref(self._root, f"{tenant_id}/{specimen_id}")
 
     def open_writer(
-        self, tenant_id: str, specimen_id: str, *, wrapped: WrappedKey, data_key: bytes, durable: bool
+        self,
+        tenant_id: str,
+        specimen_id: str,
+        *,
+        wrapped: WrappedKey,
+        data_key: bytes,
+        durable: bool,
     ) -> SpecimenWriter:
         folder = self._folder(tenant_id, specimen_id)
+        for parent in (self._root, folder.parent):
+            # mkdir(parents=True) would create these with the default mode
+            parent.mkdir(exist_ok=True, mode=0o700)
         try:
-            folder.mkdir(parents=True, exist_ok=False, mode=0o700)
+            folder.mkdir(exist_ok=False, mode=0o700)
         except FileExistsError:
             raise BadInput("specimen id is already in use") from None
         (folder / DATAKEY_FILE).write_text(json.dumps(wrapped.to_dict()))
@@ -132,30 +167,50 @@ class PayloadStore:
         self, tenant_id: str, specimen_id: str, *, data_key: bytes
     ) -> dict[tuple[int, str, str], bytes]:
         """Decrypt every stored field of one specimen: {(seq, side, path): plaintext}."""
-        path = resolve_ref(self._root, f"{tenant_id}/{specimen_id}/{PAYLOAD_FILE}")
+        path = self._folder(tenant_id, specimen_id) / PAYLOAD_FILE
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
             raise DecryptionFailed() from None
+        except OSError as exc:
+            raise InfrastructureError("payload file is unreadable") from exc
         cipher = AESGCM(data_key)
+        prefix = aad_prefix(tenant_id, specimen_id)
         out: dict[tuple[int, str, str], bytes] = {}
-        offset = 0
+        offset, frames, sealed_count = 0, 0, None
         try:
             while offset < len(raw):
+                if sealed_count is not None:
+                    raise DecryptionFailed()  # nothing may follow the end frame
                 (klen,) = _U32.unpack_from(raw, offset)
-                key = raw[offset + 4 : offset + 4 + klen].decode()
+                key = raw[offset + 4 : offset + 4 + klen]
                 offset += 4 + klen
                 (blen,) = _U32.unpack_from(raw, offset)
                 blob = raw[offset + 4 : offset + 4 + blen]
                 offset += 4 + blen
-                seq_text, _, rest = key.partition("/")
-                side = "request" if rest.startswith("request") else "response"
+                if len(key) != klen or len(blob) != blen:
+                    raise DecryptionFailed()
+                if key == END_KEY:
+                    sealed_count = _U32.unpack(
+                        open_sealed(cipher, blob, _end_aad(tenant_id, specimen_id))
+                    )[0]
+                    continue
+                seq_text, _, rest = key.decode("ascii").partition("/")
+                side = rest.partition("/")[0]
                 field_path = rest[len(side) :]
+                if side not in ("request", "response"):
+                    raise DecryptionFailed()
                 seq = int(seq_text)
-                aad = field_aad(tenant_id, specimen_id, seq, side, field_path)
-                out[(seq, side, field_path)] = open_sealed(cipher, blob, aad)
+                where = (seq, side, field_path)
+                if where in out or not field_path.startswith("/"):
+                    raise DecryptionFailed()
+                aad = prefix + f"{seq}/{side}/{field_path}".encode()
+                out[where] = open_sealed(cipher, blob, aad)
+                frames += 1
         except (struct.error, UnicodeDecodeError, ValueError):
             raise DecryptionFailed() from None
+        if sealed_count != frames:
+            raise DecryptionFailed()
         return out
 
     def erase(self, tenant_id: str, specimen_id: str) -> bool:
