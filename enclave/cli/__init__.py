@@ -1,6 +1,6 @@
 """The ``replay-enclave`` command line."""
 
-from . import _audit_cmds, _capture_cmds, _demo  # noqa: F401 - registers commands
+from . import _audit_cmds, _capture_cmds, _demo, _keys_cmds  # noqa: F401 - registers commands
 from ._app import app, main
 from ._vault import app as vault_app
 

@@ -1,0 +1,55 @@
+"""Per-specimen crypto-shredding and key lifecycle operations.
+
+``erase_specimen``: the ledger records the erasure first (it refuses a specimen under
+legal hold, and then nothing is destroyed); then the specimen's wrapped data key and
+its ciphertext are deleted. The ledger keeps the specimen's digests and manifest —
+metadata only — so history stays verifiable, and any later audit is refused as
+unresolvable.
+
+``rewrap_tenant``: after a KEK rotation, re-wrap every specimen's data key under the
+newest version. ``trim`` (provider-specific) then destroys old versions: every data
+key still wrapped by them becomes unrecoverable — erasure per key *version* (a
+retention bucket), not per specimen.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ledger import Conflict, NotFound
+
+from ._errors import Refused
+from ._runtime import Runtime
+
+__all__ = ["erase_specimen", "rewrap_tenant"]
+
+
+def erase_specimen(runtime: Runtime, specimen_id: str, *, now: datetime) -> int:
+    """Erase one specimen's payloads; returns the ledger index of the erasure entry."""
+    try:
+        record = runtime.ledger.get_specimen(specimen_id)
+        position = runtime.ledger.mark_erased(specimen_id, erased_at=now.isoformat())
+    except NotFound:
+        raise Refused("no sealed specimen has that id", code="unknown_specimen") from None
+    except Conflict:
+        raise Refused("the specimen is under legal hold or already erased", code="erasure_refused") from None
+    runtime.payloads.erase(record.tenant_id, specimen_id)
+    return position.index
+
+
+def rewrap_tenant(runtime: Runtime, tenant_id: str) -> int:
+    """Re-wrap every live specimen of a tenant under its newest KEK version."""
+    count = 0
+    offset = 0
+    while True:
+        page = runtime.ledger.list_specimens(tenant_id=tenant_id, limit=200, offset=offset)
+        if not page:
+            return count
+        for summary in page:
+            if summary.erased:
+                continue
+            wrapped = runtime.payloads.wrapped_key(tenant_id, summary.specimen_id)
+            fresh = runtime.rotator.rewrap(tenant_id, summary.specimen_id, wrapped)
+            runtime.payloads.replace_wrapped_key(tenant_id, summary.specimen_id, fresh)
+            count += 1
+        offset += len(page)

@@ -1,0 +1,77 @@
+"""``specimens erase`` and ``keys rotate|rewrap|trim``: retention and key lifecycle."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .._erasure import erase_specimen, rewrap_tenant
+from .._errors import BadInput
+from .._runtime import utc_now
+from ..store import validate_id
+from ._app import HomeOption, app, open_runtime
+from ._capture_cmds import specimens_app
+from ._output import console
+
+keys_app = typer.Typer(help="Key lifecycle: rotate, rewrap, trim.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+TenantOption = Annotated[str, typer.Option(help="Tenant whose key-encryption key to operate on.")]
+
+
+@specimens_app.command("erase")
+def specimens_erase(
+    specimen_id: Annotated[str, typer.Argument(help="Specimen id.")],
+    home: HomeOption = None,
+) -> None:
+    """Crypto-shred one specimen: its wrapped data key and ciphertext are destroyed;
+    the ledger keeps its digests and records the erasure."""
+    runtime = open_runtime(home)
+    try:
+        index = erase_specimen(runtime, specimen_id, now=utc_now())
+    finally:
+        runtime.close()
+    console.print(f"erased {specimen_id}; erasure recorded at ledger entry {index}")
+
+
+@keys_app.command("rotate")
+def keys_rotate(tenant: TenantOption, home: HomeOption = None) -> None:
+    """Add a KEK version; new specimens use it, old ones stay readable."""
+    validate_id(tenant, what="tenant id")
+    runtime = open_runtime(home)
+    try:
+        version = runtime.rotator.rotate(tenant)
+    finally:
+        runtime.close()
+    console.print(f"tenant {tenant}: key-encryption key now at version {version}")
+
+
+@keys_app.command("rewrap")
+def keys_rewrap(tenant: TenantOption, home: HomeOption = None) -> None:
+    """Re-wrap every specimen's data key under the newest KEK version."""
+    validate_id(tenant, what="tenant id")
+    runtime = open_runtime(home)
+    try:
+        count = rewrap_tenant(runtime, tenant)
+    finally:
+        runtime.close()
+    console.print(f"tenant {tenant}: re-wrapped {count} specimen key(s)")
+
+
+@keys_app.command("trim")
+def keys_trim(
+    tenant: TenantOption,
+    keep_from: Annotated[int, typer.Option(help="Oldest KEK version to keep; older ones are destroyed.")],
+    home: HomeOption = None,
+) -> None:
+    """Destroy KEK versions below KEEP_FROM: data keys still wrapped by them are gone."""
+    validate_id(tenant, what="tenant id")
+    if keep_from < 1:
+        raise BadInput("--keep-from must be at least 1")
+    runtime = open_runtime(home)
+    try:
+        runtime.rotator.trim_versions(tenant, keep_from=keep_from)  # type: ignore[attr-defined]
+    finally:
+        runtime.close()
+    console.print(f"tenant {tenant}: versions below {keep_from} destroyed")
