@@ -163,8 +163,8 @@ def test_trim_destroys_keys_wrapped_with_old_versions(provider: LocalKeyProvider
     provider.rotate("acme")
     kept = provider.rewrap("acme", "sp-kept", kept)
     with pytest.raises(ValueError):
-        provider.trim("acme", min_version=3)
-    provider.trim("acme", min_version=2)
+        provider.trim_versions("acme", keep_from=3)
+    provider.trim_versions("acme", keep_from=2)
     with pytest.raises(GrantRefused):
         grant_for(provider, "sp-old", old).redeem(now=NOW)
     assert grant_for(provider, "sp-kept", kept).redeem(now=NOW) == kept_key

@@ -41,13 +41,16 @@ def capture_incidents(runtime: Runtime) -> dict[str, str]:
 
 
 def demo_audits(captured: dict[str, str]) -> list[tuple[str, AuditRequest]]:
-    def request(agent: str, intervention: Intervention, purpose: str) -> AuditRequest:
+    """The five demo audits, for whichever of the incidents ``captured`` holds."""
+    def request(agent: str, intervention: Intervention, purpose: str) -> AuditRequest | None:
+        if agent not in captured:
+            return None
         return AuditRequest(
             specimen_id=captured[agent], intervention=intervention, purpose=purpose,
             requester="demo", samples=DEMO_SAMPLES, seed=1,
         )
 
-    return [
+    audits = [
         ("procurement: model r1 -> r2",
          request("procurement", Intervention(Strategy.REVISION, revision=("model", "r2")), PURPOSE)),
         ("procurement: supplier confidence 0.70 -> 0.56",
@@ -64,6 +67,7 @@ def demo_audits(captured: dict[str, str]) -> list[tuple[str, AuditRequest]]:
                                                    field="/preferred_shard", value="shard-b"),
                  "change-review")),
     ]
+    return [(title, req) for title, req in audits if req is not None]
 
 
 def _row(title: str, outcome: AuditOutcome) -> dict[str, Any]:

@@ -71,7 +71,7 @@ def keys_trim(
         raise BadInput("--keep-from must be at least 1")
     runtime = open_runtime(home)
     try:
-        runtime.rotator.trim_versions(tenant, keep_from=keep_from)  # type: ignore[attr-defined]
+        runtime.rotator.trim_versions(tenant, keep_from=keep_from)
     finally:
         runtime.close()
     console.print(f"tenant {tenant}: versions below {keep_from} destroyed")

@@ -161,8 +161,9 @@ class LocalKeyProvider:
         tenant = self._tenant(tenant_id, create=False)
         return self._wrap(tenant, int(tenant["current"]), tenant_id, specimen_id, key)
 
-    def trim(self, tenant_id: str, *, min_version: int) -> None:
-        """Destroy KEK versions below ``min_version``: keys wrapped by them are gone."""
+    def trim_versions(self, tenant_id: str, *, keep_from: int) -> None:
+        """Destroy KEK versions below ``keep_from``: keys wrapped by them are gone."""
+        min_version = keep_from
         with keys_lock(self._dir, "keyring"):
             data = self._load()
             tenant = data["tenants"].get(tenant_id)

@@ -100,3 +100,7 @@ class KeyProvider(Protocol):
 
     def rotate(self, tenant_id: str) -> int:
         """Add a KEK version for the tenant; returns the new version number."""
+
+    def trim_versions(self, tenant_id: str, *, keep_from: int) -> None:
+        """Destroy KEK versions below ``keep_from``: every data key still wrapped by
+        one of them becomes unrecoverable (erasure per key version)."""
