@@ -1,0 +1,46 @@
+"""The Jupyter server extension application (shaped like jupyter_server's ``simple``)."""
+
+from __future__ import annotations
+
+import os
+
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Float, Unicode, default
+
+from ._client import TOKEN_ENV, TOKEN_FILE_ENV, URL_ENV
+from ._handlers import URL_PATTERN, EnclaveAPIHandler
+
+__all__ = ["EnclaveExtension"]
+
+
+class EnclaveExtension(ExtensionApp):
+    """Forwards the analyst's requests to the enclave service.
+
+    Config: ``EnclaveExtension.service_url``, ``.token_env``, ``.token_file``, ``.timeout``.
+    """
+
+    name = "jupyter_ext"
+    load_other_extensions = True
+
+    service_url = Unicode(help=f"Root URL of the enclave service (default: ${URL_ENV}).").tag(
+        config=True
+    )
+    token_env = Unicode(
+        TOKEN_ENV, help="Environment variable holding the analyst's bearer token."
+    ).tag(config=True)
+    token_file = Unicode(
+        help=f"File holding the analyst's bearer token (default: ${TOKEN_FILE_ENV}); "
+        "takes precedence over token_env."
+    ).tag(config=True)
+    timeout = Float(30.0, help="Seconds to wait for the enclave service.").tag(config=True)
+
+    @default("service_url")
+    def _default_service_url(self) -> str:
+        return os.environ.get(URL_ENV, "")
+
+    @default("token_file")
+    def _default_token_file(self) -> str:
+        return os.environ.get(TOKEN_FILE_ENV, "")
+
+    def initialize_handlers(self) -> None:
+        self.handlers.append((URL_PATTERN, EnclaveAPIHandler))

@@ -1,0 +1,84 @@
+"""An inline SVG histogram of paired score deltas with the interval marked (no JS)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+
+__all__ = ["histogram_svg"]
+
+_W, _H, _PAD, _AXIS = 420, 160, 12, 22
+
+
+def _bins(values: Sequence[float], lo: float, hi: float, count: int) -> list[int]:
+    width = (hi - lo) / count
+    bins = [0] * count
+    for v in values:
+        index = min(count - 1, max(0, int((v - lo) / width)))
+        bins[index] += 1
+    return bins
+
+
+def histogram_svg(
+    deltas: Sequence[float], interval: Sequence[float] | None = None, *, bins: int = 20
+) -> str:
+    """SVG of ``deltas`` in ``bins`` bins; the interval is a shaded band, the mean a line
+    and zero a dashed line. Classes: ``enclave-histogram``, ``enclave-bar``,
+    ``enclave-interval``, ``enclave-mean``."""
+    values = [float(d) for d in deltas if isinstance(d, int | float) and math.isfinite(d)]
+    if not values:
+        return '<div class="enclave-histogram enclave-empty">no paired deltas</div>'
+    points = values + ([float(interval[0]), float(interval[1])] if interval else []) + [0.0]
+    lo, hi = min(points), max(points)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.01, hi + 0.01
+    span = hi - lo
+    lo, hi = lo - span * 0.05, hi + span * 0.05
+    counts = _bins(values, lo, hi, bins)
+    peak = max(counts)
+    plot_w, plot_h = _W - 2 * _PAD, _H - _PAD - _AXIS
+
+    def x(v: float) -> float:
+        return _PAD + (v - lo) / (hi - lo) * plot_w
+
+    parts = [
+        f'<svg class="enclave-histogram" data-count="{len(values)}" width="{_W}" height="{_H}" '
+        f'viewBox="0 0 {_W} {_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>paired score deltas, n={len(values)}</title>",
+    ]
+    if interval:
+        a, b = x(float(interval[0])), x(float(interval[1]))
+        parts.append(
+            f'<rect class="enclave-interval" data-low="{float(interval[0]):.6f}" '
+            f'data-high="{float(interval[1]):.6f}" x="{a:.1f}" y="{_PAD}" '
+            f'width="{max(b - a, 1.0):.1f}" height="{plot_h}" fill="#f4b942" fill-opacity="0.3"/>'
+        )
+    bar_w = plot_w / bins
+    for i, c in enumerate(counts):
+        if not c:
+            continue
+        h = c / peak * plot_h
+        parts.append(
+            f'<rect class="enclave-bar" data-n="{c}" x="{_PAD + i * bar_w + 0.5:.1f}" '
+            f'y="{_PAD + plot_h - h:.1f}" width="{max(bar_w - 1, 1):.1f}" height="{h:.1f}" '
+            'fill="#3b6ea5"/>'
+        )
+    mean = math.fsum(values) / len(values)
+    base = _PAD + plot_h
+    parts.append(
+        f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{_PAD}" y2="{base}" stroke="#555" '
+        'stroke-dasharray="3,3"/>'
+    )
+    parts.append(
+        f'<line class="enclave-mean" data-mean="{mean:.6f}" x1="{x(mean):.1f}" '
+        f'x2="{x(mean):.1f}" y1="{_PAD}" y2="{base}" stroke="#c0392b" stroke-width="2"/>'
+    )
+    parts.append(f'<line x1="{_PAD}" x2="{_W - _PAD}" y1="{base}" y2="{base}" stroke="#333"/>')
+    for v in (lo, 0.0, hi):
+        parts.append(
+            f'<text x="{x(v):.1f}" y="{_H - 6}" font-size="10" text-anchor="middle">'
+            f"{escape(f'{v:+.3f}')}</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,222 @@
+"""Verifying a certificate file on the analyst's side, without the enclave's code.
+
+Steps (each yields one check; a step runs only if the earlier ones passed):
+
+1. ``envelope``  — the file is a DSSE envelope (exactly payload, payloadType,
+                   signatures; canonical base64) with type ``application/vnd.in-toto+json``.
+2. ``signature`` — an Ed25519 signature over ``PAE(type, payload)`` verifies with the
+                   issuer's public key (PEM, given by the reviewer).
+3. ``statement`` — the payload is canonical JSON (RFC 8785): an in-toto Statement v1
+                   with the certificate v1 predicate type, one ``specimen:<id>`` subject,
+                   and ``predicate.issuer`` is the key that verified.
+4. ``ledger``    — (only with a service client) the certificate the service recorded for
+                   this audit has the same digest (sha256 of the canonical envelope), and
+                   the service's own verification of it, ledger linkage included, passes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import rfc8785
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from ._client import EnclaveClient
+from ._errors import EnclaveClientError
+from ._wire import VerifyCheck, VerifyReport
+
+__all__ = ["verify_file", "verify_envelope_offline", "envelope_digest", "load_public_key"]
+
+IN_TOTO = "application/vnd.in-toto+json"
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+PREDICATE_TYPE = "https://replay-enclave.dev/certificate/v1"
+STEPS = ("envelope", "signature", "statement", "ledger")
+
+
+class _Failed(Exception):
+    pass
+
+
+def load_public_key(pem: bytes) -> Ed25519PublicKey:
+    try:
+        key = serialization.load_pem_public_key(pem)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
+        raise ValueError("not a PEM public key") from exc
+    if not isinstance(key, Ed25519PublicKey):
+        raise ValueError("the issuer key is not Ed25519")
+    return key
+
+
+def keyid_of(key: Ed25519PublicKey) -> str:
+    raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def envelope_digest(envelope: Mapping[str, Any]) -> str:
+    return "sha256:" + hashlib.sha256(rfc8785.dumps(dict(envelope))).hexdigest()
+
+
+def _b64(text: object) -> bytes:
+    if not isinstance(text, str) or not text.isascii():
+        raise _Failed("not a DSSE envelope (base64)")
+    for alt in (None, b"-_"):
+        padded = text if "=" in text else text + "=" * (-len(text) % 4)
+        try:
+            data = base64.b64decode(padded, altchars=alt, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        again = base64.b64encode(data, altchars=alt).decode()
+        if again in (text, padded) or again.rstrip("=") == text:
+            return data
+    raise _Failed("not a DSSE envelope (base64)")
+
+
+def _pae(payload_type: str, payload: bytes) -> bytes:
+    t = payload_type.encode()
+    return b"DSSEv1 %d %b %d %b" % (len(t), t, len(payload), payload)
+
+
+class _State:
+    def __init__(self, raw: object, key: Ed25519PublicKey) -> None:
+        self.raw, self.key = raw, key
+        self.payload = b""
+        self.payload_type = ""
+        self.sigs: list[tuple[bytes, str | None]] = []
+        self.statement: dict[str, Any] = {}
+
+
+def _envelope(s: _State) -> str:
+    raw = s.raw
+    if not isinstance(raw, Mapping) or set(raw) != {"payload", "payloadType", "signatures"}:
+        raise _Failed("not a DSSE envelope (keys)")
+    sigs = raw["signatures"]
+    if not isinstance(sigs, list) or not 1 <= len(sigs) <= 16:
+        raise _Failed("not a DSSE envelope (signatures)")
+    for item in sigs:
+        if not isinstance(item, Mapping) or "sig" not in item or not set(item) <= {"sig", "keyid"}:
+            raise _Failed("not a DSSE envelope (signature entry)")
+        s.sigs.append((_b64(item["sig"]), item.get("keyid")))
+    s.payload = _b64(raw["payload"])
+    s.payload_type = raw["payloadType"] if isinstance(raw["payloadType"], str) else ""
+    if s.payload_type != IN_TOTO:
+        raise _Failed(f"payloadType is not {IN_TOTO}")
+    return f"DSSE envelope with {len(s.sigs)} signature(s)"
+
+
+def _signature(s: _State) -> str:
+    keyid, message = keyid_of(s.key), _pae(s.payload_type, s.payload)
+    for sig, hint in s.sigs:
+        if hint is not None and hint != keyid:
+            continue
+        try:
+            s.key.verify(sig, message)
+        except InvalidSignature:
+            continue
+        return f"signed by {keyid}"
+    raise _Failed("no signature verifies with the issuer key")
+
+
+def _statement(s: _State) -> str:
+    try:
+        parsed = json.loads(s.payload)
+        canonical = rfc8785.dumps(parsed)
+    except (ValueError, rfc8785.CanonicalizationError):
+        raise _Failed("payload is not strict JSON") from None
+    if canonical != s.payload:
+        raise _Failed("payload is not canonical JSON (RFC 8785)")
+    if not isinstance(parsed, dict) or parsed.get("_type") != STATEMENT_TYPE:
+        raise _Failed("/_type: not an in-toto Statement v1")
+    if parsed.get("predicateType") != PREDICATE_TYPE:
+        raise _Failed("/predicateType: not a certificate v1")
+    subject = parsed.get("subject")
+    if not (
+        isinstance(subject, list)
+        and len(subject) == 1
+        and isinstance(subject[0], dict)
+        and str(subject[0].get("name", "")).startswith("specimen:")
+    ):
+        raise _Failed("/subject: must be one specimen:<id>")
+    predicate = parsed.get("predicate")
+    if not isinstance(predicate, dict) or predicate.get("issuer") != keyid_of(s.key):
+        raise _Failed("/predicate/issuer: is not the key that signed")
+    s.statement = parsed
+    return f"in-toto Statement v1 about {subject[0]['name']}"
+
+
+def _audit_id(statement: Mapping[str, Any]) -> str | None:
+    for link in statement.get("predicate", {}).get("lineage") or []:
+        if isinstance(link, Mapping) and link.get("kind") == "replays" and link.get("job"):
+            return str(link["job"])
+    return None
+
+
+def _ledger(s: _State, client: EnclaveClient, audit_id: str | None) -> str:
+    audit_id = audit_id or _audit_id(s.statement)
+    if audit_id is None:
+        raise _Failed("the certificate names no audit to look up")
+    try:
+        recorded = client.certificate(audit_id)
+        report = client.verify(audit_id)
+    except EnclaveClientError as exc:
+        raise _Failed(f"the service could not confirm {audit_id}: {exc}") from None
+    local = envelope_digest(s.raw)  # type: ignore[arg-type]
+    if envelope_digest(recorded) != local:
+        raise _Failed(f"the service's certificate for {audit_id} has a different digest")
+    if not report.ok:
+        failed = next((c.name for c in report.checks if not c.ok), "?")
+        raise _Failed(f"the service's verification of {audit_id} fails at {failed}")
+    return f"same digest {local} as recorded for {audit_id}; ledger linkage verified"
+
+
+def verify_envelope_offline(
+    envelope: object,
+    public_key: Ed25519PublicKey,
+    *,
+    client: EnclaveClient | None = None,
+    audit_id: str | None = None,
+) -> VerifyReport:
+    state = _State(envelope, public_key)
+    steps: list[tuple[str, Callable[[_State], str]]] = [
+        ("envelope", _envelope),
+        ("signature", _signature),
+        ("statement", _statement),
+    ]
+    if client is not None:
+        steps.append(("ledger", lambda st: _ledger(st, client, audit_id)))
+    checks: list[VerifyCheck] = []
+    failed = False
+    for number, (name, step) in enumerate(steps, start=1):
+        if failed:
+            checks.append(VerifyCheck(step=number, name=name, ok=False, detail="not run"))
+            continue
+        try:
+            detail, ok = step(state), True
+        except _Failed as exc:
+            detail, ok, failed = str(exc), False, True
+        checks.append(VerifyCheck(step=number, name=name, ok=ok, detail=detail))
+    return VerifyReport(ok=not failed, checks=tuple(checks))
+
+
+def verify_file(
+    path: str,
+    public_key_path: str,
+    *,
+    client: EnclaveClient | None = None,
+    audit_id: str | None = None,
+) -> VerifyReport:
+    """Verify the certificate at ``path`` with the issuer key PEM at ``public_key_path``."""
+    with open(public_key_path, "rb") as handle:
+        key = load_public_key(handle.read())
+    try:
+        with open(path, "rb") as handle:
+            envelope = json.loads(handle.read())
+    except ValueError:
+        envelope = None
+    return verify_envelope_offline(envelope, key, client=client, audit_id=audit_id)
