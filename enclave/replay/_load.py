@@ -33,12 +33,17 @@ class OpenedSpecimen:
 def open_specimen(
     runtime: Runtime, specimen_id: str, *, job_id: str, lease_seconds: int, now: datetime
 ) -> OpenedSpecimen:
+    # 1. a run that began but never sealed (crashed, still running) is refused as such
+    try:
+        status = runtime.ledger.run_status(specimen_id)
+    except NotFound:
+        status = None
+    if status is not None and status is not RunStatus.SEALED:
+        raise Refused("the specimen's run is not sealed and complete", code="not_sealed")
     try:
         record = runtime.ledger.get_specimen(specimen_id)
     except NotFound:
         raise Refused("no sealed specimen has that id", code="unknown_specimen") from None
-    if runtime.ledger.run_status(specimen_id) is not RunStatus.SEALED:
-        raise Refused("the specimen's run is not sealed and complete", code="not_sealed")
     if _erased(runtime, specimen_id):
         raise Refused("the specimen was erased; its evidence is unresolvable", code="unresolvable")
     try:
