@@ -15,7 +15,14 @@ import ipywidgets as w
 
 from ._wire import AuditRequestBody
 
-__all__ = ["RequestForm", "build_body", "call_options", "parse_tolerances", "policy_options"]
+__all__ = [
+    "RequestForm",
+    "build_body",
+    "call_options",
+    "parse_tolerances",
+    "policy_options",
+    "prefill",
+]
 
 REVISION = "__revision__"
 
@@ -50,6 +57,21 @@ def policy_options(
             out.append((label.strip(), p))
     out.append(("declared revision swap (e.g. model=r2)", REVISION))
     return out
+
+
+def prefill(policy: Mapping[str, Any]) -> dict[str, Any]:
+    """Form values suggested by a policy's authorised parameters (the first alternate)."""
+    params = policy.get("params") or {}
+    strategy = str(policy.get("strategy", "")).lower()
+    alternates = params.get("alternates") or []
+    if strategy == "revision" and alternates:
+        return {"revision": f"{params.get('revision_point', 'model')}={alternates[0]}"}
+    if strategy == "replace" and alternates:
+        return {"value": json.dumps(alternates[0])}
+    delta = params.get("delta")
+    if strategy == "perturb" and isinstance(delta, list) and delta:
+        return {"delta": float(delta[0])}
+    return {}
 
 
 def parse_tolerances(text: str) -> dict[str, float | str]:
@@ -93,13 +115,10 @@ def build_body(
         seed=seed,
         tolerances=parse_tolerances(tolerances),
     )
-    if policy == REVISION or policy is None:
-        return AuditRequestBody(revision=revision.strip() or None, **common)
+    if policy == REVISION or policy is None or str(policy.get("strategy")).lower() == "revision":
+        policy_id = None if policy in (REVISION, None) else policy.get("id")
+        return AuditRequestBody(revision=revision.strip() or None, policy_id=policy_id, **common)
     strategy = str(policy.get("strategy", "")).upper()
-    if strategy == "REVISION":
-        return AuditRequestBody(
-            revision=revision.strip() or None, policy_id=policy.get("id"), **common
-        )
     return AuditRequestBody(
         call_id=call_id,
         field=policy.get("field"),
@@ -166,6 +185,7 @@ class RequestForm(w.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             widget.add_class(css)
         self.specimen.observe(self._specimen_changed, names="value")
         self.call.observe(self._call_changed, names="value")
+        self.policy.observe(self._policy_changed, names="value")
         self.submit.on_click(self._submit)
         super().__init__(
             [
@@ -204,6 +224,11 @@ class RequestForm(w.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     def _call_changed(self, _: Any) -> None:
         call = self._calls.get(self.call.value) if self.call.value else None
         self.policy.options = policy_options(self._policies, call)
+
+    def _policy_changed(self, _: Any) -> None:
+        if isinstance(self.policy.value, Mapping):
+            for name, value in prefill(self.policy.value).items():
+                getattr(self, name).value = value
 
     def _submit(self, _: Any) -> None:
         try:

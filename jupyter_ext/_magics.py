@@ -52,8 +52,10 @@ ISSUER_KEY_ENV = "REPLAY_ENCLAVE_ISSUER_KEY"
 class Rendered:
     """A result with an HTML and a plain-text face."""
 
-    def __init__(self, html: str, text: str, data: Any = None) -> None:
-        self.html, self.text, self.data = html, text, data
+    def __init__(
+        self, html: str, text: str, data: Any = None, *, audit_id: str | None = None
+    ) -> None:
+        self.html, self.text, self.data, self.audit_id = html, text, data, audit_id
 
     def _repr_html_(self) -> str:
         return self.html
@@ -181,7 +183,9 @@ class EnclaveMagics(Magics):
         client = self.client_factory()
         status = client.request_audit(body)
         if a.no_wait:
-            return Rendered(audit_html(status), audit_text(status), status)
+            return Rendered(
+                audit_html(status), audit_text(status), status, audit_id=status.audit_id
+            )
         first = Rendered(audit_html(status), audit_text(status))
         handle = display(first, display_id=True)  # type: ignore[no-untyped-call]
         while not status.terminal:
@@ -193,12 +197,15 @@ class EnclaveMagics(Magics):
 
     def _finish(self, client: EnclaveClient, status: AuditStatus) -> Rendered:
         if not status.has_certificate:
-            return Rendered(audit_html(status), audit_text(status), status)
+            return Rendered(
+                audit_html(status), audit_text(status), status, audit_id=status.audit_id
+            )
         summary = client.certificate_summary(status.audit_id)
         return Rendered(
             certificate_html(summary, audit_id=status.audit_id),
             certificate_text(summary, audit_id=status.audit_id),
             summary,
+            audit_id=status.audit_id,
         )
 
     def _verify(self, a: argparse.Namespace) -> Rendered:

@@ -54,12 +54,14 @@ class AuditRequestBody:
     policy_id: str | None = None
 
     def __post_init__(self) -> None:
+        if self.strategy is not None:
+            object.__setattr__(self, "strategy", self.strategy.upper())
         if not self.specimen_id:
             raise ValueError("a specimen is required")
         if not self.purpose.strip():
             raise ValueError("a purpose is required: it is recorded in the ledger")
-        if self.samples < 1:
-            raise ValueError("samples must be at least 1")
+        if self.samples < 2:
+            raise ValueError("samples must be at least 2")
         if self.seed < 0:
             raise ValueError("seed must not be negative")
         if self.revision is not None:
@@ -86,10 +88,11 @@ class AuditRequestBody:
             "seed": self.seed,
         }
         if self.revision is not None:
-            out["strategy"] = "REVISION"
+            out["strategy"] = "revision"
             out["revision"] = self.revision
         else:
-            out.update(call_id=self.call_id, field=self.field, strategy=self.strategy)
+            strategy = (self.strategy or "").lower()  # the service's spelling
+            out.update(call_id=self.call_id, field=self.field, strategy=strategy)
             if self.has_value:
                 out["value"] = self.value
             if self.delta is not None:

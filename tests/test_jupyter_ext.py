@@ -119,7 +119,7 @@ def test_audit_body_revision_and_field_forms() -> None:
         "purpose": "po review",
         "samples": 40,
         "seed": 7,
-        "strategy": "REVISION",
+        "strategy": "revision",
         "revision": "model=r2",
         "tolerances": {"score": 0.001},
     }
@@ -132,7 +132,7 @@ def test_audit_body_revision_and_field_forms() -> None:
         value=0.56,
         has_value=True,
     )
-    assert rep.to_dict()["value"] == 0.56 and rep.to_dict()["strategy"] == "REPLACE"
+    assert rep.to_dict()["value"] == 0.56 and rep.to_dict()["strategy"] == "replace"
     nul = AuditRequestBody(
         specimen_id="sp-1", purpose="p", call_id="c", field="/f", strategy="NULLIFY"
     )
@@ -418,7 +418,7 @@ def test_magic_audit_options_match_the_cli() -> None:
         "purpose": "would the order have been approved on r2?",
         "samples": 30,
         "seed": 5,
-        "strategy": "REVISION",
+        "strategy": "revision",
         "revision": "model=r2",
         "tolerances": {"score": 0.001, "readback": "ignore"},
     }
@@ -440,7 +440,7 @@ def test_magic_audit_options_match_the_cli() -> None:
     )
     body = audit_body(args).to_dict()
     assert (
-        body["field"] == "/confidence" and body["strategy"] == "REPLACE" and body["value"] == 0.56
+        body["field"] == "/confidence" and body["strategy"] == "replace" and body["value"] == 0.56
     )
 
 
