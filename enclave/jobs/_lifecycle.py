@@ -1,0 +1,268 @@
+"""The audit lifecycle as the service sees it: submit, status, list, cancel, certificate.
+
+``submit_audit`` records the audit ``QUEUED`` with its first job and returns at once;
+workers (``_worker``) do the rest:
+
+1. the ``audit`` job runs ``prepare_audit`` (grant, intervention proof, baseline gate);
+   if the gate passed it enqueues one ``replay`` job per batch of seeds and a
+   ``finalize`` job held back until every replay job is done; otherwise a ``finalize``
+   job available at once;
+2. each ``replay`` job runs ``run_sample_batch`` on exactly its assigned seeds;
+3. the ``finalize`` job checks lineage, runs ``finalize_audit`` and marks the audit
+   ``COMPLETED`` (with its certificate) or ``FAILED`` (with a safe failure code only).
+
+Every state change is one database transaction; every job commit is fenced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from ledger import Conflict, LedgerError, LedgerPosition, NotFound, loads
+from ledger._guard import guarded
+
+from .._errors import BadInput, Refused
+from .._runtime import Runtime
+from ..replay import AuditRequest, record_request
+from ._conclusions import append_in, ledger_clock, save_positions
+from ._fencing import TxLedger
+from ._model import TERMINAL_AUDIT_STATUSES, AuditStatus, dumps, stamp
+from ._queue import enqueue, read_tx, stop_open_jobs, write_tx
+
+__all__ = [
+    "audit_status",
+    "cancel_audit",
+    "certificate",
+    "list_audits",
+    "submit_audit",
+]
+
+_STATUS_COLUMNS = (
+    "id, status, progress_done, progress_total, classification, auditability, failure_code, "
+    "certificate_json, created_at, updated_at, tenant_id, specimen_id, requester"
+)
+_MAX_BATCH = 100_000
+
+
+def _status_of(row: Any) -> AuditStatus:
+    return AuditStatus.from_row(row._mapping)
+
+
+def _select_status(conn: sa.Connection, where: str, params: dict[str, Any]) -> AuditStatus | None:
+    row = conn.execute(
+        sa.text(f"SELECT {_STATUS_COLUMNS} FROM audits WHERE {where}"),  # noqa: S608 - fixed text
+        params,
+    ).first()
+    return None if row is None else _status_of(row)
+
+
+def submit_audit(
+    runtime: Runtime,
+    request: AuditRequest,
+    *,
+    tenant_id: str,
+    now: datetime,
+    idempotency_key: str | None = None,
+    batch_size: int = 250,
+    max_attempts: int = 5,
+    audit_id: str | None = None,
+) -> AuditStatus:
+    """Record the audit ``QUEUED`` with its ``audit`` job; never waits for a replay.
+
+    The same ``idempotency_key`` with the same request and tenant returns the audit
+    already recorded (nothing new is written); with a different request it is a
+    ``Conflict``. The ``audit.requested`` ledger entry commits with the rows.
+    """
+    if isinstance(batch_size, bool) or not 1 <= batch_size <= _MAX_BATCH:
+        raise BadInput(f"batch size must lie in 1..{_MAX_BATCH}")
+    if isinstance(max_attempts, bool) or not 1 <= max_attempts <= 100:
+        raise BadInput("max attempts must lie in 1..100")
+    if not tenant_id:
+        raise BadInput("a tenant is required")
+    if idempotency_key is not None and not 1 <= len(idempotency_key) <= 200:
+        raise BadInput("an idempotency key has 1-200 characters")
+    try:
+        record = runtime.ledger.get_specimen(request.specimen_id)
+    except NotFound:
+        raise BadInput("no such specimen") from None
+    if record.tenant_id != tenant_id:
+        raise Refused("the specimen belongs to another tenant", code="tenant_mismatch")
+    audit_id = audit_id or f"au-{secrets.token_hex(8)}"
+    request_json = dumps(request.to_dict())
+    try:
+        return _submit(runtime, request, request_json, tenant_id=tenant_id, now=now,
+                       idempotency_key=idempotency_key, batch_size=batch_size,
+                       max_attempts=max_attempts, audit_id=audit_id)
+    except Conflict:
+        if idempotency_key is None:
+            raise
+        # a concurrent submit with the same key won the insert: answer with its audit
+        existing = _by_key(runtime, idempotency_key, tenant_id, request_json)
+        if existing is None:
+            raise
+        return existing
+
+
+@guarded("jobs.submit_audit")
+def _by_key(runtime: Runtime, key: str, tenant_id: str, request_json: str) -> AuditStatus | None:
+    with read_tx(runtime.ledger.engine) as conn:
+        return _same_request(conn, key, tenant_id, request_json)
+
+
+def _same_request(
+    conn: sa.Connection, key: str, tenant_id: str, request_json: str
+) -> AuditStatus | None:
+    row = conn.execute(
+        sa.text("SELECT id, tenant_id, request_json FROM audits WHERE idempotency_key = :k"),
+        {"k": key},
+    ).first()
+    if row is None:
+        return None
+    if row[1] != tenant_id or row[2] != request_json:
+        raise Conflict("the idempotency key was used for a different request")
+    return _select_status(conn, "id = :id", {"id": row[0]})
+
+
+@guarded("jobs.submit_audit")
+def _submit(
+    runtime: Runtime,
+    request: AuditRequest,
+    request_json: str,
+    *,
+    tenant_id: str,
+    now: datetime,
+    idempotency_key: str | None,
+    batch_size: int,
+    max_attempts: int,
+    audit_id: str,
+) -> AuditStatus:
+    ledger = runtime.ledger
+    with write_tx(ledger.engine) as conn:
+        if idempotency_key is not None:
+            existing = _same_request(conn, idempotency_key, tenant_id, request_json)
+            if existing is not None:
+                return existing
+        at = stamp(now)
+        conn.execute(
+            sa.text(
+                "INSERT INTO audits (id, tenant_id, specimen_id, requester, purpose, request_json, "
+                "status, progress_done, progress_total, idempotency_key, created_at, updated_at) "
+                "VALUES (:id, :tenant, :specimen, :requester, :purpose, :request, 'QUEUED', 0, "
+                ":total, :key, :at, :at)"
+            ),
+            {
+                "id": audit_id, "tenant": tenant_id, "specimen": request.specimen_id,
+                "requester": request.requester, "purpose": request.purpose,
+                "request": request_json, "total": request.samples, "key": idempotency_key,
+                "at": at,
+            },
+        )
+        enqueue(
+            conn, audit_id=audit_id, kind="audit", payload={"batch_size": batch_size},
+            idempotency_key=f"{audit_id}:audit", now=now, max_attempts=max_attempts,
+        )
+        bound = TxLedger(ledger, conn)
+        with_bound = dataclasses.replace(runtime, ledger=bound)
+        record_request(with_bound, request, audit_id=audit_id, now=now)
+        status = _select_status(conn, "id = :id", {"id": audit_id})
+    save_positions(ledger, bound.appended)
+    assert status is not None
+    return status
+
+
+@guarded("jobs.audit_status")
+def audit_status(runtime: Runtime, audit_id: str) -> AuditStatus:
+    with read_tx(runtime.ledger.engine) as conn:
+        status = _select_status(conn, "id = :id", {"id": audit_id})
+    if status is None:
+        raise NotFound("no such audit")
+    return status
+
+
+@guarded("jobs.list_audits")
+def list_audits(
+    runtime: Runtime,
+    *,
+    tenant_id: str | None = None,
+    requester: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[AuditStatus]:
+    """Newest first, filtered by tenant and/or requester."""
+    if isinstance(limit, bool) or not 1 <= limit <= 1000:
+        raise BadInput("limit must lie in 1..1000")
+    if isinstance(offset, bool) or offset < 0:
+        raise BadInput("offset must be non-negative")
+    where = ["1 = 1"]
+    params: dict[str, Any] = {"limit": limit, "offset": offset}
+    if tenant_id is not None:
+        where.append("tenant_id = :tenant")
+        params["tenant"] = tenant_id
+    if requester is not None:
+        where.append("requester = :requester")
+        params["requester"] = requester
+    sql = (
+        f"SELECT {_STATUS_COLUMNS} FROM audits WHERE {' AND '.join(where)} "  # noqa: S608 - fixed text
+        "ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset"
+    )
+    with read_tx(runtime.ledger.engine) as conn:
+        rows = conn.execute(sa.text(sql), params).all()
+    return [_status_of(row) for row in rows]
+
+
+@guarded("jobs.cancel_audit")
+def cancel_audit(runtime: Runtime, audit_id: str, *, now: datetime) -> AuditStatus:
+    """Cancel a queued or running audit: its open jobs stop, later commits are rejected.
+
+    Cancelling a cancelled audit returns it unchanged; a completed or failed audit
+    cannot be cancelled (``Conflict``).
+    """
+    ledger = runtime.ledger
+    positions: list[LedgerPosition] = []
+    with write_tx(ledger.engine) as conn:
+        sql = "SELECT status FROM audits WHERE id = :id"
+        if conn.dialect.name != "sqlite":
+            sql += " FOR UPDATE"
+        row = conn.execute(sa.text(sql), {"id": audit_id}).first()
+        if row is None:
+            raise NotFound("no such audit")
+        if row[0] in TERMINAL_AUDIT_STATUSES:
+            if row[0] != "CANCELLED":
+                raise Conflict("the audit has already concluded")
+        else:
+            stop_open_jobs(conn, audit_id, code="cancelled", now=now)
+            conn.execute(
+                sa.text("UPDATE audits SET status = 'CANCELLED', failure_code = 'cancelled', "
+                        "updated_at = :now WHERE id = :id"),
+                {"now": stamp(now), "id": audit_id},
+            )
+            body = {"audit_id": audit_id, "cancelled_at": stamp(now)}
+            positions = append_in(
+                conn, [("audit.cancelled", audit_id, body)], clock=ledger_clock(ledger)
+            )
+        status = _select_status(conn, "id = :id", {"id": audit_id})
+    save_positions(ledger, positions)
+    assert status is not None
+    return status
+
+
+@guarded("jobs.certificate")
+def certificate(runtime: Runtime, audit_id: str) -> dict[str, Any] | None:
+    """The audit's signed certificate (DSSE envelope), or ``None`` if it has none (yet)."""
+    with read_tx(runtime.ledger.engine) as conn:
+        row = conn.execute(
+            sa.text("SELECT certificate_json FROM audits WHERE id = :id"), {"id": audit_id}
+        ).first()
+    if row is None:
+        raise NotFound("no such audit")
+    if row[0] is None:
+        return None
+    value = loads(row[0])
+    if not isinstance(value, dict):
+        raise LedgerError("a stored certificate is not a JSON object")
+    return value
