@@ -25,6 +25,9 @@ def compare_layers(reference: Mapping[str, Any], run: Mapping[str, Any], toleran
     for layer in LAYERS:
         a, b = reference.get(layer), run.get(layer)
         if layer == "score":
+            if not (isinstance(a, int | float) and isinstance(b, int | float)) or _bool(a, b):
+                out[layer] = {"ok": False, "delta": None, "tolerance": tolerances.score}
+                continue
             delta = float(b) - float(a)
             out[layer] = {"ok": abs(delta) <= tolerances.score, "delta": delta, "tolerance": tolerances.score}
             continue
@@ -55,6 +58,10 @@ def recorded_layers(trajectory_steps: Any) -> dict[str, Any]:
         "effects": by_kind["effect"],
         "readback": by_kind["readback"],
     }
+
+
+def _bool(*values: Any) -> bool:
+    return any(isinstance(v, bool) for v in values)
 
 
 def _hole(value: Any) -> bool:

@@ -119,14 +119,15 @@ def summarize_seed(
     baseline: RunResult, intervened: RunResult, placebo: RunResult, *, recorded_decision: Any
 ) -> SampleSummary:
     """Reduce one seed's three runs to metadata, inside the enclave."""
-    facts = {
-        "live_state_reads": intervened.live_state_reads,
-        "unverifiable_effects": intervened.unverifiable_effects,
-        "unserved_effects": intervened.unserved_effects,
-    }
+    reads, unverifiable, unserved = (
+        intervened.live_state_reads, intervened.unverifiable_effects, intervened.unserved_effects
+    )
     for run in (baseline, placebo, intervened):
         if run.failure is not None:
-            return SampleSummary(seed=baseline.seed, failure=run.failure, failure_variant=run.variant, **facts)
+            return SampleSummary(
+                seed=baseline.seed, failure=run.failure, failure_variant=run.variant,
+                live_state_reads=reads, unverifiable_effects=unverifiable, unserved_effects=unserved,
+            )
     assert baseline.layers is not None and intervened.layers is not None and placebo.layers is not None
     twin = compare_layers(baseline.layers, placebo.layers, Tolerances(score=0.0))
     return SampleSummary(
@@ -138,5 +139,7 @@ def summarize_seed(
         placebo_equal=all(v.get("equal", v["ok"]) for v in twin.values()),
         placebo_abs_delta=abs(twin["score"]["delta"]),
         placebo_flip=baseline.layers["decision"] != placebo.layers["decision"],
-        **facts,
+        live_state_reads=reads,
+        unverifiable_effects=unverifiable,
+        unserved_effects=unserved,
     )
