@@ -1,0 +1,245 @@
+"""``serve``, ``analyst add|list``, ``policy list|load|validate|activate|retire``."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .._errors import BadInput
+from .._runtime import utc_now
+from ..governance import (
+    PolicyStatus,
+    activate_policy,
+    add_analyst,
+    list_analysts,
+    list_policies,
+    load_policy_file,
+    retire_policy,
+    validate_policy,
+)
+from ._app import HomeOption, JsonOption, open_runtime
+from ._output import console, emit_json, pairs, table
+
+__all__ = ["register"]
+
+analyst_app = typer.Typer(
+    help="Analysts of the service and their bearer tokens.", no_args_is_help=True
+)
+policy_app = typer.Typer(
+    help="Intervention policies: draft -> validated -> active -> retired.", no_args_is_help=True
+)
+
+VersionOption = Annotated[
+    int | None, typer.Option("--version", help="Policy version (default: the highest).")
+]
+
+
+def serve(
+    home: HomeOption = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+) -> None:
+    """Run the HTTP service (REST under /api/v1, OpenAPI at /openapi.json)."""
+    import uvicorn
+
+    from ..service import create_app
+
+    runtime = open_runtime(home)  # fail here, before listening, if the home is unusable
+    runtime.close()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    app = create_app(lambda: open_runtime(home))
+    # uvicorn's own access log prints raw paths and queries (request input): ours logs
+    # route templates instead.
+    uvicorn.run(app, host=host, port=port, access_log=False, log_config=None, server_header=False)
+
+
+@analyst_app.command("add")
+def analyst_add(
+    name: Annotated[str, typer.Argument(help="Analyst name (lower-case).")],
+    tenant: Annotated[str, typer.Option(help="The analyst's tenant.")],
+    role: Annotated[
+        list[str],
+        typer.Option(
+            "--role",
+            help="viewer, auditor, restricted-clearance, legal-hold-reviewer (repeatable).",
+        ),
+    ],
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Create an analyst and print their bearer token — once; only its hash is kept."""
+    runtime = open_runtime(home)
+    try:
+        analyst, token = add_analyst(runtime, name, tenant=tenant, roles=role, now=utc_now())
+    finally:
+        runtime.close()
+    if json_out:
+        emit_json({**analyst.to_dict(), "token": token})
+        return
+    pairs(f"analyst {analyst.name}", {"tenant": analyst.tenant, "roles": ", ".join(analyst.roles)})
+    console.print("bearer token (shown once, store it now):")
+    console.print(token, markup=False, highlight=False)
+
+
+@analyst_app.command("list")
+def analyst_list(
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant.")] = None,
+) -> None:
+    """List analysts (names, tenants, roles; never tokens)."""
+    runtime = open_runtime(home)
+    try:
+        found = list_analysts(runtime, tenant=tenant)
+    finally:
+        runtime.close()
+    if json_out:
+        emit_json([a.to_dict() for a in found])
+    else:
+        table(
+            "analysts",
+            ("name", "tenant", "roles", "created_at", "disabled"),
+            ((a.name, a.tenant, ", ".join(a.roles), a.created_at, a.disabled) for a in found),
+        )
+
+
+@policy_app.command("list")
+def policy_list(
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+    status: Annotated[str | None, typer.Option(help="draft, validated, active or retired.")] = None,
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant.")] = None,
+) -> None:
+    """List intervention policies."""
+    try:
+        wanted = None if status is None else PolicyStatus(status)
+    except ValueError:
+        raise BadInput("--status must be draft, validated, active or retired") from None
+    runtime = open_runtime(home)
+    try:
+        found = list_policies(runtime, status=wanted, tenant=tenant)
+    finally:
+        runtime.close()
+    if json_out:
+        emit_json([p.to_dict() for p in found])
+    else:
+        table(
+            "intervention policies",
+            ("id", "version", "tenant", "tool", "field", "strategy", "status"),
+            (
+                (p.id, p.version, p.tenant, p.tool, p.field, p.strategy.value, p.status.value)
+                for p in found
+            ),
+        )
+
+
+@policy_app.command("load")
+def policy_load(
+    files: Annotated[list[Path], typer.Argument(help="Policy TOML files (loaded as drafts).")],
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Load policy files as drafts (the same id and version again needs identical bytes)."""
+    runtime = open_runtime(home)
+    try:
+        loaded = [load_policy_file(runtime, path, now=utc_now()) for path in files]
+    finally:
+        runtime.close()
+    if json_out:
+        emit_json([p.to_dict() for p in loaded])
+    else:
+        table(
+            "loaded policies",
+            ("id", "version", "status", "source_digest"),
+            ((p.id, p.version, p.status.value, p.source_digest[:23]) for p in loaded),
+        )
+
+
+@policy_app.command("validate")
+def policy_validate(
+    policy_id: Annotated[str, typer.Argument(help="Policy id.")],
+    version: VersionOption = None,
+    specimen: Annotated[
+        str | None,
+        typer.Option(
+            "--specimen",
+            help="Preview the counterfactuals on this specimen (digests and schema validity only).",
+        ),
+    ] = None,
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Check a policy against its tool's declared schema; a draft that passes is validated."""
+    runtime = open_runtime(home)
+    try:
+        report = validate_policy(runtime, policy_id, version, now=utc_now(), specimen_id=specimen)
+    finally:
+        runtime.close()
+    if json_out:
+        emit_json(report.to_dict())
+    else:
+        pairs(
+            f"policy {report.policy.label}",
+            {
+                "result": "valid" if report.ok else "INVALID",
+                "status": report.policy.status.value,
+                "problems": ", ".join(report.problems) or "-",
+            },
+        )
+        if report.preview is not None:
+            table(
+                f"preview on {report.preview.specimen_id}",
+                ("parameter", "call", "ok", "code", "schema valid", "counterfactual digest"),
+                (
+                    (
+                        p.label,
+                        p.call_id,
+                        p.ok,
+                        p.code or "",
+                        p.schema_valid,
+                        (p.counterfactual_digest or "")[:28],
+                    )
+                    for p in report.preview.parameters
+                ),
+            )
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@policy_app.command("activate")
+def policy_activate(
+    policy_id: Annotated[str, typer.Argument(help="Policy id.")],
+    version: VersionOption = None,
+    home: HomeOption = None,
+) -> None:
+    """Activate a validated policy (other active versions of the same id retire)."""
+    runtime = open_runtime(home)
+    try:
+        policy = activate_policy(runtime, policy_id, version, now=utc_now())
+    finally:
+        runtime.close()
+    console.print(f"policy {policy.label} is active")
+
+
+@policy_app.command("retire")
+def policy_retire(
+    policy_id: Annotated[str, typer.Argument(help="Policy id.")],
+    version: VersionOption = None,
+    home: HomeOption = None,
+) -> None:
+    """Retire a policy (final)."""
+    runtime = open_runtime(home)
+    try:
+        policy = retire_policy(runtime, policy_id, version, now=utc_now())
+    finally:
+        runtime.close()
+    console.print(f"policy {policy.label} is retired")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.add_typer(analyst_app, name="analyst")
+    app.add_typer(policy_app, name="policy")

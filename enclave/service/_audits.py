@@ -1,0 +1,204 @@
+"""Routes for audits and their certificates.
+
+``POST /audits`` is the one route that starts work. In order: the specimen must
+exist (else 403 ``unknown_specimen``), Cedar must allow ``request_audit`` on it with
+the stated purpose, then ``governance.admit_audit`` checks eligibility and the
+disclosure budget, records the admission and submits the job. Every refusal is
+recorded in the ledger (``audit.refused``) with its code.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from pathlib import Path as FilePath
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+from fastapi.responses import JSONResponse
+
+from ledger import LedgerError, NotFound, loads
+
+from .._errors import BadInput, Refused
+from ..certify import load_public_key_pem, verify_certificate
+from ..governance import Action, AuditDraft, Resource, admit_audit, record_refusal
+from ..replay import RuntimeLedgerLookup
+from . import _jobs as jobs
+from ._auth import CurrentAnalyst, State, require
+from ._errors import ERROR_RESPONSES, ServiceError
+from ._models import AuditBody, AuditList, AuditStatusModel, VerifyReport
+from ._state import ServiceState
+from ._views import specimen_resource
+
+__all__ = ["router"]
+
+router = APIRouter(responses=ERROR_RESPONSES)
+
+AuditId = Annotated[str, Path(min_length=1, max_length=128)]
+
+
+def _audit_resource(state: ServiceState, status: Any) -> Resource:
+    try:
+        record = state.runtime.ledger.get_specimen(status.specimen_id)
+        classification, hold = record.highest_classification.value, record.legal_hold
+    except NotFound:
+        classification, hold = "restricted", False  # unknown: the strictest reading
+    return Resource(
+        kind="Audit",
+        id=status.audit_id,
+        tenant=status.tenant_id,
+        classification=classification,
+        legal_hold=hold,
+    )
+
+
+def _authorised_status(state: ServiceState, analyst: Any, audit_id: str, action: Action) -> Any:
+    status = jobs.audit_status(state.runtime, audit_id)  # NotFound -> 404
+    require(state, analyst, action, _audit_resource(state, status))
+    return status
+
+
+@router.post(
+    "/audits",
+    status_code=202,
+    response_model=AuditStatusModel,
+    summary="Request an audit (queued; refusals name the unmet condition)",
+)
+def request_audit(state: State, analyst: CurrentAnalyst, body: AuditBody) -> dict[str, Any]:
+    runtime, now = state.runtime, state.clock()
+
+    def refuse(code: str, specimen_id: str | None = None) -> None:
+        record_refusal(runtime, analyst=analyst, code=code, now=now, specimen_id=specimen_id)
+
+    try:
+        record = runtime.ledger.get_specimen(body.specimen_id)
+    except NotFound:
+        refuse("unknown_specimen")
+        raise ServiceError(403, "unknown_specimen", "no sealed specimen has that id") from None
+    decision = state.access.authorize(
+        analyst, Action.REQUEST_AUDIT, specimen_resource(record), purpose=body.purpose, now=now
+    )
+    if not decision.allowed:
+        refuse(decision.code, record.specimen_id)
+        raise ServiceError(403, decision.code, "access denied by policy")
+    draft = AuditDraft(
+        specimen_id=body.specimen_id,
+        strategy=body.strategy,
+        purpose=body.purpose,
+        samples=body.samples,
+        seed=body.seed,
+        call_id=body.call_id,
+        field=body.field,
+        value=body.value,
+        value_given="value" in body.model_fields_set,
+        delta=body.delta,
+        revision=body.revision,
+        tolerances=body.tolerances,
+        policy_id=body.policy_id,
+    )
+    try:
+        admitted = admit_audit(
+            runtime,
+            draft,
+            analyst=analyst,
+            now=now,
+            submit=lambda request, key: jobs.submit_audit(
+                runtime, request, tenant_id=analyst.tenant, now=now, idempotency_key=key
+            ),
+        )
+    except (Refused, BadInput) as exc:
+        refuse(exc.code, record.specimen_id)
+        raise
+    result = admitted.status.to_dict()
+    assert isinstance(result, dict)
+    return result
+
+
+@router.get("/audits", response_model=AuditList, summary="Audits of your tenant, newest first")
+def audits(
+    state: State,
+    analyst: CurrentAnalyst,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> dict[str, Any]:
+    require(state, analyst, Action.READ_AUDIT, Resource.tenant_of(analyst.tenant))
+    found = jobs.list_audits(state.runtime, tenant_id=analyst.tenant, limit=limit, offset=offset)
+    return {"items": [s.to_dict() for s in found]}
+
+
+@router.get("/audits/{audit_id}", response_model=AuditStatusModel, summary="One audit's status")
+def audit(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> dict[str, Any]:
+    result = _authorised_status(state, analyst, audit_id, Action.READ_AUDIT).to_dict()
+    assert isinstance(result, dict)
+    return result
+
+
+@router.post(
+    "/audits/{audit_id}/cancel", response_model=AuditStatusModel, summary="Cancel an audit"
+)
+def cancel(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> dict[str, Any]:
+    status = _authorised_status(state, analyst, audit_id, Action.CANCEL_AUDIT)
+    result = jobs.cancel_audit(state.runtime, status.audit_id, now=state.clock()).to_dict()
+    assert isinstance(result, dict)
+    return result
+
+
+def _envelope(state: ServiceState, analyst: Any, audit_id: str) -> tuple[str, dict[str, Any]]:
+    status = _authorised_status(state, analyst, audit_id, Action.READ_CERTIFICATE)
+    envelope = jobs.certificate(state.runtime, status.audit_id)
+    if envelope is None:
+        raise ServiceError(404, "no_certificate", "the audit has no certificate (yet)")
+    return str(status.audit_id), envelope
+
+
+@router.get(
+    "/certificates/{audit_id}",
+    response_model=dict[str, Any],
+    summary="The signed certificate (DSSE envelope) as a download",
+)
+def certificate(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> JSONResponse:
+    found_id, envelope = _envelope(state, analyst, audit_id)
+    return JSONResponse(
+        envelope,
+        headers={"Content-Disposition": f'attachment; filename="{found_id}.dsse.json"'},
+    )
+
+
+@router.get(
+    "/certificates/{audit_id}/summary",
+    response_model=dict[str, Any],
+    summary="The certificate's predicate, decoded (metadata only)",
+)
+def certificate_summary(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> Any:
+    _, envelope = _envelope(state, analyst, audit_id)
+    try:
+        statement = loads(base64.b64decode(str(envelope["payload"]), validate=True))
+        predicate = statement["predicate"]
+    except (KeyError, TypeError, ValueError, binascii.Error, LedgerError):
+        raise ServiceError(
+            503, "certificate_unreadable", "the stored certificate is malformed"
+        ) from None
+    if not isinstance(predicate, dict):
+        raise ServiceError(503, "certificate_unreadable", "the stored certificate is malformed")
+    return predicate
+
+
+@router.get(
+    "/certificates/{audit_id}/verify",
+    response_model=VerifyReport,
+    summary="Verify the certificate: signature, statement, predicate, ledger linkage",
+)
+def certificate_verify(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> dict[str, Any]:
+    _, envelope = _envelope(state, analyst, audit_id)
+    runtime = state.runtime
+    key_path = FilePath(f"{runtime.home.signing_key_path}.pub")
+    try:
+        key = load_public_key_pem(key_path.read_bytes())
+    except OSError:
+        raise ServiceError(
+            503, "no_issuer_key", "the issuer's public key is not available"
+        ) from None
+    report = verify_certificate(
+        envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
+    )
+    return report.to_dict()

@@ -1,0 +1,59 @@
+"""Who is asking (bearer token -> analyst) and may they (Cedar)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+from fastapi import Depends
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from ..governance import Action, Analyst, Resource, authenticate
+from ._errors import ServiceError
+from ._state import ServiceState, state_of
+
+__all__ = ["CurrentAnalyst", "State", "current_analyst", "require"]
+
+log = logging.getLogger("enclave.service")
+
+_bearer = HTTPBearer(
+    auto_error=False, description="An analyst token from `replay-enclave analyst add`."
+)
+
+State = Annotated[ServiceState, Depends(state_of)]
+
+
+def current_analyst(
+    state: State,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Analyst:
+    analyst = None
+    if credentials is not None and credentials.scheme.lower() == "bearer":
+        analyst = authenticate(state.runtime, credentials.credentials)
+    if analyst is None:
+        raise ServiceError(
+            401,
+            "unauthenticated",
+            "a valid bearer token is required",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return analyst
+
+
+CurrentAnalyst = Annotated[Analyst, Depends(current_analyst)]
+
+
+def require(
+    state: ServiceState,
+    analyst: Analyst,
+    action: Action,
+    resource: Resource,
+    *,
+    purpose: str = "",
+) -> None:
+    decision = state.access.authorize(analyst, action, resource, purpose=purpose, now=state.clock())
+    if not decision.allowed:
+        log.info(
+            "access denied analyst=%s action=%s code=%s", analyst.name, action.value, decision.code
+        )
+        raise ServiceError(403, decision.code, "access denied by policy")

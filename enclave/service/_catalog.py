@@ -1,0 +1,103 @@
+"""Routes for who am I, specimens and intervention policies (metadata only)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Query
+
+from ..governance import Action, PolicyStatus, Resource, list_policies
+from ._auth import CurrentAnalyst, State, require
+from ._errors import ERROR_RESPONSES
+from ._models import PolicyList, SpecimenDetail, SpecimenList, WhoAmI
+from ._views import expected_auditability, specimen_detail, specimen_resource, specimen_summary
+
+__all__ = ["router"]
+
+router = APIRouter(responses=ERROR_RESPONSES)
+
+_ALL = 1_000_000
+SpecimenId = Annotated[str, Path(min_length=1, max_length=128)]
+
+
+@router.get("/whoami", response_model=WhoAmI, summary="The analyst the token belongs to")
+def whoami(analyst: CurrentAnalyst) -> dict[str, Any]:
+    return {"name": analyst.name, "tenant": analyst.tenant, "roles": list(analyst.roles)}
+
+
+@router.get("/specimens", response_model=SpecimenList, summary="Sealed specimens of a tenant")
+def specimens(
+    state: State,
+    analyst: CurrentAnalyst,
+    tenant: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+    agent: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+    auditability: Literal["counterfactual-admissible", "observable-only"] | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0, le=_ALL)] = 0,
+) -> dict[str, Any]:
+    tenant = tenant or analyst.tenant
+    require(state, analyst, Action.LIST_SPECIMENS, Resource.tenant_of(tenant))
+    ledger = state.runtime.ledger
+    rows = ledger.list_specimens(tenant_id=tenant, agent_name=agent, limit=_ALL, offset=0)
+    if auditability is not None:
+        now = state.clock()
+        rows = [
+            r
+            for r in rows
+            if expected_auditability(ledger.get_specimen(r.specimen_id), now=now) == auditability
+        ]
+    return {
+        "items": [specimen_summary(r) for r in rows[offset : offset + limit]],
+        "total": len(rows),
+        "limit": limit,
+        "offset": offset,
+    }
+
+
+@router.get(
+    "/specimens/{specimen_id}",
+    response_model=SpecimenDetail,
+    summary="One specimen: identities, digests, classifications — never content",
+)
+def specimen(state: State, analyst: CurrentAnalyst, specimen_id: SpecimenId) -> dict[str, Any]:
+    ledger = state.runtime.ledger
+    record = ledger.get_specimen(specimen_id)  # NotFound -> 404
+    require(state, analyst, Action.READ_SPECIMEN, specimen_resource(record))
+    summary = {
+        "specimen_id": record.specimen_id,
+        "tenant": record.tenant_id,
+        "agent": record.agent_name,
+        "agent_version": record.agent_version,
+        "manifest_digest": record.manifest_digest,
+        "highest_classification": record.highest_classification.value,
+        "steps": len(record.steps),
+        "sealed_at": record.sealed_at,
+        "erased": bool(ledger.entries(kind="specimen.erased", subject=record.specimen_id)),
+        "legal_hold": record.legal_hold,
+    }
+    return specimen_detail(record, summary)
+
+
+@router.get("/policies", response_model=PolicyList, summary="Intervention policies of your tenant")
+def policies(
+    state: State,
+    analyst: CurrentAnalyst,
+    status: Literal["draft", "validated", "active", "retired"] | None = None,
+) -> dict[str, Any]:
+    require(state, analyst, Action.LIST_POLICIES, Resource.tenant_of(analyst.tenant))
+    found = list_policies(
+        state.runtime,
+        status=None if status is None else PolicyStatus(status),
+        tenant=analyst.tenant,
+    )
+    keys = ("id", "version", "tenant", "tool", "schema_id", "schema_version", "field", "strategy")
+    return {
+        "items": [
+            {
+                **{k: p.to_dict()[k] for k in keys},
+                "params": p.params_dict(),
+                "status": p.status.value,
+            }
+            for p in found
+        ]
+    }

@@ -1,0 +1,47 @@
+"""The job queue as the service uses it (``enclave.jobs``), imported on first use so
+the rest of the service works where no queue is installed (503 ``jobs_unavailable``)."""
+
+from __future__ import annotations
+
+import importlib
+from datetime import datetime
+from types import ModuleType
+from typing import Any
+
+from .._runtime import Runtime
+from ..replay import AuditRequest
+from ._errors import ServiceError
+
+__all__ = ["audit_status", "cancel_audit", "certificate", "list_audits", "submit_audit"]
+
+
+def _jobs() -> ModuleType:
+    try:
+        return importlib.import_module("enclave.jobs")
+    except ImportError:
+        raise ServiceError(503, "jobs_unavailable", "the audit queue is not available") from None
+
+
+def submit_audit(
+    runtime: Runtime, request: AuditRequest, *, tenant_id: str, now: datetime, idempotency_key: str
+) -> Any:
+    return _jobs().submit_audit(
+        runtime, request, tenant_id=tenant_id, now=now, idempotency_key=idempotency_key
+    )
+
+
+def audit_status(runtime: Runtime, audit_id: str) -> Any:
+    return _jobs().audit_status(runtime, audit_id)
+
+
+def list_audits(runtime: Runtime, *, tenant_id: str, limit: int, offset: int) -> list[Any]:
+    return list(_jobs().list_audits(runtime, tenant_id=tenant_id, limit=limit, offset=offset))
+
+
+def cancel_audit(runtime: Runtime, audit_id: str, *, now: datetime) -> Any:
+    return _jobs().cancel_audit(runtime, audit_id, now=now)
+
+
+def certificate(runtime: Runtime, audit_id: str) -> dict[str, Any] | None:
+    found = _jobs().certificate(runtime, audit_id)
+    return None if found is None else dict(found)

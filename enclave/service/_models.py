@@ -1,0 +1,175 @@
+"""The service's wire shapes (pydantic), which also make the published OpenAPI.
+
+Request bodies forbid unknown keys and bound every string and number. Response
+models describe metadata only; none has a place for payload content.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AuditBody",
+    "AuditList",
+    "AuditStatusModel",
+    "CallModel",
+    "ErrorBody",
+    "ErrorDetail",
+    "FieldModel",
+    "LedgerHead",
+    "LedgerVerify",
+    "PolicyList",
+    "PolicyModel",
+    "SpecimenDetail",
+    "SpecimenList",
+    "SpecimenSummaryModel",
+    "VerifyCheck",
+    "VerifyReport",
+    "WhoAmI",
+]
+
+MAX_SEED = 2**53 - 1
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class WhoAmI(BaseModel):
+    name: str
+    tenant: str
+    roles: list[str]
+
+
+class SpecimenSummaryModel(BaseModel):
+    specimen_id: str
+    tenant: str
+    agent: str
+    agent_version: str
+    manifest_digest: str
+    highest_classification: str
+    steps: int
+    sealed_at: str
+    erased: bool
+    legal_hold: bool
+
+
+class SpecimenList(BaseModel):
+    items: list[SpecimenSummaryModel]
+    total: int
+    limit: int
+    offset: int
+
+
+class FieldModel(BaseModel):
+    side: str
+    path: str
+    classification: str
+    retention: str
+    digest: str | None
+
+
+class CallModel(BaseModel):
+    call_id: str
+    kind: str
+    name: str
+    agent: str
+    alias: str | None
+    resolved: str | None
+    schema_id: str | None
+    schema_version: str | None
+    fields: list[FieldModel]
+
+
+class SpecimenDetail(SpecimenSummaryModel):
+    calls: list[CallModel]
+    revisions: dict[str, list[str]]
+    strategies: list[str]
+
+
+class PolicyModel(BaseModel):
+    id: str
+    version: int
+    tenant: str
+    tool: str
+    schema_id: str
+    schema_version: str
+    field: str
+    strategy: str
+    params: dict[str, Any]
+    status: str
+
+
+class PolicyList(BaseModel):
+    items: list[PolicyModel]
+
+
+class AuditBody(BaseModel):
+    """``POST /api/v1/audits``. ``revision`` is ``POINT=IDENTITY`` (e.g. ``model=r2``)
+    with ``strategy = "revision"``; ``tolerances`` maps a layer to a number (score)
+    or ``exact`` / ``ignore``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    specimen_id: str = Field(min_length=1, max_length=128)
+    call_id: str | None = Field(default=None, min_length=1, max_length=256)
+    field: str | None = Field(default=None, min_length=1, max_length=130)
+    strategy: Literal["nullify", "replace", "perturb", "revision"]
+    value: Any = None
+    delta: float | None = Field(default=None, allow_inf_nan=False, ge=-1e6, le=1e6)
+    revision: str | None = Field(default=None, min_length=3, max_length=256)
+    samples: int = Field(ge=2, le=100_000)
+    seed: int = Field(ge=0, le=MAX_SEED - 100_000)
+    tolerances: dict[str, float | str] | None = Field(default=None, max_length=16)
+    purpose: str = Field(min_length=1, max_length=500)
+    policy_id: str | None = Field(default=None, min_length=1, max_length=128)
+
+
+class AuditStatusModel(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    audit_id: str
+    status: Literal["QUEUED", "RUNNING", "FINALIZING", "COMPLETED", "FAILED", "CANCELLED"]
+    progress_done: int
+    progress_total: int
+    classification: str | None
+    auditability: str | None
+    failure_code: str | None
+    has_certificate: bool
+    created_at: str
+    updated_at: str
+
+
+class AuditList(BaseModel):
+    items: list[AuditStatusModel]
+
+
+class VerifyCheck(BaseModel):
+    step: int
+    name: str
+    ok: bool
+    detail: str
+
+
+class VerifyReport(BaseModel):
+    ok: bool
+    checks: list[VerifyCheck]
+
+
+class LedgerHead(BaseModel):
+    index: int | None
+    hash: str | None
+
+
+class LedgerVerify(BaseModel):
+    ok: bool
+    length: int
+    first_bad_index: int | None
+    reason: str | None

@@ -1,0 +1,98 @@
+"""Metadata views of specimens, as the REST API returns them. Never payload content:
+identities, digests (keyed), classifications, retention, counts and times."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ledger import SpecimenRecord, SpecimenSummary
+
+from ..governance import Resource
+
+__all__ = ["expected_auditability", "specimen_detail", "specimen_resource", "specimen_summary"]
+
+ADMISSIBLE = "counterfactual-admissible"
+OBSERVABLE_ONLY = "observable-only"
+
+
+def specimen_summary(summary: SpecimenSummary) -> dict[str, Any]:
+    return {
+        "specimen_id": summary.specimen_id,
+        "tenant": summary.tenant_id,
+        "agent": summary.agent_name,
+        "agent_version": summary.agent_version,
+        "manifest_digest": summary.manifest_digest,
+        "highest_classification": summary.highest_classification.value,
+        "steps": summary.step_count,
+        "sealed_at": summary.sealed_at,
+        "erased": summary.erased,
+        "legal_hold": summary.legal_hold,
+    }
+
+
+def specimen_resource(record: SpecimenRecord | SpecimenSummary) -> Resource:
+    return Resource(
+        kind="Specimen",
+        id=record.specimen_id,
+        tenant=record.tenant_id,
+        classification=record.highest_classification.value,
+        legal_hold=record.legal_hold,
+    )
+
+
+def _parse(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def expected_auditability(record: SpecimenRecord, *, now: datetime) -> str:
+    """Before any audit: observable-only as soon as one recorded effect cannot be
+    re-verified now (not re-verifiable, its token expired, or it returned live-state
+    fields); otherwise counterfactual-admissible. An audit decides for its branch."""
+    for step in record.steps:
+        effect = step.effect
+        if effect is None:
+            continue
+        expires = _parse(effect.token_expires_at) if effect.token_expires_at else None
+        expired = effect.token_expires_at is not None and (expires is None or expires <= now)
+        if not effect.reverifiable or expired or effect.live_state_fields:
+            return OBSERVABLE_ONLY
+    return ADMISSIBLE
+
+
+def specimen_detail(record: SpecimenRecord, summary: dict[str, Any]) -> dict[str, Any]:
+    calls = []
+    for step in record.manifest.get("steps", []):
+        schema = step.get("schema") or {}
+        calls.append(
+            {
+                "call_id": step["call_id"],
+                "kind": step["kind"],
+                "name": step["name"],
+                "agent": step["agent"],
+                "alias": step.get("alias"),
+                "resolved": step.get("resolved"),
+                "schema_id": schema.get("id"),
+                "schema_version": schema.get("version"),
+                "fields": [
+                    {
+                        "side": f["side"],
+                        "path": f["path"],
+                        "classification": f["classification"],
+                        "retention": f["retention"],
+                        "digest": f.get("digest"),
+                    }
+                    for f in step.get("fields", [])
+                ],
+            }
+        )
+    revisions = record.manifest.get("adapter", {}).get("revisions", {}) or {}
+    return {
+        **summary,
+        "calls": calls,
+        "revisions": {str(k): [str(v) for v in vs] for k, vs in revisions.items()},
+        "strategies": list(record.adapter.strategies),
+    }
