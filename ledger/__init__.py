@@ -4,9 +4,12 @@
 (``postgresql+psycopg://...``); ``migrate()`` creates or upgrades the schema.
 """
 
+from typing import TYPE_CHECKING
+
+from ._lazy import deferred
+
+
 from ._canonical import MAX_SAFE_INTEGER, canonical_digest, canonical_json, loads
-from ._chain import GENESIS_HASH, hash_envelope
-from ._engine import make_engine
 from ._errors import (
     CanonicalizationError,
     Conflict,
@@ -15,8 +18,6 @@ from ._errors import (
     LedgerUnavailable,
     NotFound,
 )
-from ._head import read_saved_head
-from ._ledger import Ledger, utc_clock
 from ._records import (
     AdapterInfo,
     Classification,
@@ -31,6 +32,24 @@ from ._records import (
     StepKind,
     StepRecord,
     VerifyReport,
+)
+
+if TYPE_CHECKING:  # deferred below: a replay worker must start without them
+    from ._chain import GENESIS_HASH, hash_envelope
+    from ._engine import make_engine
+    from ._head import read_saved_head
+    from ._ledger import Ledger, utc_clock
+__getattr__ = deferred(
+    __name__,
+    globals(),
+    {
+        "GENESIS_HASH": "._chain",
+        "hash_envelope": "._chain",
+        "make_engine": "._engine",
+        "read_saved_head": "._head",
+        "Ledger": "._ledger",
+        "utc_clock": "._ledger",
+    },
 )
 
 __all__ = [

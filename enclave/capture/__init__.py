@@ -1,10 +1,30 @@
 """The capture SDK: agents declare their boundaries, ``ctx`` records every crossing."""
 
+from typing import TYPE_CHECKING
+
+from ledger._lazy import deferred
+
+
 from ._context import Context, LiveCall
 from ._registry import ENTRY_POINT_GROUP, available_agents, load_agent
-from ._recorder import Recorder, SpecError
-from ._seal import AgentCrashed, CaptureResult, build_manifest, capture, source_ref
 from ._spec import AgentSpec, Answer, BoundarySpec, FieldPolicy, RevisionPoint, Substitute, policy
+
+if TYPE_CHECKING:  # deferred below: a replay worker must start without them
+    from ._recorder import Recorder, SpecError
+    from ._seal import AgentCrashed, CaptureResult, build_manifest, capture, source_ref
+__getattr__ = deferred(
+    __name__,
+    globals(),
+    {
+        "Recorder": "._recorder",
+        "SpecError": "._recorder",
+        "AgentCrashed": "._seal",
+        "CaptureResult": "._seal",
+        "build_manifest": "._seal",
+        "capture": "._seal",
+        "source_ref": "._seal",
+    },
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",

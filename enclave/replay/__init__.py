@@ -1,17 +1,57 @@
 """Replay with one declared intervention, inside an isolated worker, to a certificate."""
 
-from ._audit import record_request, run_audit
-from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary
-from ._stages import WORKER_HANDLER, finalize_audit, prepare_audit, run_sample_batch
-from ._certificates import RuntimeLedgerLookup, issue_certificate, signing_key
-from ._compare import compare_layers, recorded_layers
+from typing import TYPE_CHECKING
+
+from ledger._lazy import deferred
+
+
 from ._engine import ReplayContext, replay_run
 from ._errors import BranchError, DivergenceError, Unresolvable, Unservable
-from ._interventions import AppliedIntervention, Intervention, apply_intervention, placebo_of
-from ._load import OpenedSpecimen, open_specimen
 from ._model import LAYERS, RecordedStep, RunResult, Strategy, Tolerances, Trajectory
-from ._request import AuditRequest
-from ._verdict import Verdict, auditability_of, decide, summarize_seed
+
+if TYPE_CHECKING:  # deferred below: the worker imports only the engine
+    from ._audit import record_request, run_audit
+    from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary
+    from ._stages import WORKER_HANDLER, finalize_audit, prepare_audit, run_sample_batch
+    from ._certificates import RuntimeLedgerLookup, issue_certificate, signing_key
+    from ._compare import compare_layers, recorded_layers
+    from ._interventions import AppliedIntervention, Intervention, apply_intervention, placebo_of
+    from ._load import OpenedSpecimen, open_specimen
+    from ._request import AuditRequest
+    from ._verdict import Verdict, auditability_of, decide, summarize_seed
+
+__getattr__ = deferred(
+    __name__,
+    globals(),
+    {
+        "record_request": "._audit",
+        "run_audit": "._audit",
+        "AuditOutcome": "._results",
+        "BatchResult": "._results",
+        "Preparation": "._results",
+        "SampleSummary": "._results",
+        "WORKER_HANDLER": "._stages",
+        "finalize_audit": "._stages",
+        "prepare_audit": "._stages",
+        "run_sample_batch": "._stages",
+        "RuntimeLedgerLookup": "._certificates",
+        "issue_certificate": "._certificates",
+        "signing_key": "._certificates",
+        "compare_layers": "._compare",
+        "recorded_layers": "._compare",
+        "AppliedIntervention": "._interventions",
+        "Intervention": "._interventions",
+        "apply_intervention": "._interventions",
+        "placebo_of": "._interventions",
+        "OpenedSpecimen": "._load",
+        "open_specimen": "._load",
+        "AuditRequest": "._request",
+        "Verdict": "._verdict",
+        "auditability_of": "._verdict",
+        "decide": "._verdict",
+        "summarize_seed": "._verdict",
+    },
+)
 
 __all__ = [
     "LAYERS",
