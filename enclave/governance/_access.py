@@ -11,8 +11,6 @@ permit applied.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -22,11 +20,11 @@ from typing import Any
 import cedarpy
 
 from .._errors import BadInput
+from .._policies import policies_root
 from ._analysts import Analyst
 
 __all__ = ["AccessDecision", "AccessPolicy", "Action", "Resource", "policies_root"]
 
-ENV_POLICIES = "REPLAY_ENCLAVE_POLICIES"
 
 
 class Action(StrEnum):
@@ -75,18 +73,6 @@ class Resource:
 class AccessDecision:
     allowed: bool
     code: str  # "allowed", a forbid's @code, "not_permitted" or "evaluation_error"
-
-
-def policies_root(env: dict[str, str] | None = None) -> Path:
-    """The ``policies`` folder: $REPLAY_ENCLAVE_POLICIES, the source tree's, or the
-    installed shared data."""
-    env = dict(os.environ) if env is None else env
-    if env.get(ENV_POLICIES):
-        return Path(env[ENV_POLICIES])
-    source = Path(__file__).resolve().parents[2] / "policies"
-    if source.is_dir():
-        return source
-    return Path(sys.prefix) / "share" / "replay-enclave" / "policies"
 
 
 class AccessPolicy:

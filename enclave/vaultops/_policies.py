@@ -8,15 +8,14 @@ uses others. Policy names are ``replay-enclave-<identity>`` whatever the key pre
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from enclave._errors import BadInput
+from enclave._policies import ENV_POLICY_DIR, policies_root
 from enclave.keys._vault_client import ROLES, Role
 
 __all__ = ["POLICY_NAME_PREFIX", "RoleDefinition", "load_roles", "policy_dir", "render_policy"]
@@ -55,17 +54,11 @@ class RoleDefinition:
 
 
 def policy_dir(env: Mapping[str, str] | None = None) -> Path:
-    """``REPLAY_ENCLAVE_POLICY_DIR``/vault, the source tree's, or the installed copy."""
-    env = os.environ if env is None else env
-    candidates = []
-    if env.get("REPLAY_ENCLAVE_POLICY_DIR"):
-        candidates.append(Path(env["REPLAY_ENCLAVE_POLICY_DIR"]) / "vault")
-    candidates.append(Path(__file__).resolve().parents[2] / "policies" / "vault")
-    candidates.append(Path(sys.prefix) / "share" / "replay-enclave" / "policies" / "vault")
-    for candidate in candidates:
-        if (candidate / "broker.hcl").is_file():
-            return candidate
-    raise BadInput("Vault policy files not found (set REPLAY_ENCLAVE_POLICY_DIR)")
+    """The ``vault`` folder of the policies root."""
+    folder = policies_root(env) / "vault"
+    if not (folder / "broker.hcl").is_file():
+        raise BadInput(f"Vault policy files not found (set {ENV_POLICY_DIR})")
+    return folder
 
 
 def render_policy(text: str, *, mount: str, key_prefix: str) -> str:
