@@ -277,6 +277,15 @@ def test_each_incident_round_trips_every_field(runtime: Runtime, incident: Any) 
         else:
             assert f.keyed_digest == digester.digest(canonical_json(values[where])), where
     assert result.holes == sum(1 for f in record.fields if f.retention is Retention.WITHHELD)
+    # a step digest is the keyed digest of its canonical {path: field digest | "withheld"}
+    for step in record.steps:
+        for side, expected in (
+            ("request", step.request_digest),
+            ("response", step.response_digest),
+        ):
+            fields = [f for f in record.fields if f.seq == step.seq and f.side == side]
+            digest_map = {f.path: f.keyed_digest or "withheld" for f in fields}
+            assert digester.digest(canonical_json(digest_map)) == expected, (step.seq, side)
     assert runtime.ledger.run_status(result.specimen_id) is RunStatus.SEALED
     assert runtime.ledger.verify().ok
 

@@ -11,9 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from enclave._errors import GrantRefused
-from enclave.keys import DigestKeys, Grant, KeyProvider, LocalGrant, LocalKeyProvider, WrappedKey
+from enclave.keys import (
+    DigestKeys,
+    Grant,
+    KeyProvider,
+    LocalGrant,
+    LocalKeyProvider,
+    TenantDigester,
+    WrappedKey,
+)
 
 NOW = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 
@@ -239,3 +249,18 @@ def test_concurrent_first_use_of_a_tenant_loses_no_key(keys_dir: Path) -> None:
             grant = grant_for(provider, f"sp-{index}", WrappedKey.from_dict(wrapped), tenant=tenant)
             assert grant.redeem(now=NOW) == key
         assert len({digest for *_, digest in outcomes}) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(secret=st.binary(min_size=32, max_size=200), data=st.binary(max_size=5000))
+def test_digester_is_exactly_hmac_sha256(secret: bytes, data: bytes) -> None:
+    import hashlib
+    import hmac
+
+    expected = "hmac-sha256:" + hmac.new(secret, data, hashlib.sha256).hexdigest()
+    assert TenantDigester(secret).digest(data) == expected
+
+
+def test_short_digest_secret_is_refused() -> None:
+    with pytest.raises(ValueError):
+        TenantDigester(b"x" * 31)

@@ -310,3 +310,18 @@ def test_private_root_is_not_touched_for_invalid_ids(tmp_path: Path) -> None:
     with pytest.raises(BadInput):
         store.open_writer("..", "sp-1", wrapped=WRAPPED, data_key=KEY, durable=False)
     assert not (tmp_path / "payloads").exists() or os.listdir(tmp_path / "payloads") == []
+
+
+def test_nonces_never_repeat_within_or_across_specimens(
+    store: PayloadStore, tmp_path: Path
+) -> None:
+    many = {seq: STEPS[seq % 2] for seq in range(50)}
+    write_specimen(store, "sp-1", many)
+    write_specimen(store, "sp-2", many)
+    nonces = [
+        blob[:12]
+        for specimen in ("sp-1", "sp-2")
+        for _, blob in frames(payload_file(tmp_path / "payloads", specimen).read_bytes())
+    ]
+    assert len(nonces) == 2 * (100 + 1)
+    assert len(set(nonces)) == len(nonces)

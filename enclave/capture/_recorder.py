@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from ledger import (
     CanonicalizationError,
     EffectInfo,
@@ -45,7 +47,9 @@ class SpecError(BadInput):
 
 
 def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if moment.tzinfo is not UTC:  # naive (local) or another zone: convert first
+        moment = moment.astimezone(UTC)
+    return moment.isoformat().replace("+00:00", "Z")
 
 
 @dataclass
@@ -72,20 +76,26 @@ class Recorder(Context):
         self._seed = seed
         self.steps: list[_Step] = []
         self._now: datetime | None = None
+        # bound once: these run for every field of every step
+        self._digest = digester.digest
+        self._ref = writer.ref
 
     # -- recording --------------------------------------------------------------------
     def _fields(
         self, seq: int, side: str, values: Mapping[str, Any], declared: Mapping[str, FieldPolicy]
-    ) -> tuple[list[FieldRecord], list[tuple[str, str, bytes]], dict[str, str]]:
+    ) -> tuple[list[FieldRecord], list[tuple[str, str, bytes]], bytes]:
+        """Field records, the plaintexts to seal, and the canonical field-digest map."""
         if not isinstance(values, Mapping):
             raise SpecError(f"step {seq}: {side} must be an object")
-        undeclared = set(values) - set(declared)
+        undeclared = values.keys() - declared.keys()
         if undeclared:
             raise SpecError(f"step {seq}: {side} has {len(undeclared)} undeclared field(s)")
         records: list[FieldRecord] = []
         sealed: list[tuple[str, str, bytes]] = []
         digest_map: dict[str, str] = {}
+        ascii_names = True
         for name in sorted(values):
+            ascii_names = ascii_names and name.isascii()
             rule, path = declared[name], "/" + name
             if rule.retention is Retention.WITHHELD:
                 digest, ref = None, None
@@ -95,11 +105,11 @@ class Recorder(Context):
                     canon = canonical_json(values[name])
                 except CanonicalizationError:
                     raise SpecError(f"step {seq}: a {side} field cannot be canonicalised") from None
-                digest = self._digester.digest(canon)
+                digest = self._digest(canon)
                 digest_map[path] = digest
                 ref = None
                 if rule.retention is Retention.ENCRYPTED:
-                    ref = self._writer.ref
+                    ref = self._ref
                     sealed.append((side, path, canon))
             records.append(
                 FieldRecord(
@@ -113,7 +123,11 @@ class Recorder(Context):
                     live_state=rule.live_state,
                 )
             )
-        return records, sealed, digest_map
+        if ascii_names:
+            # ASCII keys and ASCII digest strings: orjson's sorted output *is* the RFC 8785
+            # form (canonical_json's own fast path), without re-walking the map
+            return records, sealed, orjson.dumps(digest_map, option=orjson.OPT_SORT_KEYS)
+        return records, sealed, canonical_json(digest_map)
 
     def record(
         self,
@@ -129,7 +143,7 @@ class Recorder(Context):
         resp_fields, resp_sealed, resp_map = self._fields(
             seq, "response", answer.response, spec.response
         )
-        observed = self._clock()
+        observed_text = iso(self._clock())
         effect = None
         if spec.side_effecting:
             if not answer.idempotency_token:
@@ -150,10 +164,10 @@ class Recorder(Context):
             resolved=answer.resolved,
             schema_id=spec.schema_id,
             schema_version=spec.schema_version,
-            request_digest=self._digester.digest(canonical_json(req_map)),
-            response_digest=self._digester.digest(canonical_json(resp_map)),
-            valid_time=iso(answer.valid_time or observed),
-            observed_time=iso(observed),
+            request_digest=self._digest(req_map),
+            response_digest=self._digest(resp_map),
+            valid_time=observed_text if answer.valid_time is None else iso(answer.valid_time),
+            observed_time=observed_text,
             effect=effect,
         )
         self._writer.add_step(seq, req_sealed + resp_sealed)

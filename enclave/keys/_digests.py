@@ -7,7 +7,6 @@ Digests leave the enclave (ledger, certificates). An unkeyed hash of a low-entro
 from __future__ import annotations
 
 import base64
-import hmac
 import json
 import secrets
 from hashlib import sha256
@@ -19,19 +18,31 @@ from ._local import keys_lock
 
 __all__ = ["DigestKeys", "TenantDigester"]
 
+_BLOCK = 64  # SHA-256 block size in bytes
+
 
 class TenantDigester:
     """Computes ``hmac-sha256:<hex>`` digests for one tenant."""
 
-    __slots__ = ("_secret",)
+    __slots__ = ("_inner", "_outer")
 
     def __init__(self, secret: bytes) -> None:
         if len(secret) < 32:
             raise ValueError("digest secret must be at least 32 bytes")
-        self._secret = secret
+        # HMAC (RFC 2104) with the keyed inner and outer SHA-256 states computed once;
+        # each digest copies them (tests check equality with ``hmac.new``)
+        if len(secret) > _BLOCK:
+            secret = sha256(secret).digest()
+        padded = secret.ljust(_BLOCK, b"\0")
+        self._inner = sha256(bytes(b ^ 0x36 for b in padded))
+        self._outer = sha256(bytes(b ^ 0x5C for b in padded))
 
     def digest(self, data: bytes) -> str:
-        return "hmac-sha256:" + hmac.new(self._secret, data, sha256).hexdigest()
+        inner = self._inner.copy()
+        inner.update(data)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return "hmac-sha256:" + outer.hexdigest()
 
 
 class DigestKeys:

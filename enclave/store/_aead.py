@@ -1,4 +1,5 @@
-"""AES-256-GCM with a fresh 96-bit random nonce per encryption.
+"""AES-256-GCM. ``seal`` draws a fresh 96-bit random nonce per encryption; the payload
+store's writer, the only encryptor under a specimen's key, uses counter nonces instead.
 
 Associated data binds a ciphertext to its place (tenant/specimen/step/field); a
 ciphertext moved elsewhere, a flipped byte or a wrong key all fail the same opaque way.

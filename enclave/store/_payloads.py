@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from .._errors import BadInput, DecryptionFailed, InfrastructureError
 from ..keys import WrappedKey
-from ._aead import NONCE_BYTES, aad_prefix, open_sealed, seal
+from ._aead import NONCE_BYTES, aad_prefix, open_sealed
 from ._refs import resolve_ref, validate_id
 
 __all__ = ["PayloadStore", "SpecimenWriter", "field_key"]
@@ -57,6 +57,10 @@ class SpecimenWriter:
 
     ``durable=True`` flushes and fsyncs after every step; otherwise frames are buffered
     and written once by ``close`` (the seal is the commit point either way).
+
+    Nonces are deterministic (NIST SP 800-38D, 8.2.1): 4 random bytes fixed per writer,
+    then a 64-bit counter. The data key is fresh per specimen and this writer is the only
+    party that ever encrypts under it, so no nonce repeats under one key.
     """
 
     def __init__(
@@ -66,6 +70,7 @@ class SpecimenWriter:
         self._tenant, self._specimen = tenant_id, specimen_id
         # field_aad() is this prefix + "<seq>/<side>/<path>": build the constant part once
         self._aad_prefix = aad_prefix(tenant_id, specimen_id)
+        self._nonce_prefix = os.urandom(NONCE_BYTES - 8)
         self._durable = durable
         self._buffer: list[bytes] = []
         self._frames = 0
@@ -77,15 +82,23 @@ class SpecimenWriter:
     def ref(self) -> str:
         return self._ref
 
+    def _nonce(self) -> bytes:
+        # one counter value per encryption, field frames and the end frame alike
+        return self._nonce_prefix + self._frames.to_bytes(8, "big")
+
     def add_step(self, seq: int, fields: Iterable[tuple[str, str, bytes]]) -> None:
         """``fields``: (side, path, canonical plaintext bytes) for each retained field."""
         if self._file.closed:
             raise ValueError("the writer is closed")
         encrypt, prefix, append = self._cipher.encrypt, self._aad_prefix, self._buffer.append
+        pack = _U32.pack
         for side, path, plaintext in fields:
-            nonce = os.urandom(NONCE_BYTES)
-            blob = nonce + encrypt(nonce, plaintext, prefix + f"{seq}/{side}/{path}".encode())
-            append(_frame(f"{seq}/{side}{path}".encode(), blob))
+            nonce = self._nonce()
+            sealed = encrypt(nonce, plaintext, prefix + f"{seq}/{side}/{path}".encode())
+            key = f"{seq}/{side}{path}".encode()
+            # frame = u32 len(key), key, u32 len(blob), blob; blob = nonce + sealed
+            append(b"".join((pack(len(key)), key, pack(NONCE_BYTES + len(sealed)), nonce)))
+            append(sealed)
             self._frames += 1
         if self._durable:
             self._flush(sync=True)
@@ -100,10 +113,10 @@ class SpecimenWriter:
     def close(self) -> None:
         """Seal the frame count and make everything durable (idempotent)."""
         if not self._file.closed:
+            nonce = self._nonce()
             count = _U32.pack(self._frames)
-            self._buffer.append(
-                _frame(END_KEY, seal(self._cipher, count, _end_aad(self._tenant, self._specimen)))
-            )
+            aad = _end_aad(self._tenant, self._specimen)
+            self._buffer.append(_frame(END_KEY, nonce + self._cipher.encrypt(nonce, count, aad)))
             self._flush(sync=True)
             self._file.close()
 

@@ -1,0 +1,326 @@
+"""Capture overhead per boundary crossing, against what an agent runtime already pays.
+
+For payloads of 256 B, 4 KiB and 64 KiB (one confidential response field holding that
+many bytes of text, plus a small request field) this measures, in one run:
+
+- ``Recorder.call`` with a trivial live function, on a writer opened from a real
+  ``PayloadStore`` in a fresh enclave home: canonical JSON, keyed digests, AES-GCM,
+  framing and the step record. *batched*: frames written and fsynced once at
+  ``close`` (the seal), that cost amortised over the steps; *durable*: flushed and
+  fsynced after every step.
+- (a) the cryptographic floor: SHA-256 + AES-256-GCM of the same payload bytes alone;
+- (b) one OpenTelemetry SDK span with five attributes, ended, through a
+  ``BatchSpanProcessor`` whose exporter drops everything; ``force_flush`` after each
+  round is inside the timing, so the processor's background work counts, as the seal's
+  write + fsync counts for batched capture.
+
+The three are measured in alternating rounds so a busy machine slows all alike.
+
+Then the ledger's append throughput (``benchmarks._ledger_append.measure``) when that
+module is present. Medians over repeated rounds; ratios are capture / reference.
+
+    python benchmarks/capture.py            # the table
+    python benchmarks/capture.py --profile  # cProfile of batched 4 KiB steps
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import os
+import pstats
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: E402
+
+from enclave._home import Home  # noqa: E402
+from enclave._runtime import Runtime  # noqa: E402
+from enclave.capture import BoundarySpec, Recorder, policy  # noqa: E402
+from ledger import StepKind  # noqa: E402
+
+SIZES = (256, 4096, 65536)
+TARGET_SIZE = 4096
+TARGET_RATIO = 1.0  # batched capture per step <= 1.0 x one OTel span
+
+SPEC = BoundarySpec(
+    kind=StepKind.TOOL,
+    name="bench-tool",
+    request={"query": policy("internal")},
+    response={"body": policy("confidential")},
+)
+REQUEST = {"query": "supplier-074 risk"}
+
+
+def payload(size: int) -> str:
+    rng = random.Random(size)
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz ") for _ in range(size))
+
+
+# -- capture ---------------------------------------------------------------------------
+
+
+class CaptureBench:
+    def __init__(self, root: Path) -> None:
+        self.runtime = Runtime.open(Home.init(root))
+        self.digester = self.runtime.digests.for_tenant("bench")
+        self._n = 0
+
+    def close(self) -> None:
+        self.runtime.close()
+
+    def recorder(self, *, durable: bool) -> tuple[Recorder, Any]:
+        self._n += 1
+        specimen = f"sp-bench-{self._n}"
+        key, wrapped = self.runtime.keys.new_data_key("bench", specimen)
+        writer = self.runtime.payloads.open_writer(
+            "bench", specimen, wrapped=wrapped, data_key=key, durable=durable
+        )
+        recorder = Recorder(
+            tenant_id="bench",
+            digester=self.digester,
+            writer=writer,
+            clock=self.runtime.clock,
+            seed=0,
+        )
+        return recorder, writer
+
+    def per_step(self, size: int, *, durable: bool, steps: int, rounds: int) -> tuple[float, float]:
+        """Medians over rounds of (steps x Recorder.call + writer.close) / steps, seconds:
+        wall clock and process CPU time."""
+        response = {"body": payload(size)}
+
+        def live(_request: Mapping[str, Any]) -> Mapping[str, Any]:
+            return response
+
+        wall, cpu = [], []
+        for _ in range(rounds):
+            recorder, writer = self.recorder(durable=durable)
+            call = recorder.call
+            start, start_cpu = time.perf_counter(), time.process_time()
+            for _ in range(steps):
+                call(SPEC, REQUEST, live=live)
+            writer.close()
+            wall.append((time.perf_counter() - start) / steps)
+            cpu.append((time.process_time() - start_cpu) / steps)
+        return statistics.median(wall), statistics.median(cpu)
+
+
+# -- references ----------------------------------------------------------------------
+
+
+def timed(op: Callable[[], object], *, batch: int, rounds: int) -> float:
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(batch):
+            op()
+        samples.append((time.perf_counter() - start) / batch)
+    return statistics.median(samples)
+
+
+def sha_gcm(size: int, *, batch: int, rounds: int) -> float:
+    data = payload(size).encode()
+    cipher = AESGCM(os.urandom(32))
+    aad = b"replay-enclave/v1/bench/sp/1/response//body"
+
+    def op() -> None:
+        hashlib.sha256(data).digest()
+        cipher.encrypt(os.urandom(12), data, aad)
+
+    return timed(op, batch=batch, rounds=rounds)
+
+
+def ledger_append() -> dict[str, float] | None:
+    try:
+        from benchmarks._ledger_append import measure
+    except ImportError:
+        return None
+    return measure()
+
+
+# -- report ----------------------------------------------------------------------------
+
+
+class OtelSpan:
+    """One span with five attributes through a BatchSpanProcessor that drops spans."""
+
+    def __init__(self) -> None:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import (
+            BatchSpanProcessor,
+            SpanExporter,
+            SpanExportResult,
+        )
+
+        class DropExporter(SpanExporter):
+            def export(self, spans: Sequence[Any]) -> SpanExportResult:
+                return SpanExportResult.SUCCESS
+
+            def shutdown(self) -> None:
+                return None
+
+        self._provider = TracerProvider()
+        self._provider.add_span_processor(BatchSpanProcessor(DropExporter()))
+        tracer = self._provider.get_tracer("bench")
+        attributes: dict[str, str | int] = {
+            "tool.name": "bench-tool",
+            "tool.call_id": "main/bench-tool#0",
+            "step.seq": 1,
+            "payload.digest": "hmac-sha256:" + "ab" * 32,
+            "payload.bytes": 4096,
+        }
+
+        def op() -> None:
+            with tracer.start_as_current_span("bench-tool", attributes=attributes):
+                pass
+
+        self.op = op
+
+    def per_span(self, *, batch: int) -> tuple[float, float]:
+        """(batch spans + force_flush) / batch, wall and process CPU: the processor's
+        export work (its thread counts in process CPU) is billed to the spans that
+        caused it, as the seal's write + fsync is billed to the capture steps."""
+        op = self.op
+        start, start_cpu = time.perf_counter(), time.process_time()
+        for _ in range(batch):
+            op()
+        self._provider.force_flush()
+        return (time.perf_counter() - start) / batch, (time.process_time() - start_cpu) / batch
+
+    def close(self) -> None:
+        self._provider.shutdown()
+
+
+def run(*, quick: bool) -> dict[str, Any]:
+    """Capture, its crypto floor and the OTel span are measured in alternating rounds,
+    so a busy machine slows all three alike; each figure is the median of its rounds."""
+    rounds = 5 if quick else 11
+    batched_steps = {256: 2000, 4096: 2000, 65536: 300}
+    durable_steps = 50 if quick else 150
+    results: dict[str, Any] = {"rows": []}
+    try:
+        span: OtelSpan | None = OtelSpan()
+    except ImportError:
+        span = None
+    with tempfile.TemporaryDirectory(prefix="capture-bench-") as tmp:
+        bench = CaptureBench(Path(tmp) / "home")
+        try:
+            bench.per_step(4096, durable=False, steps=500, rounds=1)  # warm up
+            if span is not None:
+                span.per_span(batch=2000)
+            for size in SIZES:
+                for mode, durable, steps in (
+                    ("batched", False, batched_steps[size]),
+                    ("durable", True, durable_steps),
+                ):
+                    cap_w, cap_c, floor_s, otel_w, otel_c = [], [], [], [], []
+                    for _ in range(rounds):
+                        wall, cpu = bench.per_step(size, durable=durable, steps=steps, rounds=1)
+                        cap_w.append(wall)
+                        cap_c.append(cpu)
+                        floor_s.append(sha_gcm(size, batch=1000, rounds=1))
+                        if span is not None:
+                            wall, cpu = span.per_span(batch=10000)
+                            otel_w.append(wall)
+                            otel_c.append(cpu)
+                    med = statistics.median
+                    results["rows"].append(
+                        {
+                            "size": size,
+                            "mode": mode,
+                            "capture": med(cap_w),
+                            "capture_cpu": med(cap_c),
+                            "floor": med(floor_s),
+                            "otel": med(otel_w) if otel_w else None,
+                            "otel_cpu": med(otel_c) if otel_c else None,
+                        }
+                    )
+        finally:
+            bench.close()
+            if span is not None:
+                span.close()
+    results["ledger"] = ledger_append()
+    return results
+
+
+def print_table(results: dict[str, Any]) -> None:
+    def us(value: float | None, digits: int = 1) -> str:
+        return "n/a" if value is None else f"{value * 1e6:.{digits}f}"
+
+    def ratio(a: float, b: float | None) -> str:
+        return "n/a" if not b else f"{a / b:.2f}x"
+
+    print("capture overhead per step, microseconds (medians; cpu = process CPU time)")
+    header = (
+        f"{'payload':>8} {'mode':<8} {'capture':>9} {'cpu':>7} {'sha+gcm':>8} "
+        f"{'otel span':>10} {'cpu':>6} {'vs sha+gcm':>11} {'vs otel':>8} {'cpu vs otel':>12}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in results["rows"]:
+        print(
+            f"{r['size']:>8} {r['mode']:<8} {us(r['capture']):>9} {us(r['capture_cpu']):>7} "
+            f"{us(r['floor'], 2):>8} {us(r['otel']):>10} {us(r['otel_cpu']):>6} "
+            f"{ratio(r['capture'], r['floor']):>11} {ratio(r['capture'], r['otel']):>8} "
+            f"{ratio(r['capture_cpu'], r['otel_cpu']):>12}"
+        )
+    target = next(r for r in results["rows"] if r["size"] == TARGET_SIZE and r["mode"] == "batched")
+    if target["otel"] is None:
+        print("\ntarget: opentelemetry-sdk is not installed, no span to compare with")
+    else:
+        wall_ratio = target["capture"] / target["otel"]
+        cpu_ratio = target["capture_cpu"] / target["otel_cpu"]
+        verdict = "met" if wall_ratio <= TARGET_RATIO else "MISSED"
+        print(
+            f"\ntarget: batched capture at {TARGET_SIZE} B <= {TARGET_RATIO:.1f}x one OTel span: "
+            f"wall {wall_ratio:.2f}x -> {verdict} (cpu {cpu_ratio:.2f}x)"
+        )
+    ledger = results["ledger"]
+    print()
+    if ledger is None:
+        print("ledger append: benchmarks/_ledger_append.py not present, row skipped")
+    else:
+        print(
+            f"ledger append: {ledger['ledger_append_many_rows_per_s']:,.0f} rows/s hash-linked "
+            f"(raw sqlite3 executemany {ledger['raw_sqlite3_executemany_rows_per_s']:,.0f} rows/s, "
+            f"ratio {ledger['ratio']:.2f}, {ledger['rows']:,.0f} rows)"
+        )
+
+
+def profile() -> None:
+    with tempfile.TemporaryDirectory(prefix="capture-profile-") as tmp:
+        bench = CaptureBench(Path(tmp) / "home")
+        try:
+            bench.per_step(TARGET_SIZE, durable=False, steps=500, rounds=1)
+            profiler = cProfile.Profile()
+            profiler.enable()
+            bench.per_step(TARGET_SIZE, durable=False, steps=5000, rounds=1)
+            profiler.disable()
+        finally:
+            bench.close()
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", action="store_true", help="cProfile batched 4 KiB steps")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    args = parser.parse_args()
+    if args.profile:
+        profile()
+        return
+    print_table(run(quick=args.quick))
+
+
+if __name__ == "__main__":
+    main()
