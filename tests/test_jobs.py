@@ -114,8 +114,9 @@ def job_rows(runtime: Runtime, audit_id: str) -> list[dict[str, Any]]:
 
 
 def conclusions(runtime: Runtime, audit_id: str) -> list[str]:
-    return [e.kind for e in runtime.ledger.entries(subject=audit_id)
-            if e.kind in jobs.CONCLUSION_KINDS]
+    return [
+        e.kind for e in runtime.ledger.entries(subject=audit_id) if e.kind in jobs.CONCLUSION_KINDS
+    ]
 
 
 def factory(home: Home) -> Any:
@@ -179,8 +180,15 @@ def test_concurrent_claims_never_share_a_job(runtime: Runtime, specimens: dict[s
     engine = runtime.ledger.engine
     with write_tx(engine) as conn:
         for n in range(24):
-            enqueue(conn, audit_id=status.audit_id, kind="replay", payload={"batch_no": n},
-                    idempotency_key=f"{status.audit_id}:replay:{n}", now=T0, max_attempts=3)
+            enqueue(
+                conn,
+                audit_id=status.audit_id,
+                kind="replay",
+                payload={"batch_no": n},
+                idempotency_key=f"{status.audit_id}:replay:{n}",
+                now=T0,
+                max_attempts=3,
+            )
     claimed: list[str] = []
     lock = threading.Lock()
     errors: list[BaseException] = []
@@ -239,7 +247,9 @@ def test_idempotent_submit(runtime: Runtime, specimens: dict[str, str]) -> None:
     # a different key is a different audit; tenant and requester filters
     second = submit(runtime, specimens, idempotency_key="req-43", now=at(1))
     assert [s.audit_id for s in list_audits(runtime, requester="analyst-1")] == [
-        second.audit_id, first.audit_id]
+        second.audit_id,
+        first.audit_id,
+    ]
     assert list_audits(runtime, tenant_id="other") == []
     assert list_audits(runtime, limit=1, offset=1)[0].audit_id == first.audit_id
 
@@ -260,8 +270,18 @@ def test_redelivered_job_reuses_its_identity(runtime: Runtime, specimens: dict[s
     engine = runtime.ledger.engine
     key = f"{status.audit_id}:replay:0"
     with write_tx(engine) as conn:
-        ids = {enqueue(conn, audit_id=status.audit_id, kind="replay", payload={"seeds": [1]},
-                       idempotency_key=key, now=T0, max_attempts=3) for _ in range(3)}
+        ids = {
+            enqueue(
+                conn,
+                audit_id=status.audit_id,
+                kind="replay",
+                payload={"seeds": [1]},
+                idempotency_key=key,
+                now=T0,
+                max_attempts=3,
+            )
+            for _ in range(3)
+        }
     assert ids == {job_id_for(key)}
     assert [r["idempotency_key"] for r in job_rows(runtime, status.audit_id)].count(key) == 1
 
@@ -272,8 +292,17 @@ def test_dead_job_fails_the_audit_closed(runtime: Runtime, specimens: dict[str, 
     # attempt 1 fails with a retryable error and is given back after a backoff
     job = claim(engine, worker_id="w", now=at(0), lease_seconds=5)
     assert job is not None
-    assert fail(engine, job.job_id, job.fencing_token, now=at(1), error_code="ledger_unavailable",
-                retry=True).status == "queued"
+    assert (
+        fail(
+            engine,
+            job.job_id,
+            job.fencing_token,
+            now=at(1),
+            error_code="ledger_unavailable",
+            retry=True,
+        ).status
+        == "queued"
+    )
     assert claim(engine, worker_id="w", now=at(1.1), lease_seconds=5) is None  # backoff
     # attempt 2 is the last; its worker dies, the lease lapses, the reaper ends it
     job = claim(engine, worker_id="w", now=at(2), lease_seconds=5)
@@ -284,7 +313,10 @@ def test_dead_job_fails_the_audit_closed(runtime: Runtime, specimens: dict[str, 
     assert claim(engine, worker_id="w", now=at(9), lease_seconds=5) is None
     final = audit_status(runtime, status.audit_id)
     assert (final.status, final.failure_code, final.has_certificate) == (
-        "FAILED", "attempts_exhausted", False)
+        "FAILED",
+        "attempts_exhausted",
+        False,
+    )
     assert final.classification is None
     assert certificate(runtime, status.audit_id) is None
     assert job_rows(runtime, status.audit_id)[0]["status"] == "dead"
@@ -317,8 +349,9 @@ def test_cancel(runtime: Runtime, specimens: dict[str, str]) -> None:
 
 def verify(runtime: Runtime, envelope: dict[str, Any]) -> bool:
     key = load_public_key_pem(Path(f"{runtime.home.signing_key_path}.pub").read_bytes())
-    report = verify_certificate(envelope, public_key=key,
-                                ledger_lookup=RuntimeLedgerLookup(runtime.ledger))
+    report = verify_certificate(
+        envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
+    )
     return bool(report.ok)
 
 
@@ -328,8 +361,14 @@ def test_full_lifecycle_matches_the_in_process_audit(
     request = revision_request(specimens["procurement"])
     status = submit(runtime, specimens, request=request, batch_size=2)
     assert (status.status, status.progress_done, status.progress_total) == ("QUEUED", 0, 4)
-    stats = run_worker(factory(runtime.home), worker_id="w1", stop=threading.Event(), once=True,
-                       lease_seconds=60, isolation=ISOLATION)
+    stats = run_worker(
+        factory(runtime.home),
+        worker_id="w1",
+        stop=threading.Event(),
+        once=True,
+        lease_seconds=60,
+        isolation=ISOLATION,
+    )
     assert stats.to_dict() == {"done": 4, "retried": 0, "failed": 0, "lost": 0}  # 1 + 2 + 1
     final = audit_status(runtime, status.audit_id)
     assert (final.status, final.progress_done, final.progress_total) == ("COMPLETED", 4, 4)
@@ -355,27 +394,49 @@ def test_redelivered_finalizer_records_one_certificate(
     request = revision_request(specimens["procurement"])
     status = submit(runtime, specimens, request=request, batch_size=4)
     engine = runtime.ledger.engine
-    run_worker(factory(runtime.home), worker_id="w1", stop=threading.Event(), once=True,
-               kinds=["audit", "replay"], isolation=ISOLATION)
+    run_worker(
+        factory(runtime.home),
+        worker_id="w1",
+        stop=threading.Event(),
+        once=True,
+        kinds=["audit", "replay"],
+        isolation=ISOLATION,
+    )
     first = claim(engine, worker_id="w-dies", now=datetime.now(UTC), lease_seconds=2)
     assert first is not None and first.kind == "finalize"
     # what the first finalizer did before it died: fix the issue time, append the certificate
-    fenced_rt = dataclasses.replace(runtime, ledger=FencedLedger(
-        runtime.ledger, job_id=first.job_id, fencing_token=first.fencing_token))
+    fenced_rt = dataclasses.replace(
+        runtime,
+        ledger=FencedLedger(runtime.ledger, job_id=first.job_id, fencing_token=first.fencing_token),
+    )
     found = _lineage(engine, status.audit_id, request)
     assert found is not None
     issued_at = _issue_time(engine, first, datetime.now(UTC))
-    outcome = finalize_audit(fenced_rt, request, audit_id=status.audit_id,
-                             preparation=found[0], batches=found[1], now=issued_at)
+    outcome = finalize_audit(
+        fenced_rt,
+        request,
+        audit_id=status.audit_id,
+        preparation=found[0],
+        batches=found[1],
+        now=issued_at,
+    )
     assert conclusions(runtime, status.audit_id) == ["certificate.issued"]
     assert not audit_status(runtime, status.audit_id).has_certificate  # nothing committed
     # the successor, after the lease lapsed
-    second = claim(engine, worker_id="w-next", now=datetime.now(UTC) + timedelta(seconds=3),
-                   lease_seconds=30)
+    second = claim(
+        engine, worker_id="w-next", now=datetime.now(UTC) + timedelta(seconds=3), lease_seconds=30
+    )
     assert second is not None and second.job_id == first.job_id
     assert parse_time(second.payload["issued_at"]) == issued_at
-    assert execute(runtime, second, clock=lambda: datetime.now(UTC),
-                   options=StageOptions(lease_seconds=30, isolation=ISOLATION)) == "done"
+    assert (
+        execute(
+            runtime,
+            second,
+            clock=lambda: datetime.now(UTC),
+            options=StageOptions(lease_seconds=30, isolation=ISOLATION),
+        )
+        == "done"
+    )
     final = audit_status(runtime, status.audit_id)
     assert final.status == "COMPLETED"
     assert conclusions(runtime, status.audit_id) == ["certificate.issued"]
@@ -383,5 +444,6 @@ def test_redelivered_finalizer_records_one_certificate(
     assert envelope == outcome.envelope and envelope is not None and verify(runtime, envelope)
     # and the first finalizer's late commit is rejected
     with pytest.raises(Conflict):
-        complete(engine, first.job_id, first.fencing_token, outcome.to_dict(),
-                 now=datetime.now(UTC))
+        complete(
+            engine, first.job_id, first.fencing_token, outcome.to_dict(), now=datetime.now(UTC)
+        )

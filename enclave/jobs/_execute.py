@@ -89,12 +89,20 @@ def _move(
         )
 
 
-def _audit_job(rt: Runtime, job: ClaimedJob, request: AuditRequest, clock: Clock,
-               opts: StageOptions) -> None:
+def _audit_job(
+    rt: Runtime, job: ClaimedJob, request: AuditRequest, clock: Clock, opts: StageOptions
+) -> None:
     engine = rt.ledger.engine
     _move(engine, job, "RUNNING", ("QUEUED",), clock())
-    prep = prepare_audit(rt, request, audit_id=job.audit_id, now=clock(), isolation=opts.isolation,
-                         limits=opts.limits, lease_seconds=opts.lease_seconds)
+    prep = prepare_audit(
+        rt,
+        request,
+        audit_id=job.audit_id,
+        now=clock(),
+        isolation=opts.isolation,
+        limits=opts.limits,
+        lease_seconds=opts.lease_seconds,
+    )
     batch_size = int(job.payload["batch_size"])
     now = clock()
 
@@ -103,25 +111,46 @@ def _audit_job(rt: Runtime, job: ClaimedJob, request: AuditRequest, clock: Clock
         if prep.gate_passed:
             seeds = list(range(request.seed, request.seed + request.samples))
             for n, start in enumerate(range(0, len(seeds), batch_size)):
-                enqueue(conn, audit_id=job.audit_id, kind="replay",
-                        payload={"batch_no": n, "seeds": seeds[start : start + batch_size]},
-                        idempotency_key=f"{job.audit_id}:replay:{n}", now=now,
-                        max_attempts=job.max_attempts)
+                enqueue(
+                    conn,
+                    audit_id=job.audit_id,
+                    kind="replay",
+                    payload={"batch_no": n, "seeds": seeds[start : start + batch_size]},
+                    idempotency_key=f"{job.audit_id}:replay:{n}",
+                    now=now,
+                    max_attempts=job.max_attempts,
+                )
             held = NEVER
-        enqueue(conn, audit_id=job.audit_id, kind="finalize", payload={},
-                idempotency_key=f"{job.audit_id}:finalize", now=now,
-                max_attempts=job.max_attempts, available_at=held)
+        enqueue(
+            conn,
+            audit_id=job.audit_id,
+            kind="finalize",
+            payload={},
+            idempotency_key=f"{job.audit_id}:finalize",
+            now=now,
+            max_attempts=job.max_attempts,
+            available_at=held,
+        )
 
     complete(engine, job.job_id, job.fencing_token, prep.to_dict(), now=now, then=enqueue_next)
 
 
-def _replay_job(rt: Runtime, job: ClaimedJob, request: AuditRequest, clock: Clock,
-                opts: StageOptions) -> None:
+def _replay_job(
+    rt: Runtime, job: ClaimedJob, request: AuditRequest, clock: Clock, opts: StageOptions
+) -> None:
     engine = rt.ledger.engine
     seeds = [int(s) for s in job.payload["seeds"]]
-    batch = run_sample_batch(rt, request, audit_id=job.audit_id, job_id=job.job_id, seeds=seeds,
-                             now=clock(), isolation=opts.isolation, limits=opts.limits,
-                             lease_seconds=opts.lease_seconds)
+    batch = run_sample_batch(
+        rt,
+        request,
+        audit_id=job.audit_id,
+        job_id=job.job_id,
+        seeds=seeds,
+        now=clock(),
+        isolation=opts.isolation,
+        limits=opts.limits,
+        lease_seconds=opts.lease_seconds,
+    )
     now = stamp(clock())
 
     def advance(conn: sa.Connection) -> None:
@@ -142,25 +171,30 @@ def _replay_job(rt: Runtime, job: ClaimedJob, request: AuditRequest, clock: Cloc
             {"now": now, "audit": job.audit_id, "never": NEVER},
         )
 
-    complete(engine, job.job_id, job.fencing_token, batch.to_dict(), now=parse_time(now),
-             then=advance)
+    complete(
+        engine, job.job_id, job.fencing_token, batch.to_dict(), now=parse_time(now), then=advance
+    )
 
 
-def _lineage(engine: Engine, audit_id: str,
-             request: AuditRequest) -> tuple[Preparation, list[BatchResult]] | None:
+def _lineage(
+    engine: Engine, audit_id: str, request: AuditRequest
+) -> tuple[Preparation, list[BatchResult]] | None:
     """The stored preparation and batches, or ``None`` if lineage does not hold."""
     with read_tx(engine) as conn:
         rows = conn.execute(
-            sa.text("SELECT id, kind, status, payload_json, result_json FROM jobs "
-                    "WHERE audit_id = :id AND kind IN ('audit', 'replay')"),
+            sa.text(
+                "SELECT id, kind, status, payload_json, result_json FROM jobs "
+                "WHERE audit_id = :id AND kind IN ('audit', 'replay')"
+            ),
             {"id": audit_id},
         ).all()
     audits = [r for r in rows if r[1] == "audit"]
     if len(audits) != 1 or audits[0][2] != "done" or audits[0][4] is None:
         return None
     prep = Preparation.from_dict(loads_object(audits[0][4]))
-    replays = sorted((r for r in rows if r[1] == "replay"),
-                     key=lambda r: int(loads_object(r[3])["batch_no"]))
+    replays = sorted(
+        (r for r in rows if r[1] == "replay"), key=lambda r: int(loads_object(r[3])["batch_no"])
+    )
     batches: list[BatchResult] = []
     for job_id, _kind, status, payload_json, result_json in replays:
         if status != "done" or result_json is None:
@@ -200,24 +234,36 @@ def _finalize_job(rt: Runtime, job: ClaimedJob, request: AuditRequest, clock: Cl
         raise _LineageBroken()
     prep, batches = found
     issued_at = _issue_time(engine, job, clock())
-    outcome = finalize_audit(rt, request, audit_id=job.audit_id, preparation=prep,
-                             batches=batches, now=issued_at)
+    outcome = finalize_audit(
+        rt, request, audit_id=job.audit_id, preparation=prep, batches=batches, now=issued_at
+    )
     now = clock()
-    complete(engine, job.job_id, job.fencing_token, outcome.to_dict(), now=now,
-             then=lambda conn: _conclude(conn, job.audit_id, outcome, now))
+    complete(
+        engine,
+        job.job_id,
+        job.fencing_token,
+        outcome.to_dict(),
+        now=now,
+        then=lambda conn: _conclude(conn, job.audit_id, outcome, now),
+    )
 
 
 def _conclude(conn: sa.Connection, audit_id: str, outcome: AuditOutcome, now: datetime) -> None:
     """Move the audit to its terminal status exactly once (conditional update)."""
     if outcome.classification == FAILED or outcome.envelope is None:
         values: dict[str, Any] = {
-            "status": "FAILED", "classification": None, "auditability": None,
-            "failure": outcome.failure or "failed", "certificate": None,
+            "status": "FAILED",
+            "classification": None,
+            "auditability": None,
+            "failure": outcome.failure or "failed",
+            "certificate": None,
         }
     else:
         values = {
-            "status": "COMPLETED", "classification": outcome.classification,
-            "auditability": outcome.auditability.get("class"), "failure": None,
+            "status": "COMPLETED",
+            "classification": outcome.classification,
+            "auditability": outcome.auditability.get("class"),
+            "failure": None,
             "certificate": dumps(outcome.envelope),
         }
     moved = conn.execute(
@@ -266,6 +312,13 @@ def execute(runtime: Runtime, job: ClaimedJob, *, clock: Clock, options: StageOp
     except Exception as exc:  # noqa: BLE001 - a job must never take its worker down
         log.warning("job %s (%s): unexpected %s", job.job_id, job.kind, type(exc).__name__)
         retry, code = True, "internal"
-    result = fail(engine, job.job_id, job.fencing_token, now=clock(), error_code=code, retry=retry,
-                  recorded_clock=ledger_clock(runtime.ledger))
+    result = fail(
+        engine,
+        job.job_id,
+        job.fencing_token,
+        now=clock(),
+        error_code=code,
+        retry=retry,
+        recorded_clock=ledger_clock(runtime.ledger),
+    )
     return result.status

@@ -21,6 +21,7 @@ from ._queue import lock_job
 
 __all__ = ["FencedLedger", "TxLedger"]
 
+
 class FencedLedger(Ledger):
     """The ledger as seen by one leased job: appends commit only with its current token."""
 

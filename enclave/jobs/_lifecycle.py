@@ -95,9 +95,17 @@ def submit_audit(
     audit_id = audit_id or f"au-{secrets.token_hex(8)}"
     request_json = dumps(request.to_dict())
     try:
-        return _submit(runtime, request, request_json, tenant_id=tenant_id, now=now,
-                       idempotency_key=idempotency_key, batch_size=batch_size,
-                       max_attempts=max_attempts, audit_id=audit_id)
+        return _submit(
+            runtime,
+            request,
+            request_json,
+            tenant_id=tenant_id,
+            now=now,
+            idempotency_key=idempotency_key,
+            batch_size=batch_size,
+            max_attempts=max_attempts,
+            audit_id=audit_id,
+        )
     except Conflict:
         if idempotency_key is None:
             raise
@@ -156,15 +164,25 @@ def _submit(
                 ":total, :key, :at, :at)"
             ),
             {
-                "id": audit_id, "tenant": tenant_id, "specimen": request.specimen_id,
-                "requester": request.requester, "purpose": request.purpose,
-                "request": request_json, "total": request.samples, "key": idempotency_key,
+                "id": audit_id,
+                "tenant": tenant_id,
+                "specimen": request.specimen_id,
+                "requester": request.requester,
+                "purpose": request.purpose,
+                "request": request_json,
+                "total": request.samples,
+                "key": idempotency_key,
                 "at": at,
             },
         )
         enqueue(
-            conn, audit_id=audit_id, kind="audit", payload={"batch_size": batch_size},
-            idempotency_key=f"{audit_id}:audit", now=now, max_attempts=max_attempts,
+            conn,
+            audit_id=audit_id,
+            kind="audit",
+            payload={"batch_size": batch_size},
+            idempotency_key=f"{audit_id}:audit",
+            now=now,
+            max_attempts=max_attempts,
         )
         bound = TxLedger(ledger, conn)
         with_bound = dataclasses.replace(runtime, ledger=bound)
@@ -237,8 +255,10 @@ def cancel_audit(runtime: Runtime, audit_id: str, *, now: datetime) -> AuditStat
         else:
             stop_open_jobs(conn, audit_id, code="cancelled", now=now)
             conn.execute(
-                sa.text("UPDATE audits SET status = 'CANCELLED', failure_code = 'cancelled', "
-                        "updated_at = :now WHERE id = :id"),
+                sa.text(
+                    "UPDATE audits SET status = 'CANCELLED', failure_code = 'cancelled', "
+                    "updated_at = :now WHERE id = :id"
+                ),
                 {"now": stamp(now), "id": audit_id},
             )
             body = {"audit_id": audit_id, "cancelled_at": stamp(now)}

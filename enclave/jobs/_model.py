@@ -150,9 +150,19 @@ class AuditStatus:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AuditStatus:
         fields = {
-            "audit_id", "status", "progress_done", "progress_total", "classification",
-            "auditability", "failure_code", "has_certificate", "created_at", "updated_at",
-            "tenant_id", "specimen_id", "requester",
+            "audit_id",
+            "status",
+            "progress_done",
+            "progress_total",
+            "classification",
+            "auditability",
+            "failure_code",
+            "has_certificate",
+            "created_at",
+            "updated_at",
+            "tenant_id",
+            "specimen_id",
+            "requester",
         }
         if set(data) != fields:
             raise ValueError("an audit status has exactly the documented fields")

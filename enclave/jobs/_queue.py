@@ -270,7 +270,9 @@ def complete(
                 "WHERE id = :id AND fencing_token = :token AND status = 'leased'"
             ),
             {
-                "result": dumps(dict(result)), "now": stamp(now), "id": job_id,
+                "result": dumps(dict(result)),
+                "now": stamp(now),
+                "id": job_id,
                 "token": fencing_token,
             },
         )
@@ -369,9 +371,7 @@ def reap(
     Returns the ids of the audits this call failed.
     """
     at = stamp(now)
-    expired = (
-        "status = 'leased' AND lease_expires_at <= :now AND attempts >= max_attempts"
-    )
+    expired = "status = 'leased' AND lease_expires_at <= :now AND attempts >= max_attempts"
     with read_tx(engine) as conn:
         candidates = conn.execute(
             sa.text(f"SELECT id, audit_id FROM jobs WHERE {expired}"),  # noqa: S608 - fixed text

@@ -55,39 +55,61 @@ class WorkerStats:
 
     def to_dict(self) -> dict[str, int]:
         return {
-            "done": self.done, "retried": self.retried, "failed": self.failed, "lost": self.lost,
+            "done": self.done,
+            "retried": self.retried,
+            "failed": self.failed,
+            "lost": self.lost,
         }
 
 
-def _heartbeats(runtime: Runtime, job: ClaimedJob, lease_seconds: int,
-                finished: threading.Event) -> None:
+def _heartbeats(
+    runtime: Runtime, job: ClaimedJob, lease_seconds: int, finished: threading.Event
+) -> None:
     interval = max(lease_seconds / 3.0, 0.05)
     while not finished.wait(interval):
         try:
-            heartbeat(runtime.ledger.engine, job.job_id, job.fencing_token,
-                      now=runtime.clock(), lease_seconds=lease_seconds)
+            heartbeat(
+                runtime.ledger.engine,
+                job.job_id,
+                job.fencing_token,
+                now=runtime.clock(),
+                lease_seconds=lease_seconds,
+            )
         except Conflict:
-            log.warning("job %s: lease lost (fencing token %d is stale)", job.job_id,
-                        job.fencing_token)
+            log.warning(
+                "job %s: lease lost (fencing token %d is stale)", job.job_id, job.fencing_token
+            )
             return
         except LedgerError as exc:
             log.warning("job %s: heartbeat failed (%s)", job.job_id, type(exc).__name__)
 
 
 def _run_one(runtime: Runtime, job: ClaimedJob, options: StageOptions, stats: WorkerStats) -> None:
-    log.info("job %s (%s, audit %s) attempt %d: claimed by %s", job.job_id, job.kind,
-             job.audit_id, job.attempts, job.lease_owner)
+    log.info(
+        "job %s (%s, audit %s) attempt %d: claimed by %s",
+        job.job_id,
+        job.kind,
+        job.audit_id,
+        job.attempts,
+        job.lease_owner,
+    )
     finished = threading.Event()
     beat = threading.Thread(
-        target=_heartbeats, args=(runtime, job, options.lease_seconds, finished),
-        name=f"heartbeat-{job.job_id}", daemon=True,
+        target=_heartbeats,
+        args=(runtime, job, options.lease_seconds, finished),
+        name=f"heartbeat-{job.job_id}",
+        daemon=True,
     )
     beat.start()
     try:
         outcome = execute(runtime, job, clock=runtime.clock, options=options)
     except Conflict:
-        log.warning("job %s attempt %d: commit rejected (fencing token %d is stale)",
-                    job.job_id, job.attempts, job.fencing_token)
+        log.warning(
+            "job %s attempt %d: commit rejected (fencing token %d is stale)",
+            job.job_id,
+            job.attempts,
+            job.fencing_token,
+        )
         outcome = "lost"
     except LedgerError as exc:  # the failure could not be recorded: the lease will lapse
         log.warning("job %s attempt %d: %s", job.job_id, job.attempts, type(exc).__name__)
@@ -99,9 +121,17 @@ def _run_one(runtime: Runtime, job: ClaimedJob, options: StageOptions, stats: Wo
     log.info("job %s attempt %d: %s", job.job_id, job.attempts, outcome)
 
 
-def _loop(runtime_factory: Callable[[], Runtime], *, worker_id: str, stop: threading.Event,
-          options: StageOptions, poll_seconds: float, once: bool, kinds: Sequence[str] | None,
-          stats: WorkerStats) -> None:
+def _loop(
+    runtime_factory: Callable[[], Runtime],
+    *,
+    worker_id: str,
+    stop: threading.Event,
+    options: StageOptions,
+    poll_seconds: float,
+    once: bool,
+    kinds: Sequence[str] | None,
+    stats: WorkerStats,
+) -> None:
     runtime = runtime_factory()
     recorded_clock = ledger_clock(runtime.ledger)
     reaped_at = float("-inf")
@@ -114,8 +144,13 @@ def _loop(runtime_factory: Callable[[], Runtime], *, worker_id: str, stop: threa
                     failed = reap(engine, now=now, recorded_clock=recorded_clock)
                     for audit_id in failed:
                         log.warning("audit %s failed: a job ran out of attempts", audit_id)
-                job = claim(runtime.ledger.engine, worker_id=worker_id, now=runtime.clock(),
-                            lease_seconds=options.lease_seconds, kinds=kinds)
+                job = claim(
+                    runtime.ledger.engine,
+                    worker_id=worker_id,
+                    now=runtime.clock(),
+                    lease_seconds=options.lease_seconds,
+                    kinds=kinds,
+                )
             except LedgerError as exc:
                 log.warning("worker %s: queue unavailable (%s)", worker_id, type(exc).__name__)
                 stop.wait(poll_seconds)
@@ -163,13 +198,18 @@ def run_worker(
             args=(runtime_factory,),
             kwargs={
                 "worker_id": worker_id if concurrency == 1 else f"{worker_id}/{n}",
-                "stop": stop, "options": options, "poll_seconds": poll_seconds, "once": once,
-                "kinds": kinds, "stats": stats,
+                "stop": stop,
+                "options": options,
+                "poll_seconds": poll_seconds,
+                "once": once,
+                "kinds": kinds,
+                "stats": stats,
             },
             name=f"worker-{worker_id}-{n}",
         )
         for n in range(concurrency)
     ]
+    log.info("worker %s: started with %d thread(s)", worker_id, concurrency)
     for thread in threads:
         thread.start()
     for thread in threads:
