@@ -105,6 +105,12 @@ class EnclaveClient:
     def close(self) -> None:
         self._http.close()
 
+    def __enter__(self) -> EnclaveClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
     # -- transport -----------------------------------------------------------------
 
     def call(

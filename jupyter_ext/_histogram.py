@@ -75,9 +75,11 @@ def histogram_svg(
         f'x2="{x(mean):.1f}" y1="{_PAD}" y2="{base}" stroke="#c0392b" stroke-width="2"/>'
     )
     parts.append(f'<line x1="{_PAD}" x2="{_W - _PAD}" y1="{base}" y2="{base}" stroke="#333"/>')
-    for v in (lo, 0.0, hi):
+    ticks = [lo, hi] + ([0.0] if min(abs(lo), abs(hi)) > (hi - lo) * 0.15 else [])
+    for v in ticks:
+        anchor = "start" if v == lo else "end" if v == hi else "middle"
         parts.append(
-            f'<text x="{x(v):.1f}" y="{_H - 6}" font-size="10" text-anchor="middle">'
+            f'<text x="{x(v):.1f}" y="{_H - 6}" font-size="10" text-anchor="{anchor}">'
             f"{escape(f'{v:+.3f}')}</text>"
         )
     parts.append("</svg>")

@@ -131,6 +131,14 @@ class EnclaveMagics(Magics):
     client_factory: Callable[[], EnclaveClient] = staticmethod(EnclaveClient.from_env)
     poll_interval = 0.5
 
+    _client: EnclaveClient | None = None
+
+    def _connected(self) -> EnclaveClient:
+        """One client per magics instance, made from the environment on first use."""
+        if self._client is None:
+            self._client = self.client_factory()
+        return self._client
+
     @line_magic  # type: ignore[untyped-decorator]  # IPython is untyped
     def enclave(self, line: str) -> Any:
         try:
@@ -151,13 +159,13 @@ class EnclaveMagics(Magics):
             return Rendered(error_html(exc), error_text(exc), exc)
 
     def _whoami(self, _: argparse.Namespace) -> Rendered:
-        me = self.client_factory().whoami()
+        me = self._connected().whoami()
         roles = ", ".join(map(str, me.get("roles") or []))
         text = f"{me.get('name')} (tenant {me.get('tenant')}, roles {roles})"
         return Rendered(f'<div class="enclave-whoami">{escape(text)}</div>', text, me)
 
     def _specimens(self, a: argparse.Namespace) -> Rendered:
-        page = self.client_factory().specimens(
+        page = self._connected().specimens(
             tenant=a.tenant,
             agent=a.agent,
             auditability=a.auditability,
@@ -167,11 +175,11 @@ class EnclaveMagics(Magics):
         return Rendered(specimens_html(page), specimens_text(page), page)
 
     def _status(self, a: argparse.Namespace) -> Rendered:
-        status = self.client_factory().audit(a.audit)
+        status = self._connected().audit(a.audit)
         return Rendered(audit_html(status), audit_text(status), status)
 
     def _certificate(self, a: argparse.Namespace) -> Rendered:
-        summary = self.client_factory().certificate_summary(a.audit)
+        summary = self._connected().certificate_summary(a.audit)
         return Rendered(
             certificate_html(summary, audit_id=a.audit),
             certificate_text(summary, audit_id=a.audit),
@@ -180,7 +188,7 @@ class EnclaveMagics(Magics):
 
     def _audit(self, a: argparse.Namespace) -> Rendered:
         body = audit_body(a)  # refuse an incomplete request before connecting
-        client = self.client_factory()
+        client = self._connected()
         status = client.request_audit(body)
         if a.no_wait:
             return Rendered(
@@ -214,7 +222,7 @@ class EnclaveMagics(Magics):
             raise ValueError(f"give --key ISSUER.pem or set {ISSUER_KEY_ENV}")
         if not os.path.exists(a.path):
             raise ValueError("certificate file not found")
-        client = None if a.offline else self.client_factory()
+        client = None if a.offline else self._connected()
         report = verify_file(a.path, key, client=client, audit_id=a.audit)
         title = f"Verification of {os.path.basename(a.path)}"
         return Rendered(verify_html(report, title=title), verify_text(report), report)

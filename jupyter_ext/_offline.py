@@ -151,9 +151,14 @@ def _statement(s: _State) -> str:
 
 
 def _audit_id(statement: Mapping[str, Any]) -> str | None:
+    """The audit named in the lineage (``audit_id``, or a ``job`` that is an audit id)."""
     for link in statement.get("predicate", {}).get("lineage") or []:
-        if isinstance(link, Mapping) and link.get("kind") == "replays" and link.get("job"):
-            return str(link["job"])
+        if not isinstance(link, Mapping):
+            continue
+        for key in ("audit_id", "audit", "job"):
+            value = link.get(key)
+            if isinstance(value, str) and value.startswith("au-"):
+                return value
     return None
 
 

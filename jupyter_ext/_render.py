@@ -1,8 +1,9 @@
 """HTML and plain-text views of what the service returns: metadata and certificates only.
 
 Every value is escaped. Stable hooks for tests and styling: ``enclave-classification``,
-``enclave-histogram``, ``enclave-verify-check`` (``data-ok``), ``enclave-error``
-(``data-code``), ``enclave-specimens``, ``enclave-audit`` (``data-status``).
+``enclave-histogram``, ``enclave-verify-report`` and ``enclave-verify-check``
+(``data-ok``), ``enclave-error`` (``data-code``), ``enclave-specimens``,
+``enclave-audit`` (``data-status``).
 """
 
 from __future__ import annotations
@@ -170,8 +171,12 @@ def _layers_rows(layers: Mapping[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _short(value: Any) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
 def _lineage_item(link: Mapping[str, Any]) -> str:
-    rest = ", ".join(f"{k}={v}" for k, v in sorted(link.items()) if k != "kind")
+    rest = ", ".join(f"{k}={_short(v)}" for k, v in sorted(link.items()) if k != "kind")
     return f'<li data-kind="{_e(link.get("kind"))}"><b>{_e(link.get("kind"))}</b> {_e(rest)}</li>'
 
 
@@ -320,7 +325,8 @@ def verify_html(report: VerifyReport, *, title: str = "Verification") -> str:
     )
     verdict = "every check passed" if report.ok else "VERIFICATION FAILED"
     return (
-        f'<div class="enclave-card enclave-verify" data-ok="{str(report.ok).lower()}">{STYLE}'
+        f'<div class="enclave-card enclave-verify-report" data-ok="{str(report.ok).lower()}">'
+        f"{STYLE}"
         f"<h4>{_e(title)}: {verdict}</h4><ol>{items}</ol></div>"
     )
 

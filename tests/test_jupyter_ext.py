@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import rfc8785
 from cryptography.hazmat.primitives import serialization
@@ -451,3 +452,144 @@ def test_magic_usage_errors_render_without_raising() -> None:
     bad = magics.enclave("audit sp-1 --purpose p")
     assert "strategy" in repr(bad)
     assert "usage" in repr(magics.enclave("frobnicate"))
+
+
+# -- the server extension in front of a real enclave service ----------------------------
+
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+
+@pytest.fixture(scope="module")
+def enclave(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from tests.browser.stack import start_stack, stop
+
+    stack = start_stack(tmp_path_factory.mktemp("enclave"), worker=False)
+    yield stack
+    stop(stack.procs)
+
+
+@pytest.fixture
+def jp_server_config(enclave: Any) -> dict[str, Any]:
+    return {
+        "ServerApp": {"jpserver_extensions": {"jupyter_ext": True}},
+        "EnclaveExtension": {"service_url": enclave.url, "token_env": "TEST_ANALYST_TOKEN"},
+    }
+
+
+def _error(exc: Any) -> tuple[int, dict[str, Any]]:
+    body = exc.response.body
+    assert b"Traceback" not in body and b"\n" not in body.strip()
+    return exc.code, json.loads(body)
+
+
+async def test_unauthenticated_request_is_refused(
+    jp_fetch: Any, enclave: Any, monkeypatch: Any
+) -> None:
+    from tornado.httpclient import HTTPClientError
+
+    monkeypatch.setenv("TEST_ANALYST_TOKEN", enclave.tokens["alice"])
+    with pytest.raises(HTTPClientError) as refused:
+        await jp_fetch("enclave", "api", "specimens", headers={"Authorization": ""})
+    assert refused.value.code == 403
+    assert b"sp-" not in refused.value.response.body
+
+
+async def test_analyst_reads_metadata_through_the_extension(
+    jp_fetch: Any, enclave: Any, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("TEST_ANALYST_TOKEN", enclave.tokens["alice"])
+    me = json.loads((await jp_fetch("enclave", "api", "whoami")).body)
+    assert me == {"name": "alice", "tenant": "acme", "roles": ["auditor", "restricted-clearance"]}
+    page = json.loads(
+        (
+            await jp_fetch(
+                "enclave", "api", "specimens", params={"agent": "procurement", "limit": "5"}
+            )
+        ).body
+    )
+    assert [i["specimen_id"] for i in page["items"]] == [enclave.procurement]
+    detail = json.loads((await jp_fetch("enclave", "api", "specimens", enclave.procurement)).body)
+    assert any(c["call_id"] == "main/decider#0" and c["resolved"] == "r1" for c in detail["calls"])
+
+
+async def test_denial_passes_through_as_the_service_gave_it(
+    jp_fetch: Any, enclave: Any, monkeypatch: Any
+) -> None:
+    from tornado.httpclient import HTTPClientError
+
+    monkeypatch.setenv("TEST_ANALYST_TOKEN", enclave.tokens["bob"])
+    body = {
+        "specimen_id": enclave.procurement,
+        "strategy": "revision",
+        "revision": "model=r2",
+        "samples": 10,
+        "seed": 1,
+        "purpose": "dispute review",
+    }
+    with pytest.raises(HTTPClientError) as refused:
+        await jp_fetch("enclave", "api", "audits", method="POST", body=json.dumps(body))
+    direct = httpx.post(
+        f"{enclave.url}/api/v1/audits",
+        json=body,
+        headers={"Authorization": f"Bearer {enclave.tokens['bob']}"},
+    )
+    status, error = _error(refused.value)
+    assert (status, error) == (direct.status_code, direct.json())
+    assert status == 403 and error["error"]["code"] == "restricted_needs_clearance"
+
+
+async def test_only_known_routes_are_forwarded(
+    jp_fetch: Any, enclave: Any, monkeypatch: Any
+) -> None:
+    from tornado.httpclient import HTTPClientError
+
+    monkeypatch.setenv("TEST_ANALYST_TOKEN", enclave.tokens["alice"])
+    for parts in (("openapi.json",), ("specimens", "..", "whoami"), ("payloads", "x")):
+        with pytest.raises(HTTPClientError) as refused:
+            await jp_fetch("enclave", "api", *parts)
+        assert refused.value.code == 404
+
+
+async def test_service_down_is_a_clear_502(
+    jp_fetch: Any, jp_serverapp: Any, enclave: Any, monkeypatch: Any
+) -> None:
+    from tornado.httpclient import HTTPClientError
+
+    from tests.browser.stack import free_port
+
+    monkeypatch.setenv("TEST_ANALYST_TOKEN", enclave.tokens["alice"])
+    down = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setattr(jp_serverapp.web_app.settings["jupyter_ext"], "service_url", down)
+    with pytest.raises(HTTPClientError) as failed:
+        await jp_fetch("enclave", "api", "specimens")
+    status, error = _error(failed.value)
+    assert status == 502
+    assert error == {
+        "error": {
+            "code": "service_unavailable",
+            "message": f"the enclave service at {down} is not reachable",
+        }
+    }
+
+
+async def test_missing_credential_is_named(jp_fetch: Any, monkeypatch: Any) -> None:
+    from tornado.httpclient import HTTPClientError
+
+    monkeypatch.delenv("TEST_ANALYST_TOKEN", raising=False)
+    with pytest.raises(HTTPClientError) as failed:
+        await jp_fetch("enclave", "api", "whoami")
+    status, error = _error(failed.value)
+    assert status == 503 and "TEST_ANALYST_TOKEN" in error["error"]["message"]
+
+
+def test_client_against_the_service(enclave: Any) -> None:
+    with jupyter_ext.EnclaveClient(base_url=enclave.url, token=enclave.tokens["bob"]) as bob:
+        with pytest.raises(jupyter_ext.ServiceRefused) as refused:
+            bob.specimen(enclave.procurement)
+    assert refused.value.status == 403 and refused.value.code == "restricted_needs_clearance"
+    with jupyter_ext.EnclaveClient(base_url=enclave.url, token=enclave.tokens["alice"]) as alice:
+        assert alice.ledger_verify()["ok"] is True
+        assert {p["id"] for p in alice.policies()} >= {"procurement.decider-model.revision"}
+    with jupyter_ext.EnclaveClient(base_url="http://127.0.0.1:9", token="t") as nowhere:
+        with pytest.raises(jupyter_ext.ServiceUnavailable):
+            nowhere.whoami()
