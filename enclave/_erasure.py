@@ -32,7 +32,9 @@ def erase_specimen(runtime: Runtime, specimen_id: str, *, now: datetime) -> int:
     except NotFound:
         raise Refused("no sealed specimen has that id", code="unknown_specimen") from None
     except Conflict:
-        raise Refused("the specimen is under legal hold or already erased", code="erasure_refused") from None
+        raise Refused(
+            "the specimen is under legal hold or already erased", code="erasure_refused"
+        ) from None
     runtime.payloads.erase(record.tenant_id, specimen_id)
     return position.index
 

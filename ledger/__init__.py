@@ -6,9 +6,6 @@
 
 from typing import TYPE_CHECKING
 
-from ._lazy import deferred
-
-
 from ._canonical import MAX_SAFE_INTEGER, canonical_digest, canonical_json, loads
 from ._errors import (
     CanonicalizationError,
@@ -18,6 +15,7 @@ from ._errors import (
     LedgerUnavailable,
     NotFound,
 )
+from ._lazy import deferred
 from ._records import (
     AdapterInfo,
     Classification,

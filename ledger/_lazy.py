@@ -15,7 +15,9 @@ from typing import Any
 __all__ = ["deferred"]
 
 
-def deferred(package: str, namespace: dict[str, Any], names: Mapping[str, str]) -> Callable[[str], Any]:
+def deferred(
+    package: str, namespace: dict[str, Any], names: Mapping[str, str]
+) -> Callable[[str], Any]:
     """A module ``__getattr__`` importing ``names[name]`` (a relative module) on demand."""
 
     def __getattr__(name: str) -> Any:

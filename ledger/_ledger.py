@@ -124,7 +124,8 @@ class Ledger:
 
     @guarded("migrate")
     def migrate(self) -> None:
-        """Upgrade the schema to the newest Alembic revision (``upgrade heads``: independent branches of revisions all apply)."""
+        """Upgrade the schema to every Alembic head (independent revision branches,
+        e.g. jobs and governance, all apply)."""
         config = Config()
         config.set_main_option("script_location", str(_MIGRATIONS))
         with self._write() as conn:

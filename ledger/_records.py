@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class Classification(str, Enum):
+class Classification(StrEnum):
     PUBLIC = "public"
     INTERNAL = "internal"
     CONFIDENTIAL = "confidential"
@@ -21,13 +21,13 @@ class Classification(str, Enum):
         return list(Classification).index(self)
 
 
-class Retention(str, Enum):
+class Retention(StrEnum):
     ENCRYPTED = "encrypted"  # ciphertext in the payload store + keyed digest
     DIGEST_ONLY = "digest"  # keyed digest only: equality is enough
     WITHHELD = "withheld"  # an honest hole: neither content nor digest
 
 
-class StepKind(str, Enum):
+class StepKind(StrEnum):
     CONTEXT = "context"  # context assembly (template revision)
     RETRIEVAL = "retrieval"
     MODEL = "model"
@@ -42,7 +42,7 @@ class StepKind(str, Enum):
     OUTCOME = "outcome"  # the artifact the decision is judged by
 
 
-class RunStatus(str, Enum):
+class RunStatus(StrEnum):
     RUNNING = "running"
     INCOMPLETE = "incomplete"  # crashed before sealing: never eligible for replay
     SEALED = "sealed"

@@ -51,7 +51,19 @@ def test_keys_sort_by_utf16_code_units() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [math.nan, math.inf, -math.inf, 2**53, -(2**53), 2**64, "\ud800", {"k": "\udfff"}, {1: "x"}, b"bytes", {"\ue000\ud800": 1}],
+    [
+        math.nan,
+        math.inf,
+        -math.inf,
+        2**53,
+        -(2**53),
+        2**64,
+        "\ud800",
+        {"k": "\udfff"},
+        {1: "x"},
+        b"bytes",
+        {"\ue000\ud800": 1},
+    ],
 )
 def test_values_without_canonical_form_are_refused(bad: object) -> None:
     with pytest.raises(CanonicalizationError):

@@ -26,13 +26,21 @@ def runtime(tmp_path: Path) -> Runtime:
 
 def _capture(runtime: Runtime) -> str:
     base = procurement.BASELINE_INPUT
-    return capture(runtime, procurement.AGENT, base["inputs"], tenant_id="acme", seed=base["seed"]).specimen_id
+    return capture(
+        runtime, procurement.AGENT, base["inputs"], tenant_id="acme", seed=base["seed"]
+    ).specimen_id
 
 
 def _request(specimen_id: str) -> AuditRequest:
     _title, request = demo_audits({"procurement": specimen_id})[0]
-    return AuditRequest(specimen_id=specimen_id, intervention=request.intervention, purpose="review",
-                        requester="test", samples=4, seed=1)
+    return AuditRequest(
+        specimen_id=specimen_id,
+        intervention=request.intervention,
+        purpose="review",
+        requester="test",
+        samples=4,
+        seed=1,
+    )
 
 
 def test_erased_specimen_keeps_digests_and_refuses_audits(runtime: Runtime, tmp_path: Path) -> None:
@@ -46,7 +54,9 @@ def test_erased_specimen_keeps_digests_and_refuses_audits(runtime: Runtime, tmp_
     assert not folder.exists()
     after = runtime.ledger.get_specimen(specimen)
     assert after.manifest_digest == before.manifest_digest  # digests stay
-    assert [e.index for e in runtime.ledger.entries(kind="specimen.erased", subject=specimen)] == [index]
+    assert [e.index for e in runtime.ledger.entries(kind="specimen.erased", subject=specimen)] == [
+        index
+    ]
     assert runtime.ledger.verify().ok
     with pytest.raises(Refused) as info:
         run_audit(runtime, _request(specimen), now=utc_now())

@@ -4,7 +4,6 @@ from typing import TYPE_CHECKING
 
 from ledger._lazy import deferred
 
-
 from ._context import Context, LiveCall
 from ._registry import ENTRY_POINT_GROUP, available_agents, load_agent
 from ._spec import AgentSpec, Answer, BoundarySpec, FieldPolicy, RevisionPoint, Substitute, policy
@@ -45,4 +44,5 @@ __all__ = [
     "capture",
     "load_agent",
     "policy",
+    "source_ref",
 ]

@@ -29,9 +29,13 @@ app = typer.Typer(
 
 HomeOption = Annotated[
     Path | None,
-    typer.Option("--home", help="Enclave home (default: $REPLAY_ENCLAVE_HOME or ./.replay-enclave)."),
+    typer.Option(
+        "--home", help="Enclave home (default: $REPLAY_ENCLAVE_HOME or ./.replay-enclave)."
+    ),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print one JSON object instead of tables.")
+]
 
 
 def open_runtime(home: Path | None) -> Runtime:

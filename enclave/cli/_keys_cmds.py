@@ -62,7 +62,9 @@ def keys_rewrap(tenant: TenantOption, home: HomeOption = None) -> None:
 @keys_app.command("trim")
 def keys_trim(
     tenant: TenantOption,
-    keep_from: Annotated[int, typer.Option(help="Oldest KEK version to keep; older ones are destroyed.")],
+    keep_from: Annotated[
+        int, typer.Option(help="Oldest KEK version to keep; older ones are destroyed.")
+    ],
     home: HomeOption = None,
 ) -> None:
     """Destroy KEK versions below KEEP_FROM: data keys still wrapped by them are gone."""

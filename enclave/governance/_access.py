@@ -26,7 +26,6 @@ from ._analysts import Analyst
 __all__ = ["AccessDecision", "AccessPolicy", "Action", "Resource", "policies_root"]
 
 
-
 class Action(StrEnum):
     LIST_SPECIMENS = "list_specimens"
     READ_SPECIMEN = "read_specimen"

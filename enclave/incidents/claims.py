@@ -24,7 +24,11 @@ FRAUD = BoundarySpec(
     kind=StepKind.TOOL,
     name="fraud_score",
     request={"claim_id": policy("internal")},
-    response={"fraud_score": policy("confidential"), "signals": policy("restricted"), "model": policy("internal")},
+    response={
+        "fraud_score": policy("confidential"),
+        "signals": policy("restricted"),
+        "model": policy("internal"),
+    },
     schema_id="fraud-service",
     schema_version="5",
     json_schema={
@@ -60,7 +64,9 @@ def _fraud_service(request: Mapping[str, Any]) -> Answer:
 
 
 def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    fraud = ctx.call(FRAUD, {"claim_id": inputs["claim_id"]}, live=_fraud_service, alias="fraud-service")
+    fraud = ctx.call(
+        FRAUD, {"claim_id": inputs["claim_id"]}, live=_fraud_service, alias="fraud-service"
+    )
     raw = fraud["fraud_score"]
     base = 0.0 if raw is None else float(raw)
     score = min(1.0, max(0.0, base + ctx.random().uniform(-0.01, 0.01)))
@@ -81,7 +87,11 @@ AGENT = AgentSpec(
     name="claims",
     version="1.0.0",
     function=run,
-    inputs={"claim_id": policy("internal"), "claimant": policy("restricted"), "narrative": policy("restricted")},
+    inputs={
+        "claim_id": policy("internal"),
+        "claimant": policy("restricted"),
+        "narrative": policy("restricted"),
+    },
     outcome={
         "score": policy("internal"),
         "decision": policy("internal"),

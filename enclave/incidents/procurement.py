@@ -35,7 +35,10 @@ def template_substitute(request: Mapping[str, Any], resolved: str | None) -> Map
 def model_substitute(request: Mapping[str, Any], resolved: str | None) -> Mapping[str, Any]:
     # A frozen table of the decider's revisions: deterministic at temperature 0.
     rev = resolved or "r1"
-    return {"rationale": f"assessment by {rev} ({CANARY}-rationale)", "calibration": MODEL_CALIBRATION[rev]}
+    return {
+        "rationale": f"assessment by {rev} ({CANARY}-rationale)",
+        "calibration": MODEL_CALIBRATION[rev],
+    }
 
 
 def approval_policy(request: Mapping[str, Any], resolved: str | None) -> Mapping[str, Any]:
@@ -94,7 +97,11 @@ DECIDER = BoundarySpec(
 APPROVAL = BoundarySpec(
     kind=StepKind.AUTHORITY,
     name="approval-policy",
-    request={"score": policy("internal"), "subject": policy("internal"), "purpose": policy("internal")},
+    request={
+        "score": policy("internal"),
+        "subject": policy("internal"),
+        "purpose": policy("internal"),
+    },
     response={"decision": policy("internal"), "threshold": policy("internal")},
     schema_id="approval-policy",
     schema_version="3",
@@ -105,18 +112,28 @@ APPROVAL = BoundarySpec(
 class LiveWorld:
     """The services a procurement agent talks to in production (simulated)."""
 
-    def __init__(self, *, model_revision: str = "r1", template_revision: str = "c1", confidence: float = 0.70) -> None:
-        self.model_revision, self.template_revision, self.confidence = model_revision, template_revision, confidence
+    def __init__(
+        self, *, model_revision: str = "r1", template_revision: str = "c1", confidence: float = 0.70
+    ) -> None:
+        self.model_revision, self.template_revision, self.confidence = (
+            model_revision,
+            template_revision,
+            confidence,
+        )
 
     def template(self, request: Mapping[str, Any]) -> Answer:
-        return Answer(template_substitute(request, self.template_revision), resolved=self.template_revision)
+        return Answer(
+            template_substitute(request, self.template_revision), resolved=self.template_revision
+        )
 
     def retrieve(self, request: Mapping[str, Any]) -> Answer:
         docs = [
             {"id": "doc-118", "text": f"Supplier audit 2025: no findings. {CANARY}-doc1"},
             {"id": "doc-342", "text": f"Delivery record: 97% on time. {CANARY}-doc2"},
         ]
-        return Answer({"snapshot": "supplier-index@2026-11-02", "documents": docs}, resolved="snap-20261102")
+        return Answer(
+            {"snapshot": "supplier-index@2026-11-02", "documents": docs}, resolved="snap-20261102"
+        )
 
     def supplier_risk(self, request: Mapping[str, Any]) -> Answer:
         return Answer(
@@ -142,13 +159,29 @@ def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
         template_revision=inputs.get("live_template_revision", "c1"),
         confidence=inputs.get("live_supplier_confidence", 0.70),
     )
-    template = ctx.call(TEMPLATE, {"purpose": inputs["purpose"]}, live=world.template, alias="po-template@current")
-    docs = ctx.call(RETRIEVAL, {"query": f"supplier {inputs['subject']}"}, live=world.retrieve, alias="supplier-index@prod")
+    template = ctx.call(
+        TEMPLATE, {"purpose": inputs["purpose"]}, live=world.template, alias="po-template@current"
+    )
+    docs = ctx.call(
+        RETRIEVAL,
+        {"query": f"supplier {inputs['subject']}"},
+        live=world.retrieve,
+        alias="supplier-index@prod",
+    )
     risk = ctx.call(SUPPLIER_RISK, {"supplier": inputs["subject"]}, live=world.supplier_risk)
-    prompt = f"{template['template']}\nPO: {inputs['po_text']}\nEvidence: {len(docs['documents'])} documents"
-    model = ctx.call(DECIDER, {"prompt": prompt, "temperature": 0}, live=world.decide, alias="decider")
+    evidence = f"Evidence: {len(docs['documents'])} documents"
+    prompt = f"{template['template']}\nPO: {inputs['po_text']}\n{evidence}"
+    model = ctx.call(
+        DECIDER, {"prompt": prompt, "temperature": 0}, live=world.decide, alias="decider"
+    )
     jitter = ctx.random().uniform(-0.028, 0.028)
-    score = 0.500 + model["calibration"] + template["calibration"] + 0.20 * (risk["confidence"] - 0.50) + jitter
+    score = (
+        0.500
+        + model["calibration"]
+        + template["calibration"]
+        + 0.20 * (risk["confidence"] - 0.50)
+        + jitter
+    )
     decision = ctx.call(
         APPROVAL,
         {"score": score, "subject": inputs["subject"], "purpose": inputs["purpose"]},
@@ -158,7 +191,11 @@ def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "score": score,
         "decision": decision["decision"],
-        "proposal": {"decision": decision["decision"], "subject": inputs["subject"], "amount": inputs["amount"]},
+        "proposal": {
+            "decision": decision["decision"],
+            "subject": inputs["subject"],
+            "amount": inputs["amount"],
+        },
         "evidence": [doc["id"] for doc in docs["documents"]],
     }
 

@@ -31,7 +31,11 @@ PLANNER = BoundarySpec(
     kind=StepKind.MODEL,
     name="planner-model",
     request={"task": policy("restricted")},
-    response={"preferred_shard": policy("internal"), "alternate_shard": policy("internal"), "reasoning": policy("confidential")},
+    response={
+        "preferred_shard": policy("internal"),
+        "alternate_shard": policy("internal"),
+        "reasoning": policy("confidential"),
+    },
     schema_id="planner-plan",
     schema_version="1",
     json_schema={
@@ -57,7 +61,11 @@ RESERVE_LOCK = BoundarySpec(
 DROP = BoundarySpec(
     kind=StepKind.EFFECT,
     name="drop_partition",
-    request={"shard": policy("internal"), "partition": policy("internal"), "lock_id": policy("internal")},
+    request={
+        "shard": policy("internal"),
+        "partition": policy("internal"),
+        "lock_id": policy("internal"),
+    },
     response={"status": policy("internal"), "receipt": policy("internal")},
     schema_id="partition-admin",
     schema_version="2",
@@ -76,7 +84,11 @@ class LiveWorld:
 
     def plan(self, request: Mapping[str, Any]) -> Answer:
         return Answer(
-            {"preferred_shard": "shard-a", "alternate_shard": "shard-b", "reasoning": f"shard-a is colder. {CANARY}-reasoning"},
+            {
+                "preferred_shard": "shard-a",
+                "alternate_shard": "shard-b",
+                "reasoning": f"shard-a is colder. {CANARY}-reasoning",
+            },
             resolved="planner-r5",
         )
 
@@ -85,7 +97,7 @@ class LiveWorld:
         return Answer(
             {"lock_id": "L-4471", "ttl_seconds": LOCK_TTL_SECONDS},
             resolved="lock-gateway@3",
-            idempotency_token="lock-tok-4471",
+            idempotency_token="lock-tok-4471",  # noqa: S106 - an effect receipt, not a secret
             token_expires_at=now + timedelta(seconds=LOCK_TTL_SECONDS),
         )
 
@@ -122,7 +134,9 @@ def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
                 live=world.drop,
             )
     with ctx.agent_scope("verifier"):
-        check = ctx.call(READBACK, {"shard": shard, "partition": inputs["partition"]}, live=world.readback)
+        check = ctx.call(
+            READBACK, {"shard": shard, "partition": inputs["partition"]}, live=world.readback
+        )
     score = 1.0 if dropped and not check["present"] else 0.0
     decision = "DROPPED" if dropped else "SKIPPED"
     return {

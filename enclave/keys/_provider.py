@@ -13,9 +13,9 @@ Invariants every provider keeps:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
 
