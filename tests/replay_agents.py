@@ -14,13 +14,14 @@ from __future__ import annotations
 import os
 import random
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from enclave.capture import AgentSpec, Answer, BoundarySpec, Context, Recorder, policy
+from enclave.capture import AgentSpec, Answer, BoundarySpec, Context, policy
 from ledger import StepKind
 
 CANARY = "CANARY-RPLY-3d7e55"
@@ -52,7 +53,10 @@ def _guarded(name: str, answer: Callable[[Mapping[str, Any]], Answer]) -> Callab
 
 
 def replaying(ctx: Context) -> bool:
-    return not isinstance(ctx, Recorder)
+    """True unless ``ctx`` is the capture ``Recorder``. The recorder's module is looked up,
+    not imported: importing it pulls in the key providers, which a worker need not load."""
+    recorder = sys.modules.get("enclave.capture._recorder")
+    return recorder is None or not isinstance(ctx, recorder.Recorder)
 
 
 LOOKUP = BoundarySpec(
@@ -343,3 +347,14 @@ def capture_specimen(
             specimen_id=specimen_id,
         )
     return result.specimen_id
+
+
+def _connect_when_intervened(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    # behaves through the baseline gate; misbehaves only on the intervened branch
+    found = ctx.call(LOOKUP, {"key": inputs["key"]}, live=_lookup)
+    if replaying(ctx) and float(found["value"]) != 0.8:
+        _connect_swallowed(inputs)
+    return _outcome(float(found["value"]) + ctx.random().uniform(-0.01, 0.01))
+
+
+SOCKET_WHEN_INTERVENED_AGENT = _spec("SOCKET_WHEN_INTERVENED_AGENT", _connect_when_intervened)

@@ -304,6 +304,8 @@ def replay_run(
         layers, failure, detail = None, exc.code, str(exc)
     except EnclaveError as exc:
         layers, failure, detail = None, exc.code, type(exc).__name__
+    except MemoryError:
+        raise  # a broken memory limit contaminates the worker; it is not an agent error
     except Exception as exc:  # noqa: BLE001 - agent code may raise anything; report the type only
         layers, failure, detail = None, "agent_error", type(exc).__name__
     return RunResult(
