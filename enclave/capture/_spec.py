@@ -66,6 +66,8 @@ class BoundarySpec:
     json_schema: Mapping[str, Any] | None = None  # of the response, for interventions
     substitute: Substitute | None = None
     side_effecting: bool = False
+    # named sets of response fields an audit may change together, reported as one
+    bundles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.name:

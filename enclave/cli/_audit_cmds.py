@@ -26,7 +26,7 @@ def parse_value(text: str) -> Any:
 
 def build_intervention(
     *, call: str | None, field: str | None, strategy: str | None, value: str | None,
-    delta: float | None, revision: str | None,
+    delta: float | None, revision: str | None, bundle: str | None = None,
 ) -> Intervention:
     if revision:
         name, sep, identity = revision.partition("=")
@@ -47,7 +47,7 @@ def build_intervention(
         field = "/" + field
     return Intervention(
         chosen, call_id=call, field=field,
-        value=parse_value(value) if value is not None else None, delta=delta,
+        value=parse_value(value) if value is not None else None, delta=delta, bundle=bundle,
     )
 
 
@@ -95,6 +95,7 @@ def audit_cmd(
     value: Annotated[str | None, typer.Option(help="REPLACE: the alternate value (JSON).")] = None,
     delta: Annotated[float | None, typer.Option(help="PERTURB: the bounded change.")] = None,
     revision: Annotated[str | None, typer.Option(help="Declared revision swap, e.g. model=r2.")] = None,
+    bundle: Annotated[str | None, typer.Option(help="A declared bundle of fields of the call, changed as one (REPLACE takes a JSON object).")] = None,
     samples: Annotated[int, typer.Option(help="Paired samples N.")] = 20,
     seed: Annotated[int, typer.Option(help="First sample seed S (samples use S..S+N-1).")] = 1,
     tolerance: Annotated[list[str] | None, typer.Option(help="LAYER=VALUE, e.g. score=0.001, readback=ignore.")] = None,
@@ -103,7 +104,9 @@ def audit_cmd(
     json_out: JsonOption = False,
 ) -> None:
     """Replay a specimen with one declared intervention and certify the comparison."""
-    intervention = build_intervention(call=call, field=field, strategy=strategy, value=value, delta=delta, revision=revision)
+    intervention = build_intervention(
+        call=call, field=field, strategy=strategy, value=value, delta=delta, revision=revision, bundle=bundle
+    )
     request = AuditRequest(
         specimen_id=specimen, intervention=intervention, purpose=purpose, requester=requester,
         samples=samples, seed=seed, tolerances=Tolerances.parse(tolerance or []),

@@ -75,6 +75,7 @@ SUPPLIER_RISK = BoundarySpec(
     },
     schema_id="supplier-risk",
     schema_version="2",
+    bundles={"assessment": ("confidence", "analyst_note")},
     json_schema={
         "type": "object",
         "properties": {

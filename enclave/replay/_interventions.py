@@ -33,13 +33,29 @@ class Intervention:
     value: Any = None  # REPLACE
     delta: float | None = None  # PERTURB
     revision: tuple[str, str] | None = None  # REVISION: (point, new identity)
+    bundle: str | None = None  # a declared bundle of fields of one call, changed as one
 
     def __post_init__(self) -> None:
         if self.strategy is Strategy.REVISION:
             if not self.revision:
                 raise BadInput("a revision intervention needs NAME=VALUE")
             return
-        if not self.call_id or not self.field or not self.field.startswith("/") or "/" in self.field[1:]:
+        if self.bundle is not None:
+            if not self.call_id or self.field is not None:
+                raise BadInput("a bundle intervention needs --call and --bundle, not --field")
+            if self.strategy is Strategy.REPLACE and not isinstance(self.value, dict):
+                raise BadInput("a bundle REPLACE needs a JSON object of field values")
+            if self.strategy is Strategy.PERTURB and (
+                self.delta is None or not math.isfinite(self.delta) or self.delta == 0
+            ):
+                raise BadInput("perturb needs a finite, non-zero --delta")
+            return
+        if (
+            not self.call_id
+            or not self.field
+            or not self.field.startswith("/")
+            or "/" in self.field[1:]
+        ):
             raise BadInput("a field intervention needs --call and a top-level --field like /name")
         if self.strategy is Strategy.PERTURB and (
             self.delta is None or not math.isfinite(self.delta) or self.delta == 0
@@ -54,7 +70,15 @@ class Intervention:
             "field": self.field,
             "delta": self.delta,
             "revision": list(self.revision) if self.revision else None,
+            "bundle": self.bundle,
         }
+
+    @property
+    def target_label(self) -> str:
+        """How the certificate names the target: a field, a bundle, or an identity."""
+        if self.bundle:
+            return f"bundle:{self.bundle}"
+        return self.field or "#identity"
 
 
 @dataclass(frozen=True)
@@ -98,7 +122,11 @@ def neutral_value(schema: Mapping[str, Any]) -> Any:
         return None
     if "number" in types or "integer" in types:
         minimum = schema.get("minimum", 0)
-        return max(0, minimum) if "maximum" not in schema or schema["maximum"] >= 0 else schema["maximum"]
+        return (
+            max(0, minimum)
+            if "maximum" not in schema or schema["maximum"] >= 0
+            else schema["maximum"]
+        )
     for kind, zero in (("string", ""), ("boolean", False), ("array", []), ("object", {})):
         if kind in types:
             return zero
@@ -132,14 +160,23 @@ def _counterfactual(intervention: Intervention, original: Any, schema: Mapping[s
         raise BadInput("the counterfactual value cannot be canonicalised") from None
     except jsonschema.ValidationError:
         # the validator's message would quote the value
-        raise Refused("the counterfactual value violates the field's schema or bounds", code="out_of_bounds") from None
+        raise Refused(
+            "the counterfactual value violates the field's schema or bounds", code="out_of_bounds"
+        ) from None
     return value
 
 
 def apply_intervention(
-    trajectory: Trajectory, intervention: Intervention, *, agent: AgentSpec, digester: TenantDigester
+    trajectory: Trajectory,
+    intervention: Intervention,
+    *,
+    agent: AgentSpec,
+    digester: TenantDigester,
 ) -> AppliedIntervention:
     steps = list(trajectory.steps)
+    declared: tuple[str, ...]
+    original: Any
+    counterfactual: Any
     if intervention.strategy is Strategy.REVISION:
         assert intervention.revision is not None
         point_name, identity = intervention.revision
@@ -150,33 +187,59 @@ def apply_intervention(
             raise Refused("that revision is not one the agent declares", code="unknown_revision")
         index = next((i for i, s in enumerate(steps) if s.name == point.call_name), None)
         if index is None:
-            raise Refused("the specimen has no call for that revision point", code="unknown_revision")
+            raise Refused(
+                "the specimen has no call for that revision point", code="unknown_revision"
+            )
         target = steps[index]
         steps[index] = replace(target, resolved=identity, intervened=True, serve_by_substitute=True)
         declared = (f"{target.call_id}#identity",)
         original, counterfactual = target.resolved, identity
     else:
-        assert intervention.call_id is not None and intervention.field is not None
+        assert intervention.call_id is not None
         index = next((i for i, s in enumerate(steps) if s.call_id == intervention.call_id), None)
         if index is None:
             raise BadInput("the specimen has no call with that id")
-        target, name = steps[index], intervention.field[1:]
+        target = steps[index]
         if intervention.strategy.value not in _strategies(agent):
-            raise Refused("the adapter does not declare that strategy", code="strategy_not_declared")
-        if name not in target.response:
-            raise Refused("the target field is not retained in the specimen", code="unresolvable")
-        original = target.response[name]
-        if is_hole(original):
-            raise Refused("the target field was withheld at capture", code="unresolvable")
-        counterfactual = _counterfactual(intervention, original, _field_schema(agent, target, intervention.field))
+            raise Refused(
+                "the adapter does not declare that strategy", code="strategy_not_declared"
+            )
+        names = _target_fields(agent, target, intervention)
         response = dict(target.response)
-        response[name] = counterfactual
+        originals, counterfactuals = {}, {}
+        for name in names:
+            if name not in target.response:
+                raise Refused(
+                    "the target field is not retained in the specimen", code="unresolvable"
+                )
+            if is_hole(target.response[name]):
+                raise Refused("the target field was withheld at capture", code="unresolvable")
+            originals[name] = target.response[name]
+            part = intervention
+            if intervention.bundle and intervention.strategy is Strategy.REPLACE:
+                part = replace(
+                    intervention, value=intervention.value[name], bundle=None, field="/" + name
+                )
+            counterfactuals[name] = _counterfactual(
+                part, originals[name], _field_schema(agent, target, "/" + name)
+            )
+            response[name] = counterfactuals[name]
         steps[index] = replace(target, response=response, intervened=True)
-        declared = (f"{target.call_id}#response{intervention.field}",)
+        declared = tuple(f"{target.call_id}#response/{name}" for name in names)
+        if intervention.bundle:
+            original, counterfactual = originals, counterfactuals
+        else:
+            original, counterfactual = originals[names[0]], counterfactuals[names[0]]
 
     after = Trajectory(trajectory.specimen_id, trajectory.agent, trajectory.seed, tuple(steps))
     before_leaves, after_leaves = _leaves(trajectory), _leaves(after)
-    actual = tuple(sorted(k for k in before_leaves if canonical_json(before_leaves[k]) != canonical_json(after_leaves.get(k))))
+    actual = tuple(
+        sorted(
+            k
+            for k in before_leaves
+            if canonical_json(before_leaves[k]) != canonical_json(after_leaves.get(k))
+        )
+    )
     undeclared_before = {k: v for k, v in before_leaves.items() if k not in declared}
     undeclared_after = {k: v for k, v in after_leaves.items() if k not in declared}
     applied = AppliedIntervention(
@@ -195,6 +258,24 @@ def apply_intervention(
     if not actual:
         raise Refused("the counterfactual equals the recorded value", code="no_change")
     return applied
+
+
+def _target_fields(
+    agent: AgentSpec, step: RecordedStep, intervention: Intervention
+) -> tuple[str, ...]:
+    if intervention.bundle is None:
+        assert intervention.field is not None
+        return (intervention.field[1:],)
+    try:
+        spec = agent.boundary(step.name)
+    except KeyError:
+        raise Refused("the target call's boundary is not declared", code="unknown_schema") from None
+    fields = spec.bundles.get(intervention.bundle)
+    if not fields:
+        raise Refused("the boundary declares no such bundle", code="undeclared_bundle")
+    if intervention.strategy is Strategy.REPLACE and set(intervention.value) != set(fields):
+        raise BadInput("a bundle REPLACE must give a value for exactly the bundle's fields")
+    return tuple(fields)
 
 
 def placebo_of(trajectory: Trajectory, applied: AppliedIntervention) -> Trajectory:

@@ -22,8 +22,14 @@ _NOT_ESTABLISHED = [
 
 def isolation_layers(environment: dict[str, Any]) -> list[str]:
     layers = [str(environment.get("isolation", "none"))]
-    for key in ("network_namespace", "pid_namespace", "filesystem_readonly", "audit_hook", "seccomp",
-                "wall_clock_kill"):
+    for key in (
+        "network_namespace",
+        "pid_namespace",
+        "filesystem_readonly",
+        "audit_hook",
+        "seccomp",
+        "wall_clock_kill",
+    ):
         if environment.get(key):
             layers.append(key)
     if environment.get("rlimits"):
@@ -34,8 +40,11 @@ def isolation_layers(environment: dict[str, Any]) -> list[str]:
 def not_established(classification: str) -> list[str]:
     items = list(_NOT_ESTABLISHED)
     if classification == OBSERVABLE_ONLY:
-        items.insert(0, "whether the intervened input was causal: the branch depends on live state or "
-                        "unverifiable effects, so no counterfactual conclusion is drawn either way")
+        items.insert(
+            0,
+            "whether the intervened input was causal: the branch depends on live state or "
+            "unverifiable effects, so no counterfactual conclusion is drawn either way",
+        )
     elif classification == BASELINE_NOT_REPRODUCED:
         items.insert(0, "any effect of the intervention: the untouched baseline did not reproduce")
     elif classification == NO_INFLUENCE:
@@ -43,26 +52,53 @@ def not_established(classification: str) -> list[str]:
     return items
 
 
-def lineage(request: AuditRequest, preparation: Preparation, verdict: Verdict,
-            batches: Sequence[BatchResult]) -> list[dict[str, Any]]:
+def lineage(
+    request: AuditRequest,
+    preparation: Preparation,
+    verdict: Verdict,
+    batches: Sequence[BatchResult],
+) -> list[dict[str, Any]]:
     chain: list[dict[str, Any]] = []
     if request.policy:
         chain.append({"kind": "policy", "id": request.policy[0], "version": request.policy[1]})
     chain += [
-        {"kind": "intervention", "strategy": request.intervention.strategy.value,
-         "target": preparation.target_call_id, "digest": preparation.counterfactual_digest},
-        {"kind": "evidence", "call_id": preparation.target_call_id,
-         "original_digest": preparation.original_digest,
-         "counterfactual_digest": preparation.counterfactual_digest},
-        {"kind": "baseline-gate", "job": preparation.audit_id, "grant": preparation.grant.get("accessor")},
+        {
+            "kind": "intervention",
+            "strategy": request.intervention.strategy.value,
+            "target": preparation.target_call_id,
+            "digest": preparation.counterfactual_digest,
+        },
+        {
+            "kind": "evidence",
+            "call_id": preparation.target_call_id,
+            "original_digest": preparation.original_digest,
+            "counterfactual_digest": preparation.counterfactual_digest,
+        },
+        {
+            "kind": "baseline-gate",
+            "job": preparation.audit_id,
+            "grant": preparation.grant.get("accessor"),
+        },
     ]
     for batch in batches:
         seeds = f"{batch.seeds[0]}..{batch.seeds[-1]}" if batch.seeds else ""
-        chain.append({"kind": "replays", "job": batch.job_id, "seeds": seeds,
-                      "runs": 3 * len(batch.samples), "grant": batch.grant.get("accessor")})
+        chain.append(
+            {
+                "kind": "replays",
+                "job": batch.job_id,
+                "seeds": seeds,
+                "runs": 3 * len(batch.samples),
+                "grant": batch.grant.get("accessor"),
+            }
+        )
     if verdict.effect is not None:
-        chain.append({"kind": "scores", "mean_delta": verdict.effect["mean_delta"],
-                      "flip_rate": verdict.effect["flip_rate"]})
+        chain.append(
+            {
+                "kind": "scores",
+                "mean_delta": verdict.effect["mean_delta"],
+                "flip_rate": verdict.effect["flip_rate"],
+            }
+        )
     chain.append({"kind": "classification", "value": verdict.classification})
     return chain
 
@@ -84,15 +120,19 @@ def build_predicate(
         "baseline": preparation.baseline,
         "intervention": {
             "strategy": iv.strategy.value.upper(),
-            "target": {"call_id": preparation.target_call_id, "field": iv.field or "#identity"},
+            "target": {"call_id": preparation.target_call_id, "field": iv.target_label},
             "declared_changes": list(preparation.declared_changes),
             "actual_changes": list(preparation.actual_changes),
             "unchanged_digest_before": preparation.unchanged_digest_before,
             "unchanged_digest_after": preparation.unchanged_digest_after,
-            "unchanged_digest_equal": preparation.unchanged_digest_before == preparation.unchanged_digest_after,
+            "unchanged_digest_equal": preparation.unchanged_digest_before
+            == preparation.unchanged_digest_after,
         },
-        "samples": None if not ran_samples else {
-            "count": request.samples, "seed": request.seed,
+        "samples": None
+        if not ran_samples
+        else {
+            "count": request.samples,
+            "seed": request.seed,
             "seeds": f"{request.seed}..{request.seed + request.samples - 1}",
         },
         "effect": verdict.effect,
@@ -100,9 +140,15 @@ def build_predicate(
         "classification": verdict.classification,
         "auditability": verdict.auditability,
         "not_established": not_established(verdict.classification),
-        "environment": {"isolation_layers": isolation_layers(preparation.environment), **preparation.environment},
+        "environment": {
+            "isolation_layers": isolation_layers(preparation.environment),
+            **preparation.environment,
+        },
         "lineage": lineage(request, preparation, verdict, batches),
         "grant": dict(preparation.grant),
-        "ledger": {"specimen_entry_index": specimen_entry[0], "specimen_entry_hash": specimen_entry[1]},
+        "ledger": {
+            "specimen_entry_index": specimen_entry[0],
+            "specimen_entry_hash": specimen_entry[1],
+        },
         "issued_at": now.isoformat().replace("+00:00", "Z"),
     }
