@@ -14,6 +14,7 @@ stage's process for the duration of its grant and is never stored.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from .._runtime import Runtime
 from ..capture import load_agent
 from ..sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle
+from ..sandbox._limits import WORKER_CRASHED
 from ._certificates import issue_certificate
 from ._compare import compare_layers, recorded_layers
 from ._interventions import AppliedIntervention, apply_intervention, placebo_of
@@ -29,14 +31,14 @@ from ._model import RunResult, Trajectory
 from ._predicate import build_predicate
 from ._request import AuditRequest
 from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary, seeds_of
-from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide, summarize_seed
+from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide
 
 __all__ = ["finalize_audit", "prepare_audit", "run_sample_batch", "WORKER_HANDLER"]
 
 WORKER_HANDLER = "enclave.replay._worker_entry:handle"
 # Our own modules, imported before the tripwire arms; agent modules load after it.
 WORKER_PRELOAD = ("enclave.replay._worker_entry",)
-BATCH_RUNS = 600
+BATCH_SEEDS = 200  # paired samples per worker call: progress granularity, bounded replies
 
 
 def _open(runtime: Runtime, request: AuditRequest, *, job_id: str, now: datetime,
@@ -142,25 +144,38 @@ def run_sample_batch(
 ) -> BatchResult:
     del audit_id  # the job id names the grant; the audit id is in the job's lineage
     opened, applied, placebo = _open(runtime, request, job_id=job_id, now=now, lease_seconds=lease_seconds)
-    recorded_decision = opened.trajectory.outcome.get("decision")
-    runs = [{"variant": v, "seed": s} for s in seeds for v in ("baseline", "intervened", "placebo")]
-    results: list[RunResult] = []
+    samples: list[SampleSummary] = []
     try:
-        with _start(runtime, isolation, limits).start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
+        sandbox = _start(runtime, isolation, limits)
+        with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
             _load_worker(worker, opened, applied, placebo, now)
-            for start in range(0, len(runs), BATCH_RUNS):
-                batch = runs[start : start + BATCH_RUNS]
-                results.extend(RunResult.from_dict(r) for r in worker.call({"op": "run", "runs": batch})["results"])
+            for start in range(0, len(seeds), BATCH_SEEDS):
+                chunk = [int(s) for s in seeds[start : start + BATCH_SEEDS]]
+                samples.extend(_summaries(worker.call({"op": "samples", "seeds": chunk}), chunk))
                 if progress:
-                    progress(len(batch) // 3)
+                    progress(len(chunk))
     except Contaminated as exc:
         return BatchResult(job_id=job_id, seeds=tuple(seeds), samples=(), grant=_grant(opened, lease_seconds),
                            failure=exc.reason)
-    samples = tuple(
-        summarize_seed(results[i], results[i + 1], results[i + 2], recorded_decision=recorded_decision)
-        for i in range(0, len(results), 3)
-    )
-    return BatchResult(job_id=job_id, seeds=tuple(seeds), samples=samples, grant=_grant(opened, lease_seconds))
+    return BatchResult(job_id=job_id, seeds=tuple(seeds), samples=tuple(samples),
+                       grant=_grant(opened, lease_seconds))
+
+
+def _summaries(reply: dict[str, Any], seeds: list[int]) -> list[SampleSummary]:
+    """Parse the worker's reduced samples; anything malformed is a protocol violation."""
+    try:
+        items = reply["samples"]
+        if not isinstance(items, list) or len(items) != len(seeds):
+            raise ValueError("wrong number of samples")
+        out = [SampleSummary.from_dict(item) for item in items]
+        for sample, seed in zip(out, seeds, strict=True):
+            delta = sample.delta
+            numeric = isinstance(delta, int | float) and not isinstance(delta, bool)
+            if sample.seed != seed or not (delta is None or (numeric and math.isfinite(delta))):
+                raise ValueError("bad sample")
+    except (KeyError, TypeError, ValueError):
+        raise Contaminated(WORKER_CRASHED, "protocol violation") from None
+    return out
 
 
 def finalize_audit(

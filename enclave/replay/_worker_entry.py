@@ -1,7 +1,9 @@
 """What runs inside the isolated worker: load one job's trajectories, replay runs.
 
 The worker is untrusted (it executes agent code); it holds plaintext only for the one
-specimen it was sent, and answers with run results over its inherited socket.
+specimen it was sent, and answers over its inherited socket with run results (``run``:
+the baseline gate) or with paired samples already reduced to ``SampleSummary`` metadata
+(``samples``: baseline, intervened and placebo per seed).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 from ..capture import AgentSpec, load_agent
 from ._engine import replay_run
 from ._model import Trajectory
+from ._verdict import summarize_seed
 
 __all__ = ["handle"]
 
@@ -41,4 +44,18 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             for run in request["runs"]
         ]
         return {"results": results}
+    if op == "samples":
+        # whole paired samples, reduced here: only metadata crosses back to the supervisor
+        agent, variants, when = _job["agent"], _job["variants"], _job["audit_time"]
+        recorded = variants["baseline"].outcome.get("decision")
+        samples = []
+        for seed in request["seeds"]:
+            runs = [
+                replay_run(
+                    trajectory=variants[v], agent=agent, seed=int(seed), variant=v, audit_time=when
+                )
+                for v in ("baseline", "intervened", "placebo")
+            ]
+            samples.append(summarize_seed(*runs, recorded_decision=recorded).to_dict())
+        return {"samples": samples}
     raise ValueError("unknown operation")

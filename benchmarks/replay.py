@@ -1,0 +1,215 @@
+"""What the enclave costs a replay, against the same replay engine run bare.
+
+Procurement reference incident (DESIGN.md), model r1 -> r2, measured in one run:
+
+(a) per paired sample (baseline, intervened, placebo on one seed):
+    *enclave*: ``run_sample_batch`` over N seeds — single-use grant, decryption, an
+    isolated worker (bubblewrap/namespace, seccomp, audit hook, rlimits), serving from
+    the record, the three runs, the metadata-only reduction — divided by N;
+    *bare*: ``replay_run`` three times per seed in this process over the plaintext
+    trajectory (no decryption, no isolation) plus the same reduction.
+(b) a whole N-sample audit: ``run_audit`` end to end (ledger request, grant, worker start,
+    baseline gate, samples, placebo, verdict, signed certificate, ledger append) against
+    the bare loop of N paired replays.
+
+Medians over rounds, enclave and bare alternated so a busy machine slows both alike.
+Targets: (a) <= 2x, (b) <= 3x.
+
+    python benchmarks/replay.py                 # the table (N = 1000)
+    python benchmarks/replay.py --samples 200 --rounds 3
+    python benchmarks/replay.py --profile       # cProfile of the bare loop and the supervisor
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from enclave._home import Home  # noqa: E402
+from enclave._runtime import Runtime  # noqa: E402
+from enclave.capture import capture, load_agent  # noqa: E402
+from enclave.incidents import procurement  # noqa: E402
+from enclave.replay import (  # noqa: E402
+    AuditRequest,
+    Intervention,
+    Strategy,
+    apply_intervention,
+    open_specimen,
+    placebo_of,
+    replay_run,
+    run_audit,
+)
+from enclave.replay._stages import run_sample_batch  # noqa: E402
+from enclave.replay._verdict import summarize_seed  # noqa: E402
+
+TARGET_SAMPLE = 2.0
+TARGET_AUDIT = 3.0
+
+
+def _setup(root: Path) -> tuple[Runtime, str]:
+    runtime = Runtime.open(Home.init(root))
+    base = procurement.BASELINE_INPUT
+    inputs: dict[str, Any] = dict(base["inputs"])  # type: ignore[call-overload]
+    specimen = capture(runtime, procurement.AGENT, inputs, tenant_id="acme", seed=41)
+    return runtime, specimen.specimen_id
+
+
+def _request(specimen: str, samples: int) -> AuditRequest:
+    return AuditRequest(
+        specimen_id=specimen,
+        intervention=Intervention(Strategy.REVISION, revision=("model", "r2")),
+        purpose="benchmark",
+        requester="benchmark",
+        samples=samples,
+        seed=1,
+    )
+
+
+def _bare_loop(runtime: Runtime, specimen: str, now: datetime) -> Callable[[int], Any]:
+    """The same engine with no enclave: plaintext trajectory in this process."""
+    opened = open_specimen(runtime, specimen, job_id="bench-bare", lease_seconds=300, now=now)
+    agent = load_agent(opened.record.agent_name)
+    digester = runtime.digests.for_tenant(opened.record.tenant_id)
+    applied = apply_intervention(
+        opened.trajectory, _request(specimen, 2).intervention, agent=agent, digester=digester
+    )
+    variants = {
+        "baseline": opened.trajectory,
+        "intervened": applied.trajectory,
+        "placebo": placebo_of(opened.trajectory, applied),
+    }
+    recorded = opened.trajectory.outcome.get("decision")
+
+    def run(samples: int) -> Any:
+        out = []
+        for seed in range(1, samples + 1):
+            runs = [
+                replay_run(
+                    trajectory=variants[v], agent=agent, seed=seed, variant=v, audit_time=now
+                )
+                for v in ("baseline", "intervened", "placebo")
+            ]
+            out.append(summarize_seed(*runs, recorded_decision=recorded))
+        return out
+
+    return run
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def measure(samples: int, rounds: int) -> dict[str, Any]:
+    now = datetime.now(UTC) + timedelta(minutes=1)
+    with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
+        runtime, specimen = _setup(Path(tmp) / "home")
+        try:
+            bare = _bare_loop(runtime, specimen, now)
+            bare(5)  # warm imports and caches
+            request = _request(specimen, samples)
+            seeds = list(range(1, samples + 1))
+            plain: list[float] = []
+            batch: list[float] = []
+            audit: list[float] = []
+            for r in range(rounds):
+
+                def one_batch(r: int = r) -> None:
+                    result = run_sample_batch(
+                        runtime,
+                        request,
+                        audit_id=f"au-bench-{r}",
+                        job_id=f"bench-batch-{r}",
+                        seeds=seeds,
+                        now=now,
+                    )
+                    assert result.failure is None and len(result.samples) == samples
+
+                def whole() -> None:
+                    outcome = run_audit(runtime, request, now=now)
+                    assert outcome.certificate_path is not None
+                    assert outcome.classification == "influential"
+
+                plain.append(_timed(lambda: bare(samples)))
+                batch.append(_timed(one_batch))
+                audit.append(_timed(whole))
+        finally:
+            runtime.close()
+    bare_s, batch_s, audit_s = (statistics.median(x) for x in (plain, batch, audit))
+    return {
+        "samples": samples,
+        "rounds": rounds,
+        "bare": bare_s,
+        "batch": batch_s,
+        "audit": audit_s,
+    }
+
+
+def _table(m: dict[str, Any]) -> str:
+    n = m["samples"]
+    rows = [
+        ("(a) per paired sample", m["batch"] / n * 1e3, m["bare"] / n * 1e3, TARGET_SAMPLE),
+        (f"(b) {n}-sample audit", m["audit"] * 1e3, m["bare"] * 1e3, TARGET_AUDIT),
+    ]
+    lines = [
+        f"procurement model r1->r2, {n} paired samples (3 replays each), "
+        f"median of {m['rounds']} rounds",
+        f"{'measure':<26}{'enclave ms':>14}{'bare ms':>12}{'ratio':>8}{'target':>9}  verdict",
+    ]
+    for label, enclave_ms, bare_ms, target in rows:
+        ratio = enclave_ms / bare_ms
+        verdict = "met" if ratio <= target else "MISSED"
+        lines.append(
+            f"{label:<26}{enclave_ms:>14.3f}{bare_ms:>12.3f}"
+            f"{ratio:>7.2f}x{target:>8.1f}x  {verdict}"
+        )
+    return "\n".join(lines)
+
+
+def _profile(samples: int) -> None:
+    now = datetime.now(UTC) + timedelta(minutes=1)
+    with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
+        runtime, specimen = _setup(Path(tmp) / "home")
+        try:
+            bare = _bare_loop(runtime, specimen, now)
+            for label, fn in (
+                ("bare loop", lambda: bare(samples)),
+                (
+                    "run_audit (supervisor side)",
+                    lambda: run_audit(runtime, _request(specimen, samples), now=now),
+                ),
+            ):
+                profiler = cProfile.Profile()
+                profiler.runcall(fn)
+                print(f"--- {label}")
+                pstats.Stats(profiler).sort_stats("cumulative").print_stats(18)
+        finally:
+            runtime.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--samples", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args(argv)
+    if args.profile:
+        _profile(args.samples)
+        return
+    print(_table(measure(args.samples, args.rounds)))
+
+
+if __name__ == "__main__":
+    main()
