@@ -213,11 +213,6 @@ def _pub(home: Path) -> str:
     return str(home / "keys" / "signing-key.pem.pub")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="enclave.cli._app.main ignores the exit code click returns under "
-    "standalone_mode=False, so typer.Exit(n) ends the process with 0",
-)
 def test_failed_verification_exits_non_zero(
     demo_home: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:

@@ -52,7 +52,10 @@ def exit_code(exc: BaseException) -> int:
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        # standalone_mode=False: click *returns* a command's exit code instead of raising
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code != 0:
+            sys.exit(code)
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except typer.Abort:

@@ -1,11 +1,29 @@
 """Key providers, grants and keyed digests. Keys never leave a provider unwrapped
 except through a single-use, single-specimen grant."""
 
+from typing import TYPE_CHECKING
+
+from ledger._lazy import deferred
+
 from ._digests import DigestKeys, TenantDigester
 from ._local import LocalGrant, LocalKeyProvider
 from ._provider import Grant, KeyProvider, WrappedKey
-from ._transit import TransitGrant, TransitKeyProvider, derivation_context
-from ._vault_client import VaultSession, VaultSettings
+
+if TYPE_CHECKING:  # deferred: hvac/requests are for Vault mode only (and open sockets on import)
+    from ._transit import TransitGrant, TransitKeyProvider, derivation_context
+    from ._vault_client import VaultSession, VaultSettings
+
+__getattr__ = deferred(
+    __name__,
+    globals(),
+    {
+        "TransitGrant": "._transit",
+        "TransitKeyProvider": "._transit",
+        "derivation_context": "._transit",
+        "VaultSession": "._vault_client",
+        "VaultSettings": "._vault_client",
+    },
+)
 
 __all__ = [
     "DigestKeys",
