@@ -46,7 +46,7 @@ import math
 import re
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from .._schemas import validation_errors
 
 __all__ = ["PREDICATE_SCHEMA", "predicate_problems"]
 
@@ -283,8 +283,6 @@ PREDICATE_SCHEMA: dict[str, Any] = {
     ),
 }
 
-Draft202012Validator.check_schema(PREDICATE_SCHEMA)
-_VALIDATOR = Draft202012Validator(PREDICATE_SCHEMA)
 _SAFE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
 
 
@@ -302,7 +300,9 @@ def _location(path: Any) -> str:
 
 
 def _schema_problems(predicate: Any) -> list[str]:
-    errors = sorted(_VALIDATOR.iter_errors(predicate), key=lambda e: list(map(str, e.path)))
+    errors = sorted(
+        validation_errors(predicate, PREDICATE_SCHEMA), key=lambda e: list(map(str, e.path))
+    )
     return [f"{_location(e.absolute_path)}: {e.validator}" for e in errors]
 
 

@@ -12,10 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-from jsonschema import Draft202012Validator
-
 from .._errors import BadInput, Refused
+from .._schemas import is_valid, schema_is_valid
 from ..capture import AgentSpec, BoundarySpec, available_agents, load_agent
 from ..replay import Strategy
 from ..replay._interventions import neutral_value
@@ -67,17 +65,15 @@ def field_schema(boundary: BoundarySpec, field: str) -> Mapping[str, Any]:
     if not isinstance(props, Mapping) or field[1:] not in props:
         raise Refused("the tool's schema does not declare the target field", code="unknown_field")
     schema = props[field[1:]]
-    try:
-        Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError:
+    if not isinstance(schema, Mapping) or not schema_is_valid(schema):
         raise Refused(
             "the field's declared schema is not a valid JSON Schema", code="invalid_schema"
-        ) from None
+        )
     return dict(schema)
 
 
 def _valid(value: Any, schema: Mapping[str, Any]) -> bool:
-    return bool(Draft202012Validator(dict(schema)).is_valid(value))
+    return is_valid(value, schema)
 
 
 def parameter_problems(policy: InterventionPolicy, tool: ToolDeclaration) -> list[str]:
