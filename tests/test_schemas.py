@@ -16,5 +16,7 @@ def test_checks_are_booleans_and_locations() -> None:
     bounded = {"type": "number", "minimum": 0, "maximum": 1}
     assert is_valid(0.5, bounded)
     assert not is_valid(1.5, bounded)
-    errors = list(validation_errors({"a": "CANARY-SCHEMA"}, {"properties": {"a": {"type": "number"}}}))
+    errors = list(
+        validation_errors({"a": "CANARY-SCHEMA"}, {"properties": {"a": {"type": "number"}}})
+    )
     assert [list(e.absolute_path) for e in errors] == [["a"]]
