@@ -169,7 +169,7 @@ def wait_for(predicate: Callable[[], bool], *, timeout: float, what: str) -> Non
     while time.monotonic() < deadline:
         if predicate():
             return
-        time.sleep(0.05)
+        time.sleep(0.02)
     raise AssertionError(f"timed out waiting for {what}")
 
 
@@ -227,14 +227,14 @@ def test_chaos_every_audit_completes_once(
         for _ in range(CHAOS_KILLS):
             # aim at a worker in the middle of a job when there is one (most kills then
             # interrupt real work), else at any worker; bounded waits only
-            deadline = time.monotonic() + 8.0
+            deadline = time.monotonic() + 1.5
             working: list[str] = []
             while not working and time.monotonic() < deadline:
                 owners = {r["lease_owner"] for r in job_rows(rt, "status = 'leased'")}
                 working = [n for n in names if pool.ids[n] in owners]
                 time.sleep(0.05)
             victim = chaos.choice(working or names)
-            time.sleep(chaos.uniform(0.0, 1.0))
+            time.sleep(chaos.uniform(0.0, 0.3))
             interrupted += bool(working)
             pool.kill(victim)
             pool.start(victim)
@@ -243,8 +243,8 @@ def test_chaos_every_audit_completes_once(
         rows = job_rows(rt)
         assert len(rows) == CHAOS_AUDITS * 4  # audit + 2 replay + finalize each
         assert {r["status"] for r in rows} == {"done"}
-        assert max(r["attempts"] for r in rows) >= 2  # the kills did interrupt work
-        assert pool.started == 2 + CHAOS_KILLS and interrupted >= CHAOS_KILLS // 2
+        assert sum(r["attempts"] - 1 for r in rows) >= 5  # the kills interrupted real work
+        assert pool.started == 2 + CHAOS_KILLS and interrupted >= 5
     finally:
         rt.close()
 
@@ -260,7 +260,9 @@ def test_stopped_worker_cannot_overwrite_its_successor(
     home, env = make_home(tmp_path, request, "sqlite")
     rt = Runtime.open(home, env=env)
     try:
-        (audit_id,) = submit_many(rt, 1, samples=2, batch_size=2)
+        # one replay job of 10,000 seeds: a few seconds inside the replay worker, so the
+        # first worker can be stopped there and not while it holds a database lock
+        (audit_id,) = submit_many(rt, 1, samples=10_000, batch_size=10_000)
         pool = workers(home, env)
         pool.start("w-first")
 
@@ -314,7 +316,7 @@ def test_service_restarted_mid_audit(
     home, env = make_home(tmp_path, request, "sqlite")
     rt = Runtime.open(home, env=env)
     try:
-        audit_ids = submit_many(rt, 2, samples=4, batch_size=2)
+        audit_ids = submit_many(rt, 6, samples=8, batch_size=2)
         first = workers(home, env)
         for name in ("a0", "a1"):
             first.start(name)
