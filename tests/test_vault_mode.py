@@ -35,8 +35,12 @@ def vault_env(export_lines: list[str]) -> dict[str, str]:
 
 def small(request: AuditRequest) -> AuditRequest:
     return AuditRequest(
-        specimen_id=request.specimen_id, intervention=request.intervention, purpose=request.purpose,
-        requester=request.requester, samples=SAMPLES, seed=request.seed,
+        specimen_id=request.specimen_id,
+        intervention=request.intervention,
+        purpose=request.purpose,
+        requester=request.requester,
+        samples=SAMPLES,
+        seed=request.seed,
     )
 
 
@@ -76,7 +80,9 @@ def test_vault_mode_demo_matches_local_mode(tmp_path: Path, openbao, vault_setup
 
 
 def test_key_server_lost_mid_audit_fails_closed(tmp_path: Path, spare_openbao) -> None:
-    setup = apply_setup(admin_client(spare_openbao.addr, spare_openbao.root_token), tenants=["acme"])
+    setup = apply_setup(
+        admin_client(spare_openbao.addr, spare_openbao.root_token), tenants=["acme"]
+    )
     runtime = Runtime.open(Home.init(tmp_path / "home"), env=vault_env(setup.export_lines()))
     try:
         captured = capture_incidents(runtime)
