@@ -1,0 +1,91 @@
+"""Each package's public front: the names it promises, and that every one resolves
+(several are imported on first use, so a typo would only show at run time)."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PACKAGES = [
+    "ledger",
+    "enclave.analysis",
+    "enclave.capture",
+    "enclave.certify",
+    "enclave.governance",
+    "enclave.jobs",
+    "enclave.keys",
+    "enclave.replay",
+    "enclave.sandbox",
+    "enclave.service",
+    "enclave.store",
+    "enclave.vaultops",
+    "jupyter_ext",
+]
+
+PINNED = {
+    "enclave.keys": {
+        "DigestKeys",
+        "Grant",
+        "KeyProvider",
+        "LocalGrant",
+        "LocalKeyProvider",
+        "TenantDigester",
+        "TransitGrant",
+        "TransitKeyProvider",
+        "VaultSession",
+        "VaultSettings",
+        "WrappedKey",
+        "derivation_context",
+    },
+    "enclave.capture": {
+        "ENTRY_POINT_GROUP",
+        "AgentCrashed",
+        "AgentSpec",
+        "Answer",
+        "BoundarySpec",
+        "CaptureResult",
+        "Context",
+        "FieldPolicy",
+        "LiveCall",
+        "Recorder",
+        "RevisionPoint",
+        "SpecError",
+        "Substitute",
+        "available_agents",
+        "build_manifest",
+        "capture",
+        "load_agent",
+        "policy",
+        "source_ref",
+    },
+    "enclave.sandbox": {
+        "REASONS",
+        "Contaminated",
+        "Sandbox",
+        "SandboxLimits",
+        "SandboxUnavailable",
+        "WorkerClosed",
+        "WorkerHandle",
+    },
+}
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_public_name_resolves(package: str) -> None:
+    module = importlib.import_module(package)
+    names = module.__all__
+    assert len(names) == len(set(names)), "duplicate names in __all__"
+    for name in names:
+        assert getattr(module, name) is not None, name
+
+
+@pytest.mark.parametrize("package", sorted(PINNED))
+def test_public_names_are_pinned(package: str) -> None:
+    assert set(importlib.import_module(package).__all__) == PINNED[package]
+
+
+def test_unknown_names_raise_attribute_error() -> None:
+    for package in ("ledger", "enclave.capture", "enclave.replay", "enclave.keys"):
+        with pytest.raises(AttributeError):
+            getattr(importlib.import_module(package), "no_such_name")
