@@ -40,7 +40,7 @@ from enclave.cli._demo import capture_incidents  # noqa: E402
 from enclave.jobs import audit_status, submit_audit  # noqa: E402
 from enclave.replay import AuditRequest, Intervention, Strategy  # noqa: E402
 
-__all__ = ["local_postgres", "measure_workers"]
+__all__ = ["local_postgres", "measure_service_overhead", "measure_workers"]
 
 WORKER_MAIN = (
     "from enclave.cli import app, main\n"
@@ -277,6 +277,69 @@ def _measure(
     }
 
 
+def measure_service_overhead(*, samples: int = 1000, rounds: int = 3) -> dict[str, Any]:
+    """One ``samples``-sample procurement audit (model r1 -> r2) requested over HTTP and run
+    by one ``replay-enclave worker``, from POST to COMPLETED, against the same audit run
+    directly by ``replay-enclave audit`` on the same home, in the same run. Medians."""
+    import httpx
+
+    from tests.browser.stack import CLI, child_env, start_stack, stop
+
+    service, direct = [], []
+    with tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp:
+        stack = start_stack(Path(tmp))
+        headers = {"Authorization": f"Bearer {stack.tokens['alice']}"}
+        body = {
+            "specimen_id": stack.procurement,
+            "strategy": "revision",
+            "revision": "model=r2",
+            "samples": samples,
+            "seed": 1,
+            "purpose": "purchase-order-review",
+        }
+        cli = [
+            *CLI,
+            "audit",
+            stack.procurement,
+            "--revision",
+            "model=r2",
+            "--samples",
+            str(samples),
+            "--purpose",
+            "purchase-order-review",
+            "--home",
+            str(stack.home),
+            "--json",
+        ]
+        try:
+            for _ in range(rounds):
+                started = time.monotonic()
+                posted = httpx.post(f"{stack.url}/api/v1/audits", json=body, headers=headers)
+                posted.raise_for_status()
+                audit_id = posted.json()["audit_id"]
+                while True:
+                    state = httpx.get(f"{stack.url}/api/v1/audits/{audit_id}", headers=headers)
+                    if state.json()["status"] in ("COMPLETED", "FAILED", "CANCELLED"):
+                        break
+                    time.sleep(0.02)
+                service.append(time.monotonic() - started)
+                if state.json()["status"] != "COMPLETED":
+                    raise RuntimeError("the service audit did not complete")
+                started = time.monotonic()
+                subprocess.run(cli, check=True, capture_output=True, env=child_env())
+                direct.append(time.monotonic() - started)
+        finally:
+            stop(stack.procs)
+    service_s, direct_s = sorted(service)[len(service) // 2], sorted(direct)[len(direct) // 2]
+    return {
+        "samples": samples,
+        "service_seconds": round(service_s, 3),
+        "cli_seconds": round(direct_s, 3),
+        "ratio": round(service_s / direct_s, 2),
+        "target": 1.2,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--audits", type=int, default=10)
@@ -284,7 +347,13 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=2)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--overhead-samples", type=int, default=1000)
     args = parser.parse_args()
+    overhead = measure_service_overhead(samples=args.overhead_samples)
+    print("service overhead: one audit through HTTP + worker vs `replay-enclave audit`")
+    print("  ".join(f"{k:>16}" for k in overhead))
+    print("  ".join(f"{v!s:>16}" for v in overhead.values()))
+    print()
     rows = measure_workers(
         audits=args.audits,
         samples=args.samples,
