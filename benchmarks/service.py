@@ -14,10 +14,7 @@ Run: ``python benchmarks/service.py [--audits N] [--samples S] [--batch-size B]
 from __future__ import annotations
 
 import argparse
-import glob
 import os
-import pwd
-import shutil
 import signal
 import socket
 import subprocess
@@ -60,62 +57,12 @@ def _free_port() -> int:
 
 @contextmanager
 def local_postgres() -> Iterator[str]:
-    """A throwaway PostgreSQL server; yields the URL of an empty database."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)
-    if not found:
-        raise RuntimeError("PostgreSQL server binaries not found")
-    bindir = Path(found[0]).parent
-    root = Path(tempfile.mkdtemp(prefix="bench-pg-"))
-    as_root = os.geteuid() == 0
-    user = "postgres" if as_root else pwd.getpwuid(os.geteuid()).pw_name
-    if as_root:
-        entry = pwd.getpwnam(user)
-        os.chown(root, entry.pw_uid, entry.pw_gid)
+    """A throwaway PostgreSQL server (fsync on); yields the URL of an empty database."""
+    from tests.fixtures.postgres import running_postgres
 
-    def run(argv: list[str]) -> None:
-        prefix = ["runuser", "-u", user, "--"] if as_root else []
-        subprocess.run([*prefix, *argv], check=True, capture_output=True)
-
-    data, sock, port = root / "data", root / "sock", _free_port()
-    try:
-        run(["mkdir", "-m", "0700", str(data), str(sock)])
-        run(
-            [
-                str(bindir / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                user,
-                "-A",
-                "trust",
-                "-E",
-                "UTF8",
-                "--no-locale",
-                "--no-sync",
-            ]
-        )
-        run(
-            [
-                str(bindir / "pg_ctl"),
-                "-D",
-                str(data),
-                "-l",
-                str(root / "log"),
-                "-w",
-                "-o",
-                f"-p {port} -k {sock} -c listen_addresses=127.0.0.1 -c max_connections=100",
-                "start",
-            ]
-        )
-        run([str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", user, "bench"])
-        yield f"postgresql+psycopg://{user}@127.0.0.1:{port}/bench"
-    finally:
-        subprocess.run(
-            (["runuser", "-u", user, "--"] if as_root else [])
-            + [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-            capture_output=True,
-        )
-        shutil.rmtree(root, ignore_errors=True)
+    with running_postgres(durable=True, max_connections=100) as server:
+        server.admin('CREATE DATABASE "bench"')
+        yield server.url("bench")
 
 
 def _request(specimen_id: str, samples: int) -> AuditRequest:
