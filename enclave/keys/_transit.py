@@ -15,8 +15,11 @@ Invariants (``tests/test_vault_grants.py`` proves each against a real OpenBao):
    (and at most ``max_grant_ttl_seconds``). ``TransitGrant.redeem`` runs these steps:
 
    1. the grant is unused and not revoked, and ``now`` is before ``expires_at``;
-   2. ``sys/wrapping/lookup``: ``creation_path`` is ``<mount>/decrypt/<expected key>``
-      and ``creation_time + creation_ttl`` is after ``now``;
+   2. ``creation_path`` is ``<mount>/decrypt/<expected key>``: read from the response to
+      the broker's own wrapped decrypt when this process issued the grant (two round
+      trips per job: issue + unwrap), otherwise from ``sys/wrapping/lookup`` together
+      with ``creation_time + creation_ttl`` after ``now`` (a token handed over from
+      elsewhere is never unwrapped unchecked);
    3. unwrap exactly once (the server burns the token whatever happens next);
    4. the plaintext is standard base64 of exactly 32 bytes.
 
@@ -181,6 +184,7 @@ class TransitKeyProvider:
             job_id=job_id,
             expires_at=now + timedelta(seconds=ttl_seconds),
             expected_path=expected_path,
+            path_checked=True,
         )
 
     # -- rotation (rotate identity) ---------------------------------------------------
@@ -249,6 +253,7 @@ class TransitGrant:
         "_expected_path",
         "_expires_at",
         "_job_id",
+        "_path_checked",
         "_specimen_id",
         "_state",
         "_token",
@@ -264,6 +269,7 @@ class TransitGrant:
         job_id: str,
         expires_at: datetime,
         expected_path: str,
+        path_checked: bool = False,
     ) -> None:
         self._adapter = _adapter
         self._token = _token
@@ -272,6 +278,10 @@ class TransitGrant:
         self._job_id = job_id
         self._expires_at = expires_at
         self._expected_path = expected_path
+        # True only when this process received the token in the response to its own
+        # wrapped decrypt and checked its creation path there; any other token (handed
+        # over from elsewhere) is looked up on the server before it is unwrapped.
+        self._path_checked = path_checked
         self._state: _State = "issued"
 
     @property
@@ -308,18 +318,20 @@ class TransitGrant:
             raise ValueError("now must be timezone-aware")
         if now >= self._expires_at:
             self._refuse("grant expired")
-        # 2. the token is what we asked for and the server agrees it is alive
-        with vault_errors("redeem grant", refusal=GrantRefused):
-            info = self._adapter.post("/v1/sys/wrapping/lookup", json={"token": self._token})
-            data = info["data"]
-            path = str(data["creation_path"])
-            server_expiry = _parse_time(str(data["creation_time"])) + timedelta(
-                seconds=int(data["creation_ttl"])
-            )
-        if path != self._expected_path:
-            self._refuse("wrapping token was not created by the expected decrypt")
-        if now >= server_expiry:
-            self._refuse("wrapping token expired")
+        # 2. the token is what we asked for: checked on the issuing response, or else
+        #    looked up on the server (and alive there) before anything is unwrapped
+        if not self._path_checked:
+            with vault_errors("redeem grant", refusal=GrantRefused):
+                info = self._adapter.post("/v1/sys/wrapping/lookup", json={"token": self._token})
+                data = info["data"]
+                path = str(data["creation_path"])
+                server_expiry = _parse_time(str(data["creation_time"])) + timedelta(
+                    seconds=int(data["creation_ttl"])
+                )
+            if path != self._expected_path:
+                self._refuse("wrapping token was not created by the expected decrypt")
+            if now >= server_expiry:
+                self._refuse("wrapping token expired")
         # 3. unwrap exactly once; from here on the grant is spent whatever happens
         self._state = "spent"
         token, self._token = self._token, ""
