@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from enclave._errors import Refused
 from enclave._erasure import erase_specimen, rewrap_tenant
+from enclave._errors import Refused
 from enclave._home import Home
 from enclave._runtime import Runtime, utc_now
 from enclave.capture import capture

@@ -1,7 +1,6 @@
 """The ``replay-enclave`` command line."""
 
-from . import _audit_cmds, _capture_cmds, _demo, _keys_cmds  # noqa: F401 - registers commands
-from . import _service_cmds, _worker_cmd
+from . import _audit_cmds, _capture_cmds, _demo, _keys_cmds, _service_cmds, _worker_cmd  # noqa: F401 - registers commands
 from ._app import app, main
 from ._vault import app as vault_app
 

@@ -12,7 +12,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .._errors import BadInput
 from .._runtime import Runtime, utc_now
 from ..certify import load_public_key_pem, verify_certificate
-from ..replay import AuditOutcome, AuditRequest, Intervention, RuntimeLedgerLookup, Strategy, Tolerances, run_audit
+from ..replay import (
+    AuditOutcome,
+    AuditRequest,
+    Intervention,
+    RuntimeLedgerLookup,
+    Strategy,
+    Tolerances,
+    run_audit,
+)
 from ._app import HomeOption, JsonOption, app, open_runtime
 from ._output import console, emit_json, pairs, table
 
@@ -25,8 +33,14 @@ def parse_value(text: str) -> Any:
 
 
 def build_intervention(
-    *, call: str | None, field: str | None, strategy: str | None, value: str | None,
-    delta: float | None, revision: str | None, bundle: str | None = None,
+    *,
+    call: str | None,
+    field: str | None,
+    strategy: str | None,
+    value: str | None,
+    delta: float | None,
+    revision: str | None,
+    bundle: str | None = None,
 ) -> Intervention:
     if revision:
         name, sep, identity = revision.partition("=")
@@ -46,13 +60,22 @@ def build_intervention(
     if field and not field.startswith("/"):
         field = "/" + field
     return Intervention(
-        chosen, call_id=call, field=field,
-        value=parse_value(value) if value is not None else None, delta=delta, bundle=bundle,
+        chosen,
+        call_id=call,
+        field=field,
+        value=parse_value(value) if value is not None else None,
+        delta=delta,
+        bundle=bundle,
     )
 
 
 def run_with_progress(runtime: Runtime, request: AuditRequest, *, quiet: bool) -> AuditOutcome:
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console, transient=True, disable=quiet) as progress:
         task = progress.add_task(f"replaying {request.specimen_id}", total=None)
 
@@ -74,42 +97,80 @@ def show_outcome(outcome: AuditOutcome) -> None:
         data["live-state fields read"] = ", ".join(outcome.auditability["live_state_fields"])
     if outcome.effect:
         e = outcome.effect
-        data["mean paired score delta"] = f"{e['mean_delta']:+.4f}  95% [{e['delta_interval'][0]:+.4f}, {e['delta_interval'][1]:+.4f}]"
-        data["decision flip rate"] = f"{e['flip_rate']:.3f}  95% [{e['flip_interval'][0]:.3f}, {e['flip_interval'][1]:.3f}]"
-        data["recorded decision rate"] = f"baseline {e['baseline_rate']:.3f} -> intervened {e['intervened_rate']:.3f}"
+        data["mean paired score delta"] = (
+            f"{e['mean_delta']:+.4f}  "
+            f"95% [{e['delta_interval'][0]:+.4f}, {e['delta_interval'][1]:+.4f}]"
+        )
+        data["decision flip rate"] = (
+            f"{e['flip_rate']:.3f}  95% [{e['flip_interval'][0]:.3f}, {e['flip_interval'][1]:.3f}]"
+        )
+        data["recorded decision rate"] = (
+            f"baseline {e['baseline_rate']:.3f} -> intervened {e['intervened_rate']:.3f}"
+        )
     if outcome.placebo:
         data["placebo"] = "passed" if outcome.placebo["passed"] else "FAILED"
     if outcome.failure:
         data["failure"] = f"{outcome.failure} ({outcome.failure_detail})"
-    data["certificate"] = str(outcome.certificate_path) if outcome.certificate_path else "(none: failed audits are not certified)"
+    data["certificate"] = (
+        str(outcome.certificate_path)
+        if outcome.certificate_path
+        else "(none: failed audits are not certified)"
+    )
     pairs("audit result", data)
 
 
 @app.command("audit")
 def audit_cmd(
     specimen: Annotated[str, typer.Argument(help="Specimen id.")],
-    purpose: Annotated[str, typer.Option(help="Why this audit is requested (recorded in the ledger).")],
-    call: Annotated[str | None, typer.Option(help="Call id of the recorded call to intervene on.")] = None,
-    field: Annotated[str | None, typer.Option(help="Response field of that call, e.g. /confidence.")] = None,
+    purpose: Annotated[
+        str, typer.Option(help="Why this audit is requested (recorded in the ledger).")
+    ],
+    call: Annotated[
+        str | None, typer.Option(help="Call id of the recorded call to intervene on.")
+    ] = None,
+    field: Annotated[
+        str | None, typer.Option(help="Response field of that call, e.g. /confidence.")
+    ] = None,
     strategy: Annotated[str | None, typer.Option(help="nullify | replace | perturb.")] = None,
     value: Annotated[str | None, typer.Option(help="REPLACE: the alternate value (JSON).")] = None,
     delta: Annotated[float | None, typer.Option(help="PERTURB: the bounded change.")] = None,
-    revision: Annotated[str | None, typer.Option(help="Declared revision swap, e.g. model=r2.")] = None,
-    bundle: Annotated[str | None, typer.Option(help="A declared bundle of fields of the call, changed as one (REPLACE takes a JSON object).")] = None,
+    revision: Annotated[
+        str | None, typer.Option(help="Declared revision swap, e.g. model=r2.")
+    ] = None,
+    bundle: Annotated[
+        str | None,
+        typer.Option(
+            help="A declared bundle of the call's fields, changed as one "
+            "(REPLACE takes a JSON object)."
+        ),
+    ] = None,
     samples: Annotated[int, typer.Option(help="Paired samples N.")] = 20,
     seed: Annotated[int, typer.Option(help="First sample seed S (samples use S..S+N-1).")] = 1,
-    tolerance: Annotated[list[str] | None, typer.Option(help="LAYER=VALUE, e.g. score=0.001, readback=ignore.")] = None,
+    tolerance: Annotated[
+        list[str] | None, typer.Option(help="LAYER=VALUE, e.g. score=0.001, readback=ignore.")
+    ] = None,
     requester: Annotated[str, typer.Option(help="Who asks (recorded).")] = "cli",
     home: HomeOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Replay a specimen with one declared intervention and certify the comparison."""
     intervention = build_intervention(
-        call=call, field=field, strategy=strategy, value=value, delta=delta, revision=revision, bundle=bundle
+        call=call,
+        field=field,
+        strategy=strategy,
+        value=value,
+        delta=delta,
+        revision=revision,
+        bundle=bundle,
     )
     request = AuditRequest(
-        specimen_id=specimen, intervention=intervention, purpose=purpose, requester=requester,
-        samples=samples, seed=seed, tolerances=Tolerances.parse(tolerance or []),
+        specimen_id=specimen,
+        intervention=intervention,
+        purpose=purpose,
+        requester=requester,
+        samples=samples,
+        seed=seed,
+        tolerances=Tolerances.parse(tolerance or []),
     )
     runtime = open_runtime(home)
     try:
@@ -128,7 +189,9 @@ def audit_cmd(
 def verify_cmd(
     certificate: Annotated[Path, typer.Argument(help="A certificate file (DSSE JSON).")],
     home: HomeOption = None,
-    public_key: Annotated[Path | None, typer.Option(help="Issuer public key PEM (default: the home's).")] = None,
+    public_key: Annotated[
+        Path | None, typer.Option(help="Issuer public key PEM (default: the home's).")
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Check a certificate's signature, statement, predicate schema and ledger linkage."""
@@ -145,14 +208,19 @@ def verify_cmd(
             key = load_public_key_pem(key_path.read_bytes())
         except FileNotFoundError:
             raise BadInput("issuer public key not found") from None
-        report = verify_certificate(envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger))
+        report = verify_certificate(
+            envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
+        )
     finally:
         runtime.close()
     if json_out:
         emit_json(report.to_dict())
     else:
-        table("certificate verification", ("step", "check", "result", "detail"),
-              ((c.step, c.name, "ok" if c.ok else "FAILED", c.detail) for c in report.checks))
+        table(
+            "certificate verification",
+            ("step", "check", "result", "detail"),
+            ((c.step, c.name, "ok" if c.ok else "FAILED", c.detail) for c in report.checks),
+        )
     if not report.ok:
         failed = report.first_failure
         if not json_out:

@@ -42,30 +42,70 @@ def capture_incidents(runtime: Runtime) -> dict[str, str]:
 
 def demo_audits(captured: dict[str, str]) -> list[tuple[str, AuditRequest]]:
     """The five demo audits, for whichever of the incidents ``captured`` holds."""
+
     def request(agent: str, intervention: Intervention, purpose: str) -> AuditRequest | None:
         if agent not in captured:
             return None
         return AuditRequest(
-            specimen_id=captured[agent], intervention=intervention, purpose=purpose,
-            requester="demo", samples=DEMO_SAMPLES, seed=1,
+            specimen_id=captured[agent],
+            intervention=intervention,
+            purpose=purpose,
+            requester="demo",
+            samples=DEMO_SAMPLES,
+            seed=1,
         )
 
     audits = [
-        ("procurement: model r1 -> r2",
-         request("procurement", Intervention(Strategy.REVISION, revision=("model", "r2")), PURPOSE)),
-        ("procurement: supplier confidence 0.70 -> 0.56",
-         request("procurement", Intervention(Strategy.REPLACE, call_id="main/supplier_risk#0",
-                                             field="/confidence", value=0.56), PURPOSE)),
-        ("claims: fraud score NULLIFY",
-         request("claims", Intervention(Strategy.NULLIFY, call_id="main/fraud_score#0",
-                                        field="/fraud_score"), "claims-review")),
-        ("claims: fraud score PERTURB -0.2",
-         request("claims", Intervention(Strategy.PERTURB, call_id="main/fraud_score#0",
-                                        field="/fraud_score", delta=-0.2), "claims-review")),
-        ("shard maintenance: planner's alternate shard",
-         request("shard-maintenance", Intervention(Strategy.REPLACE, call_id="planner/planner-model#0",
-                                                   field="/preferred_shard", value="shard-b"),
-                 "change-review")),
+        (
+            "procurement: model r1 -> r2",
+            request(
+                "procurement", Intervention(Strategy.REVISION, revision=("model", "r2")), PURPOSE
+            ),
+        ),
+        (
+            "procurement: supplier confidence 0.70 -> 0.56",
+            request(
+                "procurement",
+                Intervention(
+                    Strategy.REPLACE,
+                    call_id="main/supplier_risk#0",
+                    field="/confidence",
+                    value=0.56,
+                ),
+                PURPOSE,
+            ),
+        ),
+        (
+            "claims: fraud score NULLIFY",
+            request(
+                "claims",
+                Intervention(Strategy.NULLIFY, call_id="main/fraud_score#0", field="/fraud_score"),
+                "claims-review",
+            ),
+        ),
+        (
+            "claims: fraud score PERTURB -0.2",
+            request(
+                "claims",
+                Intervention(
+                    Strategy.PERTURB, call_id="main/fraud_score#0", field="/fraud_score", delta=-0.2
+                ),
+                "claims-review",
+            ),
+        ),
+        (
+            "shard maintenance: planner's alternate shard",
+            request(
+                "shard-maintenance",
+                Intervention(
+                    Strategy.REPLACE,
+                    call_id="planner/planner-model#0",
+                    field="/preferred_shard",
+                    value="shard-b",
+                ),
+                "change-review",
+            ),
+        ),
     ]
     return [(title, req) for title, req in audits if req is not None]
 
@@ -110,6 +150,21 @@ def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
         emit_json({"home": str(root), "specimens": captured, "audits": rows})
         return
     table("sealed specimens", ("agent", "specimen_id"), sorted(captured.items()))
-    table("audits", ("audit", "classification", "auditability", "flip_rate", "mean_delta", "certificate"),
-          ([r[c] for c in ("audit", "classification", "auditability", "flip_rate", "mean_delta", "certificate")]
-           for r in rows))
+    table(
+        "audits",
+        ("audit", "classification", "auditability", "flip_rate", "mean_delta", "certificate"),
+        (
+            [
+                r[c]
+                for c in (
+                    "audit",
+                    "classification",
+                    "auditability",
+                    "flip_rate",
+                    "mean_delta",
+                    "certificate",
+                )
+            ]
+            for r in rows
+        ),
+    )

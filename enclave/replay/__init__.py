@@ -4,20 +4,19 @@ from typing import TYPE_CHECKING
 
 from ledger._lazy import deferred
 
-
 from ._engine import ReplayContext, replay_run
 from ._errors import BranchError, DivergenceError, Unresolvable, Unservable
 from ._model import LAYERS, RecordedStep, RunResult, Strategy, Tolerances, Trajectory
 
 if TYPE_CHECKING:  # deferred below: the worker imports only the engine
     from ._audit import record_request, run_audit
-    from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary
-    from ._stages import WORKER_HANDLER, finalize_audit, prepare_audit, run_sample_batch
     from ._certificates import RuntimeLedgerLookup, issue_certificate, signing_key
     from ._compare import compare_layers, recorded_layers
     from ._interventions import AppliedIntervention, Intervention, apply_intervention, placebo_of
     from ._load import OpenedSpecimen, open_specimen
     from ._request import AuditRequest
+    from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary
+    from ._stages import WORKER_HANDLER, finalize_audit, prepare_audit, run_sample_batch
     from ._verdict import Verdict, auditability_of, decide, summarize_seed
 
 __getattr__ = deferred(

@@ -29,7 +29,9 @@ DEFAULT_LEASE_SECONDS = 300
 Progress = Callable[[int, int], None]
 
 
-def record_request(runtime: Runtime, request: AuditRequest, *, audit_id: str, now: datetime) -> None:
+def record_request(
+    runtime: Runtime, request: AuditRequest, *, audit_id: str, now: datetime
+) -> None:
     runtime.ledger.append(
         "audit.requested",
         audit_id,
@@ -61,8 +63,15 @@ def run_audit(
     record_request(runtime, request, audit_id=audit_id, now=now)
     total = 1 + request.samples
     try:
-        preparation = prepare_audit(runtime, request, audit_id=audit_id, now=now, isolation=isolation,
-                                    limits=limits, lease_seconds=lease_seconds)
+        preparation = prepare_audit(
+            runtime,
+            request,
+            audit_id=audit_id,
+            now=now,
+            isolation=isolation,
+            limits=limits,
+            lease_seconds=lease_seconds,
+        )
         done = 1
         if progress:
             progress(done, total)
@@ -76,12 +85,23 @@ def run_audit(
                     progress(done, total)
 
             seeds = list(range(request.seed, request.seed + request.samples))
-            batches.append(run_sample_batch(
-                runtime, request, audit_id=audit_id, job_id=f"{audit_id}-r0", seeds=seeds, now=now,
-                isolation=isolation, limits=limits, lease_seconds=lease_seconds, progress=advance,
-            ))
-        return finalize_audit(runtime, request, audit_id=audit_id, preparation=preparation,
-                              batches=batches, now=now)
+            batches.append(
+                run_sample_batch(
+                    runtime,
+                    request,
+                    audit_id=audit_id,
+                    job_id=f"{audit_id}-r0",
+                    seeds=seeds,
+                    now=now,
+                    isolation=isolation,
+                    limits=limits,
+                    lease_seconds=lease_seconds,
+                    progress=advance,
+                )
+            )
+        return finalize_audit(
+            runtime, request, audit_id=audit_id, preparation=preparation, batches=batches, now=now
+        )
     except EnclaveError as exc:
         runtime.ledger.append("audit.failed", audit_id, {"audit_id": audit_id, "reason": exc.code})
         raise

@@ -30,7 +30,10 @@ def issue_certificate(
     key = signing_key(runtime)
     predicate = {**predicate, "issuer": key.keyid}
     envelope = sign_statement(
-        build_statement(specimen_id=specimen_id, manifest_digest=manifest_digest, predicate=predicate), key
+        build_statement(
+            specimen_id=specimen_id, manifest_digest=manifest_digest, predicate=predicate
+        ),
+        key,
     )
     position = runtime.ledger.append(
         "certificate.issued",

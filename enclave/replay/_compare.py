@@ -20,7 +20,9 @@ def _equal(a: Any, b: Any) -> bool:
     return canonical_json(a) == canonical_json(b)
 
 
-def compare_layers(reference: Mapping[str, Any], run: Mapping[str, Any], tolerances: Tolerances) -> dict[str, dict[str, Any]]:
+def compare_layers(
+    reference: Mapping[str, Any], run: Mapping[str, Any], tolerances: Tolerances
+) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for layer in LAYERS:
         a, b = reference.get(layer), run.get(layer)
@@ -29,7 +31,11 @@ def compare_layers(reference: Mapping[str, Any], run: Mapping[str, Any], toleran
                 out[layer] = {"ok": False, "delta": None, "tolerance": tolerances.score}
                 continue
             delta = float(b) - float(a)
-            out[layer] = {"ok": abs(delta) <= tolerances.score, "delta": delta, "tolerance": tolerances.score}
+            out[layer] = {
+                "ok": abs(delta) <= tolerances.score,
+                "delta": delta,
+                "tolerance": tolerances.score,
+            }
             continue
         equal = _equal(a, b)
         entry: dict[str, Any] = {"ok": equal or layer in tolerances.ignored, "equal": equal}

@@ -188,9 +188,11 @@ class ReplayContext(Context):
 
     def _serve_recorded(self, step: RecordedStep, how: str) -> Mapping[str, Any]:
         if step.side_effecting:
-            if step.token_expires_at is not None and datetime.fromisoformat(
-                step.token_expires_at.replace("Z", "+00:00")
-            ) <= self._audit_time:
+            if (
+                step.token_expires_at is not None
+                and datetime.fromisoformat(step.token_expires_at.replace("Z", "+00:00"))
+                <= self._audit_time
+            ):
                 self.unverifiable.append(step.call_id)
         self.served.append((step.call_id, how))
         return TrackedResponse(step.response, on_read=self._track(step))
@@ -330,7 +332,11 @@ class _RecordingReplayContext(ReplayContext):
         self.kinds: dict[str, str] = {}
 
     def call(
-        self, spec: BoundarySpec, request: Mapping[str, Any], *, live: LiveCall,
+        self,
+        spec: BoundarySpec,
+        request: Mapping[str, Any],
+        *,
+        live: LiveCall,
         alias: str | None = None,
     ) -> Mapping[str, Any]:
         response = super().call(spec, request, live=live, alias=alias)

@@ -49,7 +49,9 @@ def open_specimen(
     try:
         wrapped = runtime.payloads.wrapped_key(record.tenant_id, specimen_id)
     except DecryptionFailed:
-        raise Refused("the specimen's key material is gone; unresolvable", code="unresolvable") from None
+        raise Refused(
+            "the specimen's key material is gone; unresolvable", code="unresolvable"
+        ) from None
     grant = runtime.broker.issue_grant(
         record.tenant_id, specimen_id, wrapped, job_id=job_id, ttl_seconds=lease_seconds, now=now
     )

@@ -29,7 +29,6 @@ __all__ = [
 HOLE = {"$hole": "withheld"}
 
 
-
 def is_hole(value: Any) -> bool:
     """A field whose content the replay cannot have: withheld, or kept as a digest only."""
     return isinstance(value, dict) and "$hole" in value
@@ -178,7 +177,9 @@ class Tolerances:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            layer: (self.score if layer == "score" else ("ignore" if layer in self.ignored else "exact"))
+            layer: (
+                self.score if layer == "score" else ("ignore" if layer in self.ignored else "exact")
+            )
             for layer in LAYERS
         }
 

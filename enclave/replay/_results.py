@@ -81,7 +81,9 @@ class SampleSummary:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SampleSummary:
         values = dict(data)
-        values["live_state_reads"] = tuple((str(a), str(b)) for a, b in values.get("live_state_reads", ()))
+        values["live_state_reads"] = tuple(
+            (str(a), str(b)) for a, b in values.get("live_state_reads", ())
+        )
         values["unverifiable_effects"] = tuple(values.get("unverifiable_effects", ()))
         values["unserved_effects"] = tuple(values.get("unserved_effects", ()))
         return cls(**values)
@@ -146,7 +148,9 @@ class AuditOutcome:
             "placebo": self.placebo,
             "failure": self.failure,
             "failure_detail": self.failure_detail,
-            "certificate_path": None if self.certificate_path is None else str(self.certificate_path),
+            "certificate_path": None
+            if self.certificate_path is None
+            else str(self.certificate_path),
             "ledger_index": self.ledger_index,
         }
 

@@ -41,18 +41,27 @@ WORKER_PRELOAD = ("enclave.replay._worker_entry",)
 BATCH_SEEDS = 200  # paired samples per worker call: progress granularity, bounded replies
 
 
-def _open(runtime: Runtime, request: AuditRequest, *, job_id: str, now: datetime,
-          lease_seconds: int) -> tuple[OpenedSpecimen, AppliedIntervention, Trajectory]:
-    opened = open_specimen(runtime, request.specimen_id, job_id=job_id, lease_seconds=lease_seconds, now=now)
+def _open(
+    runtime: Runtime, request: AuditRequest, *, job_id: str, now: datetime, lease_seconds: int
+) -> tuple[OpenedSpecimen, AppliedIntervention, Trajectory]:
+    opened = open_specimen(
+        runtime, request.specimen_id, job_id=job_id, lease_seconds=lease_seconds, now=now
+    )
     runtime.ledger.append(
         "grant.used",
         job_id,
-        {"job_id": job_id, "specimen_id": request.specimen_id, "provider": opened.grant_provider,
-         "accessor": opened.grant_accessor},
+        {
+            "job_id": job_id,
+            "specimen_id": request.specimen_id,
+            "provider": opened.grant_provider,
+            "accessor": opened.grant_accessor,
+        },
     )
     agent = load_agent(opened.record.agent_name)
     digester = runtime.digests.for_tenant(opened.record.tenant_id)
-    applied = apply_intervention(opened.trajectory, request.intervention, agent=agent, digester=digester)
+    applied = apply_intervention(
+        opened.trajectory, request.intervention, agent=agent, digester=digester
+    )
     return opened, applied, placebo_of(opened.trajectory, applied)
 
 
@@ -60,22 +69,33 @@ def _start(runtime: Runtime, isolation: str, limits: SandboxLimits | None) -> Sa
     return Sandbox(scratch_root=runtime.home.root / "scratch", limits=limits, isolation=isolation)
 
 
-def _load_worker(worker: WorkerHandle, opened: OpenedSpecimen, applied: AppliedIntervention,
-                 placebo: Trajectory, now: datetime) -> None:
-    worker.call({
-        "op": "load",
-        "agent": opened.record.agent_name,
-        "trajectories": {
-            "baseline": opened.trajectory.to_dict(),
-            "intervened": applied.trajectory.to_dict(),
-            "placebo": placebo.to_dict(),
-        },
-        "audit_time": now.isoformat(),
-    })
+def _load_worker(
+    worker: WorkerHandle,
+    opened: OpenedSpecimen,
+    applied: AppliedIntervention,
+    placebo: Trajectory,
+    now: datetime,
+) -> None:
+    worker.call(
+        {
+            "op": "load",
+            "agent": opened.record.agent_name,
+            "trajectories": {
+                "baseline": opened.trajectory.to_dict(),
+                "intervened": applied.trajectory.to_dict(),
+                "placebo": placebo.to_dict(),
+            },
+            "audit_time": now.isoformat(),
+        }
+    )
 
 
 def _grant(opened: OpenedSpecimen, lease_seconds: int) -> dict[str, Any]:
-    return {"provider": opened.grant_provider, "accessor": opened.grant_accessor, "ttl_seconds": lease_seconds}
+    return {
+        "provider": opened.grant_provider,
+        "accessor": opened.grant_accessor,
+        "ttl_seconds": lease_seconds,
+    }
 
 
 def prepare_audit(
@@ -88,14 +108,18 @@ def prepare_audit(
     limits: SandboxLimits | None = None,
     lease_seconds: int = 300,
 ) -> Preparation:
-    opened, applied, placebo = _open(runtime, request, job_id=audit_id, now=now, lease_seconds=lease_seconds)
+    opened, applied, placebo = _open(
+        runtime, request, job_id=audit_id, now=now, lease_seconds=lease_seconds
+    )
     sandbox = _start(runtime, isolation, limits)
     gate: RunResult | None = None
     failure: tuple[str, str] | None = None
     try:
         with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
             _load_worker(worker, opened, applied, placebo, now)
-            reply = worker.call({"op": "run", "runs": [{"variant": "baseline", "seed": opened.trajectory.seed}]})
+            reply = worker.call(
+                {"op": "run", "runs": [{"variant": "baseline", "seed": opened.trajectory.seed}]}
+            )
             gate = RunResult.from_dict(reply["results"][0])
     except Contaminated as exc:
         failure = (exc.reason, "the replay worker was contaminated")
@@ -103,10 +127,21 @@ def prepare_audit(
     if gate is not None and gate.failure is not None:
         failure = (gate.failure, "baseline run on the recorded seed")
     elif gate is not None and gate.layers is not None:
-        layers = compare_layers(recorded_layers(opened.trajectory.steps), gate.layers, request.tolerances)
+        layers = compare_layers(
+            recorded_layers(opened.trajectory.steps), gate.layers, request.tolerances
+        )
         baseline = {"reproduced": all(v["ok"] for v in layers.values()), "layers": layers}
-    gate_facts = [] if gate is None else [SampleSummary(
-        seed=gate.seed, unverifiable_effects=gate.unverifiable_effects, unserved_effects=gate.unserved_effects)]
+    gate_facts = (
+        []
+        if gate is None
+        else [
+            SampleSummary(
+                seed=gate.seed,
+                unverifiable_effects=gate.unverifiable_effects,
+                unserved_effects=gate.unserved_effects,
+            )
+        ]
+    )
     return Preparation(
         audit_id=audit_id,
         specimen_id=request.specimen_id,
@@ -143,7 +178,9 @@ def run_sample_batch(
     progress: Any = None,
 ) -> BatchResult:
     del audit_id  # the job id names the grant; the audit id is in the job's lineage
-    opened, applied, placebo = _open(runtime, request, job_id=job_id, now=now, lease_seconds=lease_seconds)
+    opened, applied, placebo = _open(
+        runtime, request, job_id=job_id, now=now, lease_seconds=lease_seconds
+    )
     samples: list[SampleSummary] = []
     try:
         sandbox = _start(runtime, isolation, limits)
@@ -155,10 +192,19 @@ def run_sample_batch(
                 if progress:
                     progress(len(chunk))
     except Contaminated as exc:
-        return BatchResult(job_id=job_id, seeds=tuple(seeds), samples=(), grant=_grant(opened, lease_seconds),
-                           failure=exc.reason)
-    return BatchResult(job_id=job_id, seeds=tuple(seeds), samples=tuple(samples),
-                       grant=_grant(opened, lease_seconds))
+        return BatchResult(
+            job_id=job_id,
+            seeds=tuple(seeds),
+            samples=(),
+            grant=_grant(opened, lease_seconds),
+            failure=exc.reason,
+        )
+    return BatchResult(
+        job_id=job_id,
+        seeds=tuple(seeds),
+        samples=tuple(samples),
+        grant=_grant(opened, lease_seconds),
+    )
 
 
 def _summaries(reply: dict[str, Any], seeds: list[int]) -> list[SampleSummary]:
@@ -191,36 +237,86 @@ def finalize_audit(
     expected = list(range(request.seed, request.seed + request.samples))
     verdict: Verdict
     if preparation.failure is not None:
-        verdict = Verdict(FAILED, preparation.gate_auditability, None, None,
-                          preparation.failure, preparation.failure_detail)
+        verdict = Verdict(
+            FAILED,
+            preparation.gate_auditability,
+            None,
+            None,
+            preparation.failure,
+            preparation.failure_detail,
+        )
     elif not preparation.gate_passed:
         verdict = Verdict(BASELINE_NOT_REPRODUCED, preparation.gate_auditability, None, None)
     elif (bad := next((b for b in batches if b.failure), None)) is not None:
-        verdict = Verdict(FAILED, preparation.gate_auditability, None, None, bad.failure,
-                          "the replay worker was contaminated")
-    elif sorted(seeds_of(batches)) != expected or [s.seed for b in batches for s in b.samples] != seeds_of(batches):
+        verdict = Verdict(
+            FAILED,
+            preparation.gate_auditability,
+            None,
+            None,
+            bad.failure,
+            "the replay worker was contaminated",
+        )
+    elif sorted(seeds_of(batches)) != expected or [
+        s.seed for b in batches for s in b.samples
+    ] != seeds_of(batches):
         # lineage: every sample exactly once, from the batch that was assigned its seed
-        verdict = Verdict(FAILED, preparation.gate_auditability, None, None, "lineage_mismatch",
-                          "the batches do not cover the requested seeds exactly once")
+        verdict = Verdict(
+            FAILED,
+            preparation.gate_auditability,
+            None,
+            None,
+            "lineage_mismatch",
+            "the batches do not cover the requested seeds exactly once",
+        )
     else:
         ordered = sorted((s for b in batches for s in b.samples), key=lambda s: s.seed)
         verdict = decide(samples=ordered, tolerances=request.tolerances)
     if verdict.classification == FAILED:
         position = ledger.append(
-            "audit.failed", audit_id,
+            "audit.failed",
+            audit_id,
             {"audit_id": audit_id, "reason": verdict.failure, "detail": verdict.failure_detail},
         )
-        return AuditOutcome(audit_id, request.specimen_id, FAILED, verdict.auditability, None, verdict.placebo,
-                            verdict.failure, verdict.failure_detail, None, position.index)
+        return AuditOutcome(
+            audit_id,
+            request.specimen_id,
+            FAILED,
+            verdict.auditability,
+            None,
+            verdict.placebo,
+            verdict.failure,
+            verdict.failure_detail,
+            None,
+            position.index,
+        )
     specimen_entry = ledger.entries(kind="specimen.sealed", subject=request.specimen_id)[0]
     digester = runtime.digests.for_tenant(preparation.tenant_id)
     predicate = build_predicate(
-        request=request, preparation=preparation, verdict=verdict, batches=batches,
-        digester=digester, specimen_entry=(specimen_entry.index, specimen_entry.entry_hash), now=now,
+        request=request,
+        preparation=preparation,
+        verdict=verdict,
+        batches=batches,
+        digester=digester,
+        specimen_entry=(specimen_entry.index, specimen_entry.entry_hash),
+        now=now,
     )
     envelope, path, index = issue_certificate(
-        runtime, audit_id=audit_id, specimen_id=request.specimen_id,
-        manifest_digest=preparation.manifest_digest, predicate=predicate,
+        runtime,
+        audit_id=audit_id,
+        specimen_id=request.specimen_id,
+        manifest_digest=preparation.manifest_digest,
+        predicate=predicate,
     )
-    return AuditOutcome(audit_id, request.specimen_id, verdict.classification, verdict.auditability,
-                        verdict.effect, verdict.placebo, None, None, path, index, envelope)
+    return AuditOutcome(
+        audit_id,
+        request.specimen_id,
+        verdict.classification,
+        verdict.auditability,
+        verdict.effect,
+        verdict.placebo,
+        None,
+        None,
+        path,
+        index,
+        envelope,
+    )

@@ -60,12 +60,16 @@ def auditability_of(samples: Sequence[SampleSummary]) -> dict[str, Any]:
     if unserved:
         reasons.append("an effect could not be served from the effect store")
     if live_reads:
-        reasons.append("the branch read live-state fields of a served response after the departure point")
+        reasons.append(
+            "the branch read live-state fields of a served response after the departure point"
+        )
     return {
         "class": OBSERVABLE_ONLY if reasons else ADMISSIBLE,
         "first_unverifiable_step": first,
         "live_state_fields": live_reads,
-        "reason": "; ".join(reasons) if reasons else "every effect re-verified; no live state read after departure",
+        "reason": "; ".join(reasons)
+        if reasons
+        else "every effect re-verified; no live state read after departure",
     }
 
 
@@ -76,10 +80,20 @@ def decide(*, samples: Sequence[SampleSummary], tolerances: Tolerances) -> Verdi
     for sample in samples:
         if sample.failure is None:
             continue
-        if observable_only and sample.failure == "unservable" and sample.failure_variant == "intervened":
+        if (
+            observable_only
+            and sample.failure == "unservable"
+            and sample.failure_variant == "intervened"
+        ):
             continue
-        return Verdict(FAILED, auditability, None, None, sample.failure,
-                       f"{sample.failure_variant} run on seed {sample.seed}")
+        return Verdict(
+            FAILED,
+            auditability,
+            None,
+            None,
+            sample.failure,
+            f"{sample.failure_variant} run on seed {sample.seed}",
+        )
     # 2. observable-only: report, do not conclude
     if observable_only:
         return Verdict(OBSERVABLE_ONLY, auditability, None, None)
@@ -90,7 +104,9 @@ def decide(*, samples: Sequence[SampleSummary], tolerances: Tolerances) -> Verdi
         "flips": sum(1 for s in samples if s.placebo_flip),
     }
     if not placebo["passed"]:
-        return Verdict(FAILED, auditability, None, placebo, "apparatus_fault", "placebo differed from baseline")
+        return Verdict(
+            FAILED, auditability, None, placebo, "apparatus_fault", "placebo differed from baseline"
+        )
     # 4. effect
     deltas = [float(s.delta or 0.0) for s in samples]
     n = len(deltas)
@@ -120,15 +136,23 @@ def summarize_seed(
 ) -> SampleSummary:
     """Reduce one seed's three runs to metadata, inside the enclave."""
     reads, unverifiable, unserved = (
-        intervened.live_state_reads, intervened.unverifiable_effects, intervened.unserved_effects
+        intervened.live_state_reads,
+        intervened.unverifiable_effects,
+        intervened.unserved_effects,
     )
     for run in (baseline, placebo, intervened):
         if run.failure is not None:
             return SampleSummary(
-                seed=baseline.seed, failure=run.failure, failure_variant=run.variant,
-                live_state_reads=reads, unverifiable_effects=unverifiable, unserved_effects=unserved,
+                seed=baseline.seed,
+                failure=run.failure,
+                failure_variant=run.variant,
+                live_state_reads=reads,
+                unverifiable_effects=unverifiable,
+                unserved_effects=unserved,
             )
-    assert baseline.layers is not None and intervened.layers is not None and placebo.layers is not None
+    assert (
+        baseline.layers is not None and intervened.layers is not None and placebo.layers is not None
+    )
     twin = compare_layers(baseline.layers, placebo.layers, Tolerances(score=0.0))
     return SampleSummary(
         seed=baseline.seed,
