@@ -330,6 +330,32 @@ class Ledger:
         self._saved(positions[-1])
         return positions
 
+    @guarded("append")
+    def append_checked(
+        self,
+        kind: str,
+        subject: str,
+        body: Mapping[str, Any],
+        *,
+        among: tuple[str, str | None],
+        check: Callable[[list[EntryRecord]], None],
+    ) -> LedgerPosition:
+        """Append one entry only if ``check`` accepts the entries of ``among`` (kind,
+        subject) as they stand while the chain's tip is locked.
+
+        Every writer on every process and host serialises on that lock, so a rule over
+        existing entries (a disclosure budget, one conclusion per audit) holds under
+        concurrency. ``check`` raises to refuse; then nothing is written.
+        """
+        if kind.startswith(_RESERVED_PREFIX):
+            raise ValueError("specimen.* entries are written only by the ledger itself")
+        with self._write() as conn:
+            tip = lock_tip(conn)
+            check(self._select_entries(conn, *among))
+            positions, _ = append_rows(conn, tip, [(kind, subject, body)], self._clock())
+        self._saved(positions[-1])
+        return positions[0]
+
     @guarded("head")
     def head(self) -> LedgerPosition | None:
         with self._read() as conn:
@@ -365,6 +391,12 @@ class Ledger:
 
     @guarded("entries")
     def entries(self, kind: str | None = None, subject: str | None = None) -> list[EntryRecord]:
+        with self._read() as conn:
+            return self._select_entries(conn, kind, subject)
+
+    def _select_entries(
+        self, conn: sa.Connection, kind: str | None, subject: str | None
+    ) -> list[EntryRecord]:
         sql = f"SELECT {_ENTRY_COLUMNS} FROM ledger_entries WHERE 1 = 1"  # noqa: S608 - fixed columns
         params: dict[str, str] = {}
         if kind is not None:
@@ -373,8 +405,7 @@ class Ledger:
         if subject is not None:
             sql += " AND subject = :subject"
             params["subject"] = subject
-        with self._read() as conn:
-            rows = conn.execute(sa.text(sql + " ORDER BY entry_index"), params).all()
+        rows = conn.execute(sa.text(sql + " ORDER BY entry_index"), params).all()
         return [self._entry(tuple(row)) for row in rows]
 
     @guarded("verify")

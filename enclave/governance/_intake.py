@@ -13,9 +13,9 @@
    idempotency key; the queue records ``audit.requested`` (subject: the audit id)
    with the audit's rows.
 
-Steps 2-3 run under a process-wide lock so two requests of one service process cannot
-both take the last unit of budget. (Several service processes on one ledger would
-need a database lock here.)
+Steps 2-3 run as one ledger transaction with the chain's tip locked
+(``Ledger.append_checked``): every writer on every process and host serialises there,
+so concurrent requests cannot together take more than the budget.
 
 Refusals are recorded as ``audit.refused`` with the analyst and the code only.
 """
@@ -23,13 +23,12 @@ Refusals are recorded as ``audit.refused`` with the analyst and the code only.
 from __future__ import annotations
 
 import secrets
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from ledger import canonical_json
+from ledger import EntryRecord, canonical_json
 
 from .._errors import Refused
 from .._runtime import Runtime
@@ -47,7 +46,6 @@ __all__ = [
 
 T = TypeVar("T")
 CHANNEL = "service"
-_LOCK = threading.Lock()
 
 
 class BudgetExhausted(Refused):
@@ -83,8 +81,15 @@ def budget_used(
     runtime: Runtime, *, analyst: str, specimen_id: str, field: str, since: datetime
 ) -> list[datetime]:
     """When the analyst requested audits of (specimen, field) at or after ``since``."""
+    admitted = runtime.ledger.entries(kind="audit.admitted", subject=specimen_id)
+    return _admissions(admitted, analyst=analyst, field=field, since=since)
+
+
+def _admissions(
+    entries: Sequence[EntryRecord], *, analyst: str, field: str, since: datetime
+) -> list[datetime]:
     times = []
-    for entry in runtime.ledger.entries(kind="audit.admitted", subject=specimen_id):
+    for entry in entries:
         body = entry.body
         if (
             body.get("channel") != CHANNEL
@@ -98,19 +103,21 @@ def budget_used(
     return sorted(times)
 
 
-def _check_budget(runtime: Runtime, eligible: Eligible, *, analyst: str, now: datetime) -> None:
+def _budget_check(
+    eligible: Eligible, *, analyst: str, now: datetime
+) -> Callable[[list[EntryRecord]], None]:
+    """A check over the specimen's admissions, run by the ledger with its tip locked."""
     budget = eligible.policy.budget
     window = timedelta(seconds=budget.window_seconds)
-    used = budget_used(
-        runtime,
-        analyst=analyst,
-        specimen_id=eligible.record.specimen_id,
-        field=eligible.field,
-        since=now - window,
-    )
-    if len(used) >= budget.audits:
-        oldest = used[len(used) - budget.audits]
-        raise BudgetExhausted(retry_after=max(1, int((oldest + window - now).total_seconds()) + 1))
+
+    def check(admitted: list[EntryRecord]) -> None:
+        used = _admissions(admitted, analyst=analyst, field=eligible.field, since=now - window)
+        if len(used) >= budget.audits:
+            oldest = used[len(used) - budget.audits]
+            retry = max(1, int((oldest + window - now).total_seconds()) + 1)
+            raise BudgetExhausted(retry_after=retry)
+
+    return check
 
 
 def _requested_body(
@@ -148,15 +155,16 @@ def admit_audit(
     # 1.
     eligible = check_eligibility(runtime, draft, requester=analyst.name, tenant=analyst.tenant)
     request_id = f"rq-{secrets.token_hex(8)}"
-    with _LOCK:
-        # 2.
-        _check_budget(runtime, eligible, analyst=analyst.name, now=now)
-        # 3.
-        runtime.ledger.append(
-            "audit.admitted",
-            eligible.record.specimen_id,
-            _requested_body(runtime, eligible, analyst=analyst, request_id=request_id, now=now),
-        )
+    # 2. + 3. the budget is checked and the admission recorded in one ledger transaction,
+    # serialised with every other writer on every host: concurrent requests cannot
+    # together overrun the budget.
+    runtime.ledger.append_checked(
+        "audit.admitted",
+        eligible.record.specimen_id,
+        _requested_body(runtime, eligible, analyst=analyst, request_id=request_id, now=now),
+        among=("audit.admitted", eligible.record.specimen_id),
+        check=_budget_check(eligible, analyst=analyst.name, now=now),
+    )
     # 4.
     status = submit(eligible.request, request_id)
     return Admitted(request_id, eligible, status)
