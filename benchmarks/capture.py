@@ -9,6 +9,9 @@ many bytes of text, plus a small request field) this measures, in one run:
   ``close`` (the seal), that cost amortised over the steps; *durable*: flushed and
   fsynced after every step.
 - (a) the cryptographic floor: SHA-256 + AES-256-GCM of the same payload bytes alone;
+- *bare work*: everything a step cannot avoid (canonical bytes, four keyed digests, a
+  timestamp, AES-GCM, framing, the write + fsync) inline without the SDK — how far the
+  SDK's own overhead is from the floor of the design;
 - (b) one OpenTelemetry SDK span with five attributes, ended, through a
   ``BatchSpanProcessor`` whose exporter drops everything; ``force_flush`` after each
   round is inside the timing, so the processor's background work counts, as the seal's
@@ -36,11 +39,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import orjson  # noqa: E402
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: E402
 
 from enclave._home import Home  # noqa: E402
@@ -140,6 +145,38 @@ def sha_gcm(size: int, *, batch: int, rounds: int) -> float:
     return timed(op, batch=batch, rounds=rounds)
 
 
+def bare_work(size: int, *, durable: bool, steps: int, folder: Path) -> float:
+    """The work a capture step cannot avoid, written inline without the SDK: canonical
+    bytes of both fields, their keyed digests and the two step digests, one timestamp,
+    AES-GCM of the retained field, a frame, and the write + fsync (per step when
+    durable, once at the end otherwise). Seconds per step — the floor for ``capture``."""
+    import hmac
+
+    body, key = payload(size), os.urandom(32)
+    cipher = AESGCM(os.urandom(32))
+    frames: list[bytes] = []
+    with open(folder / f"bare-{size}-{durable}.ct", "ab") as out:
+        start = time.perf_counter()
+        for seq in range(steps):
+            request, response = orjson.dumps("bench query"), orjson.dumps(body)
+            d1 = hmac.new(key, request, hashlib.sha256).hexdigest()
+            d2 = hmac.new(key, response, hashlib.sha256).hexdigest()
+            hmac.new(key, orjson.dumps({"/query": d1}), hashlib.sha256).hexdigest()
+            hmac.new(key, orjson.dumps({"/body": d2}), hashlib.sha256).hexdigest()
+            datetime.now(UTC).isoformat()
+            nonce = os.urandom(4) + seq.to_bytes(8, "big")
+            frames.append(nonce + cipher.encrypt(nonce, response, b"aad/%d/response//body" % seq))
+            if durable:
+                out.write(b"".join(frames))
+                frames.clear()
+                out.flush()
+                os.fsync(out.fileno())
+        out.write(b"".join(frames))
+        out.flush()
+        os.fsync(out.fileno())
+        return (time.perf_counter() - start) / steps
+
+
 def ledger_append() -> dict[str, float] | None:
     try:
         from benchmarks._ledger_append import measure
@@ -223,12 +260,15 @@ def run(*, quick: bool) -> dict[str, Any]:
                     ("batched", False, batched_steps[size]),
                     ("durable", True, durable_steps),
                 ):
-                    cap_w, cap_c, floor_s, otel_w, otel_c = [], [], [], [], []
+                    cap_w, cap_c, floor_s, bare_s, otel_w, otel_c = [], [], [], [], [], []
                     for _ in range(rounds):
                         wall, cpu = bench.per_step(size, durable=durable, steps=steps, rounds=1)
                         cap_w.append(wall)
                         cap_c.append(cpu)
                         floor_s.append(sha_gcm(size, batch=1000, rounds=1))
+                        bare_s.append(
+                            bare_work(size, durable=durable, steps=steps, folder=Path(tmp))
+                        )
                         if span is not None:
                             wall, cpu = span.per_span(batch=10000)
                             otel_w.append(wall)
@@ -241,6 +281,7 @@ def run(*, quick: bool) -> dict[str, Any]:
                             "capture": med(cap_w),
                             "capture_cpu": med(cap_c),
                             "floor": med(floor_s),
+                            "bare": med(bare_s),
                             "otel": med(otel_w) if otel_w else None,
                             "otel_cpu": med(otel_c) if otel_c else None,
                         }
@@ -262,7 +303,7 @@ def print_table(results: dict[str, Any]) -> None:
 
     print("capture overhead per step, microseconds (medians; cpu = process CPU time)")
     header = (
-        f"{'payload':>8} {'mode':<8} {'capture':>9} {'cpu':>7} {'sha+gcm':>8} "
+        f"{'payload':>8} {'mode':<8} {'capture':>9} {'cpu':>7} {'sha+gcm':>8} {'bare work':>10} "
         f"{'otel span':>10} {'cpu':>6} {'vs sha+gcm':>11} {'vs otel':>8} {'cpu vs otel':>12}"
     )
     print(header)
@@ -270,7 +311,8 @@ def print_table(results: dict[str, Any]) -> None:
     for r in results["rows"]:
         print(
             f"{r['size']:>8} {r['mode']:<8} {us(r['capture']):>9} {us(r['capture_cpu']):>7} "
-            f"{us(r['floor'], 2):>8} {us(r['otel']):>10} {us(r['otel_cpu']):>6} "
+            f"{us(r['floor'], 2):>8} {us(r['bare']):>10} "
+            f"{us(r['otel']):>10} {us(r['otel_cpu']):>6} "
             f"{ratio(r['capture'], r['floor']):>11} {ratio(r['capture'], r['otel']):>8} "
             f"{ratio(r['capture_cpu'], r['otel_cpu']):>12}"
         )
