@@ -191,3 +191,8 @@ class VerifyReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks]}
+
+    def _repr_html_(self) -> str:
+        from ._render import verify_html  # rendering imports the wire objects
+
+        return verify_html(self)
