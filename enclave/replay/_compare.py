@@ -6,12 +6,12 @@ for the typed proposal it names the fields that changed, not their values.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ledger import canonical_json
 
-from ._model import LAYERS, Tolerances
+from ._model import LAYERS, RecordedStep, Tolerances, layers_of
 
 __all__ = ["compare_layers", "recorded_layers"]
 
@@ -47,28 +47,11 @@ def compare_layers(
     return out
 
 
-def recorded_layers(trajectory_steps: Any) -> dict[str, Any]:
+def recorded_layers(trajectory_steps: Iterable[RecordedStep]) -> dict[str, Any]:
     """The layers of the recorded run itself, from its outcome and recorded responses."""
     steps = list(trajectory_steps)
-    outcome = steps[-1].response
-    by_kind: dict[str, list[Any]] = {"authority": [], "effect": [], "readback": []}
-    for step in steps:
-        if step.kind in by_kind:
-            by_kind[step.kind].append({k: v for k, v in step.response.items() if not _hole(v)})
-    return {
-        "score": outcome.get("score"),
-        "decision": outcome.get("decision"),
-        "proposal": outcome.get("proposal"),
-        "evidence": sorted(map(str, outcome.get("evidence") or [])),
-        "policy": by_kind["authority"],
-        "effects": by_kind["effect"],
-        "readback": by_kind["readback"],
-    }
+    return layers_of(steps[-1].response, ((step.kind, step.response) for step in steps))
 
 
 def _bool(*values: Any) -> bool:
     return any(isinstance(v, bool) for v in values)
-
-
-def _hole(value: Any) -> bool:
-    return isinstance(value, dict) and "$hole" in value

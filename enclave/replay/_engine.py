@@ -27,9 +27,9 @@ from ledger import CanonicalizationError, StepKind, canonical_json
 from .._errors import EnclaveError
 from ..capture import AgentSpec, BoundarySpec, Context, LiveCall
 from ._errors import BranchError, DivergenceError, Unresolvable, Unservable
-from ._model import RecordedStep, RunResult, Trajectory, is_hole
+from ._model import RecordedStep, RunResult, Trajectory, is_hole, layers_of
 
-__all__ = ["ReplayContext", "replay_run", "outcome_layers"]
+__all__ = ["ReplayContext", "replay_run"]
 
 _NON_CALLS = {StepKind.INPUT.value, StepKind.OUTCOME.value}
 
@@ -129,13 +129,11 @@ class ReplayContext(Context):
         self,
         *,
         trajectory: Trajectory,
-        agent: AgentSpec,
         seed: int,
         audit_time: datetime,
     ) -> None:
         super().__init__()
         self._calls = [s for s in trajectory.steps if s.kind not in _NON_CALLS]
-        self._agent_spec = agent
         self._seed = seed
         self._recorded_seed = trajectory.seed
         self._audit_time = audit_time
@@ -146,6 +144,8 @@ class ReplayContext(Context):
         self.unverifiable: list[str] = []
         self.unserved_effects: list[str] = []
         self.served: list[tuple[str, str]] = []
+        # (kind, response) of every served call, in order: the outcome's layers
+        self.answers: list[tuple[str, dict[str, Any]]] = []
         self._time: datetime | None = None
 
     # -- matching -------------------------------------------------------------------
@@ -217,6 +217,13 @@ class ReplayContext(Context):
         alias: str | None = None,
     ) -> Mapping[str, Any]:
         del live  # never called: replay does not go live
+        response = self._serve(spec, request)
+        # dict.items: recording what was served is not a read by the agent
+        served = dict(dict.items(response)) if isinstance(response, dict) else dict(response)
+        self.answers.append((spec.kind.value, served))
+        return response
+
+    def _serve(self, spec: BoundarySpec, request: Mapping[str, Any]) -> Mapping[str, Any]:
         call_id = self._next_call_id(spec.name)
         kind = spec.kind.value
         if not self.departed:
@@ -265,24 +272,6 @@ def _same_request(recorded: Mapping[str, Any], request: Mapping[str, Any]) -> bo
     return _canon(recorded) == _canon(request)
 
 
-def outcome_layers(outcome: Mapping[str, Any], ctx: _RecordingReplayContext) -> dict[str, Any]:
-    """The comparable layers of one run (plaintext, stays in the enclave)."""
-    by_kind: dict[str, list[Any]] = {"authority": [], "effect": [], "readback": []}
-    for call_id, response in ctx.responses:
-        kind = ctx.kinds[call_id]
-        if kind in by_kind:
-            by_kind[kind].append(response)
-    return {
-        "score": outcome.get("score"),
-        "decision": outcome.get("decision"),
-        "proposal": outcome.get("proposal"),
-        "evidence": sorted(map(str, outcome.get("evidence") or [])),
-        "policy": by_kind["authority"],
-        "effects": by_kind["effect"],
-        "readback": by_kind["readback"],
-    }
-
-
 def replay_run(
     *,
     trajectory: Trajectory,
@@ -293,14 +282,12 @@ def replay_run(
 ) -> RunResult:
     """Replay once. Branch failures become a ``RunResult`` with ``failure`` set;
     anything the agent raises is reported by type only (its text may hold content)."""
-    ctx = _RecordingReplayContext(
-        trajectory=trajectory, agent=agent, seed=seed, audit_time=audit_time
-    )
+    ctx = ReplayContext(trajectory=trajectory, seed=seed, audit_time=audit_time)
     try:
         outcome = agent.function(ctx, dict(trajectory.inputs))
         if not isinstance(outcome, Mapping):
             raise BranchError("the agent returned no outcome object")
-        layers = outcome_layers(outcome, ctx)
+        layers = layers_of(outcome, ctx.answers)
         failure, detail = None, None
     except BranchError as exc:
         layers, failure, detail = None, exc.code, str(exc)
@@ -321,27 +308,3 @@ def replay_run(
         unserved_effects=tuple(ctx.unserved_effects),
         served=tuple(ctx.served),
     )
-
-
-class _RecordingReplayContext(ReplayContext):
-    """Keeps what each call returned so the outcome layers can be read afterwards."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.responses: list[tuple[str, dict[str, Any]]] = []
-        self.kinds: dict[str, str] = {}
-
-    def call(
-        self,
-        spec: BoundarySpec,
-        request: Mapping[str, Any],
-        *,
-        live: LiveCall,
-        alias: str | None = None,
-    ) -> Mapping[str, Any]:
-        response = super().call(spec, request, live=live, alias=alias)
-        call_id = f"{self.agent}/{spec.name}#{self._call_counts[(self.agent, spec.name)] - 1}"
-        self.kinds[call_id] = spec.kind.value
-        items = dict.items(response) if isinstance(response, dict) else response.items()
-        self.responses.append((call_id, {k: v for k, v in items if not is_hole(v)}))
-        return response

@@ -7,7 +7,7 @@ here is metadata and bounded numbers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -17,6 +17,7 @@ from .._errors import BadInput
 __all__ = [
     "HOLE",
     "is_hole",
+    "layers_of",
     "LAYERS",
     "RecordedStep",
     "RunResult",
@@ -32,6 +33,26 @@ HOLE = {"$hole": "withheld"}
 def is_hole(value: Any) -> bool:
     """A field whose content the replay cannot have: withheld, or kept as a digest only."""
     return isinstance(value, dict) and "$hole" in value
+
+
+def layers_of(
+    outcome: Mapping[str, Any], answers: Iterable[tuple[str, Mapping[str, Any]]]
+) -> dict[str, Any]:
+    """A run's comparable layers from its outcome and the (kind, response) of each call,
+    in order; withheld and digest-only fields are left out. Plaintext: enclave only."""
+    by_kind: dict[str, list[Any]] = {"authority": [], "effect": [], "readback": []}
+    for kind, response in answers:
+        if kind in by_kind:
+            by_kind[kind].append({k: v for k, v in response.items() if not is_hole(v)})
+    return {
+        "score": outcome.get("score"),
+        "decision": outcome.get("decision"),
+        "proposal": outcome.get("proposal"),
+        "evidence": sorted(map(str, outcome.get("evidence") or [])),
+        "policy": by_kind["authority"],
+        "effects": by_kind["effect"],
+        "readback": by_kind["readback"],
+    }
 
 
 LAYERS = ("score", "decision", "proposal", "evidence", "policy", "effects", "readback")

@@ -19,11 +19,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from .._errors import Refused
 from .._runtime import Runtime
 from ..capture import load_agent
 from ..sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle
 from ..sandbox._limits import WORKER_CRASHED
-from ._certificates import issue_certificate
+from ._certificates import RuntimeLedgerLookup, issue_certificate
 from ._compare import compare_layers, recorded_layers
 from ._interventions import AppliedIntervention, apply_intervention, placebo_of
 from ._load import OpenedSpecimen, open_specimen
@@ -289,7 +290,9 @@ def finalize_audit(
             None,
             position.index,
         )
-    specimen_entry = ledger.entries(kind="specimen.sealed", subject=request.specimen_id)[0]
+    specimen_entry = RuntimeLedgerLookup(ledger).specimen_position(request.specimen_id)
+    if specimen_entry is None:
+        raise Refused("no sealed specimen has that id", code="unknown_specimen")
     digester = runtime.digests.for_tenant(preparation.tenant_id)
     predicate = build_predicate(
         request=request,
@@ -297,7 +300,7 @@ def finalize_audit(
         verdict=verdict,
         batches=batches,
         digester=digester,
-        specimen_entry=(specimen_entry.index, specimen_entry.entry_hash),
+        specimen_entry=specimen_entry,
         now=now,
     )
     envelope, path, index = issue_certificate(
