@@ -96,3 +96,9 @@ class Runtime:
 
     def close(self) -> None:
         self.ledger.close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

@@ -172,11 +172,8 @@ def audit_cmd(
         seed=seed,
         tolerances=Tolerances.parse(tolerance or []),
     )
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         outcome = run_with_progress(runtime, request, quiet=json_out)
-    finally:
-        runtime.close()
     if json_out:
         emit_json(outcome.to_dict())
     else:
@@ -201,8 +198,7 @@ def verify_cmd(
         raise BadInput("certificate file not found") from None
     except (OSError, ValueError):
         raise BadInput("certificate file is not valid JSON") from None
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         key_path = public_key or Path(f"{runtime.home.signing_key_path}.pub")
         try:
             key = load_public_key_pem(key_path.read_bytes())
@@ -211,8 +207,6 @@ def verify_cmd(
         report = verify_certificate(
             envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
         )
-    finally:
-        runtime.close()
     if json_out:
         emit_json(report.to_dict())
     else:

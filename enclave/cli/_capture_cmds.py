@@ -27,8 +27,7 @@ def init(home: HomeOption = None) -> None:
     """Create an enclave home (SQLite ledger, local keys, payload store)."""
     root = home or default_home()
     created = Home.init(root)
-    runtime = open_runtime(created.root)
-    runtime.close()
+    open_runtime(created.root).close()  # creates and migrates the ledger
     console.print(f"initialised enclave home at {created.root}")
 
 
@@ -72,8 +71,7 @@ def capture_cmd(
     """Run an agent live, capture every boundary crossing, and seal the specimen."""
     data = read_input_file(input_file)
     spec = load_agent(agent)
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         result = capture(
             runtime,
             spec,
@@ -83,8 +81,6 @@ def capture_cmd(
             classification=data.get("classification"),
             durable=durable,
         )
-    finally:
-        runtime.close()
     summary = {
         "specimen_id": result.specimen_id,
         "tenant": result.tenant_id,
@@ -109,13 +105,10 @@ def specimens_list(
     offset: int = 0,
 ) -> None:
     """List sealed specimens."""
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         rows = runtime.ledger.list_specimens(
             tenant_id=tenant, agent_name=agent, limit=limit, offset=offset
         )
-    finally:
-        runtime.close()
     items = [
         {
             "specimen_id": r.specimen_id,
@@ -151,13 +144,11 @@ def specimens_show(
     json_out: JsonOption = False,
 ) -> None:
     """Show one specimen: identities, digests, classifications and holes — never content."""
-    runtime = open_runtime(home)
-    try:
-        record = runtime.ledger.get_specimen(specimen_id)
-    except NotFound:
-        raise BadInput("no sealed specimen has that id") from None
-    finally:
-        runtime.close()
+    with open_runtime(home) as runtime:
+        try:
+            record = runtime.ledger.get_specimen(specimen_id)
+        except NotFound:
+            raise BadInput("no sealed specimen has that id") from None
     if json_out:
         emit_json({"manifest_digest": record.manifest_digest, "manifest": record.manifest})
         return
@@ -204,12 +195,9 @@ def ledger_verify(
     ] = None,
 ) -> None:
     """Verify the whole hash chain against a saved head; name the first bad index."""
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         saved = _parse_head(head) if head else read_saved_head(runtime.home.head_path)
         report = runtime.ledger.verify(saved)
-    finally:
-        runtime.close()
     result = {
         "ok": report.ok,
         "length": report.length,
@@ -233,11 +221,8 @@ def ledger_verify(
 @ledger_app.command("head")
 def ledger_head(home: HomeOption = None, json_out: JsonOption = False) -> None:
     """Print the current chain head (index and hash) to save elsewhere."""
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         head = runtime.ledger.head()
-    finally:
-        runtime.close()
     data = None if head is None else {"index": head.index, "hash": head.entry_hash}
     if json_out:
         emit_json(data)

@@ -126,9 +126,8 @@ def _row(title: str, outcome: AuditOutcome) -> dict[str, Any]:
 def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
     """Init a home, capture the three reference incidents, run five certified audits."""
     root = home or default_home()
-    runtime = Runtime.open(Home.init(root))
     rows: list[dict[str, Any]] = []
-    try:
+    with Runtime.open(Home.init(root)) as runtime:
         captured = capture_incidents(runtime)
         audits = demo_audits(captured)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
@@ -144,8 +143,6 @@ def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
                 progress.remove_task(task)
                 progress.advance(overall)
                 rows.append(_row(title, outcome))
-    finally:
-        runtime.close()
     if json_out:
         emit_json({"home": str(root), "specimens": captured, "audits": rows})
         return

@@ -27,11 +27,8 @@ def specimens_erase(
 ) -> None:
     """Crypto-shred one specimen: its wrapped data key and ciphertext are destroyed;
     the ledger keeps its digests and records the erasure."""
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         index = erase_specimen(runtime, specimen_id, now=utc_now())
-    finally:
-        runtime.close()
     console.print(f"erased {specimen_id}; erasure recorded at ledger entry {index}")
 
 
@@ -39,11 +36,8 @@ def specimens_erase(
 def keys_rotate(tenant: TenantOption, home: HomeOption = None) -> None:
     """Add a KEK version; new specimens use it, old ones stay readable."""
     validate_id(tenant, what="tenant id")
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         version = runtime.rotator.rotate(tenant)
-    finally:
-        runtime.close()
     console.print(f"tenant {tenant}: key-encryption key now at version {version}")
 
 
@@ -51,11 +45,8 @@ def keys_rotate(tenant: TenantOption, home: HomeOption = None) -> None:
 def keys_rewrap(tenant: TenantOption, home: HomeOption = None) -> None:
     """Re-wrap every specimen's data key under the newest KEK version."""
     validate_id(tenant, what="tenant id")
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         count = rewrap_tenant(runtime, tenant)
-    finally:
-        runtime.close()
     console.print(f"tenant {tenant}: re-wrapped {count} specimen key(s)")
 
 
@@ -71,9 +62,6 @@ def keys_trim(
     validate_id(tenant, what="tenant id")
     if keep_from < 1:
         raise BadInput("--keep-from must be at least 1")
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         runtime.rotator.trim_versions(tenant, keep_from=keep_from)
-    finally:
-        runtime.close()
     console.print(f"tenant {tenant}: versions below {keep_from} destroyed")

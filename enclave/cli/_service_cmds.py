@@ -47,8 +47,7 @@ def serve(
 
     from ..service import create_app
 
-    runtime = open_runtime(home)  # fail here, before listening, if the home is unusable
-    runtime.close()
+    open_runtime(home).close()  # fail here, before listening, if the home is unusable
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     app = create_app(lambda: open_runtime(home))
     # uvicorn's own access log prints raw paths and queries (request input): ours logs
@@ -71,11 +70,8 @@ def analyst_add(
     json_out: JsonOption = False,
 ) -> None:
     """Create an analyst and print their bearer token — once; only its hash is kept."""
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         analyst, token = add_analyst(runtime, name, tenant=tenant, roles=role, now=utc_now())
-    finally:
-        runtime.close()
     if json_out:
         emit_json({**analyst.to_dict(), "token": token})
         return
@@ -91,11 +87,8 @@ def analyst_list(
     tenant: Annotated[str | None, typer.Option(help="Only this tenant.")] = None,
 ) -> None:
     """List analysts (names, tenants, roles; never tokens)."""
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         found = list_analysts(runtime, tenant=tenant)
-    finally:
-        runtime.close()
     if json_out:
         emit_json([a.to_dict() for a in found])
     else:
@@ -118,11 +111,8 @@ def policy_list(
         wanted = None if status is None else PolicyStatus(status)
     except ValueError:
         raise BadInput("--status must be draft, validated, active or retired") from None
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         found = list_policies(runtime, status=wanted, tenant=tenant)
-    finally:
-        runtime.close()
     if json_out:
         emit_json([p.to_dict() for p in found])
     else:
@@ -143,11 +133,8 @@ def policy_load(
     json_out: JsonOption = False,
 ) -> None:
     """Load policy files as drafts (the same id and version again needs identical bytes)."""
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         loaded = [load_policy_file(runtime, path, now=utc_now()) for path in files]
-    finally:
-        runtime.close()
     if json_out:
         emit_json([p.to_dict() for p in loaded])
     else:
@@ -173,11 +160,8 @@ def policy_validate(
     json_out: JsonOption = False,
 ) -> None:
     """Check a policy against its tool's declared schema; a draft that passes is validated."""
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         report = validate_policy(runtime, policy_id, version, now=utc_now(), specimen_id=specimen)
-    finally:
-        runtime.close()
     if json_out:
         emit_json(report.to_dict())
     else:
@@ -216,11 +200,8 @@ def policy_activate(
     home: HomeOption = None,
 ) -> None:
     """Activate a validated policy (other active versions of the same id retire)."""
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         policy = activate_policy(runtime, policy_id, version, now=utc_now())
-    finally:
-        runtime.close()
     console.print(f"policy {policy.label} is active")
 
 
@@ -231,11 +212,8 @@ def policy_retire(
     home: HomeOption = None,
 ) -> None:
     """Retire a policy (final)."""
-    runtime = open_runtime(home)
-    try:
+    with open_runtime(home) as runtime:
         policy = retire_policy(runtime, policy_id, version, now=utc_now())
-    finally:
-        runtime.close()
     console.print(f"policy {policy.label} is retired")
 
 
