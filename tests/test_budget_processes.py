@@ -14,6 +14,7 @@ from enclave._runtime import Runtime
 from enclave.cli._demo import capture_incidents
 from enclave.governance import Analyst, BudgetExhausted, admit_audit
 from ledger import Conflict, EntryRecord
+from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
 from tests.test_governance import T0, active, draft, policy_text
 
 BUDGET = 3
@@ -61,8 +62,12 @@ def test_budget_holds_across_processes(backend: str, tmp_path: Path, request: An
     try:
         assert len(runtime.ledger.entries(kind="audit.admitted", subject=specimen)) == BUDGET
         assert runtime.ledger.verify().ok
+        # admissions and their ledger rows carry metadata only: no captured content
+        bodies = [e.body for e in runtime.ledger.entries(kind="audit.admitted")]
+        assert not find_canaries(repr(bodies).encode(), INCIDENT_CANARIES)
     finally:
         runtime.close()
+    assert not scan_tree(tmp_path / "home")
 
 
 def test_append_checked_writes_nothing_when_refused(tmp_path: Path) -> None:
