@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class Classification(StrEnum):
@@ -48,9 +48,14 @@ class RunStatus(StrEnum):
     SEALED = "sealed"
 
 
-@dataclass(frozen=True, slots=True)
-class FieldRecord:
-    """One leaf of a step's request or response."""
+class FieldRecord(NamedTuple):
+    """One leaf of a step's request or response.
+
+    Field and step records are named tuples, not frozen dataclasses: capture builds
+    several for every boundary crossing, and a frozen dataclass pays one
+    ``object.__setattr__`` per attribute. ``check`` holds the invariants; the ledger
+    applies it to every field it seals or loads.
+    """
 
     seq: int
     side: str  # "request" | "response"
@@ -61,7 +66,8 @@ class FieldRecord:
     payload_ref: str | None  # relative reference into the payload store, or None
     live_state: bool = False
 
-    def __post_init__(self) -> None:
+    def check(self) -> FieldRecord:
+        """This record, or ``ValueError`` if its retention and contents disagree."""
         if self.side not in ("request", "response"):
             raise ValueError("side must be 'request' or 'response'")
         if self.retention is Retention.WITHHELD and (self.keyed_digest or self.payload_ref):
@@ -70,6 +76,7 @@ class FieldRecord:
             raise ValueError("a digest-only field has no payload reference")
         if self.retention is Retention.ENCRYPTED and not (self.keyed_digest and self.payload_ref):
             raise ValueError("an encrypted field needs a digest and a reference")
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +87,7 @@ class EffectInfo:
     live_state_fields: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class StepRecord:
+class StepRecord(NamedTuple):
     seq: int
     agent: str
     call_id: str

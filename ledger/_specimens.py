@@ -40,8 +40,10 @@ def check_record(record: SpecimenRecord) -> None:
     if len(set(seqs)) != len(seqs):
         raise ValueError("step sequence numbers repeat")
     known = set(seqs)
-    if any(f.seq not in known for f in record.fields):
-        raise ValueError("a field refers to a step that is not in the specimen")
+    for f in record.fields:
+        f.check()
+        if f.seq not in known:
+            raise ValueError("a field refers to a step that is not in the specimen")
 
 
 def sealed_body(record: SpecimenRecord) -> dict[str, Any]:
@@ -217,7 +219,7 @@ def _field_record(row: sa.RowMapping) -> FieldRecord:
         keyed_digest=row["keyed_digest"],
         payload_ref=row["payload_ref"],
         live_state=bool(row["live_state"]),
-    )
+    ).check()
 
 
 def list_summaries(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import itertools
 import json
 import logging
 import subprocess
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from enclave._errors import DecryptionFailed
 from enclave._home import Home
@@ -29,6 +32,7 @@ from enclave.capture import (
     Answer,
     BoundarySpec,
     Context,
+    Recorder,
     SpecError,
     capture,
     policy,
@@ -427,6 +431,75 @@ def test_keyed_digests_differ_between_tenants(runtime: Runtime) -> None:
         (f.seq, f.side, f.path): f.keyed_digest for f in rec_c.fields if f.keyed_digest
     } == digests_a
     assert rec_c.manifest_digest != rec_a.manifest_digest  # specimen ids differ
+
+
+# Field names across the ranges where UTF-16 order and code point order disagree
+# (BMP above U+E000 sorts after astral characters in UTF-16), plus ASCII and escapes.
+FIELD_NAMES = st.text(
+    st.one_of(
+        st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+        st.characters(min_codepoint=0x0, max_codepoint=0x1F),
+        st.sampled_from(["\u00e9", "\ue000", "\uff61", "\U0001f600", "\U00010000"]),
+    ),
+    min_size=1,
+    max_size=4,
+)
+RETENTIONS = st.sampled_from(["encrypted", "digest", "withheld"])
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(declared=st.dictionaries(FIELD_NAMES, RETENTIONS, min_size=1, max_size=6), data=st.data())
+def test_step_digest_is_the_keyed_digest_of_the_canonical_field_map(
+    runtime: Runtime, declared: dict[str, str], data: st.DataObject
+) -> None:
+    spec = BoundarySpec(
+        kind=StepKind.TOOL,
+        name="names",
+        request={},
+        response={name: policy("internal", kept) for name, kept in declared.items()},
+    )
+    present = data.draw(st.sets(st.sampled_from(sorted(declared))))
+    response = {name: f"value of {name}" for name in present}
+    specimen = f"sp-names-{next(_SPECIMENS)}"
+    key, wrapped = runtime.keys.new_data_key("t1", specimen)
+    writer = runtime.payloads.open_writer(
+        "t1", specimen, wrapped=wrapped, data_key=key, durable=False
+    )
+    digester = runtime.digests.for_tenant("t1")
+    recorder = Recorder(
+        tenant_id="t1", digester=digester, writer=writer, clock=runtime.clock, seed=0
+    )
+    assert recorder.call(spec, {}, live=lambda _request: response) == response
+    writer.close()
+
+    (step,) = recorder.steps
+    expected_map = {
+        "/" + name: "withheld"
+        if declared[name] == "withheld"
+        else digester.digest(canonical_json(response[name]))
+        for name in present
+    }
+    assert step.record.response_digest == digester.digest(canonical_json(expected_map))
+    assert step.record.request_digest == digester.digest(canonical_json({}))
+    assert {f.path for f in step.fields} == set(expected_map)
+    decrypted = runtime.payloads.read_fields("t1", specimen, data_key=key)
+    assert decrypted == {
+        (0, "response", "/" + name): canonical_json(response[name])
+        for name in present
+        if declared[name] == "encrypted"
+    }
+
+
+_SPECIMENS = itertools.count()
+
+
+def test_field_name_without_canonical_form_is_refused_at_declaration() -> None:
+    with pytest.raises(ValueError):
+        BoundarySpec(
+            kind=StepKind.TOOL, name="t", request={"\ud800": policy("internal")}, response={}
+        )
 
 
 def _assert_nothing_left(runtime: Runtime, specimen_id: str, tenant: str) -> None:

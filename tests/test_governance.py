@@ -486,7 +486,7 @@ def test_each_unmet_condition_refuses_with_its_code(
         proc,
         new_id="sp-unstable",
         steps=tuple(
-            dataclasses.replace(s, call_id="risk-call") if s.call_id == SUPPLIER_CALL else s
+            s._replace(call_id="risk-call") if s.call_id == SUPPLIER_CALL else s
             for s in record.steps
         ),
     )
@@ -499,7 +499,7 @@ def test_each_unmet_condition_refuses_with_its_code(
         proc,
         new_id="sp-digest-only",
         fields=tuple(
-            dataclasses.replace(f, retention=Retention.DIGEST_ONLY, payload_ref=None)
+            f._replace(retention=Retention.DIGEST_ONLY, payload_ref=None)
             if (f.seq, f.path) == (risk_seq, "/confidence")
             else f
             for f in record.fields
@@ -511,7 +511,7 @@ def test_each_unmet_condition_refuses_with_its_code(
         proc,
         new_id="sp-schema-v9",
         steps=tuple(
-            dataclasses.replace(s, schema_version="9") if s.call_id == SUPPLIER_CALL else s
+            s._replace(schema_version="9") if s.call_id == SUPPLIER_CALL else s
             for s in record.steps
         ),
     )

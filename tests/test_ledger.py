@@ -419,6 +419,29 @@ def test_digest_mismatch_writes_nothing(ledger_db: Ledger) -> None:
     assert ledger_db.head() is None
 
 
+@pytest.mark.parametrize(
+    ("side", "retention", "digest", "ref"),
+    [
+        ("request", Retention.WITHHELD, "hmac-sha256:" + "d" * 64, None),
+        ("request", Retention.WITHHELD, None, "t/s/payloads.ct"),
+        ("request", Retention.DIGEST_ONLY, "hmac-sha256:" + "d" * 64, "t/s/payloads.ct"),
+        ("response", Retention.ENCRYPTED, "hmac-sha256:" + "d" * 64, None),
+        ("response", Retention.ENCRYPTED, None, "t/s/payloads.ct"),
+        ("sideways", Retention.DIGEST_ONLY, "hmac-sha256:" + "d" * 64, None),
+    ],
+)
+def test_inconsistent_field_record_writes_nothing(
+    ledger_db: Ledger, side: str, retention: Retention, digest: str | None, ref: str | None
+) -> None:
+    odd = FieldRecord(1, side, "/extra", Classification.INTERNAL, retention, digest, ref)
+    with pytest.raises(ValueError):
+        ledger_db.seal_specimen(make_specimen(extra_field=odd))
+    assert row_counts(ledger_db) == dict.fromkeys(
+        ("runs", "specimens", "steps", "fields", "ledger_entries"), 0
+    )
+    assert ledger_db.head() is None
+
+
 def test_failure_mid_seal_leaves_nothing_and_no_bound_values(
     ledger_db: Ledger, ledger_url: str
 ) -> None:

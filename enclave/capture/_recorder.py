@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-import orjson
+from typing import Any, NamedTuple
 
 from ledger import (
     CanonicalizationError,
@@ -30,7 +27,7 @@ from .._errors import BadInput
 from ..keys import TenantDigester
 from ..store import SpecimenWriter
 from ._context import Context, LiveCall
-from ._spec import Answer, BoundarySpec, FieldPolicy, policy
+from ._spec import Answer, BoundarySpec, DeclaredField, policy
 
 __all__ = ["Recorder", "SpecError"]
 
@@ -40,6 +37,9 @@ _CLOCK = BoundarySpec(
 _RANDOM = BoundarySpec(
     kind=StepKind.RANDOM, name="random", request={}, response={"seed": policy("internal")}
 )
+
+
+_ABSENT: Any = object()
 
 
 class SpecError(BadInput):
@@ -52,8 +52,7 @@ def iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-@dataclass
-class _Step:
+class _Step(NamedTuple):
     record: StepRecord
     fields: list[FieldRecord]
 
@@ -82,52 +81,56 @@ class Recorder(Context):
 
     # -- recording --------------------------------------------------------------------
     def _fields(
-        self, seq: int, side: str, values: Mapping[str, Any], declared: Mapping[str, FieldPolicy]
-    ) -> tuple[list[FieldRecord], list[tuple[str, str, bytes]], bytes]:
-        """Field records, the plaintexts to seal, and the canonical field-digest map."""
+        self,
+        seq: int,
+        side: str,
+        values: Mapping[str, Any],
+        declared: tuple[DeclaredField, ...],
+        records: list[FieldRecord],
+        sealed: list[tuple[str, str, bytes]],
+    ) -> str:
+        """Append the side's field records and plaintexts to seal; return its digest."""
         if not isinstance(values, Mapping):
             raise SpecError(f"step {seq}: {side} must be an object")
-        undeclared = values.keys() - declared.keys()
-        if undeclared:
-            raise SpecError(f"step {seq}: {side} has {len(undeclared)} undeclared field(s)")
-        records: list[FieldRecord] = []
-        sealed: list[tuple[str, str, bytes]] = []
-        digest_map: dict[str, str] = {}
-        ascii_names = True
-        for name in sorted(values):
-            ascii_names = ascii_names and name.isascii()
-            rule, path = declared[name], "/" + name
+        entries = []
+        present = 0
+        for item in declared:
+            value = values.get(item.name, _ABSENT)
+            if value is _ABSENT:
+                continue
+            present += 1
+            rule = item.rule
             if rule.retention is Retention.WITHHELD:
                 digest, ref = None, None
-                digest_map[path] = "withheld"
+                entries.append(item.map_key + 'withheld"')
             else:
                 try:
-                    canon = canonical_json(values[name])
+                    canon = canonical_json(value)
                 except CanonicalizationError:
                     raise SpecError(f"step {seq}: a {side} field cannot be canonicalised") from None
                 digest = self._digest(canon)
-                digest_map[path] = digest
+                entries.append(item.map_key + digest + '"')
                 ref = None
                 if rule.retention is Retention.ENCRYPTED:
                     ref = self._ref
-                    sealed.append((side, path, canon))
+                    sealed.append((side, item.path, canon))
+            # positional: this runs for every field of every step
             records.append(
                 FieldRecord(
-                    seq=seq,
-                    side=side,
-                    path=path,
-                    classification=rule.classification,
-                    retention=rule.retention,
-                    keyed_digest=digest,
-                    payload_ref=ref,
-                    live_state=rule.live_state,
+                    seq,
+                    side,
+                    item.path,
+                    rule.classification,
+                    rule.retention,
+                    digest,
+                    ref,
+                    rule.live_state,
                 )
             )
-        if ascii_names:
-            # ASCII keys and ASCII digest strings: orjson's sorted output *is* the RFC 8785
-            # form (canonical_json's own fast path), without re-walking the map
-            return records, sealed, orjson.dumps(digest_map, option=orjson.OPT_SORT_KEYS)
-        return records, sealed, canonical_json(digest_map)
+        if present != len(values):
+            raise SpecError(f"step {seq}: {side} has {len(values) - present} undeclared field(s)")
+        # digests are ASCII and the entries are in key order: this is the RFC 8785 form
+        return self._digest(("{" + ",".join(entries) + "}").encode())
 
     def record(
         self,
@@ -138,19 +141,46 @@ class Recorder(Context):
         alias: str | None,
         call_id: str | None = None,
     ) -> None:
+        self._record(
+            spec,
+            request,
+            answer.response,
+            alias=alias,
+            call_id=call_id,
+            resolved=answer.resolved,
+            valid_time=answer.valid_time,
+            token=answer.idempotency_token,
+            token_expires_at=answer.token_expires_at,
+        )
+
+    def _record(
+        self,
+        spec: BoundarySpec,
+        request: Mapping[str, Any],
+        response: Mapping[str, Any],
+        *,
+        alias: str | None,
+        call_id: str | None = None,
+        resolved: str | None = None,
+        valid_time: datetime | None = None,
+        token: str | None = None,
+        token_expires_at: datetime | None = None,
+    ) -> None:
         seq = len(self.steps)
-        req_fields, req_sealed, req_map = self._fields(seq, "request", request, spec.request)
-        resp_fields, resp_sealed, resp_map = self._fields(
-            seq, "response", answer.response, spec.response
+        fields: list[FieldRecord] = []
+        sealed: list[tuple[str, str, bytes]] = []
+        request_digest = self._fields(seq, "request", request, spec.request_fields, fields, sealed)
+        response_digest = self._fields(
+            seq, "response", response, spec.response_fields, fields, sealed
         )
         observed_text = iso(self._clock())
         effect = None
         if spec.side_effecting:
-            if not answer.idempotency_token:
+            if not token:
                 raise SpecError(f"step {seq}: an effect must return an idempotency token")
             effect = EffectInfo(
-                idempotency_token=answer.idempotency_token,
-                token_expires_at=iso(answer.token_expires_at) if answer.token_expires_at else None,
+                idempotency_token=token,
+                token_expires_at=iso(token_expires_at) if token_expires_at else None,
                 reverifiable=True,
                 live_state_fields=spec.live_state_fields,
             )
@@ -161,17 +191,17 @@ class Recorder(Context):
             kind=spec.kind,
             name=spec.name,
             alias=alias,
-            resolved=answer.resolved,
+            resolved=resolved,
             schema_id=spec.schema_id,
             schema_version=spec.schema_version,
-            request_digest=self._digest(req_map),
-            response_digest=self._digest(resp_map),
-            valid_time=observed_text if answer.valid_time is None else iso(answer.valid_time),
+            request_digest=request_digest,
+            response_digest=response_digest,
+            valid_time=observed_text if valid_time is None else iso(valid_time),
             observed_time=observed_text,
             effect=effect,
         )
-        self._writer.add_step(seq, req_sealed + resp_sealed)
-        self.steps.append(_Step(record, req_fields + resp_fields))
+        self._writer.add_step(seq, sealed)
+        self.steps.append(_Step(record, fields))
 
     # -- Context ----------------------------------------------------------------------
     def call(
@@ -183,9 +213,11 @@ class Recorder(Context):
         alias: str | None = None,
     ) -> Mapping[str, Any]:
         result = live(request)
-        answer = result if isinstance(result, Answer) else Answer(response=result)
-        self.record(spec, request, answer, alias=alias)
-        return dict(answer.response)
+        if isinstance(result, Answer):
+            self.record(spec, request, result, alias=alias)
+            return dict(result.response)
+        self._record(spec, request, result, alias=alias)
+        return dict(result)
 
     def now(self) -> datetime:
         if self._now is None:

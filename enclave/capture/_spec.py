@@ -12,12 +12,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ledger import Classification, Retention, StepKind
+from ledger import (
+    CanonicalizationError,
+    Classification,
+    Retention,
+    StepKind,
+    canonical_json,
+)
 
 __all__ = [
     "AgentSpec",
     "Answer",
     "BoundarySpec",
+    "DeclaredField",
     "FieldPolicy",
     "RevisionPoint",
     "Substitute",
@@ -56,6 +63,30 @@ Substitute = Callable[[Mapping[str, Any], str | None], Mapping[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
+class DeclaredField:
+    """One declared request or response field, with what capture re-uses every step."""
+
+    name: str
+    path: str  # "/" + name
+    rule: FieldPolicy
+    map_key: str  # '"<path>":"' — the head of its entry in a step's field-digest map
+
+
+def declared_fields(declared: Mapping[str, FieldPolicy]) -> tuple[DeclaredField, ...]:
+    """In RFC 8785 key order (UTF-16 code units of the path), so that a step's
+    field-digest map is canonical when its entries are joined in this order."""
+    out = []
+    for name, rule in declared.items():
+        path = "/" + name
+        try:
+            key = canonical_json(path).decode()
+        except CanonicalizationError:
+            raise ValueError("a declared field name has no canonical JSON form") from None
+        out.append(DeclaredField(name, path, rule, key + ':"'))
+    return tuple(sorted(out, key=lambda f: f.path.encode("utf-16-be")))
+
+
+@dataclass(frozen=True, slots=True)
 class BoundarySpec:
     kind: StepKind
     name: str
@@ -68,12 +99,16 @@ class BoundarySpec:
     side_effecting: bool = False
     # named sets of response fields an audit may change together, reported as one
     bundles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    request_fields: tuple[DeclaredField, ...] = field(init=False, repr=False, compare=False)
+    response_fields: tuple[DeclaredField, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ValueError("a boundary needs a name")
         if self.kind is StepKind.EFFECT and not self.side_effecting:
             object.__setattr__(self, "side_effecting", True)
+        object.__setattr__(self, "request_fields", declared_fields(self.request))
+        object.__setattr__(self, "response_fields", declared_fields(self.response))
 
     @property
     def live_state_fields(self) -> tuple[str, ...]:

@@ -38,6 +38,7 @@ _U32 = struct.Struct(">I")
 PAYLOAD_FILE = "payloads.ct"
 DATAKEY_FILE = "datakey.json"
 END_KEY = b"#end"
+_BUFFER_BYTES = 1 << 20  # batched frames reach the file in ~1 MiB writes
 
 
 def _end_aad(tenant_id: str, specimen_id: str) -> bytes:
@@ -55,8 +56,10 @@ def field_key(seq: int, side: str, path: str) -> str:
 class SpecimenWriter:
     """Encrypts one specimen's fields under its data key and appends frames.
 
-    ``durable=True`` flushes and fsyncs after every step; otherwise frames are buffered
-    and written once by ``close`` (the seal is the commit point either way).
+    ``durable=True`` flushes and fsyncs after every step; otherwise frames go through a
+    bounded buffer (written as it fills, while they are still in cache, never holding a
+    whole run in memory) and are fsynced once by ``close``. The seal is the commit
+    point either way: a run that never seals has its folder deleted.
 
     Nonces are deterministic (NIST SP 800-38D, 8.2.1): 4 random bytes fixed per writer,
     then a 64-bit counter. The data key is fresh per specimen and this writer is the only
@@ -72,11 +75,12 @@ class SpecimenWriter:
         self._aad_prefix = aad_prefix(tenant_id, specimen_id)
         self._nonce_prefix = os.urandom(NONCE_BYTES - 8)
         self._durable = durable
-        self._buffer: list[bytes] = []
         self._frames = 0
+        self._tail_cache: dict[tuple[str, str], tuple[bytes, bytes]] = {}
         self._folder = folder
         self._ref = f"{tenant_id}/{specimen_id}/{PAYLOAD_FILE}"
-        self._file = open(folder / PAYLOAD_FILE, "ab")  # noqa: SIM115 - closed in close()
+        # closed in close() or discard()
+        self._file = open(folder / PAYLOAD_FILE, "ab", buffering=_BUFFER_BYTES)  # noqa: SIM115
 
     @property
     def ref(self) -> str:
@@ -90,25 +94,34 @@ class SpecimenWriter:
         """``fields``: (side, path, canonical plaintext bytes) for each retained field."""
         if self._file.closed:
             raise ValueError("the writer is closed")
-        encrypt, prefix, append = self._cipher.encrypt, self._aad_prefix, self._buffer.append
-        pack = _U32.pack
+        encrypt, write, pack = self._cipher.encrypt, self._file.write, _U32.pack
+        step = b"%d/" % seq
         for side, path, plaintext in fields:
+            aad_tail, key_tail = self._tails(side, path)
             nonce = self._nonce()
-            sealed = encrypt(nonce, plaintext, prefix + f"{seq}/{side}/{path}".encode())
-            key = f"{seq}/{side}{path}".encode()
+            sealed = encrypt(nonce, plaintext, self._aad_prefix + step + aad_tail)
+            key = step + key_tail
             # frame = u32 len(key), key, u32 len(blob), blob; blob = nonce + sealed
-            append(b"".join((pack(len(key)), key, pack(NONCE_BYTES + len(sealed)), nonce)))
-            append(sealed)
+            write(pack(len(key)) + key + pack(NONCE_BYTES + len(sealed)) + nonce)
+            write(sealed)
             self._frames += 1
         if self._durable:
-            self._flush(sync=True)
+            self._sync()
 
-    def _flush(self, *, sync: bool) -> None:
-        self._file.write(b"".join(self._buffer))
-        self._buffer.clear()
+    def _tails(self, side: str, path: str) -> tuple[bytes, bytes]:
+        """The per-field parts of the AAD (``<side>/<path>``) and of the frame key
+        (``<side><path>``), encoded once per field name rather than once per step."""
+        tails = self._tail_cache.get((side, path))
+        if tails is None:
+            tails = self._tail_cache[side, path] = (
+                f"{side}/{path}".encode(),
+                f"{side}{path}".encode(),
+            )
+        return tails
+
+    def _sync(self) -> None:
         self._file.flush()
-        if sync:
-            os.fsync(self._file.fileno())
+        os.fsync(self._file.fileno())
 
     def close(self) -> None:
         """Seal the frame count and make everything durable (idempotent)."""
@@ -116,8 +129,8 @@ class SpecimenWriter:
             nonce = self._nonce()
             count = _U32.pack(self._frames)
             aad = _end_aad(self._tenant, self._specimen)
-            self._buffer.append(_frame(END_KEY, nonce + self._cipher.encrypt(nonce, count, aad)))
-            self._flush(sync=True)
+            self._file.write(_frame(END_KEY, nonce + self._cipher.encrypt(nonce, count, aad)))
+            self._sync()
             self._file.close()
 
     def discard(self) -> None:
@@ -208,10 +221,13 @@ class PayloadStore:
                         open_sealed(cipher, blob, _end_aad(tenant_id, specimen_id))
                     )[0]
                     continue
-                seq_text, _, rest = key.decode("ascii").partition("/")
+                # field names may be any Unicode: the key is UTF-8, its seq ASCII digits
+                seq_text, _, rest = key.decode("utf-8").partition("/")
                 side = rest.partition("/")[0]
                 field_path = rest[len(side) :]
-                if side not in ("request", "response"):
+                if side not in ("request", "response") or not (
+                    seq_text.isascii() and seq_text.isdigit()
+                ):
                     raise DecryptionFailed()
                 seq = int(seq_text)
                 where = (seq, side, field_path)
