@@ -80,7 +80,7 @@ def _raw_run(root: Path, rows: list[tuple[Any, ...]]) -> float:
         conn.close()
 
 
-def measure(n: int = 20000, *, repeats: int = 3) -> dict[str, float]:
+def measure(n: int = 20000, *, repeats: int = 5) -> dict[str, float]:
     """Rows per second for both paths and their ratio (ledger / raw)."""
     items = _items(n)
     ledger_best = raw_best = float("inf")
