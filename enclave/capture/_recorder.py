@@ -38,8 +38,7 @@ _RANDOM = BoundarySpec(
     kind=StepKind.RANDOM, name="random", request={}, response={"seed": policy("internal")}
 )
 
-
-_ABSENT: Any = object()
+_ABSENT: Any = object()  # a declared field the step did not carry (None is a value)
 
 
 class SpecError(BadInput):
