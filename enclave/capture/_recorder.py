@@ -89,7 +89,7 @@ class Recorder(Context):
         sealed: list[tuple[str, str, bytes]],
     ) -> str:
         """Append the side's field records and plaintexts to seal; return its digest."""
-        if not isinstance(values, Mapping):
+        if type(values) is not dict and not isinstance(values, Mapping):  # dict: no ABC check
             raise SpecError(f"step {seq}: {side} must be an object")
         entries = []
         present = 0
@@ -183,21 +183,21 @@ class Recorder(Context):
                 reverifiable=True,
                 live_state_fields=spec.live_state_fields,
             )
-        record = StepRecord(
-            seq=seq,
-            agent=self._agent,
-            call_id=call_id or self._next_call_id(spec.name),
-            kind=spec.kind,
-            name=spec.name,
-            alias=alias,
-            resolved=resolved,
-            schema_id=spec.schema_id,
-            schema_version=spec.schema_version,
-            request_digest=request_digest,
-            response_digest=response_digest,
-            valid_time=observed_text if valid_time is None else iso(valid_time),
-            observed_time=observed_text,
-            effect=effect,
+        record = StepRecord(  # positional, like the field records: every step builds one
+            seq,
+            self._agent,
+            call_id or self._next_call_id(spec.name),
+            spec.kind,
+            spec.name,
+            alias,
+            resolved,
+            spec.schema_id,
+            spec.schema_version,
+            request_digest,
+            response_digest,
+            observed_text if valid_time is None else iso(valid_time),  # valid time
+            observed_text,  # observed time
+            effect,
         )
         self._writer.add_step(seq, sealed)
         self.steps.append(_Step(record, fields))
