@@ -115,6 +115,23 @@ def test_durable_writes_each_step_batched_writes_at_close(
     )
 
 
+def test_batched_frames_reach_the_file_in_bounded_chunks(
+    store: PayloadStore, tmp_path: Path
+) -> None:
+    """A large batched specimen is not held in memory until the seal: once a few MiB
+    are pending they are in the file (and with the kernel's writeback), and every
+    frame still reads back after the seal."""
+    path = payload_file(tmp_path / "payloads", "sp-big")
+    writer = store.open_writer("acme", "sp-big", wrapped=WRAPPED, data_key=KEY, durable=False)
+    chunk = bytes(range(256)) * 1024  # 256 KiB
+    for seq in range(24):  # 6 MiB in all
+        writer.add_step(seq, [("response", "/blob", chunk)])
+    assert path.stat().st_size >= 4 << 20
+    writer.close()
+    fields = store.read_fields("acme", "sp-big", data_key=KEY)
+    assert fields == {(seq, "response", "/blob"): chunk for seq in range(24)}
+
+
 def test_specimen_id_cannot_be_reused_and_discard_removes_everything(
     store: PayloadStore, tmp_path: Path
 ) -> None:

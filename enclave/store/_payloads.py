@@ -39,6 +39,9 @@ PAYLOAD_FILE = "payloads.ct"
 DATAKEY_FILE = "datakey.json"
 END_KEY = b"#end"
 _BUFFER_BYTES = 1 << 20  # batched frames reach the file in ~1 MiB writes
+_WRITEBACK_BYTES = 4 << 20  # and go to the kernel's writeback every ~4 MiB
+_ADVISE = getattr(os, "posix_fadvise", None)  # not on macOS: there the seal's fsync does it all
+_DONTNEED = getattr(os, "POSIX_FADV_DONTNEED", 0)
 
 
 def _end_aad(tenant_id: str, specimen_id: str) -> bytes:
@@ -58,8 +61,9 @@ class SpecimenWriter:
 
     ``durable=True`` flushes and fsyncs after every step; otherwise frames go through a
     bounded buffer (written as it fills, while they are still in cache, never holding a
-    whole run in memory) and are fsynced once by ``close``. The seal is the commit
-    point either way: a run that never seals has its folder deleted.
+    whole run in memory), are handed to the kernel's writeback every few MiB, and are
+    fsynced once by ``close``. The seal is the commit point either way: a run that
+    never seals has its folder deleted.
 
     Nonces are deterministic (NIST SP 800-38D, 8.2.1): 4 random bytes fixed per writer,
     then a 64-bit counter. The data key is fresh per specimen and this writer is the only
@@ -76,6 +80,7 @@ class SpecimenWriter:
         self._nonce_prefix = os.urandom(NONCE_BYTES - 8)
         self._durable = durable
         self._frames = 0
+        self._written_back = self._unsynced = 0  # file offset handed to writeback; bytes since
         self._tail_cache: dict[tuple[str, str], tuple[bytes, bytes]] = {}
         self._folder = folder
         self._ref = f"{tenant_id}/{specimen_id}/{PAYLOAD_FILE}"
@@ -102,11 +107,28 @@ class SpecimenWriter:
             sealed = encrypt(nonce, plaintext, self._aad_prefix + step + aad_tail)
             key = step + key_tail
             # frame = u32 len(key), key, u32 len(blob), blob; blob = nonce + sealed
-            write(pack(len(key)) + key + pack(NONCE_BYTES + len(sealed)) + nonce)
+            head = pack(len(key)) + key + pack(NONCE_BYTES + len(sealed)) + nonce
+            write(head)
             write(sealed)
+            self._unsynced += len(head) + len(sealed)
             self._frames += 1
         if self._durable:
             self._sync()
+        elif self._unsynced >= _WRITEBACK_BYTES:
+            self._start_writeback()
+
+    def _start_writeback(self) -> None:
+        """Hand what is written so far to the kernel's writeback without waiting, so
+        the disk works while capture goes on and the seal's fsync finds little left
+        (otherwise a large batched specimen stalls the seal on all of it at once)."""
+        self._file.flush()
+        end = self._file.tell()
+        if _ADVISE is not None:
+            # on Linux this starts asynchronous writeback of the range (Python has no
+            # sync_file_range); the pages are dropped once clean: nothing reads them
+            # back before the seal
+            _ADVISE(self._file.fileno(), self._written_back, end - self._written_back, _DONTNEED)
+        self._written_back, self._unsynced = end, 0
 
     def _tails(self, side: str, path: str) -> tuple[bytes, bytes]:
         """The per-field parts of the AAD (``<side>/<path>``) and of the frame key
@@ -122,6 +144,7 @@ class SpecimenWriter:
     def _sync(self) -> None:
         self._file.flush()
         os.fsync(self._file.fileno())
+        self._unsynced = 0
 
     def close(self) -> None:
         """Seal the frame count and make everything durable (idempotent)."""
