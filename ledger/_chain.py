@@ -56,6 +56,7 @@ __all__ = [
     "hash_envelope",
     "lock_tip",
     "append_rows",
+    "caller_items",
     "iter_entry_rows",
     "body_json",
 ]
@@ -200,6 +201,23 @@ def lock_tip(conn: sa.Connection) -> Tip:
         sql += " FOR UPDATE"
     row = conn.exec_driver_sql(sql).one()
     return Tip(length=int(row[0]), head_hash=str(row[1]))
+
+
+RESERVED_PREFIX = "specimen."  # kinds only the ledger itself appends (sealing, erasure)
+
+
+def caller_items(
+    items: Iterable[tuple[str, str, Mapping[str, Any]]],
+) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """``items`` as a list, refused (``ValueError``) if one is not a (kind, subject,
+    body) tuple or claims a kind reserved to the ledger — for appends a caller asks for."""
+    items = list(items)
+    for item in items:
+        if not isinstance(item, tuple) or len(item) != 3:
+            raise ValueError("each item is a (kind, subject, body) tuple")
+        if isinstance(item[0], str) and item[0].startswith(RESERVED_PREFIX):
+            raise ValueError("specimen.* entries are written only by the ledger itself")
+    return items
 
 
 def _check_item(kind: object, subject: object, body: object) -> None:

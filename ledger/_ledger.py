@@ -26,7 +26,7 @@ from alembic.config import Config
 from sqlalchemy.engine import Engine
 
 from ._canonical import loads
-from ._chain import append_rows, lock_tip
+from ._chain import append_rows, caller_items, lock_tip
 from ._engine import WRITE_OPTION, make_engine
 from ._errors import Conflict, NotFound
 from ._guard import guarded
@@ -45,7 +45,6 @@ from ._verify import verify_ledger
 __all__ = ["Ledger", "utc_clock"]
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
-_RESERVED_PREFIX = "specimen."
 _ENTRY_COLUMNS = "entry_index, kind, subject, body_json, prev_hash, entry_hash, recorded_at"
 _MIGRATION_LOCK = 0x4C454447  # pg advisory lock key ("LEDG")
 
@@ -316,12 +315,7 @@ class Ledger:
         self, items: Sequence[tuple[str, str, Mapping[str, Any]]]
     ) -> list[LedgerPosition]:
         """Append ``items`` in order, atomically, with one batched insert."""
-        items = list(items)
-        for item in items:
-            if not isinstance(item, tuple) or len(item) != 3:
-                raise ValueError("each item is a (kind, subject, body) tuple")
-            if isinstance(item[0], str) and item[0].startswith(_RESERVED_PREFIX):
-                raise ValueError("specimen.* entries are written only by the ledger itself")
+        items = caller_items(items)
         if not items:
             return []
         with self._write() as conn:
@@ -347,8 +341,7 @@ class Ledger:
         existing entries (a disclosure budget, one conclusion per audit) holds under
         concurrency. ``check`` raises to refuse; then nothing is written.
         """
-        if kind.startswith(_RESERVED_PREFIX):
-            raise ValueError("specimen.* entries are written only by the ledger itself")
+        caller_items([(kind, subject, body)])
         with self._write() as conn:
             tip = lock_tip(conn)
             check(self._select_entries(conn, *among))

@@ -19,37 +19,25 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Conflict, Ledger, LedgerPosition, canonical_json
-from ledger._chain import append_rows, lock_tip
+from ledger._chain import append_rows, caller_items, lock_tip
 from ledger._head import save_head
 
 __all__ = [
     "CONCLUSION_KINDS",
     "Items",
     "append_in",
-    "check_items",
     "ledger_clock",
     "record_failure",
     "save_positions",
 ]
 
 CONCLUSION_KINDS = ("certificate.issued", "audit.failed", "audit.cancelled")
-_RESERVED_PREFIX = "specimen."
 Items = Sequence[tuple[str, str, Mapping[str, Any]]]
 
 
 def ledger_clock(ledger: Ledger) -> Callable[[], str]:
     clock: Callable[[], str] = ledger._clock  # noqa: SLF001 - the same clock as the ledger's own appends
     return clock
-
-
-def check_items(items: Items) -> list[tuple[str, str, Mapping[str, Any]]]:
-    items = list(items)
-    for item in items:
-        if not isinstance(item, tuple) or len(item) != 3:
-            raise ValueError("each item is a (kind, subject, body) tuple")
-        if isinstance(item[0], str) and item[0].startswith(_RESERVED_PREFIX):
-            raise ValueError("specimen.* entries are written only by the ledger itself")
-    return items
 
 
 def _recorded_conclusion(conn: sa.Connection, items: Items) -> LedgerPosition | None:
@@ -82,7 +70,7 @@ def append_in(
     conn: sa.Connection, items: Items, *, clock: Callable[[], str]
 ) -> list[LedgerPosition]:
     """Append inside the caller's write transaction (conclusions at most once)."""
-    items = check_items(items)
+    items = caller_items(items)
     if not items:
         return []
     reused = _recorded_conclusion(conn, items)

@@ -14,9 +14,10 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from ledger import Ledger, LedgerPosition
+from ledger._chain import caller_items
 from ledger._guard import guarded
 
-from ._conclusions import Items, append_in, check_items, ledger_clock, save_positions
+from ._conclusions import Items, append_in, ledger_clock, save_positions
 from ._queue import lock_job
 
 __all__ = ["FencedLedger", "TxLedger"]
@@ -32,7 +33,7 @@ class FencedLedger(Ledger):
 
     @guarded("append")
     def append_many(self, items: Items) -> list[LedgerPosition]:
-        items = check_items(items)
+        items = caller_items(items)
         if not items:
             return []
         with self._write() as conn:
