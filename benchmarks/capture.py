@@ -172,7 +172,7 @@ def bare_work(size: int, *, durable: bool, steps: int, folder: Path) -> float:
             if durable:
                 out.flush()
                 os.fsync(out.fileno())
-            elif out.tell() - written_back >= 4 << 20:
+            elif hasattr(os, "posix_fadvise") and out.tell() - written_back >= 4 << 20:
                 out.flush()
                 os.posix_fadvise(out.fileno(), written_back, 0, os.POSIX_FADV_DONTNEED)
                 written_back = out.tell()
