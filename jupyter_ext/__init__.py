@@ -7,7 +7,8 @@ credential), an ipywidgets panel, and the ``%enclave`` magics.
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from ._client import EnclaveClient
 from ._errors import (
@@ -17,10 +18,12 @@ from ._errors import (
     ServiceRefused,
     ServiceUnavailable,
 )
-from ._magics import load_ipython_extension
 from ._offline import verify_file
-from ._panel import EnclavePanel
 from ._wire import AuditRequestBody, AuditStatus, VerifyCheck, VerifyReport
+
+if TYPE_CHECKING:
+    from ._magics import load_ipython_extension
+    from ._panel import EnclavePanel
 
 __all__ = [
     "AuditRequestBody",
@@ -38,6 +41,17 @@ __all__ = [
     "load_ipython_extension",
     "verify_file",
 ]
+
+
+# The widget stack (ipywidgets, IPython) is imported on first use, so the server
+# extension loads in a Jupyter server installed without the [jupyter] extra.
+_WIDGET_NAMES = {"EnclavePanel": "._panel", "load_ipython_extension": "._magics"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WIDGET_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_WIDGET_NAMES[name], __name__), name)
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:

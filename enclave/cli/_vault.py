@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from enclave._errors import EnclaveError
+from enclave._home import Home
 from enclave.keys._vault_client import admin_client
 from enclave.vaultops import (
     SetupResult,
@@ -104,6 +105,9 @@ def dev(
             else:
                 typer.echo(f"# no dev server recorded in {directory}")
             return
+        # The dev server keeps its state in the home: make it one first, so the
+        # commands that follow (`demo`, `capture`) open it as it is.
+        Home.init(directory)
         server = start_dev_server(directory, root_token=secrets.token_urlsafe(24), port=port)
         try:
             result = apply_setup(admin_client(server.addr, server.root_token), tenants=tenant or ())
