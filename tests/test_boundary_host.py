@@ -1,0 +1,399 @@
+"""The OS wall around replayed code holds against an attacker (DESIGN: the sandbox is
+the wall, in-process hooks only diagnose).
+
+Every test here runs real workers under real bubblewrap and attacks with plain
+Python, swallowing errors the way hostile code would, so that what is checked is
+the effect on the host: the secret was not read, the file does not exist, the
+supervisor was not stopped. Enclave homes are created outside ``/tmp`` — one in the
+checkout root (the README's ``./.replay-enclave`` with an editable install, whose
+root is on ``sys.path``), one named like a package inside a project directory that
+is itself on the worker's import path — because ``/tmp`` is hidden by any sandbox
+and would prove nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import enclave
+from enclave._home import MARKER, Home
+from enclave._runtime import Runtime
+from enclave.cli._demo import capture_incidents
+from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay._predicate import isolation_layers
+from enclave.sandbox import Contaminated, Sandbox, SandboxLimits, SandboxUnavailable
+from tests import boundary_agents, replay_agents
+
+REPO = Path(enclave.__file__).resolve().parent.parent
+CANARY = "CANARY-boundary-5e1d"
+LIMITS = SandboxLimits(wall_seconds=20.0)
+BWRAP_MISSING = shutil.which("bwrap") is None
+
+pytestmark = pytest.mark.skipif(
+    BWRAP_MISSING and os.environ.get("CI") != "true", reason="bubblewrap is not installed"
+)
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p) for p in root.rglob("*") if p.is_file())
+
+
+def _now() -> datetime:
+    return datetime.now(UTC) + timedelta(minutes=5)
+
+
+@pytest.fixture(scope="module")
+def readme_home() -> Iterator[Path]:
+    """A populated home in the checkout root, as ``./.replay-enclave`` would be."""
+    root = Path(tempfile.mkdtemp(prefix=".replay-enclave-boundary-", dir=REPO))
+    runtime = Runtime.open(Home.init(root))
+    try:
+        capture_incidents(runtime)  # three tenants' ciphertext, keyring, ledger
+        replay_agents.capture_specimen(runtime, replay_agents.PLAIN_AGENT, tenant="other")
+        yield root
+    finally:
+        runtime.close()
+        shutil.rmtree(root)
+
+
+@pytest.fixture
+def project() -> Iterator[Path]:
+    """A project directory under /root holding agent code and a home named like a
+    package; the directory is on the worker's import path."""
+    base = Path(tempfile.mkdtemp(prefix="boundary-project-", dir="/root"))
+    try:
+        (base / "proj_agents").mkdir()
+        (base / "proj_agents" / "__init__.py").write_text("VALUE = 7\n")
+        home = Home.init(base / "enclavehome")
+        (home.keys_dir / "signing-key.pem").write_text(f"-----BEGIN PRIVATE KEY----- {CANARY}\n")
+        yield base
+    finally:
+        shutil.rmtree(base)
+
+
+def _sandbox(scratch_root: Path, **options: Any) -> Sandbox:
+    return Sandbox(scratch_root=scratch_root, limits=LIMITS, **options)
+
+
+def _call(sandbox: Sandbox, handler: str, request: dict[str, Any]) -> dict[str, Any]:
+    with sandbox.start(f"tests.boundary_agents:{handler}") as worker:
+        return worker.call(request)
+
+
+# -- 1. the host's files are out of sight ------------------------------------------
+
+
+def test_readme_home_in_the_checkout_is_unreadable(readme_home: Path) -> None:
+    secrets = _files(readme_home)
+    names = {Path(p).name for p in secrets}
+    # the attack is only meaningful if the home holds what it is meant to hold
+    assert {"ledger.db", "config.toml", MARKER} <= names
+    assert any("/keys/" in p for p in secrets) and any("/payloads/" in p for p in secrets)
+    sandbox = _sandbox(readme_home / "scratch")
+    paths = [*secrets, str(readme_home), "/etc/shadow", "/etc/passwd", "/root/.bash_history"]
+    reply = _call(sandbox, "read_paths", {"paths": paths})
+    opened = [p for p, result in reply["results"].items() if result == "read"]
+    assert opened == []
+    found = _call(sandbox, "find_homes", {"names": [readme_home.name]})["found"]
+    assert found == []
+
+
+def test_home_named_like_a_package_on_the_import_path(project: Path, tmp_path: Path) -> None:
+    home = project / "enclavehome"
+    python_path = [str(project), str(REPO), *(p for p in sys.path if p)]
+    sandbox = _sandbox(tmp_path / "scratch", python_path=python_path)
+    reply = _call(sandbox, "read_paths", {"paths": _files(home)})
+    assert [p for p, r in reply["results"].items() if r == "read"] == []
+    assert _call(sandbox, "find_homes", {"names": ["enclavehome"]})["found"] == []
+    # the project's own code is still importable: the view is minimal, not empty
+    reply = _call(sandbox, "read_paths", {"paths": [str(project / "proj_agents" / "__init__.py")]})
+    assert set(reply["results"].values()) == {"read"}
+
+
+def test_etc_shadow_is_unreadable(tmp_path: Path) -> None:
+    reply = _call(_sandbox(tmp_path / "scratch"), "read_paths", {"paths": ["/etc/shadow"]})
+    assert reply["results"]["/etc/shadow"] != "read"
+
+
+def test_worker_is_unprivileged_and_has_no_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("VAULT_TOKEN", "BAO_TOKEN", "REPLAY_ENCLAVE_LEDGER_URL", "GITHUB_TOKEN"):
+        monkeypatch.setenv(name, CANARY)
+    reply = _call(_sandbox(tmp_path / "scratch"), "identity", {})
+    assert (reply["uid"], reply["gid"]) == (65534, 65534)
+    assert int(reply["cap_eff"], 16) == 0
+    assert (reply["no_new_privs"], reply["seccomp"]) == ("1", "2")
+    assert not [k for k in reply["env"] if re.match(r"(VAULT|BAO|REPLAY_ENCLAVE)_|.*TOKEN", k)]
+
+
+def test_supervisor_environment_and_memory_are_unreachable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VAULT_TOKEN", CANARY)
+    monkeypatch.setenv("REPLAY_ENCLAVE_SECRET", CANARY)
+    reply = _call(_sandbox(tmp_path / "scratch"), "snoop_proc", {"host_pid": os.getpid()})
+    assert CANARY not in reply["seen"]
+
+
+# -- 2. the kernel refuses what the tripwire cannot see ------------------------------
+
+_STOPPER = """
+import json, os, sys, time
+from pathlib import Path
+from enclave.sandbox import Contaminated, Sandbox, SandboxLimits
+sandbox = Sandbox(scratch_root=Path(sys.argv[1]), limits=SandboxLimits(wall_seconds=10.0))
+worker = sandbox.start("tests.boundary_agents:stop_supervisor")
+started = time.monotonic()
+try:
+    worker.call({"host_pid": os.getpid()}, timeout=2.0)
+    print(json.dumps({"outcome": "returned"}))
+except Contaminated as exc:
+    print(json.dumps({"outcome": [exc.reason, exc.detail], "s": time.monotonic() - started}))
+worker.close()
+"""
+
+
+def test_pidfd_send_signal_is_killed_and_the_supervisor_runs_on(tmp_path: Path) -> None:
+    """The supervisor runs in its own process, so that a stopped supervisor fails
+    the test by timing out instead of hanging it."""
+    done = subprocess.run(
+        [sys.executable, "-c", _STOPPER, str(tmp_path / "scratch")],
+        capture_output=True, text=True, timeout=60, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["outcome"] == ["forbidden_operation", "seccomp"]
+    assert result["s"] < 2.0
+
+
+def test_writes_outside_scratch_without_a_path_are_stopped(project: Path, tmp_path: Path) -> None:
+    outside = Path(tempfile.mkdtemp(prefix="boundary-outside-", dir="/root"))
+    code_dir = project / "proj_agents"
+    python_path = [str(project), str(REPO), *(p for p in sys.path if p)]
+    sandbox = _sandbox(tmp_path / "scratch", python_path=python_path)
+    try:
+        before = {d: sorted(os.listdir(d)) for d in (outside, code_dir)}
+        reply = _call(sandbox, "write_with_dir_fd", {"dirs": [str(outside), str(code_dir)]})
+        assert "wrote" not in reply["results"].values()
+        targets = [str(outside / "db"), str(code_dir / "db")]
+        reply = _call(sandbox, "sqlite_escape", {"targets": targets})
+        assert "wrote" not in reply["results"].values()
+        assert {d: sorted(os.listdir(d)) for d in (outside, code_dir)} == before
+    finally:
+        shutil.rmtree(outside)
+
+
+def _header_numbers() -> dict[str, int]:
+    """x86-64 syscall numbers from the kernel headers: an independent table."""
+    header = Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")
+    if platform.machine() != "x86_64" or not header.exists():
+        from enclave.sandbox._syscalls import NUMBERS
+
+        return dict(NUMBERS[platform.machine()])
+    found = re.findall(r"#define __NR_(\w+) (\d+)", header.read_text())
+    return {name: int(nr) for name, nr in found}
+
+
+_SYSCALL = """
+import ctypes, os, sys
+from enclave.sandbox import _seccomp
+assert _seccomp.install()
+libc = ctypes.CDLL(None, use_errno=True)
+rc = libc.syscall(int(sys.argv[1]), 0, 0, 0, 0, 0)
+print(rc, ctypes.get_errno(), flush=True)
+"""
+
+DANGEROUS = [
+    "pidfd_send_signal", "pidfd_open", "pidfd_getfd", "tkill", "tgkill", "kill",
+    "rt_sigqueueinfo", "unshare", "setns", "mount", "umount2", "pivot_root", "chroot",
+    "bpf", "ptrace", "process_vm_readv", "process_vm_writev", "perf_event_open",
+    "keyctl", "add_key", "userfaultfd", "open_by_handle_at", "io_uring_setup",
+    "execve", "execveat", "fork", "vfork", "connect", "bind", "listen",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", DANGEROUS)
+def test_seccomp_kills_dangerous_syscalls(name: str) -> None:
+    numbers = _header_numbers()
+    if name not in numbers:
+        pytest.skip(f"{name} does not exist on {platform.machine()}")
+    done = subprocess.run(
+        [sys.executable, "-c", _SYSCALL, str(numbers[name])],
+        capture_output=True, text=True, timeout=30, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert done.returncode == -signal.SIGSYS, (done.returncode, done.stdout, done.stderr[-500:])
+
+
+def test_seccomp_denies_what_it_does_not_list() -> None:
+    """Default deny: an unlisted, harmless system call fails with EPERM."""
+    numbers = _header_numbers()
+    for name in ("memfd_create", "setxattr", "sethostname"):
+        done = subprocess.run(
+            [sys.executable, "-c", _SYSCALL, str(numbers[name])],
+            capture_output=True, text=True, timeout=30, cwd=REPO, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, (name, done.stderr[-500:])
+        assert done.stdout.split() == ["-1", str(1)], name  # EPERM
+
+
+# -- 3. no enclave, no audit -----------------------------------------------------------
+
+
+@pytest.fixture
+def no_bwrap_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    for tool in ("unshare", "env"):
+        found = shutil.which(tool)
+        if found:
+            (empty / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", str(empty))
+
+
+@pytest.mark.usefixtures("no_bwrap_path")
+@pytest.mark.parametrize("choice", ["auto", "bwrap"])
+def test_missing_bubblewrap_refuses_in_one_line(tmp_path: Path, choice: str) -> None:
+    with pytest.raises(SandboxUnavailable) as info:
+        Sandbox(scratch_root=tmp_path / "scratch", isolation=choice)
+    text = str(info.value)
+    assert "bubblewrap" in text and "\n" not in text
+
+
+@pytest.mark.usefixtures("no_bwrap_path")
+def test_missing_bubblewrap_refuses_the_audit(tmp_path: Path) -> None:
+    runtime = Runtime.open(Home.init(tmp_path / "home"))
+    try:
+        specimen = replay_agents.capture_specimen(runtime, replay_agents.PLAIN_AGENT)
+        request = AuditRequest(
+            specimen_id=specimen,
+            intervention=Intervention(
+                Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=0.2
+            ),
+            purpose="boundary review",
+            requester="test",
+            samples=2,
+        )
+        with pytest.raises(SandboxUnavailable) as info:
+            run_audit(runtime, request, now=_now())
+        assert "bubblewrap" in str(info.value) and "\n" not in str(info.value)
+        assert not runtime.ledger.entries(kind="certificate.issued")
+    finally:
+        runtime.close()
+
+
+def test_weaker_layers_only_behind_the_loud_flag(tmp_path: Path) -> None:
+    for weaker in ("unshare", "UNSAFE_none", "none"):
+        with pytest.raises(ValueError):
+            Sandbox(scratch_root=tmp_path, isolation=weaker)
+    env = Sandbox(scratch_root=tmp_path, isolation="UNSAFE_development").environment
+    assert env["isolation"] == "development — not an enclave"
+    assert env["enclave"] is False
+    assert isolation_layers(env)[0] == "development — not an enclave"
+
+
+# -- 4. the tripwire is a diagnostic, not a layer ------------------------------------
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    sock.setblocking(False)
+    yield sock
+    sock.close()
+
+
+def _accepted(sock: socket.socket) -> int:
+    count = 0
+    while True:
+        try:
+            conn, _ = sock.accept()
+        except BlockingIOError:
+            return count
+        conn.close()
+        count += 1
+
+
+def test_disarmed_tripwire_still_meets_the_wall(
+    project: Path, tmp_path: Path, listener: socket.socket
+) -> None:
+    target = project / "escaped.txt"
+    sandbox = _sandbox(tmp_path / "scratch")
+    with sandbox.start("tests.boundary_agents:disarm_then_escape") as worker:
+        try:
+            reply = worker.call({"path": str(target), "port": listener.getsockname()[1]})
+        except Contaminated:
+            reply = {"connected": -1, "wrote": "no"}
+        env = worker.environment
+    assert _accepted(listener) == 0
+    assert not target.exists()
+    assert reply["wrote"] == "no" and reply["connected"] != 0
+    assert "audit_hook" not in isolation_layers(env)
+    assert "audit_hook" not in isolation_layers(sandbox.environment)
+
+
+def _predicate(path: Path) -> dict[str, Any]:
+    envelope = json.loads(path.read_text())
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    predicate: dict[str, Any] = statement["predicate"]
+    return predicate
+
+
+def test_disarmed_tripwire_is_never_claimed_in_a_certificate(tmp_path: Path) -> None:
+    runtime = Runtime.open(Home.init(tmp_path / "home"))
+    target = Path(tempfile.mkdtemp(prefix="boundary-outside-", dir="/root")) / "escaped.txt"
+    try:
+        specimen = replay_agents.capture_specimen(
+            runtime, boundary_agents.DISARM_AGENT, replay_agents.baseline_inputs(path=str(target))
+        )
+        request = AuditRequest(
+            specimen_id=specimen,
+            intervention=Intervention(
+                Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=0.2
+            ),
+            purpose="boundary review",
+            requester="test",
+            samples=2,
+        )
+        outcome = run_audit(runtime, request, now=_now(), limits=LIMITS)
+        assert not target.exists()
+        if outcome.certificate_path is not None:
+            layers = _predicate(Path(outcome.certificate_path))["environment"]["isolation_layers"]
+            assert "audit_hook" not in layers
+            assert layers[0] == "bwrap"
+        else:
+            assert outcome.classification == "failed"
+    finally:
+        runtime.close()
+        shutil.rmtree(target.parent)
+
+
+def test_environment_claims_only_what_was_checked(tmp_path: Path) -> None:
+    sandbox = _sandbox(tmp_path / "scratch")
+    with sandbox.start("tests.hostile_agents:echo") as worker:
+        env = worker.environment
+    layers = isolation_layers(env)
+    assert layers[0] == "bwrap" and env["enclave"] is True
+    for claimed in ("user_namespace", "pid_namespace", "network_namespace", "mount_namespace",
+                    "minimal_filesystem", "tmpfs_scratch", "unprivileged_uid", "no_capabilities",
+                    "no_new_privs", "seccomp_allowlist", "rlimits", "wall_clock_kill"):  # fmt: skip
+        assert claimed in layers, claimed
+    assert "audit_hook" not in layers and env["diagnostics"] == ["audit_hook"]
