@@ -11,13 +11,15 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-
-from ledger import Ledger
+from typing import TYPE_CHECKING
 
 from ._errors import BadInput
 from ._home import Home
 from .keys import DigestKeys, KeyProvider, LocalKeyProvider
 from .store import PayloadStore
+
+if TYPE_CHECKING:  # the database layer is imported when a runtime is opened
+    from ledger import Ledger
 
 __all__ = ["Runtime", "utc_now"]
 
@@ -82,6 +84,8 @@ class Runtime:
 
     @classmethod
     def open(cls, home: Home, *, env: dict[str, str] | None = None) -> Runtime:
+        from ledger import Ledger
+
         env = dict(os.environ) if env is None else env
         ledger = Ledger.open(home.ledger_url(env), head_path=home.head_path)
         ledger.migrate()

@@ -46,7 +46,6 @@ import orjson
 import sqlalchemy as sa
 
 from ._canonical import canonical_json
-from ._models import EntryRow, table_of
 from ._records import LedgerPosition
 
 __all__ = [
@@ -276,6 +275,8 @@ def _insert(conn: sa.Connection, rows: list[tuple[Any, ...]]) -> None:
     style = conn.dialect.paramstyle
     mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(style)
     if mark is None:  # an unusual driver: let SQLAlchemy bind by name
+        from ._models import EntryRow, table_of
+
         table = table_of(EntryRow)
         conn.execute(sa.insert(table), [dict(zip(_INSERT_COLUMNS, r, strict=True)) for r in rows])
         return

@@ -8,7 +8,6 @@ import sqlalchemy as sa
 
 from ._canonical import canonical_digest, canonical_json, loads
 from ._errors import NotFound
-from ._models import FieldRowModel, SpecimenRow, StepRow, table_of
 from ._records import (
     AdapterInfo,
     Classification,
@@ -61,9 +60,16 @@ def sealed_body(record: SpecimenRecord) -> dict[str, Any]:
     }
 
 
+def _table(model: str) -> sa.Table:
+    # the SQLModel classes (and sqlmodel itself) load on first use, not with the module
+    from . import _models
+
+    return _models.table_of(getattr(_models, model))
+
+
 def insert_specimen(conn: sa.Connection, record: SpecimenRecord, sealed_index: int) -> None:
     conn.execute(
-        sa.insert(table_of(SpecimenRow)),
+        sa.insert(_table("SpecimenRow")),
         {
             "id": record.specimen_id,
             "tenant_id": record.tenant_id,
@@ -86,12 +92,12 @@ def insert_specimen(conn: sa.Connection, record: SpecimenRecord, sealed_index: i
     )
     if record.steps:
         conn.execute(
-            sa.insert(table_of(StepRow)),
+            sa.insert(_table("StepRow")),
             [_step_row(record.specimen_id, i, s) for i, s in enumerate(record.steps)],
         )
     if record.fields:
         conn.execute(
-            sa.insert(table_of(FieldRowModel)),
+            sa.insert(_table("FieldRowModel")),
             [_field_row(record.specimen_id, i, f) for i, f in enumerate(record.fields)],
         )
 
@@ -146,7 +152,7 @@ def _strings(text: str) -> tuple[str, ...]:
 
 
 def load_specimen(conn: sa.Connection, specimen_id: str) -> SpecimenRecord:
-    specimens, steps, fields = table_of(SpecimenRow), table_of(StepRow), table_of(FieldRowModel)
+    specimens, steps, fields = _table("SpecimenRow"), _table("StepRow"), _table("FieldRowModel")
     row = conn.execute(sa.select(specimens).where(specimens.c.id == specimen_id)).mappings()
     spec = row.one_or_none()
     if spec is None:
@@ -233,7 +239,7 @@ def list_summaries(
     """Newest seal first (descending ledger position)."""
     if limit < 0 or offset < 0:
         raise ValueError("limit and offset must be non-negative")
-    specimens, steps = table_of(SpecimenRow), table_of(StepRow)
+    specimens, steps = _table("SpecimenRow"), _table("StepRow")
     count = (
         sa.select(sa.func.count()).where(steps.c.specimen_id == specimens.c.id).scalar_subquery()
     )

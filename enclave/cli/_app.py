@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,7 +17,9 @@ from ledger import LedgerError
 
 from .._errors import BadInput, EnclaveError, InfrastructureError, Refused
 from .._home import Home, default_home
-from .._runtime import Runtime
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
 
 app = typer.Typer(
     name="replay-enclave",
@@ -38,7 +40,33 @@ JsonOption = Annotated[
 ]
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from importlib.metadata import version
+
+        typer.echo(f"replay-enclave {version('replay-enclave')}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+        ),
+    ] = False,
+) -> None:
+    """Capture agent runs as sealed specimens, replay them in an enclave, certify the result.
+
+    Exit codes: 0 done; 1 a certificate failed verification; 2 bad input or a refusal;
+    3 infrastructure trouble; 4 an audit ran and failed; 70 an internal fault.
+    """
+
+
 def open_runtime(home: Path | None) -> Runtime:
+    from .._runtime import Runtime
+
     return Runtime.open(Home.open(home or default_home()))
 
 

@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .._errors import BadInput
-from .._runtime import Runtime, utc_now
-from ..certify import load_public_key_pem, verify_certificate
-from ..replay import (
-    AuditOutcome,
-    AuditRequest,
-    Intervention,
-    RuntimeLedgerLookup,
-    Strategy,
-    Tolerances,
-    run_audit,
-)
 from ._app import HomeOption, JsonOption, app, open_runtime
 from ._output import console, emit_json, pairs, table
+
+if TYPE_CHECKING:  # the replay engine, signer and database load with the command
+    from .._runtime import Runtime
+    from ..replay import AuditOutcome, AuditRequest, Intervention
 
 
 def parse_value(text: str) -> Any:
@@ -42,6 +34,8 @@ def build_intervention(
     revision: str | None,
     bundle: str | None = None,
 ) -> Intervention:
+    from ..replay import Intervention, Strategy
+
     if revision:
         name, sep, identity = revision.partition("=")
         if not sep or not name or not identity:
@@ -70,6 +64,17 @@ def build_intervention(
 
 
 def run_with_progress(runtime: Runtime, request: AuditRequest, *, quiet: bool) -> AuditOutcome:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from .._runtime import utc_now
+    from ..replay import run_audit
+
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -154,6 +159,8 @@ def audit_cmd(
     json_out: JsonOption = False,
 ) -> None:
     """Replay a specimen with one declared intervention and certify the comparison."""
+    from ..replay import AuditRequest, Tolerances
+
     intervention = build_intervention(
         call=call,
         field=field,
@@ -192,6 +199,9 @@ def verify_cmd(
     json_out: JsonOption = False,
 ) -> None:
     """Check a certificate's signature, statement, predicate schema and ledger linkage."""
+    from ..certify import load_public_key_pem, verify_certificate
+    from ..replay import RuntimeLedgerLookup
+
     try:
         envelope = json.loads(certificate.read_bytes())
     except FileNotFoundError:

@@ -8,17 +8,17 @@ show a table of outcomes and certificate paths.
 
 from __future__ import annotations
 
-from typing import Any
-
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .._home import Home, default_home
-from .._runtime import Runtime, utc_now
-from ..capture import capture
-from ..incidents import ALL
-from ..replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
 from ._app import HomeOption, JsonOption, app
 from ._output import console, emit_json, table
+
+if TYPE_CHECKING:  # the engine and the database load when the demo runs
+    from .._runtime import Runtime
+    from ..replay import AuditOutcome, AuditRequest
 
 DEMO_SAMPLES = 100
 PURPOSE = "purchase-order-review"
@@ -26,6 +26,9 @@ PURPOSE = "purchase-order-review"
 
 def capture_incidents(runtime: Runtime) -> dict[str, str]:
     """Capture the three reference incidents; returns {agent name: specimen id}."""
+    from ..capture import capture
+    from ..incidents import ALL
+
     captured: dict[str, str] = {}
     for incident in ALL:
         baseline = incident.BASELINE_INPUT
@@ -42,6 +45,7 @@ def capture_incidents(runtime: Runtime) -> dict[str, str]:
 
 def demo_audits(captured: dict[str, str]) -> list[tuple[str, AuditRequest]]:
     """The five demo audits, for whichever of the incidents ``captured`` holds."""
+    from ..replay import AuditRequest, Intervention, Strategy
 
     def request(agent: str, intervention: Intervention, purpose: str) -> AuditRequest | None:
         if agent not in captured:
@@ -127,6 +131,11 @@ def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
     """Init a home, capture the three reference incidents, run five certified audits."""
     root = home or default_home()
     rows: list[dict[str, Any]] = []
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from .._runtime import Runtime, utc_now
+    from ..replay import run_audit
+
     with Runtime.open(Home.init(root)) as runtime:
         captured = capture_incidents(runtime)
         audits = demo_audits(captured)
@@ -147,21 +156,25 @@ def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
         emit_json({"home": str(root), "specimens": captured, "audits": rows})
         return
     table("sealed specimens", ("agent", "specimen_id"), sorted(captured.items()))
+    shown = ("audit", "classification", "auditability", "flip_rate", "mean_delta", "certificate")
     table(
         "audits",
-        ("audit", "classification", "auditability", "flip_rate", "mean_delta", "certificate"),
-        (
-            [
-                r[c]
-                for c in (
-                    "audit",
-                    "classification",
-                    "auditability",
-                    "flip_rate",
-                    "mean_delta",
-                    "certificate",
-                )
-            ]
-            for r in rows
-        ),
+        shown,
+        ([r[c] for c in shown] for r in rows),
+        whole=("classification", "auditability"),
     )
+    _next_steps(root, captured, rows)
+
+
+def _next_steps(root: Path, captured: dict[str, str], rows: list[dict[str, Any]]) -> None:
+    """What to try next, as commands to paste."""
+    home = f" --home {shlex.quote(str(root))}" if root != default_home() else ""
+    lines = ["", "Next:"]
+    certificate = next((r["certificate"] for r in rows if r["certificate"]), None)
+    if certificate:
+        lines.append(f"  replay-enclave verify {shlex.quote(certificate)}{home}")
+    if "procurement" in captured:
+        lines.append(f"  replay-enclave specimens show {captured['procurement']}{home}")
+    lines.append(f"  replay-enclave ledger verify{home}")
+    lines.append("  pip install '.[jupyter]' && bash scripts/analyst-demo.sh   # the notebook")
+    console.print("\n".join(lines), highlight=False, markup=False)

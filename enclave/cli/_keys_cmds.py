@@ -6,9 +6,7 @@ from typing import Annotated
 
 import typer
 
-from .._erasure import erase_specimen, rewrap_tenant
 from .._errors import BadInput
-from .._runtime import utc_now
 from ..store import validate_id
 from ._app import HomeOption, app, open_runtime
 from ._capture_cmds import specimens_app
@@ -27,6 +25,9 @@ def specimens_erase(
 ) -> None:
     """Crypto-shred one specimen: its wrapped data key and ciphertext are destroyed;
     the ledger keeps its digests and records the erasure."""
+    from .._erasure import erase_specimen
+    from .._runtime import utc_now
+
     with open_runtime(home) as runtime:
         index = erase_specimen(runtime, specimen_id, now=utc_now())
     console.print(f"erased {specimen_id}; erasure recorded at ledger entry {index}")
@@ -44,6 +45,8 @@ def keys_rotate(tenant: TenantOption, home: HomeOption = None) -> None:
 @keys_app.command("rewrap")
 def keys_rewrap(tenant: TenantOption, home: HomeOption = None) -> None:
     """Re-wrap every specimen's data key under the newest KEK version."""
+    from .._erasure import rewrap_tenant
+
     validate_id(tenant, what="tenant id")
     with open_runtime(home) as runtime:
         count = rewrap_tenant(runtime, tenant)

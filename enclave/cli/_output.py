@@ -13,18 +13,43 @@ from rich.table import Table
 
 console = Console()
 err_console = Console(stderr=True)
+# Cells are folded onto more lines, never cut with an ellipsis: a cut cell hides the
+# very word (a classification, an id) someone came to read.
+_BORDERS = 3  # per column: a separator and one space of padding on each side
+_NARROWEST = 10  # below this a folded column is harder to read than a vertical layout
 
 
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+def table(
+    title: str,
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    whole: Sequence[str] = (),
+) -> None:
+    """A table; the ``whole`` columns are never wrapped. When the terminal is too narrow
+    to keep them whole beside the rest, each row is shown as its own field/value block."""
+    cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
+    widths = {
+        c: max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns) if c in whole
+    }
+    others = len(columns) - len(widths)
+    needed = sum(widths.values()) + _BORDERS * len(columns) + 1 + _NARROWEST * others
+    if widths and needed > console.width:
+        for row in cells:
+            pairs(f"{title}: {row[0]}", dict(zip(columns[1:], row[1:], strict=True)))
+        return
     grid = Table(title=title)
     for column in columns:
-        grid.add_column(column)
-    for row in rows:
-        grid.add_row(*("" if cell is None else str(cell) for cell in row))
+        if column in widths:
+            grid.add_column(column, no_wrap=True, min_width=widths[column])
+        else:
+            grid.add_column(column, overflow="fold")
+    for row in cells:
+        grid.add_row(*row)
     console.print(grid)
 
 

@@ -9,17 +9,6 @@ from typing import Annotated
 import typer
 
 from .._errors import BadInput
-from .._runtime import utc_now
-from ..governance import (
-    PolicyStatus,
-    activate_policy,
-    add_analyst,
-    list_analysts,
-    list_policies,
-    load_policy_file,
-    retire_policy,
-    validate_policy,
-)
 from ._app import HomeOption, JsonOption, open_runtime
 from ._output import console, emit_json, pairs, table
 
@@ -70,6 +59,9 @@ def analyst_add(
     json_out: JsonOption = False,
 ) -> None:
     """Create an analyst and print their bearer token — once; only its hash is kept."""
+    from .._runtime import utc_now
+    from ..governance import add_analyst
+
     with open_runtime(home) as runtime:
         analyst, token = add_analyst(runtime, name, tenant=tenant, roles=role, now=utc_now())
     if json_out:
@@ -87,6 +79,8 @@ def analyst_list(
     tenant: Annotated[str | None, typer.Option(help="Only this tenant.")] = None,
 ) -> None:
     """List analysts (names, tenants, roles; never tokens)."""
+    from ..governance import list_analysts
+
     with open_runtime(home) as runtime:
         found = list_analysts(runtime, tenant=tenant)
     if json_out:
@@ -107,6 +101,8 @@ def policy_list(
     tenant: Annotated[str | None, typer.Option(help="Only this tenant.")] = None,
 ) -> None:
     """List intervention policies."""
+    from ..governance import PolicyStatus, list_policies
+
     try:
         wanted = None if status is None else PolicyStatus(status)
     except ValueError:
@@ -133,6 +129,9 @@ def policy_load(
     json_out: JsonOption = False,
 ) -> None:
     """Load policy files as drafts (the same id and version again needs identical bytes)."""
+    from .._runtime import utc_now
+    from ..governance import load_policy_file
+
     with open_runtime(home) as runtime:
         loaded = [load_policy_file(runtime, path, now=utc_now()) for path in files]
     if json_out:
@@ -160,6 +159,9 @@ def policy_validate(
     json_out: JsonOption = False,
 ) -> None:
     """Check a policy against its tool's declared schema; a draft that passes is validated."""
+    from .._runtime import utc_now
+    from ..governance import validate_policy
+
     with open_runtime(home) as runtime:
         report = validate_policy(runtime, policy_id, version, now=utc_now(), specimen_id=specimen)
     if json_out:
@@ -200,6 +202,9 @@ def policy_activate(
     home: HomeOption = None,
 ) -> None:
     """Activate a validated policy (other active versions of the same id retire)."""
+    from .._runtime import utc_now
+    from ..governance import activate_policy
+
     with open_runtime(home) as runtime:
         policy = activate_policy(runtime, policy_id, version, now=utc_now())
     console.print(f"policy {policy.label} is active")
@@ -212,6 +217,9 @@ def policy_retire(
     home: HomeOption = None,
 ) -> None:
     """Retire a policy (final)."""
+    from .._runtime import utc_now
+    from ..governance import retire_policy
+
     with open_runtime(home) as runtime:
         policy = retire_policy(runtime, policy_id, version, now=utc_now())
     console.print(f"policy {policy.label} is retired")

@@ -6,25 +6,19 @@ Output on stdout is only ``export NAME=value`` lines (and ``#`` comments), so
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from enclave._errors import EnclaveError
-from enclave._home import Home
-from enclave.keys._vault_client import admin_client
-from enclave.vaultops import (
-    SetupResult,
-    apply_setup,
-    default_home,
-    start_dev_server,
-    stop_dev_server,
-)
+from enclave._home import Home, default_home
+
+if TYPE_CHECKING:  # hvac and the provisioning code load with the command that uses them
+    from enclave.vaultops import SetupResult
 
 app = typer.Typer(
     help="Provision Vault/OpenBao (policies, AppRole roles, tenant keys) and run a dev server.",
@@ -70,6 +64,9 @@ def setup(
     ] = False,
 ) -> None:
     """Enable transit + AppRole, write policies and roles, create tenant keys."""
+    from enclave.keys._vault_client import admin_client
+    from enclave.vaultops import apply_setup
+
     with _safe_errors():
         try:
             admin = admin_client(addr, token, verify=ca_cert or True)
@@ -97,7 +94,10 @@ def dev(
     stop: Annotated[bool, typer.Option("--stop", help="Stop the dev server started here.")] = False,
 ) -> None:
     """Start a local in-memory OpenBao dev server with an audit log, then run setup."""
-    directory = home if home is not None else default_home(os.environ)
+    from enclave.keys._vault_client import admin_client
+    from enclave.vaultops import apply_setup, start_dev_server, stop_dev_server
+
+    directory = home if home is not None else default_home()
     with _safe_errors():
         if stop:
             if stop_dev_server(directory):

@@ -21,8 +21,6 @@ from typing import Annotated
 import typer
 
 from .._home import Home, default_home
-from .._runtime import Runtime
-from ..jobs import run_worker
 from ._app import HomeOption, JsonOption
 from ._output import emit_json, pairs
 
@@ -49,6 +47,9 @@ def worker(
 ) -> None:
     """Claim and run audit jobs (prepare, replay batches, finalize) until stopped."""
     root: Path = home or default_home()
+    from .._runtime import Runtime
+    from ..jobs import run_worker
+
     Home.open(root)  # refuse a folder that is not a home before starting threads
     name = worker_id or f"{socket.gethostname()}:{os.getpid()}"
     stop = threading.Event()

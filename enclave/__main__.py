@@ -1,0 +1,5 @@
+"""``python -m enclave``: the ``replay-enclave`` command."""
+
+from enclave.cli import main
+
+main()
