@@ -269,7 +269,15 @@ def test_each_incident_round_trips_every_field(runtime: Runtime, incident: Any) 
         (f.seq, f.side, f.path) for f in record.fields if f.retention is Retention.ENCRYPTED
     }
     assert encrypted, "an incident without encrypted fields proves nothing"
-    assert set(decrypted) == encrypted
+    # run-time identities (every effect's idempotency token) are sealed beside the fields;
+    # the ledger holds their keyed digest
+    identities = {k: v for k, v in decrypted.items() if k[1] == "identity"}
+    assert set(decrypted) - set(identities) == encrypted
+    effects = {s.seq: s.effect for s in record.steps if s.effect is not None}
+    assert set(identities) == {(seq, "identity", "/idempotency_token") for seq in effects}
+    for (seq, _side, _path), token in identities.items():
+        sealed_digest = digester.digest(b"identity/idempotency_token:" + token)
+        assert effects[seq].idempotency_token == sealed_digest
     assert {(f.seq, f.side, f.path) for f in record.fields} == set(values)
     for f in record.fields:
         where = (f.seq, f.side, f.path)

@@ -4,6 +4,12 @@ Per field: canonical bytes (RFC 8785) -> keyed digest (HMAC, tenant secret) ->
 AES-256-GCM under the specimen's data key, unless the field is digest-only or withheld.
 A step's request/response digest is the keyed digest of its field-digest map, so a
 withheld field contributes only the fact that it was withheld.
+
+Identities are not a side channel (see ``_spec``): given its ``AgentSpec``, the recorder
+refuses a boundary or agent scope the spec does not declare; an alias or resolved
+identity the boundary does not declare, and every idempotency token, is recorded as a
+keyed digest, its plaintext sealed with the step's fields under the side ``identity``
+(erased with them; the replay reads it back).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from .._errors import BadInput
 from ..keys import TenantDigester
 from ..store import SpecimenWriter
 from ._context import Context, LiveCall
-from ._spec import Answer, BoundarySpec, DeclaredField, policy
+from ._spec import AgentSpec, Answer, BoundarySpec, DeclaredField, policy
 
 __all__ = ["Recorder", "SpecError"]
 
@@ -39,6 +45,8 @@ _RANDOM = BoundarySpec(
 )
 
 _ABSENT: Any = object()  # a declared field the step did not carry (None is a value)
+IDENTITY_SIDE = "identity"  # payload-store side of run-time identities (alias, token...)
+_BUILT_IN = {(s.kind, s.name): s for s in (_CLOCK, _RANDOM)}
 
 
 class SpecError(BadInput):
@@ -65,6 +73,7 @@ class Recorder(Context):
         writer: SpecimenWriter,
         clock: Any,
         seed: int,
+        agent: AgentSpec | None = None,
     ) -> None:
         super().__init__()
         self._tenant = tenant_id
@@ -77,6 +86,27 @@ class Recorder(Context):
         # bound once: these run for every field of every step
         self._digest = digester.digest
         self._ref = writer.ref
+        # what may appear in clear: None = any boundary (a bare recorder, no AgentSpec)
+        self._boundaries: dict[tuple[StepKind, str], BoundarySpec] | None = None
+        self._scopes = frozenset({"main"})
+        self._aliases: dict[str, frozenset[str]] = {}
+        self._identities: dict[str, frozenset[str]] = {}
+        if agent is not None:
+            self._boundaries = {(b.kind, b.name): b for b in agent.boundaries}
+            self._boundaries.update(_BUILT_IN)
+            self._scopes = frozenset({"main", *agent.scopes})
+            for b in agent.boundaries:
+                self._aliases[b.name] = frozenset(b.aliases)
+                revisions = (
+                    p.alternatives for p in agent.revisions.values() if p.call_name == b.name
+                )
+                self._identities[b.name] = frozenset(b.identities).union(*revisions)
+
+    def declare(self, spec: BoundarySpec) -> None:
+        """Admit one more boundary the caller built from static declarations (the run's
+        inputs and outcome)."""
+        if self._boundaries is not None:
+            self._boundaries[spec.kind, spec.name] = spec
 
     # -- recording --------------------------------------------------------------------
     def _fields(
@@ -138,14 +168,12 @@ class Recorder(Context):
         answer: Answer,
         *,
         alias: str | None,
-        call_id: str | None = None,
     ) -> None:
         self._record(
             spec,
             request,
             answer.response,
             alias=alias,
-            call_id=call_id,
             resolved=answer.resolved,
             valid_time=answer.valid_time,
             token=answer.idempotency_token,
@@ -159,15 +187,24 @@ class Recorder(Context):
         response: Mapping[str, Any],
         *,
         alias: str | None,
-        call_id: str | None = None,
         resolved: str | None = None,
         valid_time: datetime | None = None,
         token: str | None = None,
         token_expires_at: datetime | None = None,
     ) -> None:
         seq = len(self.steps)
+        if self._boundaries is not None:
+            declared = self._boundaries.get((spec.kind, spec.name))
+            if declared is not spec and declared != spec:
+                raise SpecError(f"step {seq}: the boundary is not one the agent declares")
+        if self._agent not in self._scopes:
+            raise SpecError(f"step {seq}: the agent scope is not one the agent declares")
         fields: list[FieldRecord] = []
         sealed: list[tuple[str, str, bytes]] = []
+        if alias is not None and alias not in self._aliases.get(spec.name, ()):
+            alias = self._identity(seq, "alias", alias, sealed)
+        if resolved is not None and resolved not in self._identities.get(spec.name, ()):
+            resolved = self._identity(seq, "resolved", resolved, sealed)
         request_digest = self._fields(seq, "request", request, spec.request_fields, fields, sealed)
         response_digest = self._fields(
             seq, "response", response, spec.response_fields, fields, sealed
@@ -178,7 +215,7 @@ class Recorder(Context):
             if not token:
                 raise SpecError(f"step {seq}: an effect must return an idempotency token")
             effect = EffectInfo(
-                idempotency_token=token,
+                idempotency_token=self._identity(seq, "idempotency_token", token, sealed),
                 token_expires_at=iso(token_expires_at) if token_expires_at else None,
                 reverifiable=True,
                 live_state_fields=spec.live_state_fields,
@@ -186,11 +223,11 @@ class Recorder(Context):
         record = StepRecord(  # positional, like the field records: every step builds one
             seq,
             self._agent,
-            call_id or self._next_call_id(spec.name),
+            self._next_call_id(spec.name),
             spec.kind,
             spec.name,
-            alias,
-            resolved,
+            alias,  # declared, or a keyed digest
+            resolved,  # declared, or a keyed digest
             spec.schema_id,
             spec.schema_version,
             request_digest,
@@ -201,6 +238,19 @@ class Recorder(Context):
         )
         self._writer.add_step(seq, sealed)
         self.steps.append(_Step(record, fields))
+
+    def _identity(
+        self, seq: int, name: str, value: Any, sealed: list[tuple[str, str, bytes]]
+    ) -> str:
+        """Seal a run-time identity with the step; the ledger gets its keyed digest."""
+        if not isinstance(value, str):
+            raise SpecError(f"step {seq}: an alias, identity or token must be a string")
+        try:
+            canon = canonical_json(value)
+        except CanonicalizationError:
+            raise SpecError(f"step {seq}: an identity cannot be canonicalised") from None
+        sealed.append((IDENTITY_SIDE, "/" + name, canon))
+        return self._digest(b"identity/" + name.encode() + b":" + canon)
 
     # -- Context ----------------------------------------------------------------------
     def call(

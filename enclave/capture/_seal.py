@@ -36,6 +36,7 @@ from ledger import (
 from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
 from ..store import validate_id
+from ._code_identity import code_identity
 from ._recorder import Recorder, SpecError, iso
 from ._spec import AgentSpec, Answer, BoundarySpec, FieldPolicy, policy
 
@@ -145,6 +146,10 @@ def build_manifest(
             "revisions": {k: list(v.alternatives) for k, v in agent.revisions.items()},
         },
         "runtime": {"python": f"{sys.version_info.major}.{sys.version_info.minor}"},
+        # the agent's module files and interpreter: an audit refuses if they changed
+        "code": code_identity(
+            agent.name, modules=(agent.function.__module__, *agent.code_modules)
+        ).to_dict(),
         "seed": seed,
         "retention_class": agent.retention_class,
         "score_bounds": list(agent.score_bounds) if agent.score_bounds else None,
@@ -198,16 +203,19 @@ def capture(
             writer=writer,
             clock=clock,
             seed=seed,
+            agent=agent,
         )
         # 3. the run itself
         input_spec = BoundarySpec(
             kind=StepKind.INPUT, name="inputs", request={}, response=input_policy
         )
-        recorder.record(input_spec, {}, Answer(response=dict(inputs)), alias=None)
-        outcome = agent.function(recorder, dict(inputs))
         outcome_spec = BoundarySpec(
             kind=StepKind.OUTCOME, name="outcome", request={}, response=agent.outcome
         )
+        recorder.declare(input_spec)
+        recorder.declare(outcome_spec)
+        recorder.record(input_spec, {}, Answer(response=dict(inputs)), alias=None)
+        outcome = agent.function(recorder, dict(inputs))
         recorder.record(outcome_spec, {}, Answer(response=outcome), alias=None)
         _check_score(agent, outcome)
         writer.close()
@@ -272,10 +280,17 @@ class AgentCrashed(EnclaveError):
         super().__init__(f"the agent crashed ({kind}); the run is recorded as incomplete")
 
 
+# the codes a capture failure may leave in the ledger: agent code can raise an
+# ``EnclaveError`` subclass with any ``code``, so anything else is "agent_crashed"
+_FAILURE_CODES = frozenset(
+    {"bad_input", "infrastructure", "decryption_failed", "grant_refused", "refused"}
+)
+
+
 def _failure_code(exc: BaseException) -> str:
     if isinstance(exc, SpecError):
         return "spec_violation"
-    if isinstance(exc, EnclaveError):
+    if isinstance(exc, EnclaveError) and isinstance(exc.code, str) and exc.code in _FAILURE_CODES:
         return exc.code
     return "agent_crashed"
 

@@ -3,6 +3,14 @@
 A ``BoundarySpec`` is one kind of boundary crossing (a tool, a model, a retrieval
 index...). Every top-level request/response field must have a ``FieldPolicy``: its
 classification and how it is retained. Undeclared fields are refused, never guessed.
+
+Identities the ledger shows in clear are declared here, before any run: boundary names
+(``AgentSpec.boundaries``), agent scopes (``AgentSpec.scopes``), aliases
+(``BoundarySpec.aliases``) and resolved identities (``BoundarySpec.identities`` and the
+alternatives of a ``RevisionPoint``). A value agent code chooses at run time carries
+whatever it likes, so capture refuses an undeclared boundary or scope, and keeps an
+undeclared alias or identity — and every idempotency token — as a keyed digest in the
+ledger with its plaintext in the encrypted payload store.
 """
 
 from __future__ import annotations
@@ -99,12 +107,20 @@ class BoundarySpec:
     side_effecting: bool = False
     # named sets of response fields an audit may change together, reported as one
     bundles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # shown in clear when used; any other alias or resolved identity is a keyed digest
+    aliases: tuple[str, ...] = ()
+    identities: tuple[str, ...] = ()
     request_fields: tuple[DeclaredField, ...] = field(init=False, repr=False, compare=False)
     response_fields: tuple[DeclaredField, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ValueError("a boundary needs a name")
+        for declared in (self.aliases, self.identities):
+            if not isinstance(declared, tuple) or not all(
+                isinstance(v, str) and v for v in declared
+            ):
+                raise ValueError("declared aliases and identities are tuples of names")
         if self.kind is StepKind.EFFECT and not self.side_effecting:
             object.__setattr__(self, "side_effecting", True)
         object.__setattr__(self, "request_fields", declared_fields(self.request))
@@ -137,6 +153,17 @@ class AgentSpec:
     retention_class: str = "standard"
     score_bounds: tuple[float, float] | None = (0.0, 1.0)  # bounded numeric outcome
     boundaries: tuple[BoundarySpec, ...] = ()
+    # agent scope names (``ctx.agent_scope``) besides "main"; any other is refused
+    scopes: tuple[str, ...] = ()
+    # further modules (helpers the agent imports) whose files join its code identity
+    code_modules: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for names in (self.scopes, self.code_modules):
+            if not isinstance(names, tuple) or not all(isinstance(n, str) and n for n in names):
+                raise ValueError("declared scopes and code modules are tuples of names")
+        if any("/" in name or "#" in name for name in self.scopes):
+            raise ValueError("a scope name may not hold '/' or '#' (they delimit call ids)")
 
     def boundary(self, name: str) -> BoundarySpec:
         for spec in self.boundaries:

@@ -31,6 +31,8 @@ FRAUD = BoundarySpec(
     },
     schema_id="fraud-service",
     schema_version="5",
+    aliases=("fraud-service",),
+    identities=("fraud-svc@7.1",),
     json_schema={
         "type": "object",
         "properties": {
@@ -49,6 +51,7 @@ REVIEW = BoundarySpec(
     schema_id="review-policy",
     schema_version="2",
     substitute=review_policy,
+    identities=("review-policy@v2",),
 )
 
 

@@ -54,6 +54,7 @@ TEMPLATE = BoundarySpec(
     schema_id="po-template",
     schema_version="1",
     substitute=template_substitute,
+    aliases=("po-template@current",),  # identities: the template revision point's
 )
 RETRIEVAL = BoundarySpec(
     kind=StepKind.RETRIEVAL,
@@ -62,6 +63,8 @@ RETRIEVAL = BoundarySpec(
     response={"snapshot": policy("internal"), "documents": policy("confidential")},
     schema_id="supplier-docs",
     schema_version="1",
+    aliases=("supplier-index@prod",),
+    identities=("snap-20261102",),
 )
 SUPPLIER_RISK = BoundarySpec(
     kind=StepKind.TOOL,
@@ -76,6 +79,7 @@ SUPPLIER_RISK = BoundarySpec(
     schema_id="supplier-risk",
     schema_version="2",
     bundles={"assessment": ("confidence", "analyst_note")},
+    identities=("supplier-risk-svc@4.2.0",),
     json_schema={
         "type": "object",
         "properties": {
@@ -94,6 +98,7 @@ DECIDER = BoundarySpec(
     schema_id="decider-chat",
     schema_version="1",
     substitute=model_substitute,
+    aliases=("decider",),  # identities: the model revision point's
 )
 APPROVAL = BoundarySpec(
     kind=StepKind.AUTHORITY,
@@ -107,6 +112,8 @@ APPROVAL = BoundarySpec(
     schema_id="approval-policy",
     schema_version="3",
     substitute=approval_policy,
+    aliases=("approval-policy@active",),
+    identities=("approval-policy@p3",),
 )
 
 

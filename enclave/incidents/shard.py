@@ -38,6 +38,8 @@ PLANNER = BoundarySpec(
     },
     schema_id="planner-plan",
     schema_version="1",
+    aliases=("planner",),
+    identities=("planner-r5",),
     json_schema={
         "type": "object",
         "properties": {"preferred_shard": {"type": "string", "enum": ["shard-a", "shard-b"]}},
@@ -57,6 +59,7 @@ RESERVE_LOCK = BoundarySpec(
     response={"lock_id": policy("internal", live_state=True), "ttl_seconds": policy("internal")},
     schema_id="lock-gateway",
     schema_version="1",
+    identities=("lock-gateway@3",),
 )
 DROP = BoundarySpec(
     kind=StepKind.EFFECT,
@@ -69,6 +72,7 @@ DROP = BoundarySpec(
     response={"status": policy("internal"), "receipt": policy("internal")},
     schema_id="partition-admin",
     schema_version="2",
+    identities=("partition-admin@2",),
 )
 READBACK = BoundarySpec(
     kind=StepKind.READBACK,
@@ -164,6 +168,7 @@ AGENT = AgentSpec(
         "evidence": policy("internal"),
     },
     boundaries=(PLANNER, HANDOFF, RESERVE_LOCK, DROP, READBACK),
+    scopes=("planner", "executor", "verifier"),
 )
 
 BASELINE_INPUT = {

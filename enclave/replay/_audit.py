@@ -44,6 +44,7 @@ def record_request(
             "samples": request.samples,
             "seed": request.seed,
             "requested_at": now.isoformat(),
+            **({"code_revision": request.code_revision} if request.code_revision else {}),
         },
     )
 

@@ -1,8 +1,14 @@
 """Open a sealed specimen inside the enclave: grant, decrypt, rebuild the trajectory.
 
-The data key is obtained through a single-use grant for exactly this specimen and job,
-redeemed once, and the grant is revoked whatever happens. Only the grant's accessor
-leaves this module.
+Before any grant is issued, the agent's code on disk must be the code the specimen was
+captured with (``enclave.capture._code_identity.check_code``), or the audit's declared
+code revision. The data key is obtained through a single-use grant for exactly this
+specimen and job, redeemed once, and the grant is revoked whatever happens. Only the
+grant's accessor leaves this module.
+
+Run-time identities (an undeclared alias or resolved identity, every idempotency token)
+are keyed digests in the ledger; the trajectory takes their plaintext from the
+specimen's encrypted ``identity`` frames.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from ledger import NotFound, RunStatus, SpecimenRecord, loads
 
 from .._errors import DecryptionFailed, GrantRefused, Refused
 from .._runtime import Runtime
+from ..capture._code_identity import check_code
 from ._model import HOLE, RecordedStep, Trajectory
 
 __all__ = ["OpenedSpecimen", "open_specimen"]
@@ -31,7 +38,13 @@ class OpenedSpecimen:
 
 
 def open_specimen(
-    runtime: Runtime, specimen_id: str, *, job_id: str, lease_seconds: int, now: datetime
+    runtime: Runtime,
+    specimen_id: str,
+    *,
+    job_id: str,
+    lease_seconds: int,
+    now: datetime,
+    code_revision: str | None = None,
 ) -> OpenedSpecimen:
     # 1. a run that began but never sealed (crashed, still running) is refused as such
     try:
@@ -46,6 +59,8 @@ def open_specimen(
         raise Refused("no sealed specimen has that id", code="unknown_specimen") from None
     if _erased(runtime, specimen_id):
         raise Refused("the specimen was erased; its evidence is unresolvable", code="unresolvable")
+    # 2. the code that will run is the code that was captured (or the declared revision)
+    check_code(record.manifest.get("code"), record.agent_name, code_revision=code_revision)
     try:
         wrapped = runtime.payloads.wrapped_key(record.tenant_id, specimen_id)
     except DecryptionFailed:
@@ -77,6 +92,12 @@ def _erased(runtime: Runtime, specimen_id: str) -> bool:
     return bool(runtime.ledger.entries(kind="specimen.erased", subject=specimen_id))
 
 
+def _identity(fields: dict[tuple[int, str, str], bytes], seq: int, name: str, shown: Any) -> Any:
+    """A step's run-time identity from its sealed frame; else the ledger's (declared) one."""
+    plain = fields.get((seq, "identity", "/" + name))
+    return shown if plain is None else loads(plain)
+
+
 def _trajectory(record: SpecimenRecord, fields: dict[tuple[int, str, str], bytes]) -> Trajectory:
     steps = []
     for step in record.manifest["steps"]:
@@ -94,6 +115,7 @@ def _trajectory(record: SpecimenRecord, fields: dict[tuple[int, str, str], bytes
             if f.get("live_state"):
                 live.append(name)
         effect = step.get("effect")
+        seq = step["seq"]
         steps.append(
             RecordedStep(
                 seq=step["seq"],
@@ -101,13 +123,14 @@ def _trajectory(record: SpecimenRecord, fields: dict[tuple[int, str, str], bytes
                 call_id=step["call_id"],
                 kind=step["kind"],
                 name=step["name"],
-                alias=step.get("alias"),
-                resolved=step.get("resolved"),
+                alias=_identity(fields, seq, "alias", step.get("alias")),
+                resolved=_identity(fields, seq, "resolved", step.get("resolved")),
                 request=sides["request"],
                 response=sides["response"],
                 live_state=tuple(live),
                 token_expires_at=effect.get("token_expires_at") if effect else None,
                 side_effecting=effect is not None,
+                idempotency_token=_identity(fields, seq, "idempotency_token", None),
             )
         )
     return Trajectory(

@@ -79,6 +79,7 @@ class RecordedStep:
     live_state: tuple[str, ...] = ()
     token_expires_at: str | None = None
     side_effecting: bool = False
+    idempotency_token: str | None = None  # plaintext, from the encrypted store
     # set by an intervention: the step where the branch departs from the record
     intervened: bool = False
     serve_by_substitute: bool = False
@@ -97,6 +98,7 @@ class RecordedStep:
             "live_state": list(self.live_state),
             "token_expires_at": self.token_expires_at,
             "side_effecting": self.side_effecting,
+            "idempotency_token": self.idempotency_token,
             "intervened": self.intervened,
             "serve_by_substitute": self.serve_by_substitute,
         }
@@ -116,6 +118,7 @@ class RecordedStep:
             live_state=tuple(data.get("live_state", ())),
             token_expires_at=data.get("token_expires_at"),
             side_effecting=bool(data.get("side_effecting", False)),
+            idempotency_token=data.get("idempotency_token"),
             intervened=bool(data.get("intervened", False)),
             serve_by_substitute=bool(data.get("serve_by_substitute", False)),
         )

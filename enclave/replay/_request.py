@@ -9,6 +9,7 @@ from typing import Any
 from ledger import canonical_json
 
 from .._errors import BadInput
+from ..capture._code_identity import is_code_digest
 from ..keys import TenantDigester
 from ._interventions import Intervention
 from ._model import Strategy, Tolerances
@@ -28,6 +29,9 @@ class AuditRequest:
     seed: int = 1
     tolerances: Tolerances = field(default_factory=Tolerances)
     policy: tuple[str, int] | None = None  # (policy id, version) when a policy authorised it
+    # the digest of the agent code to run when it is not the captured code (a candidate
+    # release); without it an audit of changed code is refused ``code_changed``
+    code_revision: str | None = None
 
     def __post_init__(self) -> None:
         if not 2 <= self.samples <= MAX_SAMPLES:
@@ -36,6 +40,8 @@ class AuditRequest:
             raise BadInput("--seed must be a non-negative integer")
         if not self.purpose.strip() or len(self.purpose) > 500:
             raise BadInput("a purpose (1-500 characters) is required")
+        if self.code_revision is not None and not is_code_digest(self.code_revision):
+            raise BadInput("a code revision is a code digest (sha256:<64 hex>)")
 
     def to_dict(self) -> dict[str, Any]:
         """The frozen request as stored with a queued audit (includes a REPLACE value:
@@ -61,6 +67,7 @@ class AuditRequest:
                 "ignored": sorted(self.tolerances.ignored),
             },
             "policy": list(self.policy) if self.policy else None,
+            **({"code_revision": self.code_revision} if self.code_revision else {}),
         }
 
     @classmethod
@@ -89,6 +96,7 @@ class AuditRequest:
                     ignored=frozenset(data["tolerances"]["ignored"]),
                 ),
                 policy=(str(policy[0]), int(policy[1])) if policy else None,
+                code_revision=data.get("code_revision"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise BadInput("the stored audit request is malformed") from exc

@@ -46,7 +46,12 @@ def _open(
     runtime: Runtime, request: AuditRequest, *, job_id: str, now: datetime, lease_seconds: int
 ) -> tuple[OpenedSpecimen, AppliedIntervention, Trajectory]:
     opened = open_specimen(
-        runtime, request.specimen_id, job_id=job_id, lease_seconds=lease_seconds, now=now
+        runtime,
+        request.specimen_id,
+        job_id=job_id,
+        lease_seconds=lease_seconds,
+        now=now,
+        code_revision=request.code_revision,  # refused code_changed unless declared
     )
     runtime.ledger.append(
         "grant.used",

@@ -248,7 +248,7 @@ class PayloadStore:
                 seq_text, _, rest = key.decode("utf-8").partition("/")
                 side = rest.partition("/")[0]
                 field_path = rest[len(side) :]
-                if side not in ("request", "response") or not (
+                if side not in ("request", "response", "identity") or not (
                     seq_text.isascii() and seq_text.isdigit()
                 ):
                     raise DecryptionFailed()
