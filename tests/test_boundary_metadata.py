@@ -165,6 +165,7 @@ def test_run_time_alias_and_resolved_identity_never_shown_in_clear(runtime: Runt
     assert find_canaries(_db_bytes(runtime), [CANARY]) == []
     text, as_json = _show(root, result.specimen_id), _show(root, result.specimen_id, "--json")
     assert find_canaries((text + as_json).encode(), [CANARY]) == []
+    assert "hmac-sha256:" in text and "sha256:" in text.split("code", 1)[1]
     # 2. they are keyed digests in the ledger
     record = runtime.ledger.get_specimen(result.specimen_id)
     (step,) = [s for s in record.steps if s.name == "lookup"]

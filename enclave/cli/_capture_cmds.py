@@ -152,6 +152,14 @@ def specimens_show(
     if json_out:
         emit_json({"manifest_digest": record.manifest_digest, "manifest": record.manifest})
         return
+
+    # Identities are the agent's declared ones or keyed digests (a run-time alias,
+    # resolved identity or token is never in the ledger in clear); digests are shortened.
+    def shown(value: Any) -> str:
+        text = "" if value is None else str(value)
+        return text[:24] + "…" if text.startswith("hmac-sha256:") else text
+
+    code = record.manifest.get("code") or {}
     pairs(
         f"specimen {record.specimen_id}",
         {
@@ -160,6 +168,7 @@ def specimens_show(
             "manifest_digest": record.manifest_digest,
             "highest_classification": record.highest_classification.value,
             "strategies": ", ".join(record.adapter.strategies),
+            "code": f"{code.get('digest') or '(not identified)'} ({code.get('interpreter', '?')})",
             "sealed_at": record.sealed_at,
         },
     )
@@ -171,7 +180,8 @@ def specimens_show(
                     step["seq"],
                     step["call_id"],
                     step["kind"],
-                    step.get("resolved") or "",
+                    shown(step.get("alias")),
+                    shown(step.get("resolved")),
                     f["side"],
                     f["path"],
                     f["classification"],
@@ -181,7 +191,18 @@ def specimens_show(
             )
     table(
         "fields",
-        ("seq", "call", "kind", "resolved", "side", "path", "class", "retention", "digest"),
+        (
+            "seq",
+            "call",
+            "kind",
+            "alias",
+            "resolved",
+            "side",
+            "path",
+            "class",
+            "retention",
+            "digest",
+        ),
         rows,
     )
 
