@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # deferred below: a replay worker must start without them
     from ._engine import make_engine
     from ._head import read_saved_head
     from ._ledger import Ledger, utc_clock
+    from ._summaries import read_summaries
 __getattr__ = deferred(
     __name__,
     globals(),
@@ -47,6 +48,7 @@ __getattr__ = deferred(
         "read_saved_head": "._head",
         "Ledger": "._ledger",
         "utc_clock": "._ledger",
+        "read_summaries": "._summaries",
     },
 )
 
@@ -79,5 +81,6 @@ __all__ = [
     "loads",
     "make_engine",
     "read_saved_head",
+    "read_summaries",
     "utc_clock",
 ]

@@ -19,6 +19,7 @@ from ._records import (
     StepKind,
     StepRecord,
 )
+from ._summaries import SUMMARIES_SQL, summary_from_row, summary_params
 
 __all__ = [
     "check_record",
@@ -237,30 +238,7 @@ def list_summaries(
     offset: int,
 ) -> list[SpecimenSummary]:
     """Newest seal first (descending ledger position)."""
-    if limit < 0 or offset < 0:
-        raise ValueError("limit and offset must be non-negative")
-    specimens, steps = _table("SpecimenRow"), _table("StepRow")
-    count = (
-        sa.select(sa.func.count()).where(steps.c.specimen_id == specimens.c.id).scalar_subquery()
-    )
-    query = sa.select(specimens, count.label("step_count"))
-    if tenant_id is not None:
-        query = query.where(specimens.c.tenant_id == tenant_id)
-    if agent_name is not None:
-        query = query.where(specimens.c.agent_name == agent_name)
-    query = query.order_by(specimens.c.sealed_index.desc()).limit(limit).offset(offset)
+    params = summary_params(tenant_id=tenant_id, agent_name=agent_name, limit=limit, offset=offset)
     return [
-        SpecimenSummary(
-            specimen_id=row["id"],
-            tenant_id=row["tenant_id"],
-            agent_name=row["agent_name"],
-            agent_version=row["agent_version"],
-            manifest_digest=row["manifest_digest"],
-            highest_classification=Classification(row["highest_classification"]),
-            sealed_at=row["sealed_at"],
-            step_count=int(row["step_count"]),
-            erased=bool(row["erased"]),
-            legal_hold=bool(row["legal_hold"]),
-        )
-        for row in conn.execute(query).mappings()
+        summary_from_row(row) for row in conn.execute(sa.text(SUMMARIES_SQL), params).mappings()
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,12 +21,27 @@ from .._home import Home, default_home
 if TYPE_CHECKING:
     from .._runtime import Runtime
 
-app = typer.Typer(
+
+def command_group(help: str, **options: Any) -> typer.Typer:
+    """A command group with the CLI's settings: plain (click) help and errors, which
+    start without loading Rich's Markdown and traceback renderers."""
+    return typer.Typer(
+        help=help,
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+        **options,
+    )
+
+
+app = command_group(
+    "Capture agent runs as sealed specimens, replay them in an enclave, certify the result.",
     name="replay-enclave",
-    help="Capture agent runs as sealed specimens, replay them in an enclave, certify the result.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
+    epilog=(
+        "Exit codes: 0 done; 1 a certificate failed verification; 2 bad input or a refusal; "
+        "3 infrastructure trouble; 4 an audit ran and failed; 70 an internal fault."
+    ),
 )
 
 HomeOption = Annotated[
@@ -57,11 +72,7 @@ def _root(
         ),
     ] = False,
 ) -> None:
-    """Capture agent runs as sealed specimens, replay them in an enclave, certify the result.
-
-    Exit codes: 0 done; 1 a certificate failed verification; 2 bad input or a refusal;
-    3 infrastructure trouble; 4 an audit ran and failed; 70 an internal fault.
-    """
+    """Capture agent runs as sealed specimens, replay them in an enclave, certify the result."""
 
 
 def open_runtime(home: Path | None) -> Runtime:

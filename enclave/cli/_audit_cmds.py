@@ -116,6 +116,9 @@ def show_outcome(outcome: AuditOutcome) -> None:
         data["placebo"] = "passed" if outcome.placebo["passed"] else "FAILED"
     if outcome.failure:
         data["failure"] = f"{outcome.failure} ({outcome.failure_detail})"
+    if outcome.disclosure:
+        d = outcome.disclosure
+        data["disclosure bound"] = f"{d['bits']:.2f} bits (resolution {d['resolution']:g})"
     data["certificate"] = (
         str(outcome.certificate_path)
         if outcome.certificate_path

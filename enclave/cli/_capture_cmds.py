@@ -8,16 +8,15 @@ from typing import Annotated, Any
 
 import typer
 
-from ledger import LedgerPosition, NotFound, read_saved_head
+from ledger import LedgerPosition, NotFound, read_saved_head, read_summaries
 
 from .._errors import BadInput
 from .._home import Home, default_home
-from ..capture import available_agents, capture, load_agent
-from ._app import HomeOption, JsonOption, app, open_runtime
+from ._app import HomeOption, JsonOption, app, command_group, open_runtime
 from ._output import console, emit_json, pairs, table
 
-specimens_app = typer.Typer(help="Sealed specimens (metadata only).", no_args_is_help=True)
-ledger_app = typer.Typer(help="The evidence ledger.", no_args_is_help=True)
+specimens_app = command_group("Sealed specimens (metadata only).")
+ledger_app = command_group("The evidence ledger.")
 app.add_typer(specimens_app, name="specimens")
 app.add_typer(ledger_app, name="ledger")
 
@@ -34,6 +33,8 @@ def init(home: HomeOption = None) -> None:
 @app.command()
 def agents(json_out: JsonOption = False) -> None:
     """List registered agents (entry point group ``replay_enclave.agents``)."""
+    from ..capture import available_agents
+
     found = available_agents()
     if json_out:
         emit_json(found)
@@ -69,6 +70,8 @@ def capture_cmd(
     durable: Annotated[bool, typer.Option(help="fsync every step as it is captured.")] = False,
 ) -> None:
     """Run an agent live, capture every boundary crossing, and seal the specimen."""
+    from ..capture import capture, load_agent
+
     data = read_input_file(input_file)
     spec = load_agent(agent)
     with open_runtime(home) as runtime:
@@ -105,10 +108,19 @@ def specimens_list(
     offset: int = 0,
 ) -> None:
     """List sealed specimens."""
-    with open_runtime(home) as runtime:
-        rows = runtime.ledger.list_specimens(
-            tenant_id=tenant, agent_name=agent, limit=limit, offset=offset
-        )
+    # An embedded ledger is read as it is, without loading the database layer.
+    rows = read_summaries(
+        Home.open(home or default_home()).ledger_url(),
+        tenant_id=tenant,
+        agent_name=agent,
+        limit=limit,
+        offset=offset,
+    )
+    if rows is None:
+        with open_runtime(home) as runtime:
+            rows = runtime.ledger.list_specimens(
+                tenant_id=tenant, agent_name=agent, limit=limit, offset=offset
+            )
     items = [
         {
             "specimen_id": r.specimen_id,

@@ -8,11 +8,11 @@ import typer
 
 from .._errors import BadInput
 from ..store import validate_id
-from ._app import HomeOption, app, open_runtime
+from ._app import HomeOption, app, command_group, open_runtime
 from ._capture_cmds import specimens_app
 from ._output import console
 
-keys_app = typer.Typer(help="Key lifecycle: rotate, rewrap, trim.", no_args_is_help=True)
+keys_app = command_group("Key lifecycle: rotate, rewrap, trim.")
 app.add_typer(keys_app, name="keys")
 
 TenantOption = Annotated[str, typer.Option(help="Tenant whose key-encryption key to operate on.")]

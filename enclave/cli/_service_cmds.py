@@ -9,17 +9,13 @@ from typing import Annotated
 import typer
 
 from .._errors import BadInput
-from ._app import HomeOption, JsonOption, open_runtime
+from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._output import console, emit_json, pairs, table
 
 __all__ = ["register"]
 
-analyst_app = typer.Typer(
-    help="Analysts of the service and their bearer tokens.", no_args_is_help=True
-)
-policy_app = typer.Typer(
-    help="Intervention policies: draft -> validated -> active -> retired.", no_args_is_help=True
-)
+analyst_app = command_group("Analysts of the service and their bearer tokens.")
+policy_app = command_group("Intervention policies: draft -> validated -> active -> retired.")
 
 VersionOption = Annotated[
     int | None, typer.Option("--version", help="Policy version (default: the highest).")

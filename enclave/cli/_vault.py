@@ -17,12 +17,13 @@ import typer
 from enclave._errors import EnclaveError
 from enclave._home import Home, default_home
 
+from ._app import command_group
+
 if TYPE_CHECKING:  # hvac and the provisioning code load with the command that uses them
     from enclave.vaultops import SetupResult
 
-app = typer.Typer(
-    help="Provision Vault/OpenBao (policies, AppRole roles, tenant keys) and run a dev server.",
-    no_args_is_help=True,
+app = command_group(
+    "Provision Vault/OpenBao (policies, AppRole roles, tenant keys) and run a dev server."
 )
 
 TenantOpt = Annotated[
