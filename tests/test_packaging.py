@@ -1,0 +1,128 @@
+"""The distribution as a Python user meets it: a wheel and an sdist that carry the
+license, type markers and policy files; the command's version; the policy files found
+from an installed copy; the Jupyter server extension loadable without the widgets."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+import zipfile
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "uv", "build", "--no-build-isolation", "-q", "-o", str(out)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def test_wheel_carries_license_type_markers_and_policies(dist: Path) -> None:
+    (wheel,) = dist.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for package in ("enclave", "ledger", "jupyter_ext"):
+        assert f"{package}/py.typed" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert "enclave/_policy_files/access/enclave.cedar" in names
+    assert "enclave/_policy_files/vault/broker.hcl" in names
+    assert any(n.startswith("enclave/_policy_files/interventions/") for n in names)
+
+
+def test_sdist_carries_license_changelog_and_lock(dist: Path) -> None:
+    (sdist,) = dist.glob("*.tar.gz")
+    names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
+    assert {"LICENSE", "CHANGELOG.md", "requirements/test.lock"} <= names
+
+
+def test_installed_copy_finds_its_policy_files(dist: Path, tmp_path: Path) -> None:
+    """Unpacked wheel on sys.path, no source tree anywhere near it (as --user or a
+    zipapp would be): the access policies load from inside the package."""
+    (wheel,) = dist.glob("*.whl")
+    zipfile.ZipFile(wheel).extractall(tmp_path / "site")  # noqa: S202 - our own wheel
+    code = (
+        "from enclave._policies import policies_root; r = policies_root();"
+        "print(r); assert (r / 'access' / 'enclave.cedar').is_file(), r"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],  # -S: no site, so no editable checkout
+        env={"PYTHONPATH": str(tmp_path / "site")},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-400:]
+    assert str(tmp_path / "site") in done.stdout
+
+
+def test_zipapp_finds_its_policy_files(dist: Path, tmp_path: Path) -> None:
+    (wheel,) = dist.glob("*.whl")
+    archive = tmp_path / "enclave.pyz"
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(archive, "w") as dst:
+        for item in src.infolist():
+            if item.filename.startswith(("enclave/", "ledger/")):
+                dst.writestr(item, src.read(item))
+    code = (
+        "from enclave._policies import policies_root; r = policies_root();"
+        "assert (r / 'vault' / 'broker.hcl').read_text().strip(), r; print(r)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        env={"PYTHONPATH": str(archive)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-400:]
+    assert "replay-enclave-policies-" in done.stdout  # copied out of the archive
+
+
+def test_version_flag_and_module_entry() -> None:
+    for argv in (["-m", "enclave", "--version"],):
+        done = subprocess.run(
+            [sys.executable, *argv], capture_output=True, text=True, check=False, cwd=ROOT
+        )
+        assert done.returncode == 0
+        assert done.stdout.strip() == f"replay-enclave {version('replay-enclave')}"
+
+
+def test_help_lists_exit_codes_and_loads_no_database_layer() -> None:
+    code = (
+        "import sys\n"
+        "from enclave.cli import app\n"
+        "heavy = {'sqlalchemy', 'sqlmodel', 'alembic', 'hvac', 'cedarpy', 'fastapi'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+    helped = subprocess.run(
+        [sys.executable, "-m", "enclave", "--help"], capture_output=True, text=True, check=True
+    )
+    assert "Exit codes:" in helped.stdout and "4 an audit ran and failed" in helped.stdout
+
+
+def test_server_extension_loads_without_the_widget_stack() -> None:
+    """IPython and ipywidgets made unimportable: the extension's entry point still loads."""
+    code = (
+        "import sys\n"
+        "for name in ('IPython', 'ipywidgets'):\n"
+        "    sys.modules[name] = None\n"
+        "import jupyter_ext\n"
+        "points = jupyter_ext._jupyter_server_extension_points()\n"
+        "print(points[0]['module'], points[0]['app'].name)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-400:]
+    assert done.stdout.split()[0] == "jupyter_ext"
