@@ -358,7 +358,11 @@ def test_schema_rejects_wrong_top_level_types(
     [
         (("effect", "flip_rate"), "0.65"),
         (("effect", "flip_rate"), 1.5),
-        (("effect", "deltas", 0), 2.0),
+        (("effect", "histogram", "counts", 0), -1),
+        (("effect", "histogram", "edges", 0), -2.0),
+        (("baseline", "layers", "score", "delta"), 3.0),
+        (("disclosure", "bits"), -1.0),
+        (("disclosure", "terms", 0, "field"), 7),
         (("effect", "delta_interval"), [0.0]),
         (("baseline", "reproduced"), "yes"),
         (("baseline", "layers", "score", "ok"), 1),
@@ -413,7 +417,7 @@ def test_audit_ending_before_baseline_is_valid_with_nulls(statement: dict[str, A
         ({"placebo": None}, "without a passed placebo"),
         ({"placebo": {"passed": False, "max_abs_delta": 0.02, "flips": 1}}, "passed placebo"),
         ({"samples": {"count": 20, "seed": 41, "seeds": "41..61"}}, "seed..seed+count-1"),
-        ({"samples": {"count": 19, "seed": 41, "seeds": "41..59"}}, "length differs"),
+        ({"samples": {"count": 19, "seed": 41, "seeds": "41..59"}}, "do not sum to the sample"),
     ],
 )
 def test_rules_beyond_the_schema(
@@ -441,9 +445,16 @@ def test_rules_on_intervention_and_effect(statement: dict[str, Any]) -> None:
     ]
     observable = with_("auditability", **{"class": "observable-only"})
     assert predicate_problems(observable) == ["/effect: reported for an observable-only audit"]
-    assert "/effect/mean_delta: is not the mean of the deltas" in predicate_problems(
-        with_("effect", mean_delta=-0.02)
+    assert "/effect: a delta is not on the declared resolution" in predicate_problems(
+        with_("effect", mean_delta=-0.0395, delta_interval=[-0.044, -0.034])
     )
+    histogram = dict(base["effect"]["histogram"], edges=base["effect"]["histogram"]["edges"][1:])
+    assert "/effect/histogram: edges do not bound the counts' bins in order" in (
+        predicate_problems(with_("effect", histogram=histogram))
+    )
+    assert predicate_problems(with_("disclosure", bits=base["disclosure"]["bits"] - 1)) == [
+        "/disclosure/bits: is not the sum of its terms"
+    ]
     assert "/effect/flip_interval: does not hold the flip rate" in predicate_problems(
         with_("effect", flip_interval=[0.0, 0.5])
     )

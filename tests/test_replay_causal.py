@@ -33,6 +33,7 @@ from enclave.replay import (
     replay_run,
     run_audit,
 )
+from enclave.replay._quantize import BIN_EDGES, histogram, quantize
 
 # -- DESIGN.md, reference incident 1, written out -------------------------------------
 MODEL_BIAS = {"r1": +0.020, "r2": -0.018}
@@ -204,8 +205,15 @@ def test_hundred_sample_sweep_matches_the_formula(
     assert predicate["classification"] == "influential"
     assert predicate["auditability"]["class"] == "counterfactual-admissible"
     assert predicate["baseline"]["reproduced"] is True
-    assert effect["deltas"] == expected["deltas"]
-    assert effect["mean_delta"] == expected["mean_delta"]
+    # per-sample deltas never leave: their histogram in the fixed bins does, and the mean
+    # at the declared resolution
+    assert "deltas" not in effect
+    assert effect["histogram"] == {
+        "edges": list(BIN_EDGES),
+        "counts": histogram(expected["deltas"]),
+    }
+    resolution = predicate["disclosure"]["resolution"]
+    assert effect["mean_delta"] == quantize(expected["mean_delta"], resolution)
     assert effect["baseline_rate"] == expected["baseline_rate"]
     assert effect["intervened_rate"] == expected["intervened_rate"]
     assert effect["flip_rate"] == expected["flips"] / 100
@@ -216,7 +224,8 @@ def test_hundred_sample_sweep_matches_the_formula(
     assert predicate["placebo"] == {"passed": True, "max_abs_delta": 0, "flips": 0}
     assert predicate["samples"] == {"count": 100, "seed": 1, "seeds": "1..100"}
     # the outcome handed back agrees with what was signed
-    assert outcome.effect is not None and outcome.effect["deltas"] == effect["deltas"]
+    assert outcome.effect is not None and outcome.effect["histogram"] == effect["histogram"]
+    assert outcome.effect["mean_delta"] == effect["mean_delta"]
     assert outcome.effect["flip_rate"] == effect["flip_rate"]
 
 
@@ -264,7 +273,9 @@ def test_claims_flip_at_every_seed(
     assert predicate["classification"] == "influential"
     assert effect["flip_rate"] == 1
     assert effect["baseline_rate"] == 1 and effect["intervened_rate"] == 0
-    assert effect["deltas"] == [o - b for b, o in zip(base, other, strict=True)]
+    assert effect["histogram"]["counts"] == histogram(
+        [o - b for b, o in zip(base, other, strict=True)]
+    )
     lo, hi = binomtest(len(seeds), len(seeds)).proportion_ci(method="exact")
     assert effect["flip_interval"] == [pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9)]
 

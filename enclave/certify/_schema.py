@@ -7,18 +7,22 @@ required, no others allowed); "or null" marks stages an audit may end before:
                      ``parameters`` {``digest``, ``kind``}; further request fields
                      (policy, purpose, requester, tolerances...) may follow.
 ``baseline``         or null: {``reproduced``, ``layers``: {name: {``ok``, ``similarity``,
-                     ``equal``, ``delta``, ``tolerance``, ``changed_fields``}}}.
+                     ``equal``, ``delta`` (quantised, in [-1, 1]), ``tolerance``,
+                     ``changed_fields`` (recorded field names or ``new_field #k``)}}}.
 ``intervention``     or null: {``strategy``, ``target`` {``call_id``, ``field``},
                      ``declared_changes``, ``actual_changes``, ``unchanged_digest_before``,
                      ``unchanged_digest_after``, ``unchanged_digest_equal``}.
 ``samples``          or null: {``count``, ``seed``, ``seeds`` = "S..S+N-1"}.
-``effect``           or null: {``mean_delta``, ``delta_interval``, ``flip_rate``,
-                     ``flip_interval``, ``baseline_rate``, ``intervened_rate``,
-                     ``deltas`` (per-sample paired deltas in [-1, 1]), ``confidence``}.
+``effect``           or null: {``mean_delta``, ``delta_interval`` (quantised, in
+                     [-1, 1]), ``flip_rate``, ``flip_interval``, ``baseline_rate``,
+                     ``intervened_rate``, ``histogram`` {``edges``, ``counts``}: the
+                     paired deltas counted in fixed bins (no per-sample values),
+                     ``confidence``}.
 ``placebo``          or null: {``passed``, ``max_abs_delta``, ``flips``}.
 ``classification``   short kebab-case label.
 ``auditability``     {``class``: counterfactual-admissible | observable-only,
-                     ``first_unverifiable_step`` (step number, call id or null),
+                     ``first_unverifiable_step`` (step number, recorded call id,
+                     ``new_call #k`` or null),
                      ``live_state_fields``, ``reason``}.
 ``not_established``  what the result does not establish (sentences).
 ``environment``      or null: {``isolation_layers``, ...}.
@@ -26,6 +30,9 @@ required, no others allowed); "or null" marks stages an audit may end before:
 ``grant``            or null: {``provider``, ``accessor``}.
 ``ledger``           the specimen's ledger position: {``specimen_entry_index``,
                      ``specimen_entry_hash``}.
+``disclosure``       the disclosure bound: {``bits``, ``resolution``, ``bins``,
+                     ``terms``: [{``field``, ``bits``}]} — how many bits the
+                     agent-influenced content can carry; ``bits`` is the sum of the terms.
 ``issued_at``        RFC 3339 UTC time.
 ``issuer``           keyid of the signing key.
 
@@ -36,12 +43,16 @@ Rules beyond the schema (``predicate_problems``):
   everything else equal (invariant 4), with samples and a passed placebo, and never
   for an observable-only audit (invariant 9).
 * ``unchanged_digest_equal`` is true exactly when the two digests are equal.
-* ``seeds`` spells ``seed..seed+count-1``; ``deltas`` has ``count`` entries and
-  ``mean_delta`` is their mean; each interval is ordered and holds its estimate.
+* ``seeds`` spells ``seed..seed+count-1``; the histogram has one count per pair of
+  increasing edges and its counts sum to ``count``; each interval is ordered and holds
+  its estimate; ``mean_delta``, the interval ends and the baseline's score ``delta`` lie
+  on the ``disclosure.resolution`` grid.
+* ``disclosure.bits`` is the sum of its terms (to 0.01 bit).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from typing import Any
@@ -88,7 +99,7 @@ _LAYER = _closed(
         "ok": {"type": "boolean"},
         "similarity": _nullable(_UNIT),
         "equal": {"type": ["boolean", "null"]},
-        "delta": _nullable({"type": "number"}),
+        "delta": _nullable(_BOUNDED),
         "tolerance": _nullable({"type": "number", "minimum": 0}),
         "changed_fields": {"type": "array", "items": _str(256), "maxItems": 1024},
     },
@@ -121,6 +132,7 @@ PREDICATE_SCHEMA: dict[str, Any] = {
             "lineage",
             "grant",
             "ledger",
+            "disclosure",
             "issued_at",
             "issuer",
         ],
@@ -195,7 +207,7 @@ PREDICATE_SCHEMA: dict[str, Any] = {
                         "flip_interval",
                         "baseline_rate",
                         "intervened_rate",
-                        "deltas",
+                        "histogram",
                     ],
                     {
                         "mean_delta": _BOUNDED,
@@ -204,7 +216,23 @@ PREDICATE_SCHEMA: dict[str, Any] = {
                         "flip_interval": _UNIT_INTERVAL,
                         "baseline_rate": _UNIT,
                         "intervened_rate": _UNIT,
-                        "deltas": {"type": "array", "items": _BOUNDED, "maxItems": _MAX_SAMPLES},
+                        "histogram": _closed(
+                            ["edges", "counts"],
+                            {
+                                "edges": {
+                                    "type": "array",
+                                    "items": _BOUNDED,
+                                    "minItems": 2,
+                                    "maxItems": 65,
+                                },
+                                "counts": {
+                                    "type": "array",
+                                    "items": {"type": "integer", "minimum": 0},
+                                    "minItems": 1,
+                                    "maxItems": 64,
+                                },
+                            },
+                        ),
                         "confidence": {
                             "type": "number",
                             "exclusiveMinimum": 0,
@@ -277,6 +305,23 @@ PREDICATE_SCHEMA: dict[str, Any] = {
                     "specimen_entry_hash": _str(pattern=_ENTRY_HASH),
                 },
             ),
+            "disclosure": _closed(
+                ["bits", "resolution", "bins", "terms"],
+                {
+                    "bits": {"type": "number", "minimum": 0},
+                    "resolution": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                    "bins": {"type": "integer", "minimum": 1, "maximum": 64},
+                    "terms": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": 64,
+                        "items": _closed(
+                            ["field", "bits"],
+                            {"field": _str(128), "bits": {"type": "number", "minimum": 0}},
+                        ),
+                    },
+                },
+            ),
             "issued_at": {"type": "string", "pattern": _RFC3339_UTC},
             "issuer": {"type": "string", "pattern": _KEYID},
         },
@@ -306,12 +351,27 @@ def _schema_problems(predicate: Any) -> list[str]:
     return [f"{_location(e.absolute_path)}: {e.validator}" for e in errors]
 
 
-def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+def _on_grid(value: float, resolution: float) -> bool:
+    steps = value / resolution
+    return abs(value) == 1 or abs(steps - round(steps)) <= 1e-6
+
+
+def _disclosure_problems(p: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    disclosure = p["disclosure"]
+    total = math.fsum(t["bits"] for t in disclosure["terms"])
+    if not math.isclose(total, disclosure["bits"], abs_tol=0.01):
+        problems.append("/disclosure/bits: is not the sum of its terms")
+    baseline = p["baseline"]
+    score = (baseline or {}).get("layers", {}).get("score") or {}
+    delta = score.get("delta")
+    if delta is not None and not _on_grid(delta, disclosure["resolution"]):
+        problems.append("/baseline/layers/score/delta: is not on the declared resolution")
+    return problems
 
 
 def _rule_problems(p: dict[str, Any]) -> list[str]:
-    problems: list[str] = []
+    problems: list[str] = _disclosure_problems(p)
     intervention, samples, effect = p["intervention"], p["samples"], p["effect"]
     if intervention is not None:
         same = intervention["unchanged_digest_before"] == intervention["unchanged_digest_after"]
@@ -334,13 +394,17 @@ def _rule_problems(p: dict[str, Any]) -> list[str]:
         problems.append("/effect: reported without a passed placebo")
     if p["auditability"]["class"] != "counterfactual-admissible":
         problems.append("/effect: reported for an observable-only audit")
+    histogram = effect["histogram"]
+    edges, counts = histogram["edges"], histogram["counts"]
+    if len(counts) != len(edges) - 1 or any(a >= b for a, b in itertools.pairwise(edges)):
+        problems.append("/effect/histogram: edges do not bound the counts' bins in order")
     if samples is None:
         problems.append("/effect: reported without samples")
-    elif len(effect["deltas"]) != samples["count"]:
-        problems.append("/effect/deltas: length differs from the sample count")
-    deltas = effect["deltas"]
-    if deltas and not _close(math.fsum(deltas) / len(deltas), effect["mean_delta"]):
-        problems.append("/effect/mean_delta: is not the mean of the deltas")
+    elif sum(counts) != samples["count"]:
+        problems.append("/effect/histogram: counts do not sum to the sample count")
+    resolution = p["disclosure"]["resolution"]
+    if not all(_on_grid(v, resolution) for v in (effect["mean_delta"], *effect["delta_interval"])):
+        problems.append("/effect: a delta is not on the declared resolution")
     lo, hi = effect["delta_interval"]
     if not lo <= effect["mean_delta"] <= hi:
         problems.append("/effect/delta_interval: does not hold the mean delta")

@@ -12,7 +12,8 @@ A step runs only if every earlier step passed; later steps are reported as not r
                       ``specimen:<id>`` subject with a sha256 digest.
 4. ``predicate``    — the predicate matches the JSON Schema and its rules, names the
                       subject's specimen in its request, and its ``issuer`` is the key
-                      that verified in step 2.
+                      that verified in step 2. The detail states the certificate's
+                      disclosure bound (bits its agent-influenced content can carry).
 5. ``subject``      — the ledger holds the specimen, its manifest digest equals the
                       subject digest, and its ledger position equals ``predicate.ledger``.
 6. ``ledger_entry`` — the ledger has a ``certificate.issued`` entry carrying this
@@ -187,9 +188,13 @@ def _step_predicate(s: _State) -> str:
         problems = binding_problems(s.statement)
     if problems:
         raise _Failed("; ".join(problems[:8]))
-    if s.statement["predicate"]["issuer"] not in s.accepted:
+    predicate = s.statement["predicate"]
+    if predicate["issuer"] not in s.accepted:
         raise _Failed("/predicate/issuer: is not the key that signed")
-    return "predicate matches schema v1 and its rules"
+    return (
+        "predicate matches schema v1 and its rules; "
+        f"disclosure bound {predicate['disclosure']['bits']:.2f} bits"
+    )
 
 
 def _step_subject(s: _State) -> str:

@@ -1,7 +1,10 @@
 """Comparing two runs layer by layer: bounded values only, never the values themselves.
 
-Per layer the comparison says whether it is equal (and, for the score, the delta);
-for the typed proposal it names the fields that changed, not their values.
+Per layer the comparison says whether it is equal (and, for the score, the delta,
+quantised to the resolution the score tolerance declares and clamped to [-1, 1]; ``ok``
+is decided on the exact delta first). For the typed proposal it names the fields that
+changed, not their values — and only fields the *reference* (the recorded run) has: a
+field that exists only in the compared run is ``new_field #k``, never its name.
 """
 
 from __future__ import annotations
@@ -12,8 +15,12 @@ from typing import Any
 from ledger import canonical_json
 
 from ._model import LAYERS, RecordedStep, Tolerances, layers_of
+from ._quantize import quantize, resolution_for
 
-__all__ = ["compare_layers", "recorded_layers"]
+__all__ = ["MAX_NEW_FIELDS", "MAX_PROPOSAL_FIELDS", "compare_layers", "recorded_layers"]
+
+MAX_PROPOSAL_FIELDS = 64  # recorded proposal keys reported by name (sorted, the first 64)
+MAX_NEW_FIELDS = 16  # fields only the compared run has: counted, up to this many
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -33,18 +40,23 @@ def compare_layers(
             delta = float(b) - float(a)
             out[layer] = {
                 "ok": abs(delta) <= tolerances.score,
-                "delta": delta,
+                "delta": quantize(delta, resolution_for(tolerances.score)),
                 "tolerance": tolerances.score,
             }
             continue
         equal = _equal(a, b)
         entry: dict[str, Any] = {"ok": equal or layer in tolerances.ignored, "equal": equal}
         if layer == "proposal" and isinstance(a, Mapping) and isinstance(b, Mapping):
-            entry["changed_fields"] = sorted(
-                k for k in set(a) | set(b) if k not in a or k not in b or not _equal(a[k], b[k])
-            )
+            entry["changed_fields"] = _changed_fields(a, b)
         out[layer] = entry
     return out
+
+
+def _changed_fields(reference: Mapping[str, Any], run: Mapping[str, Any]) -> list[str]:
+    known = set(sorted(map(str, reference))[:MAX_PROPOSAL_FIELDS])
+    named = sorted(k for k in known if k not in run or not _equal(reference[k], run[k]))
+    new = sum(1 for k in run if k not in known)
+    return named + [f"new_field #{n}" for n in range(min(new, MAX_NEW_FIELDS))]
 
 
 def recorded_layers(trajectory_steps: Iterable[RecordedStep]) -> dict[str, Any]:

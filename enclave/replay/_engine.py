@@ -26,7 +26,14 @@ from ledger import CanonicalizationError, StepKind, canonical_json
 
 from .._errors import EnclaveError
 from ..capture import AgentSpec, BoundarySpec, Context, LiveCall
-from ._errors import BranchError, DivergenceError, Unresolvable, Unservable
+from ._errors import (
+    AGENT_ERROR,
+    RUN_FAILURES,
+    BranchError,
+    DivergenceError,
+    Unresolvable,
+    Unservable,
+)
 from ._model import RecordedStep, RunResult, Trajectory, is_hole, layers_of
 
 __all__ = ["ReplayContext", "replay_run"]
@@ -182,7 +189,9 @@ class ReplayContext(Context):
             if is_hole(value):
                 raise Unresolvable("the run needs a field that was withheld at capture")
             if field in live and self.departed:
-                self.live_state_reads.append((step.call_id, "/" + field))
+                read = (step.call_id, "/" + field)
+                if read not in self.live_state_reads:
+                    self.live_state_reads.append(read)
 
         return on_read
 
@@ -192,7 +201,7 @@ class ReplayContext(Context):
                 step.token_expires_at is not None
                 and datetime.fromisoformat(step.token_expires_at.replace("Z", "+00:00"))
                 <= self._audit_time
-            ):
+            ) and step.call_id not in self.unverifiable:
                 self.unverifiable.append(step.call_id)
         self.served.append((step.call_id, how))
         return TrackedResponse(step.response, on_read=self._track(step))
@@ -201,7 +210,7 @@ class ReplayContext(Context):
         self, spec: BoundarySpec, request: Mapping[str, Any], resolved: str | None, call_id: str
     ) -> Mapping[str, Any]:
         if spec.substitute is None:
-            if spec.side_effecting:
+            if spec.side_effecting and call_id not in self.unserved_effects:
                 self.unserved_effects.append(call_id)
             raise Unservable(f"{call_id} has no recording and no declared substitute")
         self.served.append((call_id, "substitute"))
@@ -280,8 +289,9 @@ def replay_run(
     variant: str,
     audit_time: datetime,
 ) -> RunResult:
-    """Replay once. Branch failures become a ``RunResult`` with ``failure`` set;
-    anything the agent raises is reported by type only (its text may hold content)."""
+    """Replay once. Branch failures become a ``RunResult`` with ``failure`` set to a
+    code from ``RUN_FAILURES``: anything else the agent raises — whatever its class, code
+    or text — is ``agent_error``. ``failure_detail`` stays in the worker."""
     ctx = ReplayContext(trajectory=trajectory, seed=seed, audit_time=audit_time)
     try:
         outcome = agent.function(ctx, dict(trajectory.inputs))
@@ -289,14 +299,14 @@ def replay_run(
             raise BranchError("the agent returned no outcome object")
         layers = layers_of(outcome, ctx.answers)
         failure, detail = None, None
-    except BranchError as exc:
-        layers, failure, detail = None, exc.code, str(exc)
     except EnclaveError as exc:
-        layers, failure, detail = None, exc.code, type(exc).__name__
+        code = getattr(type(exc), "code", None)
+        closed = code if type(code) is str and code in RUN_FAILURES else AGENT_ERROR
+        layers, failure, detail = None, closed, type(exc).__name__
     except MemoryError:
         raise  # a broken memory limit contaminates the worker; it is not an agent error
     except Exception as exc:  # noqa: BLE001 - agent code may raise anything; report the type only
-        layers, failure, detail = None, "agent_error", type(exc).__name__
+        layers, failure, detail = None, AGENT_ERROR, type(exc).__name__
     return RunResult(
         seed=seed,
         variant=variant,

@@ -1,10 +1,29 @@
-"""Why a replayed branch ended early. Each is a hard failure of that branch."""
+"""Why a replayed branch ended early, and why a worker's reply was refused.
+
+Every failure reason that can leave an audit comes from a closed set:
+``RUN_FAILURES`` for what a replayed run may report (an agent's own exception is
+``agent_error``, whatever its class, code or text), and ``ReplyRefused`` codes for a
+reply the supervisor would not accept.
+"""
 
 from __future__ import annotations
 
 from .._errors import EnclaveError
 
-__all__ = ["BranchError", "DivergenceError", "Unresolvable", "Unservable"]
+__all__ = [
+    "AGENT_ERROR",
+    "RUN_FAILURES",
+    "BranchError",
+    "DivergenceError",
+    "ReplyInvalid",
+    "ReplyRefused",
+    "Unresolvable",
+    "Unservable",
+    "ValueOutOfRange",
+]
+
+AGENT_ERROR = "agent_error"
+VALUE_OUT_OF_RANGE = "value_out_of_range"
 
 
 class BranchError(EnclaveError):
@@ -28,3 +47,38 @@ class Unresolvable(BranchError):
     """The agent read content that was deliberately not retained (an honest hole)."""
 
     code = "unresolvable"
+
+
+# What one replayed run may report as its failure; anything else is ``agent_error``.
+RUN_FAILURES: frozenset[str] = frozenset(
+    {
+        BranchError.code,
+        DivergenceError.code,
+        Unservable.code,
+        Unresolvable.code,
+        AGENT_ERROR,
+        VALUE_OUT_OF_RANGE,
+    }
+)
+
+
+class ReplyRefused(EnclaveError):
+    """The supervisor refused what the worker sent back. The text is fixed: nothing of
+    the reply is ever quoted."""
+
+    code = "worker_reply_invalid"
+
+    def __init__(self) -> None:
+        super().__init__("the replay worker's reply was refused")
+
+
+class ReplyInvalid(ReplyRefused):
+    """Unknown keys, wrong types, names outside the specimen's vocabulary, oversize lists."""
+
+    code = "worker_reply_invalid"
+
+
+class ValueOutOfRange(ReplyRefused):
+    """A number the enclave cannot carry exactly (an integer beyond 2**53 - 1, NaN, ±inf)."""
+
+    code = VALUE_OUT_OF_RANGE

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from ..keys import TenantDigester
+from ._disclosure import DisclosureBound
 from ._request import AuditRequest
 from ._results import BatchResult, Preparation
 from ._verdict import BASELINE_NOT_REPRODUCED, NO_INFLUENCE, OBSERVABLE_ONLY, Verdict
@@ -111,6 +112,7 @@ def build_predicate(
     batches: Sequence[BatchResult],
     digester: TenantDigester,
     specimen_entry: tuple[int, str],
+    disclosure: DisclosureBound,
     now: datetime,
 ) -> dict[str, Any]:
     iv = request.intervention
@@ -150,5 +152,6 @@ def build_predicate(
             "specimen_entry_index": specimen_entry[0],
             "specimen_entry_hash": specimen_entry[1],
         },
+        "disclosure": disclosure.to_dict(),
         "issued_at": now.isoformat().replace("+00:00", "Z"),
     }

@@ -37,6 +37,9 @@ class Preparation:
     grant: dict[str, Any]
     failure: str | None = None  # contamination reason or the gate run's failure code
     failure_detail: str | None = None
+    # sizes of the specimen's own vocabulary (``VocabularySize``): the disclosure bound's
+    # inputs, fixed by the supervisor; absent in rows stored before it was recorded
+    vocabulary: dict[str, int] | None = None
 
     @property
     def gate_passed(self) -> bool:
@@ -121,7 +124,8 @@ class BatchResult:
 
 @dataclass(frozen=True)
 class AuditOutcome:
-    """What an audit produced. Metadata and bounded numbers only."""
+    """What an audit produced. Metadata and bounded numbers only; ``disclosure`` is the
+    certificate's disclosure bound (``None`` when no certificate was issued)."""
 
     audit_id: str
     specimen_id: str
@@ -134,11 +138,10 @@ class AuditOutcome:
     certificate_path: Path | None
     ledger_index: int
     envelope: dict[str, Any] | None = None
+    disclosure: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        effect = None
-        if self.effect is not None:
-            effect = {k: v for k, v in self.effect.items() if k != "deltas"}
+        effect = None if self.effect is None else dict(self.effect)
         return {
             "audit_id": self.audit_id,
             "specimen_id": self.specimen_id,
@@ -152,6 +155,7 @@ class AuditOutcome:
             if self.certificate_path is None
             else str(self.certificate_path),
             "ledger_index": self.ledger_index,
+            "disclosure": self.disclosure,
         }
 
 

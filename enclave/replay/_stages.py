@@ -9,27 +9,33 @@
    decide, sign the certificate and append it — or append ``audit.failed``.
 
 Stages exchange only the metadata objects of ``_results``; plaintext lives inside a
-stage's process for the duration of its grant and is never stored.
+stage's process for the duration of its grant and is never stored. Every worker reply is
+parsed by ``_reply`` against the specimen's own vocabulary before anything of it is
+kept; a refused reply fails the audit with the refusal's code (``worker_reply_invalid``,
+``value_out_of_range``), never with anything the worker said.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
+
+from ledger import CanonicalizationError
 
 from .._errors import Refused
 from .._runtime import Runtime
 from ..capture import load_agent
 from ..sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle
-from ..sandbox._limits import WORKER_CRASHED
 from ._certificates import RuntimeLedgerLookup, issue_certificate
 from ._compare import compare_layers, recorded_layers
+from ._disclosure import VocabularySize, disclosure_bound
+from ._errors import ReplyInvalid, ReplyRefused, ValueOutOfRange
 from ._interventions import AppliedIntervention, apply_intervention, placebo_of
 from ._load import OpenedSpecimen, open_specimen
 from ._model import RunResult, Trajectory
 from ._predicate import build_predicate
+from ._reply import FAILURE_REASONS, Vocabulary, parse_loaded, parse_runs, parse_samples
 from ._request import AuditRequest
 from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary, seeds_of
 from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide
@@ -40,6 +46,9 @@ WORKER_HANDLER = "enclave.replay._worker_entry:handle"
 # Our own modules, imported before the tripwire arms; agent modules load after it.
 WORKER_PRELOAD = ("enclave.replay._worker_entry",)
 BATCH_SEEDS = 200  # paired samples per worker call: progress granularity, bounded replies
+CONTAMINATED = "the replay worker was contaminated"
+REFUSED = "the replay worker's reply was refused"
+_REFUSALS = frozenset({ReplyInvalid.code, ValueOutOfRange.code})
 
 
 def _open(
@@ -82,7 +91,7 @@ def _load_worker(
     placebo: Trajectory,
     now: datetime,
 ) -> None:
-    worker.call(
+    reply = worker.call(
         {
             "op": "load",
             "agent": opened.record.agent_name,
@@ -94,6 +103,7 @@ def _load_worker(
             "audit_time": now.isoformat(),
         }
     )
+    parse_loaded(reply)
 
 
 def _grant(opened: OpenedSpecimen, lease_seconds: int) -> dict[str, Any]:
@@ -118,25 +128,31 @@ def prepare_audit(
         runtime, request, job_id=audit_id, now=now, lease_seconds=lease_seconds
     )
     sandbox = _start(runtime, isolation, limits)
+    vocabulary = Vocabulary.of(opened.trajectory)
     gate: RunResult | None = None
     failure: tuple[str, str] | None = None
+    seed = opened.trajectory.seed
     try:
         with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
             _load_worker(worker, opened, applied, placebo, now)
-            reply = worker.call(
-                {"op": "run", "runs": [{"variant": "baseline", "seed": opened.trajectory.seed}]}
-            )
-            gate = RunResult.from_dict(reply["results"][0])
+            reply = worker.call({"op": "run", "runs": [{"variant": "baseline", "seed": seed}]})
+            gate = parse_runs(reply, [("baseline", seed)], vocabulary)[0]
     except Contaminated as exc:
-        failure = (exc.reason, "the replay worker was contaminated")
+        failure = (exc.reason, CONTAMINATED)
+    except ReplyRefused as exc:
+        failure = (exc.code, REFUSED)
     baseline = None
     if gate is not None and gate.failure is not None:
         failure = (gate.failure, "baseline run on the recorded seed")
     elif gate is not None and gate.layers is not None:
-        layers = compare_layers(
-            recorded_layers(opened.trajectory.steps), gate.layers, request.tolerances
-        )
-        baseline = {"reproduced": all(v["ok"] for v in layers.values()), "layers": layers}
+        try:
+            layers = compare_layers(
+                recorded_layers(opened.trajectory.steps), gate.layers, request.tolerances
+            )
+        except CanonicalizationError:  # e.g. a lone surrogate: not comparable exactly
+            failure = (ValueOutOfRange.code, REFUSED)
+        else:
+            baseline = {"reproduced": all(v["ok"] for v in layers.values()), "layers": layers}
     gate_facts = (
         []
         if gate is None
@@ -167,6 +183,7 @@ def prepare_audit(
         grant=_grant(opened, lease_seconds),
         failure=None if failure is None else failure[0],
         failure_detail=None if failure is None else failure[1],
+        vocabulary=VocabularySize.of(vocabulary).to_dict(),
     )
 
 
@@ -188,22 +205,24 @@ def run_sample_batch(
         runtime, request, job_id=job_id, now=now, lease_seconds=lease_seconds
     )
     samples: list[SampleSummary] = []
+    vocabulary = Vocabulary.of(opened.trajectory)
     try:
         sandbox = _start(runtime, isolation, limits)
         with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
             _load_worker(worker, opened, applied, placebo, now)
             for start in range(0, len(seeds), BATCH_SEEDS):
                 chunk = [int(s) for s in seeds[start : start + BATCH_SEEDS]]
-                samples.extend(_summaries(worker.call({"op": "samples", "seeds": chunk}), chunk))
+                reply = worker.call({"op": "samples", "seeds": chunk})
+                samples.extend(parse_samples(reply, chunk, vocabulary))
                 if progress:
                     progress(len(chunk))
-    except Contaminated as exc:
+    except (Contaminated, ReplyRefused) as exc:
         return BatchResult(
             job_id=job_id,
             seeds=tuple(seeds),
             samples=(),
             grant=_grant(opened, lease_seconds),
-            failure=exc.reason,
+            failure=exc.reason if isinstance(exc, Contaminated) else exc.code,
         )
     return BatchResult(
         job_id=job_id,
@@ -211,23 +230,6 @@ def run_sample_batch(
         samples=tuple(samples),
         grant=_grant(opened, lease_seconds),
     )
-
-
-def _summaries(reply: dict[str, Any], seeds: list[int]) -> list[SampleSummary]:
-    """Parse the worker's reduced samples; anything malformed is a protocol violation."""
-    try:
-        items = reply["samples"]
-        if not isinstance(items, list) or len(items) != len(seeds):
-            raise ValueError("wrong number of samples")
-        out = [SampleSummary.from_dict(item) for item in items]
-        for sample, seed in zip(out, seeds, strict=True):
-            delta = sample.delta
-            numeric = isinstance(delta, int | float) and not isinstance(delta, bool)
-            if sample.seed != seed or not (delta is None or (numeric and math.isfinite(delta))):
-                raise ValueError("bad sample")
-    except (KeyError, TypeError, ValueError):
-        raise Contaminated(WORKER_CRASHED, "protocol violation") from None
-    return out
 
 
 def finalize_audit(
@@ -260,7 +262,7 @@ def finalize_audit(
             None,
             None,
             bad.failure,
-            "the replay worker was contaminated",
+            REFUSED if bad.failure in _REFUSALS else CONTAMINATED,
         )
     elif sorted(seeds_of(batches)) != expected or [
         s.seed for b in batches for s in b.samples
@@ -277,6 +279,9 @@ def finalize_audit(
     else:
         ordered = sorted((s for b in batches for s in b.samples), key=lambda s: s.seed)
         verdict = decide(samples=ordered, tolerances=request.tolerances)
+    if verdict.failure is not None and verdict.failure not in FAILURE_REASONS:
+        # defence in depth: a stored stage result is not a channel for other codes either
+        verdict = Verdict(FAILED, verdict.auditability, None, None, ReplyInvalid.code, REFUSED)
     if verdict.classification == FAILED:
         position = ledger.append(
             "audit.failed",
@@ -299,6 +304,11 @@ def finalize_audit(
     if specimen_entry is None:
         raise Refused("no sealed specimen has that id", code="unknown_specimen")
     digester = runtime.digests.for_tenant(preparation.tenant_id)
+    bound = disclosure_bound(
+        samples=request.samples,
+        tolerance=request.tolerances.score,
+        vocabulary=_vocabulary_size(runtime, request, preparation),
+    )
     predicate = build_predicate(
         request=request,
         preparation=preparation,
@@ -306,6 +316,7 @@ def finalize_audit(
         batches=batches,
         digester=digester,
         specimen_entry=specimen_entry,
+        disclosure=bound,
         now=now,
     )
     envelope, path, index = issue_certificate(
@@ -327,4 +338,14 @@ def finalize_audit(
         path,
         index,
         envelope,
+        bound.to_dict(),
     )
+
+
+def _vocabulary_size(
+    runtime: Runtime, request: AuditRequest, preparation: Preparation
+) -> VocabularySize:
+    if preparation.vocabulary is not None:
+        return VocabularySize.from_dict(preparation.vocabulary)
+    # a preparation stored before vocabulary sizes were: the manifest's, at the caps
+    return VocabularySize.of_manifest(runtime.ledger.get_specimen(request.specimen_id).manifest)

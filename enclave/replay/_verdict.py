@@ -14,6 +14,9 @@ Numbered like the README's "How an audit decides":
    (Clopper-Pearson exact 95% interval), the recorded decision's rate in each arm.
 5. Influential if any decision flipped or the delta interval lies wholly outside the
    declared score tolerance; otherwise no measurable influence within tolerance.
+6. What is reported is bounded: the mean and interval ends quantised to the declared
+   resolution and clamped to [-1, 1]; per-sample deltas only as counts in the fixed
+   bins of ``_quantize.BIN_EDGES``. Steps 4-5 decide on the exact values.
 """
 
 from __future__ import annotations
@@ -23,9 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ledger import CanonicalizationError
+
 from ..analysis import clopper_pearson, mean_interval
 from ._compare import compare_layers
+from ._errors import VALUE_OUT_OF_RANGE
 from ._model import RunResult, Tolerances
+from ._quantize import BIN_EDGES, histogram, quantize, resolution_for
 from ._results import SampleSummary
 
 __all__ = ["Verdict", "auditability_of", "decide", "summarize_seed"]
@@ -98,9 +105,12 @@ def decide(*, samples: Sequence[SampleSummary], tolerances: Tolerances) -> Verdi
     if observable_only:
         return Verdict(OBSERVABLE_ONLY, auditability, None, None)
     # 3. placebo
+    resolution = resolution_for(tolerances.score)
     placebo = {
         "passed": all(s.placebo_equal for s in samples),
-        "max_abs_delta": max((s.placebo_abs_delta for s in samples), default=0.0),
+        "max_abs_delta": quantize(
+            max((s.placebo_abs_delta for s in samples), default=0.0), resolution, 0.0, 1.0
+        ),
         "flips": sum(1 for s in samples if s.placebo_flip),
     }
     if not placebo["passed"]:
@@ -115,19 +125,20 @@ def decide(*, samples: Sequence[SampleSummary], tolerances: Tolerances) -> Verdi
     _, lo, hi = mean_interval(deltas)
     lo, hi = min(lo, mean), max(hi, mean)  # identical deltas: keep the last ulp consistent
     flip_lo, flip_hi = clopper_pearson(flip_count, n)
+    # 5. classification, on the exact values
+    outside = lo > tolerances.score or hi < -tolerances.score
+    label = INFLUENTIAL if flip_count > 0 or outside else NO_INFLUENCE
+    # 6. what leaves
     effect = {
-        "mean_delta": mean,
-        "delta_interval": [lo, hi],
+        "mean_delta": quantize(mean, resolution),
+        "delta_interval": [quantize(lo, resolution), quantize(hi, resolution)],
         "flip_rate": flip_count / n,
         "flip_interval": [flip_lo, flip_hi],
         "baseline_rate": sum(1 for s in samples if s.baseline_hit) / n,
         "intervened_rate": sum(1 for s in samples if s.intervened_hit) / n,
-        "deltas": deltas,
+        "histogram": {"edges": list(BIN_EDGES), "counts": histogram(deltas)},
         "confidence": 0.95,
     }
-    # 5. classification
-    outside = lo > tolerances.score or hi < -tolerances.score
-    label = INFLUENTIAL if flip_count > 0 or outside else NO_INFLUENCE
     return Verdict(label, auditability, effect, placebo)
 
 
@@ -153,17 +164,31 @@ def summarize_seed(
     assert (
         baseline.layers is not None and intervened.layers is not None and placebo.layers is not None
     )
-    twin = compare_layers(baseline.layers, placebo.layers, Tolerances(score=0.0))
-    return SampleSummary(
-        seed=baseline.seed,
-        delta=float(intervened.layers["score"]) - float(baseline.layers["score"]),
-        flip=baseline.layers["decision"] != intervened.layers["decision"],
-        baseline_hit=baseline.layers["decision"] == recorded_decision,
-        intervened_hit=intervened.layers["decision"] == recorded_decision,
-        placebo_equal=all(v.get("equal", v["ok"]) for v in twin.values()),
-        placebo_abs_delta=abs(twin["score"]["delta"]),
-        placebo_flip=baseline.layers["decision"] != placebo.layers["decision"],
-        live_state_reads=reads,
-        unverifiable_effects=unverifiable,
-        unserved_effects=unserved,
-    )
+    try:
+        twin = compare_layers(baseline.layers, placebo.layers, Tolerances(score=0.0))
+        delta = float(intervened.layers["score"]) - float(baseline.layers["score"])
+        if not math.isfinite(delta):
+            raise ValueError("not a finite delta")
+        return SampleSummary(
+            seed=baseline.seed,
+            delta=delta,
+            flip=bool(baseline.layers["decision"] != intervened.layers["decision"]),
+            baseline_hit=bool(baseline.layers["decision"] == recorded_decision),
+            intervened_hit=bool(intervened.layers["decision"] == recorded_decision),
+            placebo_equal=all(v.get("equal", v["ok"]) for v in twin.values()),
+            placebo_abs_delta=abs(twin["score"]["delta"] or 0.0),
+            placebo_flip=bool(baseline.layers["decision"] != placebo.layers["decision"]),
+            live_state_reads=reads,
+            unverifiable_effects=unverifiable,
+            unserved_effects=unserved,
+        )
+    except (CanonicalizationError, TypeError, ValueError, OverflowError):
+        # an outcome the enclave cannot compare exactly (2**60, NaN, a score that is no number)
+        return SampleSummary(
+            seed=baseline.seed,
+            failure=VALUE_OUT_OF_RANGE,
+            failure_variant="intervened",
+            live_state_reads=reads,
+            unverifiable_effects=unverifiable,
+            unserved_effects=unserved,
+        )

@@ -1,9 +1,11 @@
 """What runs inside the isolated worker: load one job's trajectories, replay runs.
 
 The worker is untrusted (it executes agent code); it holds plaintext only for the one
-specimen it was sent, and answers over its inherited socket with run results (``run``:
-the baseline gate) or with paired samples already reduced to ``SampleSummary`` metadata
-(``samples``: baseline, intervened and placebo per seed).
+specimen it was sent, and answers over its inherited socket in the closed reply schema
+of ``_reply`` with run results (``run``: the baseline gate) or with paired samples
+already reduced to ``SampleSummary`` metadata (``samples``: baseline, intervened and
+placebo per seed). Agent code runs in this process and may patch anything here: the
+supervisor validates every reply (``_reply.parse_*``), it does not trust this module.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from ..capture import AgentSpec, load_agent
 from ._engine import replay_run
 from ._model import Trajectory
+from ._reply import run_wire
 from ._verdict import summarize_seed
 
 __all__ = ["handle"]
@@ -34,13 +37,15 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     if op == "run":
         agent: AgentSpec = _job["agent"]
         results = [
-            replay_run(
-                trajectory=_job["variants"][run["variant"]],
-                agent=agent,
-                seed=int(run["seed"]),
-                variant=str(run["variant"]),
-                audit_time=_job["audit_time"],
-            ).to_dict()
+            run_wire(
+                replay_run(
+                    trajectory=_job["variants"][run["variant"]],
+                    agent=agent,
+                    seed=int(run["seed"]),
+                    variant=str(run["variant"]),
+                    audit_time=_job["audit_time"],
+                )
+            )
             for run in request["runs"]
         ]
         return {"results": results}

@@ -1,0 +1,148 @@
+"""The disclosure bound: how many bits a certificate's agent-influenced content can carry.
+
+Agent code under audit chooses its outcomes, so every value in a certificate that
+depends on what it returned is a channel. The certificate is a deterministic function
+of those values; if field *i* can take at most ``n_i`` values, no encoding can carry
+more than ``sum(log2 n_i)`` bits through it. The terms, field by field:
+
+* ``/classification``: one of the 4 labels a certificate can carry;
+* ``/auditability``: its class and reason follow from three flags (an unverifiable
+  effect, an unserved effect, a live-state read): 3 bits;
+  ``first_unverifiable_step``: null, a recorded call id or ``new_call #k``;
+  ``live_state_fields``: a subset of the specimen's declared live-state fields;
+* ``/baseline``: ``ok`` and ``equal`` of six exact layers and ``ok`` of the score; the
+  score delta on the resolution grid (or null); ``changed_fields``: a subset of the
+  recorded proposal's fields plus a count of new ones;
+* ``/effect``: the mean and both interval ends on the grid; flips, and the recorded
+  decision in each arm, as counts out of N (rates and exact intervals are functions of
+  them); the histogram: ``C(N + B - 1, B - 1)`` ways to put N samples in B bins;
+* ``/placebo``: the largest absolute delta on the grid over [0, 1]; flips out of N.
+
+Everything else in a certificate (request, intervention proof, samples, environment,
+lineage, grant, ledger position, times) is fixed by the request, the specimen and the
+supervisor before agent code runs. The bound depends only on the request and the
+specimen's vocabulary, so it is known — and charged to the budget — at admission.
+Each term is rounded *up* to 0.01 bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._compare import MAX_NEW_FIELDS, MAX_PROPOSAL_FIELDS
+from ._quantize import BIN_EDGES, grid_values, resolution_for
+from ._reply import MAX_NEW_CALLS, Vocabulary
+
+__all__ = ["CERTIFIED_LABELS", "DisclosureBound", "VocabularySize", "disclosure_bound"]
+
+CERTIFIED_LABELS = (
+    4  # influential, no-measurable-influence, baseline-not-reproduced, observable-only
+)
+_EXACT_LAYERS = 6
+
+
+@dataclass(frozen=True)
+class VocabularySize:
+    """How many names of each kind the specimen holds (what may be reported by name)."""
+
+    calls: int
+    live_state: int
+    proposal_fields: int = MAX_PROPOSAL_FIELDS  # unknown before decryption: the cap
+
+    def __post_init__(self) -> None:
+        for value in (self.calls, self.live_state, self.proposal_fields):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError("vocabulary sizes are non-negative integers")
+
+    @classmethod
+    def of(cls, vocabulary: Vocabulary) -> VocabularySize:
+        return cls(
+            calls=len(vocabulary.calls),
+            live_state=len(vocabulary.live_state),
+            proposal_fields=len(vocabulary.proposal_fields),
+        )
+
+    @classmethod
+    def of_manifest(cls, manifest: Mapping[str, Any]) -> VocabularySize:
+        """From a sealed manifest's metadata (no decryption): proposal fields at the cap."""
+        steps = manifest.get("steps") or []
+        return cls(
+            calls=len(steps),
+            live_state=sum(1 for s in steps for f in s.get("fields", ()) if f.get("live_state")),
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "calls": self.calls,
+            "live_state": self.live_state,
+            "proposal_fields": self.proposal_fields,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> VocabularySize:
+        return cls(
+            calls=data["calls"],
+            live_state=data["live_state"],
+            proposal_fields=data["proposal_fields"],
+        )
+
+
+@dataclass(frozen=True)
+class DisclosureBound:
+    bits: float
+    resolution: float
+    bins: int
+    terms: tuple[tuple[str, float], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bits": self.bits,
+            "resolution": self.resolution,
+            "bins": self.bins,
+            "terms": [{"field": name, "bits": bits} for name, bits in self.terms],
+        }
+
+
+def _up(bits: float) -> float:
+    return math.ceil(bits * 100 - 1e-9) / 100
+
+
+def disclosure_bound(
+    *, samples: int, tolerance: float, vocabulary: VocabularySize
+) -> DisclosureBound:
+    if samples < 1:
+        raise ValueError("an audit has at least one sample")
+    r = resolution_for(tolerance)
+    bins = len(BIN_EDGES) - 1
+    grid = math.log2(grid_values(r))
+    counts = math.log2(samples + 1)
+    raw = (
+        ("/classification", math.log2(CERTIFIED_LABELS)),
+        ("/auditability/class", 3.0),
+        (
+            "/auditability/first_unverifiable_step",
+            math.log2(vocabulary.calls + MAX_NEW_CALLS + 1),
+        ),
+        ("/auditability/live_state_fields", float(vocabulary.live_state)),
+        ("/baseline/layers/ok", float(2 * _EXACT_LAYERS + 1)),
+        ("/baseline/layers/score/delta", math.log2(grid_values(r) + 1)),
+        (
+            "/baseline/layers/proposal/changed_fields",
+            vocabulary.proposal_fields + math.log2(MAX_NEW_FIELDS + 1),
+        ),
+        ("/effect/mean_delta", grid),
+        ("/effect/delta_interval", 2 * grid),
+        ("/effect/flip_rate", counts),
+        ("/effect/baseline_rate", counts),
+        ("/effect/intervened_rate", counts),
+        ("/effect/histogram", math.log2(math.comb(samples + bins - 1, bins - 1))),
+        ("/placebo/max_abs_delta", math.log2(grid_values(r, 0.0, 1.0))),
+        ("/placebo/flips", counts),
+    )
+    terms = tuple((name, _up(bits)) for name, bits in raw)
+    return DisclosureBound(
+        bits=round(math.fsum(b for _, b in terms), 2), resolution=r, bins=bins, terms=terms
+    )

@@ -1,0 +1,302 @@
+"""What crosses back from the worker is bounded and typed; every certificate states its
+disclosure bound (DESIGN "who is trusted": agent code may try to smuggle content out
+through anything that reaches a certificate, a log, the ledger or an HTTP body).
+
+Each agent in ``tests/boundary_reply_agents.py`` is captured harmlessly and, when
+replayed, tries one way out: a failure code, a call id, a proposal key, score digits,
+a patched reply, an out-of-range integer. Every audit must either fail closed with a
+reason from the closed set, or issue a certificate whose agent-influenced values are
+quantised and named only from the specimen's own vocabulary. Then a canary sweep over
+the certificates, the home (ledger database included), CLI output and ledger rows.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from enclave._home import Home
+from enclave._runtime import Runtime
+from enclave.analysis import clopper_pearson
+from enclave.capture import AgentSpec
+from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay._reply import FAILURE_REASONS
+from enclave.sandbox import SandboxLimits
+from tests import boundary_reply_agents as hostile
+from tests import replay_agents as agents
+from tests.canary import find_canaries, scan_tree
+
+CANARIES = (hostile.CANARY, agents.CANARY)
+REPLACE_VALUE = Intervention(Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=0.2)
+LIMITS = SandboxLimits(wall_seconds=30.0)
+RESOLUTION = 1e-4  # the default: at most 4 significant digits on [-1, 1]
+
+HOSTILE: dict[str, AgentSpec] = {
+    "failure-code": hostile.FAILURE_CODE_AGENT,
+    "new-scope": hostile.NEW_SCOPE_AGENT,
+    "proposal-key": hostile.PROPOSAL_KEY_AGENT,
+    "score-digits": hostile.SCORE_DIGITS_AGENT,
+    "patch-reply": hostile.PATCH_REPLY_AGENT,
+    "patch-flood": hostile.PATCH_FLOOD_AGENT,
+    "big-int": hostile.BIG_INT_AGENT,
+    "plain": agents.PLAIN_AGENT,
+}
+
+
+@dataclass
+class World:
+    runtime: Runtime
+    home: Path
+    specimens: dict[str, str] = field(default_factory=dict)
+    outcomes: dict[str, AuditOutcome] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)  # name -> exception text
+
+
+def _now() -> datetime:
+    return datetime.now(UTC) + timedelta(minutes=5)
+
+
+def _request(specimen: str, samples: int = 4) -> AuditRequest:
+    return AuditRequest(
+        specimen_id=specimen,
+        intervention=REPLACE_VALUE,
+        purpose="boundary review",
+        requester="test",
+        samples=samples,
+    )
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    base = tmp_path_factory.mktemp("boundary")
+    runtime = Runtime.open(Home.init(base / "home"))
+    state = World(runtime=runtime, home=base / "home")
+    try:
+        for name, agent in HOSTILE.items():
+            specimen = agents.capture_specimen(runtime, agent)
+            state.specimens[name] = specimen
+            try:
+                state.outcomes[name] = run_audit(
+                    runtime, _request(specimen), now=_now(), limits=LIMITS
+                )
+            except Exception as exc:  # noqa: BLE001 - recorded: the tests say which may not raise
+                state.errors[name] = f"{type(exc).__name__}: {exc}"
+        yield state
+    finally:
+        runtime.close()
+
+
+def _predicate(outcome: AuditOutcome) -> dict[str, Any]:
+    assert outcome.certificate_path is not None, outcome.to_dict()
+    envelope = json.loads(outcome.certificate_path.read_text())
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    predicate: dict[str, Any] = statement["predicate"]
+    return predicate
+
+
+def _failed_bodies(world: World, audit_id: str) -> list[dict[str, Any]]:
+    return [e.body for e in world.runtime.ledger.entries(kind="audit.failed", subject=audit_id)]
+
+
+def _on_grid(value: float, resolution: float = RESOLUTION) -> bool:
+    steps = value / resolution
+    return abs(steps - round(steps)) < 1e-6 and -1 <= value <= 1
+
+
+# -- failure reasons -----------------------------------------------------------------------
+
+
+def test_agent_failure_code_and_text_never_cross(world: World) -> None:
+    outcome = world.outcomes["failure-code"]
+    assert outcome.classification == "failed"
+    assert outcome.failure == "agent_error"
+    assert outcome.failure in FAILURE_REASONS
+    bodies = _failed_bodies(world, outcome.audit_id)
+    assert [b["reason"] for b in bodies] == ["agent_error"]
+    shown = json.dumps([outcome.to_dict(), bodies]).encode()
+    assert find_canaries(shown, CANARIES) == []
+
+
+# -- names only from the specimen's vocabulary -----------------------------------------------
+
+
+def test_a_call_made_only_in_replay_is_reported_by_position(world: World) -> None:
+    outcome = world.outcomes["new-scope"]
+    assert outcome.classification == "observable-only", outcome.to_dict()
+    predicate = _predicate(outcome)
+    step = predicate["auditability"]["first_unverifiable_step"]
+    assert step == "new_call #0"
+    assert find_canaries(json.dumps(predicate).encode(), CANARIES) == []
+
+
+def test_proposal_keys_come_from_the_recorded_proposal_only(world: World) -> None:
+    outcome = world.outcomes["proposal-key"]
+    assert outcome.classification == "baseline-not-reproduced", outcome.to_dict()
+    predicate = _predicate(outcome)
+    changed = predicate["baseline"]["layers"]["proposal"]["changed_fields"]
+    assert changed == ["new_field #0"]
+    assert find_canaries(json.dumps(predicate).encode(), CANARIES) == []
+
+
+# -- numbers: quantised, clamped ------------------------------------------------------------
+
+
+def test_baseline_score_delta_is_quantised(world: World) -> None:
+    outcome = world.outcomes["score-digits"]
+    assert outcome.classification == "baseline-not-reproduced", outcome.to_dict()
+    layer = _predicate(outcome)["baseline"]["layers"]["score"]
+    assert layer["ok"] is False
+    assert _on_grid(layer["delta"])
+    assert layer["delta"] == pytest.approx(round(hostile.DIGITS, 4), abs=1e-12)
+
+
+def test_effect_carries_no_per_sample_values(world: World) -> None:
+    outcome = world.outcomes["plain"]
+    assert outcome.classification in {"influential", "no-measurable-influence"}
+    predicate = _predicate(outcome)
+    effect = predicate["effect"]
+    assert "deltas" not in effect
+    histogram = effect["histogram"]
+    assert sum(histogram["counts"]) == predicate["samples"]["count"]
+    assert len(histogram["counts"]) == len(histogram["edges"]) - 1
+    for value in (
+        effect["mean_delta"],
+        *effect["delta_interval"],
+        predicate["placebo"]["max_abs_delta"],
+        *histogram["edges"],
+    ):
+        assert _on_grid(value), value
+
+
+def test_certificate_size_does_not_grow_with_the_sample_count(world: World) -> None:
+    specimen = world.specimens["plain"]
+    sizes = []
+    for samples in (4, 400):
+        outcome = run_audit(world.runtime, _request(specimen, samples), now=_now(), limits=LIMITS)
+        assert outcome.certificate_path is not None
+        sizes.append(len(outcome.certificate_path.read_bytes()))
+    assert abs(sizes[1] - sizes[0]) < 512, sizes
+
+
+# -- the reply is validated by the supervisor -------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["patch-reply", "patch-flood"])
+def test_a_reply_patched_from_inside_fails_closed(world: World, name: str) -> None:
+    assert name not in world.errors, world.errors.get(name)
+    outcome = world.outcomes[name]
+    assert outcome.classification == "failed"
+    assert outcome.failure == "worker_reply_invalid"
+    assert outcome.certificate_path is None
+    assert [b["reason"] for b in _failed_bodies(world, outcome.audit_id)] == [
+        "worker_reply_invalid"
+    ]
+
+
+def test_an_integer_beyond_json_range_fails_with_a_ledger_entry(world: World) -> None:
+    assert "big-int" not in world.errors, world.errors.get("big-int")
+    outcome = world.outcomes["big-int"]
+    assert outcome.classification == "failed"
+    assert outcome.failure == "value_out_of_range"
+    assert [b["reason"] for b in _failed_bodies(world, outcome.audit_id)] == ["value_out_of_range"]
+
+
+# -- the disclosure bound --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["plain", "new-scope", "proposal-key", "score-digits"])
+def test_every_certificate_states_a_finite_disclosure_bound(world: World, name: str) -> None:
+    predicate = _predicate(world.outcomes[name])
+    disclosure = predicate["disclosure"]
+    terms = disclosure["terms"]
+    assert terms and all(math.isfinite(t["bits"]) and t["bits"] >= 0 for t in terms)
+    assert disclosure["bits"] == pytest.approx(sum(t["bits"] for t in terms), abs=1e-6)
+    assert disclosure["resolution"] == RESOLUTION
+    fields = {t["field"] for t in terms}
+    assert {"/classification", "/effect/mean_delta", "/effect/histogram"} <= fields
+    # every number an agent can influence is on the grid, a count, or a function of a count
+    effect, n = predicate["effect"], 4
+    if effect is not None:
+        for value in (effect["mean_delta"], *effect["delta_interval"]):
+            assert _on_grid(value), value
+        for rate in ("flip_rate", "baseline_rate", "intervened_rate"):
+            assert (effect[rate] * n) == pytest.approx(round(effect[rate] * n), abs=1e-9)
+        lo, hi = clopper_pearson(round(effect["flip_rate"] * n), n)
+        assert effect["flip_interval"] == [lo, hi]
+        assert all(type(c) is int for c in effect["histogram"]["counts"])
+        assert _on_grid(predicate["placebo"]["max_abs_delta"])
+    score = (predicate["baseline"] or {}).get("layers", {}).get("score", {})
+    assert score.get("delta") is None or _on_grid(score["delta"])
+
+
+def test_the_bound_follows_the_formula(world: World) -> None:
+    predicate = _predicate(world.outcomes["plain"])
+    terms = {t["field"]: t["bits"] for t in predicate["disclosure"]["terms"]}
+    n = predicate["samples"]["count"]
+    bins = len(predicate["effect"]["histogram"]["counts"])
+    assert terms["/effect/mean_delta"] == pytest.approx(math.log2(2 / RESOLUTION + 1), abs=0.01)
+    assert terms["/effect/flip_rate"] == pytest.approx(math.log2(n + 1), abs=0.01)
+    histogram = math.log2(math.comb(n + bins - 1, bins - 1))
+    assert terms["/effect/histogram"] == pytest.approx(histogram, abs=0.01)
+
+
+# -- the sweep ---------------------------------------------------------------------------------
+
+
+def test_no_canary_in_the_home_or_the_ledger(world: World) -> None:
+    assert scan_tree(world.home, CANARIES) == {}
+    rows = [e.body for e in world.runtime.ledger.entries()]
+    assert find_canaries(json.dumps(rows).encode(), CANARIES) == []
+    texts = json.dumps([o.to_dict() for o in world.outcomes.values()] + list(world.errors.values()))
+    assert find_canaries(texts.encode(), CANARIES) == []
+
+
+def test_cli_audit_output_and_verify_show_no_canary_and_the_bound(
+    tmp_path: Path, world: World
+) -> None:
+    home = tmp_path / "home"
+    with Runtime.open(Home.init(home)) as runtime:
+        raising = agents.capture_specimen(runtime, hostile.FAILURE_CODE_AGENT)
+        plain = agents.capture_specimen(runtime, agents.PLAIN_AGENT)
+    env = {**os.environ, "COLUMNS": "250"}
+    root = Path(__file__).resolve().parent.parent
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        code = "from enclave.cli import main; main()"
+        return subprocess.run(
+            [sys.executable, "-c", code, *args, "--home", str(home)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            cwd=root,
+            check=False,
+        )
+
+    common = ("--call", "main/lookup#0", "--field", "/value", "--strategy", "replace")
+    common += ("--value", "0.2", "--samples", "3", "--purpose", "boundary review")
+    failed = cli("audit", raising, *common)
+    shown = (failed.stdout + failed.stderr).encode()
+    assert failed.returncode != 0
+    assert find_canaries(shown, CANARIES) == []
+    assert "agent_error" in failed.stdout + failed.stderr
+    done = cli("audit", plain, *common)
+    assert done.returncode == 0, done.stderr
+    assert "disclosure bound" in done.stdout
+    certificate = next((home / "certificates").glob("*.dsse.json"))
+    verified = cli("verify", str(certificate))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "disclosure bound" in verified.stdout
+    assert find_canaries((done.stdout + verified.stdout).encode(), CANARIES) == []
+    assert scan_tree(home, CANARIES) == {}
