@@ -28,17 +28,18 @@ from enclave.sandbox import (
     Sandbox,
     SandboxLimits,
     WorkerClosed,
+    _fsview,
+    _isolation,
 )
-from enclave.sandbox._isolation import BWRAP, UNSHARE
 
 IN_CI = os.environ.get("CI") == "true"
-LAYERS = ["bwrap", "unshare", "UNSAFE_none"]
+LAYERS = ["bwrap", "UNSAFE_development"]
 CANARY = "CANARY-7f3a9c-payload"
 
 
 def _require(layer: str) -> None:
     """Layers must run in CI; elsewhere a missing tool skips the test."""
-    tool = {"bwrap": "bwrap", "unshare": "unshare"}.get(layer)
+    tool = {"bwrap": "bwrap"}.get(layer)
     if tool is not None and shutil.which(tool) is None and not IN_CI:
         pytest.skip(f"{tool} is not installed")
 
@@ -134,18 +135,27 @@ def test_options_are_checked(tmp_path: Path) -> None:
         SandboxLimits(wall_seconds=float("nan"))
     with pytest.raises(ValueError):
         Sandbox(scratch_root=tmp_path, isolation="none")
-    sandbox = Sandbox(scratch_root=tmp_path, isolation="UNSAFE_none")
+    with pytest.raises(ValueError):
+        Sandbox(scratch_root=tmp_path, isolation="UNSAFE_none")
+    sandbox = Sandbox(scratch_root=tmp_path, isolation="UNSAFE_development")
     with pytest.raises(ValueError):
         sandbox.start("tests.hostile_agents")
     assert SandboxLimits.from_dict(SandboxLimits().to_dict()) == SandboxLimits()
 
 
-def test_auto_picks_the_strongest_layer(tmp_path: Path) -> None:
+def test_auto_is_bubblewrap_and_claims_layers_only_once_checked(tmp_path: Path) -> None:
     _require("bwrap")
-    env = Sandbox(scratch_root=tmp_path).environment
-    assert env["isolation"] == "bwrap"
-    assert env["network_namespace"] and env["pid_namespace"] and env["filesystem_readonly"]
-    assert env["audit_hook"] and env["wall_clock_kill"]
+    sandbox = Sandbox(scratch_root=tmp_path)
+    env = sandbox.environment
+    assert (env["isolation"], env["enclave"], env["verified"]) == ("bwrap", True, False)
+    assert env["layers_in_force"] == [] and env["diagnostics"] == ["audit_hook"]
+    with sandbox.start("tests.hostile_agents:echo") as worker:
+        checked = worker.environment
+    assert checked["verified"] is True and sandbox.environment == checked
+    assert {"network_namespace", "pid_namespace", "minimal_filesystem", "wall_clock_kill"} <= set(
+        checked["layers_in_force"]
+    )
+    assert "audit_hook" not in checked["layers_in_force"]
 
 
 # -- well-behaved handlers ----------------------------------------------------
@@ -167,8 +177,12 @@ def test_write_inside_scratch_is_allowed_and_scratch_removed(sandbox: Sandbox) -
     worker = sandbox.start("tests.hostile_agents:write_in_scratch")
     reply = worker.call({})
     assert reply["text"] == "written inside scratch"
-    assert Path(reply["cwd"]) == worker.scratch
-    assert (worker.scratch / "inside.txt").exists()
+    if sandbox.environment["enclave"]:  # a private tmpfs: nothing reaches the host
+        assert reply["cwd"] == "/scratch"
+        assert list(worker.scratch.iterdir()) == []
+    else:
+        assert Path(reply["cwd"]) == worker.scratch
+        assert (worker.scratch / "inside.txt").exists()
     worker.close()
     assert not worker.scratch.exists()
 
@@ -269,7 +283,7 @@ def test_remove_outside_scratch_is_refused(sandbox: Sandbox, tmp_path: Path) -> 
 
 def test_file_size_limit(tmp_path: Path) -> None:
     sandbox = Sandbox(
-        scratch_root=tmp_path, isolation="UNSAFE_none",
+        scratch_root=tmp_path, isolation="UNSAFE_development",
         limits=SandboxLimits(file_size_bytes=1 << 20),
     )  # fmt: skip
     error = contaminated(sandbox, "write_big_file", {"chunks": 4})
@@ -286,7 +300,7 @@ def test_memory_limit(sandbox: Sandbox, handler: str) -> None:
 
 def test_cpu_limit(tmp_path: Path) -> None:
     sandbox = Sandbox(
-        scratch_root=tmp_path, isolation="UNSAFE_none", limits=SandboxLimits(cpu_seconds=1)
+        scratch_root=tmp_path, isolation="UNSAFE_development", limits=SandboxLimits(cpu_seconds=1)
     )
     error = contaminated(sandbox, "burn_cpu", {})
     assert (error.reason, error.detail) == ("cpu_limit", "SIGXCPU")
@@ -341,7 +355,7 @@ def test_forged_frames_are_a_crash(sandbox: Sandbox) -> None:
 
 
 def test_closed_handle_refuses_calls(tmp_path: Path) -> None:
-    worker = Sandbox(scratch_root=tmp_path, isolation="UNSAFE_none").start(
+    worker = Sandbox(scratch_root=tmp_path, isolation="UNSAFE_development").start(
         "tests.hostile_agents:echo"
     )
     worker.close()
@@ -351,7 +365,7 @@ def test_closed_handle_refuses_calls(tmp_path: Path) -> None:
 
 
 def test_missing_handler_fails_at_start(tmp_path: Path) -> None:
-    sandbox = Sandbox(scratch_root=tmp_path, isolation="UNSAFE_none")
+    sandbox = Sandbox(scratch_root=tmp_path, isolation="UNSAFE_development")
     with pytest.raises(Contaminated) as info:
         sandbox.start("tests.hostile_agents:does_not_exist")
     assert (info.value.reason, info.value.detail) == ("handler_error", "AttributeError")
@@ -380,10 +394,9 @@ print(",".join(results))
 """
 
 
-@pytest.mark.parametrize("layer", ["bwrap", "unshare"])
-def test_os_layer_without_tripwire(layer: str, tmp_path: Path, listener: socket.socket) -> None:
-    """Plain Python, no audit hook, no seccomp: the OS layer alone stops it."""
-    _require(layer)
+def test_os_layer_without_tripwire(tmp_path: Path, listener: socket.socket) -> None:
+    """Plain Python, no audit hook, no seccomp: bubblewrap alone stops it."""
+    _require("bwrap")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     in_tmp = tmp_path / "outside.txt"  # /tmp is a private tmpfs inside bubblewrap
@@ -392,24 +405,20 @@ def test_os_layer_without_tripwire(layer: str, tmp_path: Path, listener: socket.
         on_host = host_dir / "outside.txt"
         argv = [sys.executable, "-I", "-c", _ESCAPE, str(listener.getsockname()[1])]
         argv += [str(in_tmp), str(on_host)]
-        wrapped = (BWRAP if layer == "bwrap" else UNSHARE).wrap(
-            argv, scratch=str(scratch), readable=[sys.prefix]
-        )
+        view = _fsview.plan(python_path=[], protected=[str(tmp_path)])
+        wrapped = _isolation.resolve("bwrap").wrap(argv, view=view, scratch_bytes=1 << 20)
         done = subprocess.run(wrapped, capture_output=True, text=True, timeout=30, check=True)
         assert accepted(listener) == 0
-        if layer == "bwrap":
-            assert done.stdout.strip().split(",")[::2] == ["no-network", "no-write"]
-            assert not in_tmp.exists()
-            assert not on_host.exists()
-        else:  # a network namespace only: writes are the tripwire's job
-            assert done.stdout.startswith("no-network")
+        assert done.stdout.strip().split(",") == ["no-network", "no-write", "no-write"]
+        assert not in_tmp.exists()
+        assert not on_host.exists()
     finally:
         shutil.rmtree(host_dir)
 
 
 def test_supervisor_survives_hostile_worker_signals(tmp_path: Path) -> None:
     """The worker's process group is its own: killing it never reaches us."""
-    worker = Sandbox(scratch_root=tmp_path, isolation="UNSAFE_none").start(
+    worker = Sandbox(scratch_root=tmp_path, isolation="UNSAFE_development").start(
         "tests.hostile_agents:echo"
     )
     assert os.getpgid(worker.pid) == worker.pid != os.getpgrp()

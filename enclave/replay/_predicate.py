@@ -22,19 +22,15 @@ _NOT_ESTABLISHED = [
 
 
 def isolation_layers(environment: dict[str, Any]) -> list[str]:
+    """The isolation's name, then the layers the supervisor checked were in force.
+
+    Only ``layers_in_force`` counts (see ``enclave.sandbox._checks``): an unchecked
+    worker claims no layer, and diagnostics such as the audit hook are never layers.
+    """
     layers = [str(environment.get("isolation", "none"))]
-    for key in (
-        "network_namespace",
-        "pid_namespace",
-        "filesystem_readonly",
-        "audit_hook",
-        "seccomp",
-        "wall_clock_kill",
-    ):
-        if environment.get(key):
-            layers.append(key)
-    if environment.get("rlimits"):
-        layers.append("rlimits")
+    checked = environment.get("layers_in_force")
+    if environment.get("verified") is True and isinstance(checked, list):
+        layers += [str(name) for name in checked if name != "audit_hook"]
     return layers
 
 

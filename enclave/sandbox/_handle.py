@@ -8,6 +8,9 @@ Invariants:
 2. Every ``call`` has a wall-clock deadline; at the deadline the supervisor kills
    the worker's whole process tree (and with bubblewrap, its pid namespace).
 3. The first contamination ends the worker; the handle then refuses calls.
+4. A worker that dies or misreports before ``ready`` was never isolated as
+   launched: that is :class:`SandboxUnavailable` (the audit is refused), not a
+   verdict on agent code, which has not run yet.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from enclave.sandbox import _frames
+from enclave.sandbox import _checks, _frames
 from enclave.sandbox._errors import Contaminated, SandboxUnavailable, WorkerClosed
 from enclave.sandbox._limits import (
     CPU_LIMIT,
@@ -73,13 +76,14 @@ class WorkerHandle:
         sock: socket.socket,
         scratch: Path,
         limits: SandboxLimits,
-        environment: dict[str, Any],
+        launch: _checks.Launch,
     ) -> None:
         self._process = process
         self._sock = sock
         self._scratch = scratch
         self._limits = limits
-        self._environment = environment
+        self._launch = launch
+        self._environment = launch.planned()
         self._lock = threading.Lock()
         self._next_id = 0
         self._killed_by_us = False
@@ -101,6 +105,8 @@ class WorkerHandle:
 
     @property
     def scratch(self) -> Path:
+        """The host directory behind the worker's scratch (under bubblewrap the worker
+        writes to a private tmpfs instead, and this directory stays empty)."""
         return self._scratch
 
     def call(self, request: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
@@ -175,37 +181,30 @@ class WorkerHandle:
 
     def _await_start(self) -> None:
         deadline = time.monotonic() + self._limits.wall_seconds
+        launcher = "bubblewrap" if self._launch.layer.launcher else "the worker"
         try:
-            for expected in ("ready", "loaded"):
-                try:
-                    message = _frames.recv(self._sock, deadline=deadline)
-                except _frames.FrameTimeout:
-                    raise self._contaminate(WALL_CLOCK_TIMEOUT, "wall clock") from None
-                except (_frames.PeerClosed, OSError):
-                    raise self._died() from None
-                except _frames.FrameError:
-                    raise self._contaminate(WORKER_CRASHED, "protocol violation") from None
-                if message.get("type") != expected:
-                    raise self._from_message(message)
-                if expected == "ready":
-                    self._check_ready(message)
+            try:
+                message = _frames.recv(self._sock, deadline=deadline)
+            except (_frames.FrameError, OSError):
+                raise SandboxUnavailable(f"{launcher} could not start the worker") from None
+            if message.get("type") != "ready":
+                raise SandboxUnavailable(f"{launcher} could not start the worker")
+            self._environment = _checks.verify(
+                self._launch, launcher_pid=self._process.pid, ready=message
+            )
+            try:
+                message = _frames.recv(self._sock, deadline=deadline)
+            except _frames.FrameTimeout:
+                raise self._contaminate(WALL_CLOCK_TIMEOUT, "wall clock") from None
+            except (_frames.PeerClosed, OSError):
+                raise self._died() from None
+            except _frames.FrameError:
+                raise self._contaminate(WORKER_CRASHED, "protocol violation") from None
+            if message.get("type") != "loaded":
+                raise self._from_message(message)
         except BaseException:
             self.close()
             raise
-
-    def _check_ready(self, message: dict[str, Any]) -> None:
-        seccomp = message.get("seccomp")
-        if seccomp is not True and self._environment["seccomp"]:
-            raise SandboxUnavailable("seccomp filter could not be loaded in the worker")
-        rlimits = message.get("rlimits")
-        if not isinstance(rlimits, dict) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in rlimits.values()
-        ):
-            raise self._contaminate(WORKER_CRASHED, "protocol violation")
-        expected = self._environment["rlimits"]
-        if set(rlimits) != set(expected):
-            raise self._contaminate(WORKER_CRASHED, "protocol violation")
-        self._environment = {**self._environment, "rlimits": dict(rlimits)}
 
     # -- outcomes -------------------------------------------------------------------
 

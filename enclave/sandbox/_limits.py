@@ -55,7 +55,8 @@ class SandboxLimits:
 
     ``cpu_seconds`` is the CPU budget of the worker over its whole life (one replay
     job), enforced by RLIMIT_CPU; ``wall_seconds`` bounds each call, enforced by
-    the supervisor killing the worker's whole process tree.
+    the supervisor killing the worker's whole process tree; ``scratch_bytes`` caps the
+    worker's scratch tmpfs (bubblewrap ``--size``) on top of RLIMIT_FSIZE per file.
     """
 
     memory_bytes: int = 1 << 30
@@ -63,9 +64,16 @@ class SandboxLimits:
     file_size_bytes: int = 64 << 20
     open_files: int = 256
     wall_seconds: float = 60.0
+    scratch_bytes: int = 256 << 20
 
     def __post_init__(self) -> None:
-        for name in ("memory_bytes", "cpu_seconds", "file_size_bytes", "open_files"):
+        for name in (
+            "memory_bytes",
+            "cpu_seconds",
+            "file_size_bytes",
+            "open_files",
+            "scratch_bytes",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"SandboxLimits.{name} must be a positive integer")
@@ -84,11 +92,19 @@ class SandboxLimits:
             "file_size_bytes": self.file_size_bytes,
             "open_files": self.open_files,
             "wall_seconds": float(self.wall_seconds),
+            "scratch_bytes": self.scratch_bytes,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SandboxLimits:
-        expected = {"memory_bytes", "cpu_seconds", "file_size_bytes", "open_files", "wall_seconds"}
+        expected = {
+            "memory_bytes",
+            "cpu_seconds",
+            "file_size_bytes",
+            "open_files",
+            "wall_seconds",
+            "scratch_bytes",
+        }
         if not isinstance(data, dict) or set(data) != expected:
             raise ValueError("SandboxLimits: unexpected fields")
         return cls(**data)

@@ -1,22 +1,32 @@
-"""A seccomp-BPF filter the worker loads on itself once its own start-up is done.
+"""A default-deny seccomp-BPF filter the worker loads on itself once start-up is done.
 
-The filter is the kernel-side backstop of the audit-hook tripwire: it ends the
-whole process with SIGSYS (``SECCOMP_RET_KILL_PROCESS``) on
+Invariants:
 
-* network: ``socket`` for any family but AF_UNIX, ``connect``, ``bind``,
-  ``listen``, ``accept``/``accept4``, ``sendto`` with a destination address,
-  ``sendmsg``/``sendmmsg``;
-* process creation: ``execve``/``execveat``, ``fork``/``vfork``, ``clone``
-  without CLONE_THREAD (threads stay allowed), ``io_uring_*`` (which could issue
-  those operations without a system call the filter sees);
-* tampering: ``kill``, ``setrlimit``, ``prlimit64`` with a new limit, ``ptrace``,
-  ``process_vm_writev``.
+1. **Default deny.** Only the system calls a replay needs are allowed, by name, from
+   the per-architecture tables in ``_syscalls`` (x86-64, AArch64); the filter refuses
+   every other call with EPERM.
+2. **Reaching out kills.** Calls that would reach past the worker — network
+   (``connect``, ``bind``, ``listen``, ``accept*``, ``sendmsg``, ``sendmmsg``, a
+   ``socket`` of any family but AF_UNIX, a ``sendto`` with an address), process
+   creation (``execve*``, ``fork``, ``vfork``, a ``clone`` without CLONE_THREAD),
+   signals to any process (``kill``, ``tkill``, ``tgkill``, ``rt_*sigqueueinfo``,
+   ``pidfd_*``), other processes' memory (``ptrace``, ``process_vm_*``), namespaces
+   and mounts (``unshare``, ``setns``, ``mount`` and the new mount API, ``chroot``,
+   ``pivot_root``), kernel facilities (``bpf``, ``perf_event_open``,
+   ``userfaultfd``, ``io_uring_*``, keyrings, modules, ``open_by_handle_at``),
+   identity changes and raising limits — end the whole process with SIGSYS
+   (``SECCOMP_RET_KILL_PROCESS``), which the supervisor reports as
+   ``forbidden_operation``/``seccomp``.
+3. **Why EPERM and not kill by default.** C libraries and extension modules probe
+   for newer calls and fall back when one fails; killing on every unlisted call
+   would fail replays that tried nothing, without protecting more: an unlisted call
+   is *not executed* either way, and every call that could reach outside the worker
+   is on the kill list of invariant 2, so an attempt still ends the replay.
+4. ``clone3`` fails with ENOSYS (its flags live in memory the filter cannot read),
+   so the C library falls back to ``clone``, whose flags the filter checks.
+5. Loading needs PR_SET_NO_NEW_PRIVS, set here first; both are irreversible.
 
-``clone3`` fails with ENOSYS (its flags live in memory the filter cannot read), so
-the C library falls back to ``clone``, which the filter can inspect.
-
-Only x86-64 and AArch64 are described; elsewhere :func:`install` returns False
-and the sandbox's environment record says ``seccomp: false``.
+Elsewhere than Linux on x86-64 or AArch64, :func:`install` returns False.
 """
 
 from __future__ import annotations
@@ -27,76 +37,54 @@ import platform
 import struct
 import sys
 
+from enclave.sandbox._syscalls import NUMBERS
+
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-_SYSCALLS: dict[str, dict[str, int]] = {
-    "x86_64": {
-        "socket": 41,
-        "connect": 42,
-        "accept": 43,
-        "sendto": 44,
-        "sendmsg": 46,
-        "bind": 49,
-        "listen": 50,
-        "clone": 56,
-        "fork": 57,
-        "vfork": 58,
-        "execve": 59,
-        "kill": 62,
-        "ptrace": 101,
-        "setrlimit": 160,
-        "accept4": 288,
-        "prlimit64": 302,
-        "sendmmsg": 307,
-        "process_vm_writev": 311,
-        "execveat": 322,
-        "io_uring_setup": 425,
-        "io_uring_enter": 426,
-        "io_uring_register": 427,
-        "clone3": 435,
-    },
-    "aarch64": {
-        "socket": 198,
-        "bind": 200,
-        "listen": 201,
-        "accept": 202,
-        "connect": 203,
-        "sendto": 206,
-        "sendmsg": 211,
-        "clone": 220,
-        "execve": 221,
-        "kill": 129,
-        "ptrace": 117,
-        "setrlimit": 164,
-        "accept4": 242,
-        "prlimit64": 261,
-        "sendmmsg": 269,
-        "process_vm_writev": 271,
-        "execveat": 281,
-        "io_uring_setup": 425,
-        "io_uring_enter": 426,
-        "io_uring_register": 427,
-        "clone3": 435,
-    },
-}
-_ALWAYS_KILL = (
-    "connect",
-    "bind",
-    "listen",
-    "accept",
-    "accept4",
-    "sendmsg",
-    "sendmmsg",
-    "execve",
-    "execveat",
-    "fork",
-    "vfork",
-    "kill",
-    "setrlimit",
-    "ptrace",
-    "process_vm_writev",
-    "io_uring_setup",
-    "io_uring_enter",
-    "io_uring_register",
+
+# Allowed without looking at arguments; the most frequent first (the filter is linear).
+ALLOWED = (
+    "read write futex close openat fstat newfstatat statx lseek mmap munmap mprotect "
+    "mremap brk madvise pread64 pwrite64 readv writev preadv pwritev preadv2 pwritev2 "
+    "recvfrom recvmsg socketpair shutdown getsockopt setsockopt getsockname getpeername "
+    "rt_sigaction rt_sigprocmask rt_sigreturn sigaltstack rt_sigpending rt_sigsuspend "
+    "rt_sigtimedwait clock_gettime clock_getres clock_nanosleep nanosleep gettimeofday "
+    "time times getrandom poll ppoll select pselect6 epoll_create epoll_create1 "
+    "epoll_ctl epoll_wait epoll_pwait epoll_pwait2 eventfd eventfd2 open stat lstat "
+    "access faccessat faccessat2 readlink readlinkat getdents getdents64 getcwd chdir "
+    "fchdir mkdir mkdirat rmdir unlink unlinkat rename renameat renameat2 link linkat "
+    "symlink symlinkat ftruncate truncate fsync fdatasync fallocate flock fcntl dup "
+    "dup2 dup3 pipe pipe2 ioctl chmod fchmod fchmodat utimensat umask statfs fstatfs "
+    "fadvise64 sendfile copy_file_range close_range getxattr lgetxattr fgetxattr "
+    "listxattr llistxattr flistxattr msync mincore membarrier set_robust_list "
+    "get_robust_list set_tid_address rseq sched_yield sched_getaffinity getpriority "
+    "getpid getppid gettid getuid geteuid getgid getegid getgroups getresuid getresgid "
+    "getpgrp getpgid getsid uname sysinfo getrusage getrlimit getcpu arch_prctl "
+    "restart_syscall exit exit_group wait4 waitid alarm setitimer getitimer pause"
+).split()
+
+# Killed on sight: see invariant 2.
+KILLED = (
+    "connect bind listen accept accept4 sendmsg sendmmsg execve execveat fork vfork "
+    "kill tkill tgkill rt_sigqueueinfo rt_tgsigqueueinfo pidfd_send_signal pidfd_open "
+    "pidfd_getfd ptrace process_vm_readv process_vm_writev process_madvise kcmp "
+    "setrlimit unshare setns mount umount2 pivot_root chroot mount_setattr open_tree "
+    "move_mount fsopen fsconfig fsmount fspick bpf perf_event_open userfaultfd "
+    "io_uring_setup io_uring_enter io_uring_register keyctl add_key request_key "
+    "init_module finit_module delete_module kexec_load kexec_file_load reboot swapon "
+    "swapoff setuid setgid setreuid setregid setresuid setresgid setfsuid setfsgid "
+    "setgroups capset personality acct quotactl name_to_handle_at open_by_handle_at "
+    "lookup_dcookie syslog iopl ioperm modify_ldt memfd_secret"
+).split()
+
+# prctl options a library may use harmlessly (thread names, reading its own state).
+_PRCTL_OPTIONS = (
+    15,  # PR_SET_NAME
+    16,  # PR_GET_NAME
+    3,  # PR_GET_DUMPABLE
+    21,  # PR_GET_SECCOMP
+    23,  # PR_CAPBSET_READ
+    39,  # PR_GET_NO_NEW_PRIVS
+    0x53564D41,  # PR_SET_VMA (naming anonymous mappings)
 )
 
 _LD_ABS_W = 0x20
@@ -109,6 +97,16 @@ _RET_ERRNO = 0x00050000
 _RET_ALLOW = 0x7FFF0000
 _NR = 0
 _ARCH = 4
+_CLONE_THREAD = 0x00010000
+_AF_UNIX = 1
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+
+#: What the filter does with a call on neither list, as recorded in the environment.
+DEFAULT_ACTION = "errno:EPERM"
+
+Instruction = tuple[int, int, int, int]
 
 
 def _arg_lo(index: int) -> int:
@@ -119,17 +117,22 @@ def _arg_hi(index: int) -> int:
     return 16 + 8 * index + 4
 
 
-_CLONE_THREAD = 0x00010000
-_AF_UNIX = 1
-_PR_SET_NO_NEW_PRIVS = 38
-_PR_SET_SECCOMP = 22
-_SECCOMP_MODE_FILTER = 2
+def _null_arg(nr: int, index: int) -> list[Instruction]:
+    """Allow call ``nr`` only when argument ``index`` is NULL; kill it otherwise."""
+    return [
+        (_JEQ, 0, 6, nr),
+        (_LD_ABS_W, 0, 0, _arg_lo(index)),
+        (_JEQ, 0, 3, 0),
+        (_LD_ABS_W, 0, 0, _arg_hi(index)),
+        (_JEQ, 0, 1, 0),
+        (_RET, 0, 0, _RET_ALLOW),
+        (_RET, 0, 0, _RET_KILL_PROCESS),
+    ]
 
-Instruction = tuple[int, int, int, int]
 
-
-def _program(machine: str) -> list[Instruction]:
-    nr = _SYSCALLS[machine]
+def program(machine: str) -> list[Instruction]:
+    """The filter for ``machine`` as classic BPF instructions."""
+    nr = NUMBERS[machine]
     prog: list[Instruction] = [
         (_LD_ABS_W, 0, 0, _ARCH),
         (_JEQ, 1, 0, _AUDIT_ARCH[machine]),
@@ -138,9 +141,8 @@ def _program(machine: str) -> list[Instruction]:
     ]
     if machine == "x86_64":  # the x32 ABI shares the arch value: refuse it
         prog += [(_JGE, 0, 1, 0x40000000), (_RET, 0, 0, _RET_KILL_PROCESS)]
-    for name in _ALWAYS_KILL:
-        if name in nr:
-            prog += [(_JEQ, 0, 1, nr[name]), (_RET, 0, 0, _RET_KILL_PROCESS)]
+    for name in ALLOWED[:3]:  # read, write, futex before any argument check
+        prog += [(_JEQ, 0, 1, nr[name]), (_RET, 0, 0, _RET_ALLOW)]
     prog += [(_JEQ, 0, 1, nr["clone3"]), (_RET, 0, 0, _RET_ERRNO | errno.ENOSYS)]
     prog += [  # clone: threads only
         (_JEQ, 0, 4, nr["clone"]),
@@ -156,39 +158,33 @@ def _program(machine: str) -> list[Instruction]:
         (_RET, 0, 0, _RET_ALLOW),
         (_RET, 0, 0, _RET_KILL_PROCESS),
     ]
-    prog += [  # sendto: only without a destination (plain send on a connected socket)
-        (_JEQ, 0, 6, nr["sendto"]),
-        (_LD_ABS_W, 0, 0, _arg_lo(4)),
-        (_JEQ, 0, 3, 0),
-        (_LD_ABS_W, 0, 0, _arg_hi(4)),
-        (_JEQ, 0, 1, 0),
-        (_RET, 0, 0, _RET_ALLOW),
-        (_RET, 0, 0, _RET_KILL_PROCESS),
-    ]
-    prog += [  # prlimit64: reading limits is fine, setting them is not
-        (_JEQ, 0, 6, nr["prlimit64"]),
-        (_LD_ABS_W, 0, 0, _arg_lo(2)),
-        (_JEQ, 0, 3, 0),
-        (_LD_ABS_W, 0, 0, _arg_hi(2)),
-        (_JEQ, 0, 1, 0),
-        (_RET, 0, 0, _RET_ALLOW),
-        (_RET, 0, 0, _RET_KILL_PROCESS),
-    ]
-    prog.append((_RET, 0, 0, _RET_ALLOW))
+    prog += _null_arg(nr["sendto"], 4)  # a plain send on a connected socket only
+    prog += _null_arg(nr["prlimit64"], 2)  # reading limits is fine, setting them is not
+    options: list[Instruction] = [(_LD_ABS_W, 0, 0, _arg_lo(0))]
+    for option in _PRCTL_OPTIONS:
+        options += [(_JEQ, 0, 1, option), (_RET, 0, 0, _RET_ALLOW)]
+    options.append((_RET, 0, 0, _RET_ERRNO | errno.EPERM))
+    prog += [(_JEQ, 0, len(options), nr["prctl"]), *options]
+    for name in ALLOWED[3:]:
+        if name in nr:
+            prog += [(_JEQ, 0, 1, nr[name]), (_RET, 0, 0, _RET_ALLOW)]
+    for name in KILLED:
+        if name in nr:
+            prog += [(_JEQ, 0, 1, nr[name]), (_RET, 0, 0, _RET_KILL_PROCESS)]
+    prog.append((_RET, 0, 0, _RET_ERRNO | errno.EPERM))
     return prog
 
 
 def supported() -> bool:
     """Whether this platform has a filter description here."""
-    return sys.platform == "linux" and platform.machine() in _SYSCALLS
+    return sys.platform == "linux" and platform.machine() in NUMBERS
 
 
 def install() -> bool:
     """Load the filter on the calling process (irreversible). True on success."""
     if not supported():
         return False
-    machine = platform.machine()
-    prog = _program(machine)
+    prog = program(platform.machine())
     raw = b"".join(struct.pack("=HBBI", *ins) for ins in prog)
     filters = ctypes.create_string_buffer(raw, len(raw))
 

@@ -1,13 +1,24 @@
 """The trusted side: start one isolated worker per replay job.
 
-Invariant: the worker is reached through one inherited ``socketpair`` end only;
-it gets no other descriptor, an environment without the supervisor's variables
-(no credentials), and /dev/null for its standard streams (its output could hold
-payload). Talking to it afterwards is :class:`WorkerHandle`'s job.
+Invariants:
+
+1. The worker is reached through one inherited ``socketpair`` end only; it gets no
+   other descriptor, an environment of four fixed variables (nothing of the
+   supervisor's: no ``VAULT_*``, ``BAO_*``, ``REPLAY_ENCLAVE_*`` or tokens — keys never
+   enter the worker), and /dev/null for its standard streams (its output could hold
+   payload).
+2. Under bubblewrap the worker sees the minimal view of ``_fsview``; the enclave home
+   (the directory holding ``scratch_root``, and ``$REPLAY_ENCLAVE_HOME``) is protected
+   in it, and so is any directory carrying the home marker.
+3. No worker is handed out before the supervisor has checked it (``_checks``); the
+   environment record — what a certificate may claim — comes from that check only.
+
+Talking to a worker afterwards is :class:`WorkerHandle`'s job.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -19,7 +30,8 @@ from typing import Any
 import orjson
 
 import enclave
-from enclave.sandbox import _isolation, _seccomp
+from enclave.sandbox import _fsview, _isolation, _seccomp
+from enclave.sandbox._checks import Launch
 from enclave.sandbox._errors import SandboxUnavailable
 from enclave.sandbox._handle import WorkerHandle
 from enclave.sandbox._limits import SandboxLimits
@@ -30,8 +42,22 @@ _BOOT = (
 )
 
 
+_HOME_ENV = "REPLAY_ENCLAVE_HOME"
+
+
 def _repo_root() -> str:
     return str(Path(enclave.__file__).resolve().parent.parent)
+
+
+def _protected(scratch_root: Path, extra: tuple[Path, ...]) -> list[str]:
+    """The home around ``scratch_root`` (if it is not a top-level directory), the
+    scratch root itself, ``$REPLAY_ENCLAVE_HOME`` and whatever the caller adds."""
+    paths = [scratch_root, *extra]
+    if len(scratch_root.parent.parts) > 2:
+        paths.append(scratch_root.parent)
+    if os.environ.get(_HOME_ENV):
+        paths.append(Path(os.environ[_HOME_ENV]))
+    return [str(Path(p).resolve()) for p in paths]
 
 
 class Sandbox:
@@ -44,6 +70,7 @@ class Sandbox:
         limits: SandboxLimits | None = None,
         isolation: str = "auto",
         python_path: list[str] | None = None,
+        protect: tuple[Path, ...] = (),
     ) -> None:
         self._limits = limits if limits is not None else SandboxLimits()
         if not isinstance(self._limits, SandboxLimits):
@@ -55,7 +82,19 @@ class Sandbox:
         if python_path is None:
             python_path = [_repo_root(), *(p for p in sys.path if p)]
         self._python_path = [str(Path(p).resolve()) for p in python_path]
-        self._seccomp = _seccomp.supported()
+        self._view = _fsview.View(binds=(), symlinks=(), masks=())
+        if self._layer.enclave:
+            self._view = _fsview.plan(
+                python_path=self._python_path,
+                protected=_protected(self._scratch_root, tuple(protect)),
+            )
+        self._launch = Launch(
+            layer=self._layer,
+            limits=self._limits,
+            seccomp=_seccomp.supported(),
+            readonly_binds=len(self._view.binds),
+        )
+        self._checked: dict[str, Any] | None = None
 
     @property
     def limits(self) -> SandboxLimits:
@@ -63,25 +102,11 @@ class Sandbox:
 
     @property
     def environment(self) -> dict[str, Any]:
-        """Which protective layers every worker of this sandbox runs under."""
-        layer = self._layer
-        return {
-            "isolation": layer.name,
-            "network_namespace": layer.network_namespace,
-            "pid_namespace": layer.pid_namespace,
-            "filesystem_readonly": layer.filesystem_readonly,
-            "audit_hook": True,
-            "seccomp": self._seccomp,
-            "rlimits": {
-                "RLIMIT_AS": self._limits.memory_bytes,
-                "RLIMIT_CPU": self._limits.cpu_seconds,
-                "RLIMIT_FSIZE": self._limits.file_size_bytes,
-                "RLIMIT_NOFILE": self._limits.open_files,
-                "RLIMIT_CORE": 0,
-            },
-            "wall_clock_kill": True,
-            "wall_seconds": float(self._limits.wall_seconds),
-        }
+        """What the last worker started here was checked to run under (``_checks``);
+        before any worker was checked, the plan with no layer claimed."""
+        if self._checked is not None:
+            return dict(self._checked)
+        return self._launch.planned()
 
     def start(self, handler: str, *, preload: tuple[str, ...] = ()) -> WorkerHandle:
         """Start a worker running ``handler`` ("package.module:function").
@@ -94,15 +119,16 @@ class Sandbox:
         if not sep or not module or not attr:
             raise ValueError("handler must look like 'package.module:function'")
         scratch = tempfile.mkdtemp(prefix="worker-", dir=self._scratch_root)
+        inside = _isolation.SCRATCH if self._layer.enclave else scratch
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             config = {
                 "fd": child_sock.fileno(),
-                "scratch": scratch,
+                "scratch": inside,
                 "limits": self._limits.to_dict(),
                 "handler": handler,
                 "preload": list(preload),
-                "seccomp": self._seccomp,
+                "seccomp": self._launch.seccomp,
             }
             argv = [
                 sys.executable,
@@ -114,9 +140,9 @@ class Sandbox:
                 orjson.dumps(self._python_path).decode(),
             ]
             wrapped = self._layer.wrap(
-                argv, scratch=scratch, readable=[sys.prefix, *self._python_path]
+                argv, view=self._view, scratch_bytes=self._limits.scratch_bytes
             )
-            env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": scratch, "TMPDIR": scratch}
+            env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": inside, "TMPDIR": inside}
             process = subprocess.Popen(
                 wrapped,
                 stdin=subprocess.DEVNULL,
@@ -139,7 +165,8 @@ class Sandbox:
             sock=parent_sock,
             scratch=Path(scratch),
             limits=self._limits,
-            environment=self.environment,
+            launch=self._launch,
         )
         handle._await_start()
+        self._checked = handle.environment
         return handle

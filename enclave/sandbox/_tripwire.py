@@ -1,5 +1,10 @@
 """PEP 578 audit-hook tripwire, armed inside the worker before agent code runs.
 
+The tripwire is a *diagnostic*: it names the reason for a stopped replay fast and
+precisely (``socket.connect``, ``open``...). It is not a security layer and the
+environment record never lists it as one — code in the same interpreter can reach
+and rewrite any Python state — so the seccomp filter and bubblewrap are the wall.
+
 Invariants:
 
 1. A forbidden event never returns to the caller: the hook writes one
@@ -7,9 +12,14 @@ Invariants:
    ``os._exit``. ``try/except``, ``finally`` and other threads cannot save the run.
 2. The frame carries a reason code and the audit event *name* only — never
    arguments (addresses, paths, commands come from agent data).
-3. The hook keeps its state in closure cells and default arguments bound at arming
-   time, and calls only functions captured then, so rebinding module attributes
-   (``os.path.realpath``, this module's globals) does not change its verdicts.
+3. The hook keeps its state in closure cells bound at arming time, in immutable
+   containers, and calls only functions captured then, so rebinding module
+   attributes (``os.path.realpath``, this module's globals) does not change its
+   verdicts.
+4. The hook never runs agent code: it looks only at arguments of the exact types
+   ``str``, ``bytes``, ``int`` (and ``pathlib`` paths, read through their slots);
+   a write through any other path object trips. Running agent code inside the hook
+   would hand it the hook's frames and, through them, its state.
 
 Audit hooks are a tripwire, not a wall (ctypes, a native extension or
 ``_posixsubprocess`` can act without an event): the seccomp filter and the OS
@@ -22,7 +32,8 @@ import os
 import posix
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -180,7 +191,7 @@ def arm(*, scratch: str, report_fd: int, send_lock: threading.Lock) -> None:
     root = resolve(scratch)
     if root is None or root == "/":
         raise ValueError("scratch directory must resolve to a directory below /")
-    table: dict[str, str] = {}
+    table: dict[str, str] = {}  # frozen below: the hook gets a read-only view
     for names, reason in (
         (_NETWORK_EVENTS, NETWORK),
         (_PROCESS_EVENTS, PROCESS_SPAWN),
@@ -189,26 +200,26 @@ def arm(*, scratch: str, report_fd: int, send_lock: threading.Lock) -> None:
     ):
         table.update(dict.fromkeys(names, reason))
     hook = _make_hook(
-        table=table,
-        path_events=dict(_PATH_EVENTS),
+        table=MappingProxyType(table),
+        path_events=MappingProxyType(dict(_PATH_EVENTS)),
         root=root,
         resolve=resolve,
         report_fd=report_fd,
         send_lock=send_lock,
-        exit_codes=dict(EXIT_CODES),
+        exit_codes=MappingProxyType(dict(EXIT_CODES)),
     )
     sys.addaudithook(hook)
 
 
 def _make_hook(
     *,
-    table: dict[str, str],
-    path_events: dict[str, tuple[tuple[int, int], ...]],
+    table: Mapping[str, str],
+    path_events: Mapping[str, tuple[tuple[int, int], ...]],
     root: str,
     resolve: Callable[[str], str | None],
     report_fd: int,
     send_lock: threading.Lock,
-    exit_codes: dict[str, int],
+    exit_codes: Mapping[str, int],
 ) -> Callable[[str, tuple[Any, ...]], None]:
     prefix = root + "/"
     dumps = orjson.dumps
@@ -222,6 +233,7 @@ def _make_hook(
     devices = _ALLOWED_DEVICES
     in_memory = _sqlite_in_memory
     sqlite_path = _sqlite_path
+    path_text = _path_reader()
     network, outside = NETWORK, WRITE_OUTSIDE_SCRATCH
 
     def trip(reason: str, event: str) -> None:
@@ -235,7 +247,12 @@ def _make_hook(
             exit_now(exit_codes[reason])
 
     def inside(path: Any, dir_fd: Any) -> bool:
-        if isinstance(path, int) and not isinstance(path, bool):
+        kind = type(path)
+        if kind is not str and kind is not bytes and kind is not int:
+            path = path_text(path)
+            if path is None:
+                return False
+        if type(path) is int:
             try:
                 target = readlink(f"/proc/self/fd/{path}")
             except OSError:
@@ -245,9 +262,9 @@ def _make_hook(
             path = target.removesuffix(" (deleted)")
         try:
             text = fsdecode(path)
-        except TypeError:
+        except (TypeError, UnicodeError):
             return False
-        if not text.startswith("/") and isinstance(dir_fd, int) and dir_fd >= 0:
+        if not text.startswith("/") and type(dir_fd) is int and dir_fd >= 0:
             try:  # relative to a directory descriptor: resolve against its target
                 base = readlink(f"/proc/self/fd/{dir_fd}")
             except OSError:
@@ -266,10 +283,12 @@ def _make_hook(
             trip(reason, event)
         if event == "open":
             path, mode, flags = args[0], args[1], args[2]
-            if isinstance(mode, str):
+            if type(mode) is str:
                 writes = any(c in mode for c in "wax+")
+            elif type(flags) is int:
+                writes = bool(flags & write_flags)
             else:
-                writes = isinstance(flags, int) and bool(flags & write_flags)
+                writes = mode is not None or flags is not None
             if writes and not inside(path, None):
                 trip(outside, event)
             return
@@ -289,14 +308,42 @@ def _make_hook(
             return
         if event == "socket.__new__":
             family = args[1] if len(args) > 1 else None
-            if family != af_unix and family != -1:
+            if type(family) is not int or (family != af_unix and family != -1):
                 trip(network, event)
 
     return hook
 
 
+def _path_reader() -> Callable[[Any], str | None]:
+    """Text of a ``pathlib`` path read through the slots captured now (no method of
+    the object or its class is called); None for anything else."""
+    import pathlib
+
+    posix_path, pure_posix_path = pathlib.PosixPath, pathlib.PurePosixPath
+    slots = pathlib.PurePath.__dict__
+    drv_of, root_of, parts_of = (slots[name].__get__ for name in ("_drv", "_root", "_parts"))
+
+    def text(path: Any) -> str | None:
+        kind = type(path)  # compared by identity: a metaclass's __eq__ is agent code
+        if kind is not posix_path and kind is not pure_posix_path:
+            return None
+        try:
+            drv, root, parts = drv_of(path), root_of(path), parts_of(path)
+        except AttributeError:
+            return None
+        if type(drv) is not str or type(root) is not str or type(parts) is not list:
+            return None
+        if any(type(part) is not str for part in parts):
+            return None
+        if drv or root:
+            return drv + root + "/".join(parts[1:])
+        return "/".join(parts)
+
+    return text
+
+
 def _sqlite_in_memory(database: Any) -> bool:
-    if not isinstance(database, str):
+    if type(database) is not str:
         return False
     return database in ("", ":memory:") or (
         database.startswith("file:") and "mode=memory" in database
@@ -305,6 +352,6 @@ def _sqlite_in_memory(database: Any) -> bool:
 
 def _sqlite_path(database: Any) -> Any:
     """The file an SQLite database name points at (URI query and scheme removed)."""
-    if isinstance(database, str) and database.startswith("file:"):
+    if type(database) is str and database.startswith("file:"):
         return database[len("file:") :].split("?", 1)[0].split("#", 1)[0]
     return database

@@ -8,9 +8,11 @@ Start-up, in this order, before any agent code is imported:
    back to its default action so an oversize write ends the process;
 4. pre-import ctypes (it opens the interpreter's own symbols at import time) and the
    supervisor's ``preload`` list of trusted project modules;
-5. load the seccomp filter (where supported);
-6. arm the audit-hook tripwire;
-7. report ``ready`` (the layers in force), import the handler, report ``loaded``.
+5. load the default-deny seccomp filter (where supported);
+6. arm the audit-hook tripwire (a diagnostic: it names a reason fast, it is not a wall);
+7. report ``ready`` — the rlimits applied and the kernel's own account of this
+   process (uid, gid, effective capabilities, no-new-privs, seccomp mode) — which the
+   supervisor checks against what it launched; import the handler, report ``loaded``.
 
 Then serve ``call`` frames one at a time until the supervisor closes the socket.
 A handler exception ends the worker with ``handler_error`` and the exception's
@@ -61,6 +63,18 @@ def _apply_rlimits(limits: SandboxLimits) -> dict[str, int]:
         resource.setrlimit(which, (soft, hard))
         applied[name] = soft
     return applied
+
+
+def _identity() -> dict[str, int]:
+    """This process as the kernel reports it (``/proc/self/status``)."""
+    fields = {"CapEff": "cap_eff", "NoNewPrivs": "no_new_privs", "Seccomp": "seccomp_mode"}
+    found = {"uid": os.getuid(), "gid": os.getgid()}
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            key, _, value = line.partition(":")
+            if key in fields:
+                found[fields[key]] = int(value.strip(), 16 if key == "CapEff" else 10)
+    return found
 
 
 def _exception_name(exc: BaseException) -> list[str]:
@@ -139,10 +153,11 @@ def main(argv: list[str]) -> NoReturn:
             importlib.import_module(str(module_name))  # trusted project code only
 
         seccomp = bool(config["seccomp"]) and _seccomp.install()
+        identity = _identity()
         _tripwire.arm(scratch=scratch, report_fd=sock.fileno(), send_lock=channel.lock)
     except Exception:  # noqa: BLE001 - start-up failed before any agent code ran
         channel.fail(WORKER_CRASHED, "start-up failed")
-    channel.send({"type": "ready", "seccomp": seccomp, "rlimits": rlimits})
+    channel.send({"type": "ready", "seccomp": seccomp, "rlimits": rlimits, "identity": identity})
     try:
         handler = _load_handler(str(config["handler"]))
     except MemoryError:

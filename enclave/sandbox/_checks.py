@@ -1,0 +1,208 @@
+"""The supervisor's check that a started worker is what it launched.
+
+The worker's ``ready`` frame says what it applied; a worker is untrusted, so each
+claim that reaches the environment record (and from there a certificate) is checked
+from outside, in the host's ``/proc``, before any agent code runs:
+
+1. the worker process is the only process below the launcher;
+2. its namespaces differ from the supervisor's, one by one (bubblewrap);
+3. its user namespace maps exactly one id, and inside it the worker is uid/gid 65534;
+4. it has no effective, permitted or bounding capabilities (bubblewrap);
+5. no-new-privs is set and the seccomp filter is loaded (mode 2), as reported;
+6. every mount it sees is read-only except the scratch tmpfs, ``/proc`` and device
+   nodes (bubblewrap);
+7. the kernel's soft limits for it equal the rlimits it reports.
+
+Any mismatch refuses the worker (:class:`SandboxUnavailable`): a certificate must
+claim only layers that held. The environment record lists those layers by name in
+``layers_in_force``; the audit hook is listed under ``diagnostics``, never as a layer.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from enclave.sandbox import _seccomp
+from enclave.sandbox._errors import SandboxUnavailable
+from enclave.sandbox._isolation import NAMESPACES, SCRATCH, WORKER_GID, WORKER_UID, Isolation
+from enclave.sandbox._limits import SandboxLimits
+
+_LIMIT_NAMES = {
+    "Max address space": "RLIMIT_AS",
+    "Max cpu time": "RLIMIT_CPU",
+    "Max file size": "RLIMIT_FSIZE",
+    "Max open files": "RLIMIT_NOFILE",
+    "Max core file size": "RLIMIT_CORE",
+}
+_WRITABLE_MOUNTS = (SCRATCH, "/proc")
+_BWRAP_LAYERS = (
+    *(f"{name}_namespace" for name in ("user", "mount", "pid", "network", "ipc", "uts", "cgroup")),
+    "minimal_filesystem",
+    "tmpfs_scratch",
+    "unprivileged_uid",
+    "no_capabilities",
+)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What the supervisor started: the facts a worker's report is checked against."""
+
+    layer: Isolation
+    limits: SandboxLimits
+    seccomp: bool
+    readonly_binds: int
+
+    def planned(self) -> dict[str, Any]:
+        """The environment record before a worker was checked: no layer is claimed."""
+        return {
+            "isolation": self.layer.name,
+            "enclave": self.layer.enclave,
+            "verified": False,
+            "layers_in_force": [],
+            "enforced": {},
+            "diagnostics": ["audit_hook"],
+            "seccomp": self.seccomp,
+            "rlimits": _expected_rlimits(self.limits),
+            "wall_seconds": float(self.limits.wall_seconds),
+        }
+
+
+def _expected_rlimits(limits: SandboxLimits) -> dict[str, int]:
+    return {
+        "RLIMIT_AS": limits.memory_bytes,
+        "RLIMIT_CPU": limits.cpu_seconds,
+        "RLIMIT_FSIZE": limits.file_size_bytes,
+        "RLIMIT_NOFILE": limits.open_files,
+        "RLIMIT_CORE": 0,
+    }
+
+
+def _refuse(what: str) -> SandboxUnavailable:
+    return SandboxUnavailable(f"the worker is not isolated as launched ({what})")
+
+
+def _read(pid: int, name: str) -> str:
+    try:
+        with open(f"/proc/{pid}/{name}", encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise _refuse(f"/proc/{name} unreadable") from exc
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        text = _read(pid, f"task/{tid}/children")
+        found += [int(c) for c in text.split()]
+    return found
+
+
+def _status(pid: int) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in _read(pid, "status").splitlines():
+        key, _, value = line.partition(":")
+        out[key] = value.strip()
+    return out
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _refuse("malformed report")
+    return value
+
+
+def _check_rlimits(pid: int, reported: Any, limits: SandboxLimits) -> dict[str, int]:
+    if not isinstance(reported, dict) or set(reported) != set(_expected_rlimits(limits)):
+        raise _refuse("rlimits")
+    kernel: dict[str, int] = {}
+    for line in _read(pid, "limits").splitlines()[1:]:
+        for label, name in _LIMIT_NAMES.items():
+            if line.startswith(label):
+                soft = line[len(label) :].split()[0]
+                kernel[name] = -1 if soft == "unlimited" else int(soft)
+    applied = {name: _int(value) for name, value in reported.items()}
+    if any(kernel.get(name) != value for name, value in applied.items()):
+        raise _refuse("rlimits")
+    return applied
+
+
+def _check_bwrap(pid: int, identity: dict[str, Any], status: dict[str, str]) -> None:
+    for ns in NAMESPACES:
+        try:
+            if os.readlink(f"/proc/{pid}/ns/{ns}") == os.readlink(f"/proc/self/ns/{ns}"):
+                raise _refuse(f"{ns} namespace shared")
+        except OSError as exc:
+            raise _refuse(f"{ns} namespace unreadable") from exc
+    for name, inside in (("uid_map", WORKER_UID), ("gid_map", WORKER_GID)):
+        rows = [line.split() for line in _read(pid, name).splitlines() if line.strip()]
+        if len(rows) != 1 or rows[0][0] != str(inside) or rows[0][2] != "1":
+            raise _refuse(name)
+    if (_int(identity.get("uid")), _int(identity.get("gid"))) != (WORKER_UID, WORKER_GID):
+        raise _refuse("uid")
+    for cap in ("CapEff", "CapPrm", "CapBnd", "CapAmb"):
+        if int(status.get(cap, "1"), 16) != 0 or (cap == "CapEff" and identity.get("cap_eff")):
+            raise _refuse("capabilities")
+    for line in _read(pid, "mountinfo").splitlines():
+        fields = line.split()
+        point, options = fields[4], fields[5].split(",")
+        writable = point in _WRITABLE_MOUNTS or point.startswith("/dev/")
+        if "ro" not in options and not writable:
+            raise _refuse("writable mount")
+
+
+def verify(launch: Launch, *, launcher_pid: int, ready: dict[str, Any]) -> dict[str, Any]:
+    """Check a worker that sent ``ready``; return the environment record it earned."""
+    identity = ready.get("identity")
+    if not isinstance(identity, dict):
+        raise _refuse("malformed report")
+    pid = launcher_pid
+    if launch.layer.launcher is not None:
+        children = _children(launcher_pid)
+        if len(children) != 1:
+            raise _refuse("process tree")
+        pid = children[0]
+    status = _status(pid)
+    layers: list[str] = []
+    enforced: dict[str, Any] = {}
+    if launch.layer.launcher is not None:
+        _check_bwrap(pid, identity, status)
+        layers += _BWRAP_LAYERS
+        enforced["bwrap"] = {
+            "namespaces": list(NAMESPACES),
+            "uid": WORKER_UID,
+            "gid": WORKER_GID,
+            "capabilities": "none",
+            "filesystem": "read-only minimal view",
+            "readonly_binds": launch.readonly_binds,
+            "scratch": {"kind": "tmpfs", "path": SCRATCH, "bytes": launch.limits.scratch_bytes},
+            "nested_user_namespaces": "disabled",
+            "new_session": True,
+            "die_with_parent": True,
+        }
+    no_new_privs = status.get("NoNewPrivs") == "1" and identity.get("no_new_privs") == 1
+    seccomp = status.get("Seccomp") == "2" and identity.get("seccomp_mode") == 2
+    if launch.seccomp and not (seccomp and no_new_privs and ready.get("seccomp") is True):
+        raise _refuse("seccomp")
+    if no_new_privs:
+        layers.append("no_new_privs")
+    if launch.seccomp:
+        layers.append("seccomp_allowlist")
+        enforced["seccomp"] = {
+            "default": _seccomp.DEFAULT_ACTION,
+            "allowed": len(_seccomp.ALLOWED),
+            "killed": len(_seccomp.KILLED),
+        }
+    rlimits = _check_rlimits(pid, ready.get("rlimits"), launch.limits)
+    layers += ["rlimits", "wall_clock_kill"]
+    enforced["rlimits"] = rlimits
+    enforced["wall_clock_kill"] = {"seconds": float(launch.limits.wall_seconds)}
+    return {
+        **launch.planned(),
+        "verified": True,
+        "layers_in_force": layers,
+        "enforced": enforced,
+        "rlimits": rlimits,
+    }
