@@ -50,7 +50,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: E402
 
 from enclave._home import Home  # noqa: E402
 from enclave._runtime import Runtime  # noqa: E402
-from enclave.capture import BoundarySpec, Recorder, policy  # noqa: E402
+from enclave.capture import AgentSpec, BoundarySpec, Recorder, policy  # noqa: E402
 from ledger import StepKind  # noqa: E402
 
 SIZES = (256, 4096, 65536)
@@ -64,6 +64,15 @@ SPEC = BoundarySpec(
     response={"body": policy("confidential")},
 )
 REQUEST = {"query": "supplier-074 risk"}
+# as ``capture`` builds it: every step is checked against the agent's declared boundaries
+AGENT = AgentSpec(
+    name="bench-agent",
+    version="1",
+    function=lambda ctx, inputs: {},
+    inputs={},
+    outcome={},
+    boundaries=(SPEC,),
+)
 
 
 def payload(size: int) -> str:
@@ -96,6 +105,7 @@ class CaptureBench:
             writer=writer,
             clock=self.runtime.clock,
             seed=0,
+            agent=AGENT,
         )
         return recorder, writer
 
