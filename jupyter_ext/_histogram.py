@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-__all__ = ["histogram_svg"]
+__all__ = ["binned_histogram_svg", "histogram_svg"]
 
 _W, _H, _PAD, _AXIS = 420, 160, 12, 22
 
@@ -81,6 +81,77 @@ def histogram_svg(
         parts.append(
             f'<text x="{x(v):.1f}" y="{_H - 6}" font-size="10" text-anchor="{anchor}">'
             f"{escape(f'{v:+.3f}')}</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def binned_histogram_svg(
+    edges: Sequence[float],
+    counts: Sequence[int],
+    interval: Sequence[float] | None = None,
+    mean: float | None = None,
+) -> str:
+    """SVG of a certificate's fixed-bin histogram (per-sample deltas never leave the
+    enclave): one equal-width column per bin, labelled by its edges; the interval is a
+    shaded band and the mean a line, placed within their bins by linear interpolation.
+    Same classes as ``histogram_svg``."""
+    ok = (
+        len(edges) == len(counts) + 1
+        and all(isinstance(e, int | float) and math.isfinite(e) for e in edges)
+        and all(isinstance(c, int) and c >= 0 for c in counts)
+    )
+    if not ok or not sum(counts):
+        return '<div class="enclave-histogram enclave-empty">no paired deltas</div>'
+    n, peak = sum(counts), max(counts)
+    plot_w, plot_h = _W - 2 * _PAD, _H - _PAD - _AXIS
+    bar_w = plot_w / len(counts)
+
+    def x(v: float) -> float:
+        v = min(edges[-1], max(edges[0], v))
+        for i in range(len(counts)):
+            a, b = edges[i], edges[i + 1]
+            if v <= b or i == len(counts) - 1:
+                return _PAD + (i + (v - a) / ((b - a) or 1.0)) * bar_w
+        return _PAD + plot_w
+
+    parts = [
+        f'<svg class="enclave-histogram" data-count="{n}" width="{_W}" height="{_H}" '
+        f'viewBox="0 0 {_W} {_H}" role="img" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>paired score deltas in fixed bins, n={n}</title>",
+    ]
+    if interval and len(interval) == 2:
+        a, b = x(float(interval[0])), x(float(interval[1]))
+        parts.append(
+            f'<rect class="enclave-interval" data-low="{float(interval[0]):.6f}" '
+            f'data-high="{float(interval[1]):.6f}" x="{a:.1f}" y="{_PAD}" '
+            f'width="{max(b - a, 1.0):.1f}" height="{plot_h}" fill="#f4b942" fill-opacity="0.3"/>'
+        )
+    for i, c in enumerate(counts):
+        if not c:
+            continue
+        h = c / peak * plot_h
+        parts.append(
+            f'<rect class="enclave-bar" data-n="{c}" data-low="{edges[i]:g}" '
+            f'data-high="{edges[i + 1]:g}" x="{_PAD + i * bar_w + 0.5:.1f}" '
+            f'y="{_PAD + plot_h - h:.1f}" width="{max(bar_w - 1, 1):.1f}" height="{h:.1f}" '
+            'fill="#3b6ea5"/>'
+        )
+    base = _PAD + plot_h
+    parts.append(
+        f'<line x1="{x(0.0):.1f}" x2="{x(0.0):.1f}" y1="{_PAD}" y2="{base}" stroke="#555" '
+        'stroke-dasharray="3,3"/>'
+    )
+    if isinstance(mean, int | float) and math.isfinite(mean):
+        parts.append(
+            f'<line class="enclave-mean" data-mean="{mean:.6f}" x1="{x(mean):.1f}" '
+            f'x2="{x(mean):.1f}" y1="{_PAD}" y2="{base}" stroke="#c0392b" stroke-width="2"/>'
+        )
+    parts.append(f'<line x1="{_PAD}" x2="{_W - _PAD}" y1="{base}" y2="{base}" stroke="#333"/>')
+    for v, anchor in ((edges[0], "start"), (0.0, "middle"), (edges[-1], "end")):
+        parts.append(
+            f'<text x="{x(v):.1f}" y="{_H - 6}" font-size="10" text-anchor="{anchor}">'
+            f"{escape(f'{v:+g}')}</text>"
         )
     parts.append("</svg>")
     return "".join(parts)

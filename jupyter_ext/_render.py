@@ -1,9 +1,9 @@
 """HTML and plain-text views of what the service returns: metadata and certificates only.
 
 Every value is escaped. Stable hooks for tests and styling: ``enclave-classification``,
-``enclave-histogram``, ``enclave-verify-report`` and ``enclave-verify-check``
-(``data-ok``), ``enclave-error`` (``data-code``), ``enclave-specimens``,
-``enclave-audit`` (``data-status``).
+``enclave-histogram``, ``enclave-disclosure`` (``data-bits``), ``enclave-verify-report``
+and ``enclave-verify-check`` (``data-ok``), ``enclave-error`` (``data-code``),
+``enclave-specimens``, ``enclave-audit`` (``data-status``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from html import escape
 from typing import Any
 
 from ._errors import EnclaveClientError, ServiceRefused
-from ._histogram import histogram_svg
+from ._histogram import binned_histogram_svg, histogram_svg
 from ._wire import AuditStatus, VerifyReport
 
 __all__ = [
@@ -260,7 +260,7 @@ def certificate_html(summary: Mapping[str, Any], *, audit_id: str | None = None)
                 "enclave-effect",
             )
         )
-        parts.append(histogram_svg(effect.get("deltas") or [], effect.get("delta_interval")))
+        parts.append(_histogram(effect))
     else:
         parts.append('<p class="enclave-no-effect">No effect is reported by this certificate.</p>')
     placebo = summary.get("placebo")
@@ -274,6 +274,7 @@ def certificate_html(summary: Mapping[str, Any], *, audit_id: str | None = None)
         )
     else:
         parts.append('<p class="enclave-placebo" data-passed="none">Placebo control: not run</p>')
+    parts.append(_disclosure_html(summary.get("disclosure")))
     lineage = [link for link in summary.get("lineage") or [] if isinstance(link, Mapping)]
     parts.append(
         '<h4>Lineage</h4><ol class="enclave-lineage">'
@@ -290,6 +291,43 @@ def certificate_html(summary: Mapping[str, Any], *, audit_id: str | None = None)
         f"<code>{_e(summary.get('issuer'))}</code></p></div>"
     )
     return "".join(parts)
+
+
+def _histogram(effect: Mapping[str, Any]) -> str:
+    """The certificate's fixed-bin histogram; older certificates carried raw deltas."""
+    binned = effect.get("histogram")
+    if isinstance(binned, Mapping):
+        return binned_histogram_svg(
+            binned.get("edges") or [],
+            binned.get("counts") or [],
+            effect.get("delta_interval"),
+            effect.get("mean_delta"),
+        )
+    return histogram_svg(effect.get("deltas") or [], effect.get("delta_interval"))
+
+
+def _disclosure_bits(disclosure: Any) -> float | None:
+    if isinstance(disclosure, Mapping):
+        bits = disclosure.get("bits")
+        if isinstance(bits, int | float) and not isinstance(bits, bool):
+            return float(bits)
+    return None
+
+
+def _disclosure_html(disclosure: Any) -> str:
+    """The disclosure bound: how many bits the certificate's agent-influenced content
+    can carry at most, with its largest terms."""
+    bits = _disclosure_bits(disclosure)
+    if bits is None or not isinstance(disclosure, Mapping):
+        return '<p class="enclave-disclosure" data-bits="none">Disclosure bound: not stated</p>'
+    terms = [t for t in disclosure.get("terms") or [] if isinstance(t, Mapping)]
+    top = sorted(terms, key=lambda t: -float(t.get("bits") or 0))[:3]
+    detail = ", ".join(f"{_e(t.get('field'))} {_num(t.get('bits'), '{:.1f}')}" for t in top)
+    return (
+        f'<p class="enclave-disclosure" data-bits="{bits:.2f}">Disclosure bound: '
+        f"<b>{bits:.2f} bits</b> at most from agent-influenced content "
+        f"(resolution {_e(disclosure.get('resolution'))}; largest terms: {detail})</p>"
+    )
 
 
 def certificate_text(summary: Mapping[str, Any], *, audit_id: str | None = None) -> str:
@@ -312,6 +350,9 @@ def certificate_text(summary: Mapping[str, Any], *, audit_id: str | None = None)
     placebo = summary.get("placebo")
     if isinstance(placebo, Mapping):
         lines.append(f"placebo: {'passed' if placebo.get('passed') else 'FAILED'}")
+    bits = _disclosure_bits(summary.get("disclosure"))
+    if bits is not None:
+        lines.append(f"disclosure bound: {bits:.2f} bits")
     for sentence in summary.get("not_established") or []:
         lines.append(f"not established: {sentence}")
     return "\n".join(lines)

@@ -18,10 +18,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 import jupyter_ext
 from jupyter_ext._form import build_body, parse_tolerances, policy_options
-from jupyter_ext._histogram import histogram_svg
+from jupyter_ext._histogram import binned_histogram_svg, histogram_svg
 from jupyter_ext._magics import EnclaveMagics, _parser, audit_body
 from jupyter_ext._offline import verify_envelope_offline, verify_file
-from jupyter_ext._render import certificate_html, error_html, verify_html
+from jupyter_ext._render import certificate_html, certificate_text, error_html, verify_html
 from jupyter_ext._routes import ROUTES, clean_query, match_route
 from jupyter_ext._wire import AuditRequestBody, AuditStatus, VerifyReport
 
@@ -248,7 +248,6 @@ def test_tolerances_and_policy_choice() -> None:
 
 
 def _summary(**overrides: Any) -> dict[str, Any]:
-    deltas = [-0.04, -0.03, -0.035, -0.05, -0.02]
     summary = {
         "classification": "influential",
         "auditability": {
@@ -269,13 +268,22 @@ def _summary(**overrides: Any) -> dict[str, Any]:
             "layers": {"score": {"ok": True, "delta": 0.0, "tolerance": 1e-9}},
         },
         "effect": {
-            "mean_delta": sum(deltas) / 5,
+            "mean_delta": -0.035,
             "delta_interval": [-0.05, -0.02],
             "flip_rate": 0.6,
             "flip_interval": [0.15, 0.95],
             "baseline_rate": 1.0,
             "intervened_rate": 0.4,
-            "deltas": deltas,
+            "histogram": {"edges": [-0.1, -0.05, -0.02, 0.0, 0.1], "counts": [0, 3, 2, 0]},
+        },
+        "disclosure": {
+            "bits": 30.5,
+            "resolution": 0.0001,
+            "bins": 4,
+            "terms": [
+                {"field": "/effect/mean_delta", "bits": 14.29},
+                {"field": "/effect/histogram", "bits": 16.21},
+            ],
         },
         "placebo": {"passed": True, "max_abs_delta": 0.0, "flips": 0},
         "lineage": [{"kind": "replays", "job": "au-1", "baseline": 6}],
@@ -294,6 +302,23 @@ def test_histogram_counts_every_delta_and_marks_the_interval() -> None:
     assert sum(bars) == 37
     assert 'class="enclave-interval" data-low="-0.100000" data-high="0.100000"' in svg
     assert "enclave-empty" in histogram_svg([])
+
+
+def test_binned_histogram_draws_the_certificate_counts() -> None:
+    svg = binned_histogram_svg([-0.1, -0.05, 0.0, 0.1], [2, 5, 0], [-0.06, -0.01], -0.03)
+    bars = [int(n) for n in re.findall(r'class="enclave-bar" data-n="(\d+)"', svg)]
+    assert bars == [2, 5]
+    assert 'data-mean="-0.030000"' in svg and "enclave-interval" in svg
+    assert "enclave-empty" in binned_histogram_svg([0.0, 1.0], [0])
+    assert "enclave-empty" in binned_histogram_svg([0.0, 1.0], [1, 2])  # counts != bins
+
+
+def test_certificate_view_states_the_disclosure_bound() -> None:
+    html = certificate_html(_summary(), audit_id="au-1")
+    assert 'class="enclave-disclosure" data-bits="30.50"' in html
+    assert "30.50 bits" in html and "/effect/histogram" in html
+    assert "disclosure bound: 30.50 bits" in certificate_text(_summary())
+    assert 'data-bits="none"' in certificate_html(_summary(disclosure=None))
 
 
 def test_certificate_view_has_its_parts() -> None:
