@@ -14,6 +14,7 @@ interpreter; an audit of a specimen whose agent code changed since capture is re
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import shutil
 import subprocess
@@ -388,3 +389,56 @@ def test_code_revision_must_look_like_a_digest() -> None:
 
     with pytest.raises(BadInput):
         _request("sp-1", code_revision="main")
+
+
+@pytest.mark.skipif(EXE is None, reason="the console script is not installed")
+def test_cli_audit_of_changed_code_is_one_line_refusal(
+    tmp_path: Path, temp_agent: tuple[str, Path]
+) -> None:
+    assert EXE is not None
+    name, path = temp_agent
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPLAY_ENCLAVE_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(path.parent), env.get("PYTHONPATH", "")])
+    root = tmp_path / "cli-home"
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [EXE, *args, "--home", str(root)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=env,
+        )
+
+    assert cli("init").returncode == 0
+    source = tmp_path / "input.json"
+    source.write_text('{"tenant": "t1", "seed": 1, "inputs": {"q": "x"}}')
+    captured = cli("capture", f"{name}:AGENT", "--input", str(source), "--json")
+    assert captured.returncode == 0, captured.stderr
+    specimen = json.loads(captured.stdout)["specimen_id"]
+    path.write_text(AGENT_SOURCE.replace("OFFSET = 0.0", "OFFSET = 0.25"))
+    out = cli(
+        "audit",
+        specimen,
+        "--purpose",
+        "code identity",
+        "--call",
+        "main/lookup#0",
+        "--field",
+        "/value",
+        "--strategy",
+        "nullify",
+        "--samples",
+        "2",
+    )
+    assert out.returncode != 0
+    assert out.stdout.strip() == ""  # (a progress display may leave a bare newline)
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("error: "), out.stderr
+    assert "code_changed" in out.stderr or "changed since capture" in out.stderr
+    runtime = Runtime.open(Home.open(root), env={})
+    try:
+        (failed,) = runtime.ledger.entries(kind="audit.failed")
+        assert failed.body["reason"] == "code_changed"
+    finally:
+        runtime.close()
