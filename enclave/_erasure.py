@@ -4,7 +4,9 @@
 legal hold, and then nothing is destroyed); then the specimen's wrapped data key and
 its ciphertext are deleted. The ledger keeps the specimen's digests and manifest —
 metadata only — so history stays verifiable, and any later audit is refused as
-unresolvable.
+unresolvable. Run-time identities (idempotency tokens, undeclared aliases and resolved
+identities) are keyed digests in the ledger and plaintext only in the ciphertext, so
+they go with it.
 
 ``rewrap_tenant``: after a KEK rotation, re-wrap every specimen's data key under the
 newest version. ``trim`` (provider-specific) then destroys old versions: every data

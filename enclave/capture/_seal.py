@@ -42,7 +42,9 @@ from ._spec import AgentSpec, Answer, BoundarySpec, FieldPolicy, policy
 
 __all__ = ["CaptureResult", "capture", "build_manifest", "source_ref"]
 
-MANIFEST_VERSION = 1
+# 2: aliases and resolved identities are declared names or keyed digests, idempotency
+# tokens are keyed digests (plaintext in the payload store), and ``code`` is recorded
+MANIFEST_VERSION = 2
 
 
 @dataclass(frozen=True)
