@@ -190,11 +190,9 @@ def test_declared_alias_and_identity_stay_readable(runtime: Runtime) -> None:
     (manifest_step,) = [s for s in record.manifest["steps"] if s["name"] == "lookup"]
     assert (manifest_step["alias"], manifest_step["resolved"]) == ("lookup@prod", "lookup-svc@1")
 
-    base: dict[str, Any] = procurement.BASELINE_INPUT
-
 
 def test_reference_incident_identities_are_declared(runtime: Runtime) -> None:
-    base = procurement.BASELINE_INPUT
+    base: dict[str, Any] = procurement.BASELINE_INPUT
     result = capture(
         runtime, procurement.AGENT, base["inputs"], tenant_id="acme", seed=base["seed"]
     )
