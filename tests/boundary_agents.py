@@ -69,6 +69,24 @@ def identity(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def writable_proc(request: dict[str, Any]) -> dict[str, Any]:
+    """Kernel files under /proc that open for writing (nothing is written)."""
+    found: list[str] = []
+    for top, dirs, files in os.walk("/proc"):
+        parts = top.split("/")
+        if len(parts) > 2 and (parts[2].isdigit() or parts[2] in ("self", "thread-self")):
+            dirs[:] = []
+            continue
+        for name in files:
+            path = os.path.join(top, name)
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                continue
+            found.append(path)
+    return {"writable": found}
+
+
 def snoop_proc(request: dict[str, Any]) -> dict[str, Any]:
     """Read every process environment and memory the worker can reach."""
     seen: list[str] = []

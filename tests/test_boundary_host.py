@@ -37,7 +37,14 @@ from enclave._runtime import Runtime
 from enclave.cli._demo import capture_incidents
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay._predicate import isolation_layers
-from enclave.sandbox import Contaminated, Sandbox, SandboxLimits, SandboxUnavailable
+from enclave.sandbox import (
+    Contaminated,
+    Sandbox,
+    SandboxLimits,
+    SandboxUnavailable,
+    _fsview,
+    _isolation,
+)
 from tests import boundary_agents, replay_agents
 
 REPO = Path(enclave.__file__).resolve().parent.parent
@@ -85,6 +92,27 @@ def project() -> Iterator[Path]:
         yield base
     finally:
         shutil.rmtree(base)
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    sock.setblocking(False)
+    yield sock
+    sock.close()
+
+
+def _accepted(sock: socket.socket) -> int:
+    count = 0
+    while True:
+        try:
+            conn, _ = sock.accept()
+        except BlockingIOError:
+            return count
+        conn.close()
+        count += 1
 
 
 def _sandbox(scratch_root: Path, **options: Any) -> Sandbox:
@@ -150,6 +178,54 @@ def test_supervisor_environment_and_memory_are_unreachable(
     monkeypatch.setenv("REPLAY_ENCLAVE_SECRET", CANARY)
     reply = _call(_sandbox(tmp_path / "scratch"), "snoop_proc", {"host_pid": os.getpid()})
     assert CANARY not in reply["seen"]
+
+
+def _bare(tmp_path: Path, code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Plain Python under the bubblewrap wall alone: no tripwire, no worker."""
+    view = _fsview.plan(python_path=[str(REPO)], protected=[str(tmp_path)])
+    argv = [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(REPO)!r})\n{code}"]
+    wrapped = _isolation.resolve("bwrap").wrap([*argv, *args], view=view, scratch_bytes=1 << 20)
+    return subprocess.run(wrapped, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_kernel_settings_are_not_writable(tmp_path: Path) -> None:
+    """The worker's uid maps to the supervisor's: sysctls it owns must stay shut."""
+    code = "import json, tests.boundary_agents as a; print(json.dumps(a.writable_proc({})))"
+    done = _bare(tmp_path, code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["writable"] == []
+
+
+_WALL_ONLY = """
+import ctypes, os, socket, struct, sys
+from enclave.sandbox import _seccomp
+assert _seccomp.install()
+for target in sys.argv[2:]:
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT, 0o644)
+        os.write(fd, b"escaped")
+        print("wrote", flush=True)
+    except OSError:
+        print("no-write", flush=True)
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.socket(socket.AF_INET, socket.SOCK_STREAM, 0)
+addr = struct.pack("=HH4s8x", socket.AF_INET, socket.htons(int(sys.argv[1])), bytes([127, 0, 0, 1]))
+print("connect", libc.connect(fd, addr, len(addr)), flush=True)
+"""
+
+
+def test_without_the_tripwire_the_wall_still_holds(
+    project: Path, tmp_path: Path, listener: socket.socket
+) -> None:
+    """What a disarmed tripwire leaves: ctypes connect and writes meet seccomp and
+    the read-only view."""
+    targets = [project / "escaped.txt", REPO / "escaped-boundary.txt", Path("/escaped.txt")]
+    port = str(listener.getsockname()[1])
+    done = _bare(tmp_path, _WALL_ONLY, port, *map(str, targets))
+    assert done.stdout.split() == ["no-write"] * 3
+    assert done.returncode == 128 + signal.SIGSYS  # bubblewrap's report of the kill
+    assert _accepted(listener) == 0
+    assert not any(t.exists() for t in targets)
 
 
 # -- 2. the kernel refuses what the tripwire cannot see ------------------------------
@@ -309,27 +385,6 @@ def test_weaker_layers_only_behind_the_loud_flag(tmp_path: Path) -> None:
 
 
 # -- 4. the tripwire is a diagnostic, not a layer ------------------------------------
-
-
-@pytest.fixture
-def listener() -> Iterator[socket.socket]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    sock.setblocking(False)
-    yield sock
-    sock.close()
-
-
-def _accepted(sock: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            conn, _ = sock.accept()
-        except BlockingIOError:
-            return count
-        conn.close()
-        count += 1
 
 
 def test_disarmed_tripwire_still_meets_the_wall(

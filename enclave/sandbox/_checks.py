@@ -10,7 +10,8 @@ from outside, in the host's ``/proc``, before any agent code runs:
 4. it has no effective, permitted or bounding capabilities (bubblewrap);
 5. no-new-privs is set and the seccomp filter is loaded (mode 2), as reported;
 6. every mount it sees is read-only except the scratch tmpfs, ``/proc`` and device
-   nodes (bubblewrap);
+   nodes, and the kernel-settings directories of ``/proc`` are masked read-only
+   (bubblewrap);
 7. the kernel's soft limits for it equal the rlimits it reports.
 
 Any mismatch refuses the worker (:class:`SandboxUnavailable`): a certificate must
@@ -26,7 +27,14 @@ from typing import Any
 
 from enclave.sandbox import _seccomp
 from enclave.sandbox._errors import SandboxUnavailable
-from enclave.sandbox._isolation import NAMESPACES, SCRATCH, WORKER_GID, WORKER_UID, Isolation
+from enclave.sandbox._isolation import (
+    NAMESPACES,
+    PROC_MASKS,
+    SCRATCH,
+    WORKER_GID,
+    WORKER_UID,
+    Isolation,
+)
 from enclave.sandbox._limits import SandboxLimits
 
 _LIMIT_NAMES = {
@@ -145,12 +153,17 @@ def _check_bwrap(pid: int, identity: dict[str, Any], status: dict[str, str]) -> 
     for cap in ("CapEff", "CapPrm", "CapBnd", "CapAmb"):
         if int(status.get(cap, "1"), 16) != 0 or (cap == "CapEff" and identity.get("cap_eff")):
             raise _refuse("capabilities")
+    masked = set()
     for line in _read(pid, "mountinfo").splitlines():
         fields = line.split()
         point, options = fields[4], fields[5].split(",")
         writable = point in _WRITABLE_MOUNTS or point.startswith("/dev/")
         if "ro" not in options and not writable:
             raise _refuse("writable mount")
+        if point in PROC_MASKS and "ro" in options:
+            masked.add(point)
+    if masked != set(PROC_MASKS):
+        raise _refuse("kernel settings exposed")
 
 
 def verify(launch: Launch, *, launcher_pid: int, ready: dict[str, Any]) -> dict[str, Any]:

@@ -7,9 +7,14 @@ Choices (``Sandbox(isolation=...)``):
   its user namespace with no capabilities and nested user namespaces disabled, pid 1
   of its own pid namespace (no parent process is visible), a new session, killed
   with its supervisor, an empty read-only root holding only the minimal view of
-  ``_fsview`` plus a private ``/proc`` and ``/dev``, and one writable directory: a
-  size-capped private tmpfs at :data:`SCRATCH`. Where bubblewrap is not installed,
-  both choices refuse with one line naming the package — never a silent fallback.
+  ``_fsview`` plus a private ``/proc`` (kernel settings masked, see
+  :data:`PROC_MASKS`) and a read-only ``/dev``, and one writable directory: a
+  size-capped private tmpfs at :data:`SCRATCH`. The user namespace maps uid 65534
+  to the supervisor's own uid (bubblewrap offers no other mapping), so the worker
+  has no capabilities but owns what the supervisor owns: that is why nothing the
+  supervisor owns is in the view writable or secret, and why ``/proc/sys`` is
+  masked. Where bubblewrap is not installed, both choices refuse with one line
+  naming the package — never a silent fallback.
 * ``UNSAFE_development`` — no OS wall at all (rlimits, the seccomp filter and the
   diagnostic audit hook only), for developing agents on machines without
   bubblewrap. Its environment says ``development — not an enclave``, and that is
@@ -36,6 +41,8 @@ SCRATCH = "/scratch"
 WORKER_UID = WORKER_GID = 65534
 #: Namespaces bubblewrap gives the worker (checked by the supervisor, see ``_checks``).
 NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid", "user", "uts")
+#: ``/proc`` directories hidden under an empty read-only tmpfs (kernel settings).
+PROC_MASKS = ("/proc/sys", "/proc/pressure")
 _MISSING = (
     "bubblewrap is not installed: replays run only inside it (install the `bubblewrap` "
     "package; isolation UNSAFE_development exists for development, not for audits)"
@@ -73,6 +80,7 @@ class Isolation:
             *view.bwrap_args(),
             "--proc",
             "/proc",
+            *_proc_masks(),
             "--dev",
             "/dev",
             "--remount-ro",
@@ -90,6 +98,16 @@ class Isolation:
             "--",
             *argv,
         ]
+
+
+def _proc_masks() -> list[str]:
+    """Cover ``/proc`` directories with files the worker could write to: its uid maps
+    to the supervisor's, so sysctls owned by that uid (all of them, for root) would
+    open for writing."""
+    argv: list[str] = []
+    for path in PROC_MASKS:
+        argv += ["--perms", "0555", "--tmpfs", path, "--remount-ro", path]
+    return argv
 
 
 def resolve(choice: str) -> Isolation:
