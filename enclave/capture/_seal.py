@@ -13,8 +13,6 @@ such a run is never eligible for replay.
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import secrets
 import sys
 from collections.abc import Mapping
@@ -36,7 +34,7 @@ from ledger import (
 from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
 from ..store import validate_id
-from ._code_identity import code_identity
+from ._code_identity import CodeIdentity, code_identity
 from ._recorder import Recorder, SpecError, iso
 from ._spec import AgentSpec, Answer, BoundarySpec, FieldPolicy, policy
 
@@ -57,14 +55,14 @@ class CaptureResult:
     holes: int
 
 
+def _code(agent: AgentSpec) -> CodeIdentity:
+    return code_identity(agent.name, modules=(agent.function.__module__, *agent.code_modules))
+
+
 def source_ref(agent: AgentSpec) -> str:
-    """Frozen source reference: module name + SHA-256 of the module's source text."""
-    module = sys.modules.get(agent.function.__module__)
-    try:
-        text = inspect.getsource(module) if module else ""
-    except (OSError, TypeError):
-        text = ""
-    return f"{agent.function.__module__}@sha256:{hashlib.sha256(text.encode()).hexdigest()}"
+    """Frozen source reference: the agent function's module + its code identity digest
+    (the one an audit compares, see ``_code_identity``)."""
+    return f"{agent.function.__module__}@{_code(agent).digest or 'unidentified'}"
 
 
 def _check_inputs(
@@ -149,9 +147,7 @@ def build_manifest(
         },
         "runtime": {"python": f"{sys.version_info.major}.{sys.version_info.minor}"},
         # the agent's module files and interpreter: an audit refuses if they changed
-        "code": code_identity(
-            agent.name, modules=(agent.function.__module__, *agent.code_modules)
-        ).to_dict(),
+        "code": _code(agent).to_dict(),
         "seed": seed,
         "retention_class": agent.retention_class,
         "score_bounds": list(agent.score_bounds) if agent.score_bounds else None,
@@ -176,6 +172,7 @@ def capture(
         # the seed is part of the manifest: it must canonicalise, so check it before any write
         raise BadInput(f"seed must be an integer within +/-{MAX_SAFE_INTEGER}")
     input_policy = _check_inputs(agent, inputs, classification or {})
+    _code(agent)  # the code identity is taken before the agent runs (cached per process)
     specimen_id = specimen_id or f"sp-{secrets.token_hex(8)}"
     validate_id(specimen_id, what="specimen id")
 
