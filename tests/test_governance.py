@@ -52,6 +52,8 @@ from enclave.governance import (
     retire_policy,
     validate_policy,
 )
+from enclave.governance._policy import BITS_PER_AUDIT
+from enclave.replay import VocabularySize, disclosure_bound
 from ledger import Classification, Retention, canonical_digest
 from tests.canary import INCIDENT_CANARIES, find_canaries
 
@@ -670,6 +672,76 @@ def test_budget_is_not_oversubscribed_by_concurrent_requests(
     for t in threads:
         t.join()
     assert sorted(outcomes) == ["429"] * 3 + ["ok"] * 3
+
+
+def _charge(runtime: Runtime, d: AuditDraft) -> float:
+    eligible = check_eligibility(runtime, d, requester="alice", tenant="acme")
+    return disclosure_bound(
+        samples=d.samples,
+        tolerance=eligible.request.tolerances.score,
+        vocabulary=VocabularySize.of_manifest(eligible.record.manifest),
+    ).bits
+
+
+def test_budget_is_charged_in_bits_of_the_disclosure_bound(
+    runtime: Runtime, captured: dict[str, str]
+) -> None:
+    from enclave.jobs import submit_audit
+
+    small = draft(captured["procurement"], samples=4)
+    large = draft(captured["procurement"], samples=1000)
+    active(runtime, policy_text(budget={"bits": 1.0, "window_seconds": 3600}))
+    small_bits, large_bits = _charge(runtime, small), _charge(runtime, large)
+    assert 0 < small_bits < large_bits < BITS_PER_AUDIT
+    # room for two large audits and no third: a budget in bits, not in audits
+    policy = active(
+        runtime,
+        policy_text(version=2, budget={"bits": 2 * large_bits + 1, "window_seconds": 3600}),
+    )
+    assert policy.budget.audits is None and policy.budget.bits == 2 * large_bits + 1
+    alice = Analyst(name="alice", tenant="acme", roles=("auditor",), created_at="x")
+
+    def admit(d: AuditDraft, minute: int) -> Any:
+        now = T0 + timedelta(minutes=minute)
+        return admit_audit(
+            runtime,
+            d,
+            analyst=alice,
+            now=now,
+            submit=lambda r, k: submit_audit(
+                runtime, r, tenant_id="acme", now=now, idempotency_key=k
+            ),
+        )
+
+    admit(large, 0)
+    admit(large, 10)
+    with pytest.raises(BudgetExhausted) as caught:
+        admit(large, 20)
+    assert caught.value.retry_after == 40 * 60 + 1  # when the first charge leaves the window
+    # what is left (1 bit) is less than even the smallest audit's bound
+    with pytest.raises(BudgetExhausted):
+        admit(small, 20)
+    bodies = [
+        e.body for e in runtime.ledger.entries(kind="audit.admitted", subject=small.specimen_id)
+    ]
+    assert [b["disclosure_bits"] for b in bodies] == [large_bits, large_bits]
+
+
+def test_a_budget_in_audits_is_worth_bits_per_audit_and_still_caps_the_count() -> None:
+    legacy = InterventionPolicy.from_toml(policy_text())
+    assert legacy.budget.audits == 5 and legacy.budget.bits == 5 * BITS_PER_AUDIT
+    assert legacy.budget.to_dict() == {
+        "window_seconds": 86400,
+        "bits": 5 * BITS_PER_AUDIT,
+        "audits": 5,
+    }
+    both = InterventionPolicy.from_toml(
+        policy_text(budget={"audits": 3, "bits": 100.5, "window_seconds": 600})
+    )
+    assert (both.budget.audits, both.budget.bits) == (3, 100.5)
+    for bad in ({"bits": 0, "window_seconds": 600}, {"bits": "many", "window_seconds": 600}):
+        with pytest.raises(BadInput):
+            InterventionPolicy.from_toml(policy_text(budget=bad))
 
 
 # -- analysts -----------------------------------------------------------------------------

@@ -1,14 +1,19 @@
 """Admitting an audit request: eligibility, disclosure budget, ledger record, submit.
 
 1. ``check_eligibility`` (fail closed, one refusal code per unmet condition).
-2. Disclosure budget: the requester's ``audit.admitted`` entries for this
-   (specimen, field) within the matched policy's window must number fewer than its
-   ``budget.audits``; otherwise ``BudgetExhausted`` (HTTP 429) with the seconds until
-   the oldest one leaves the window.
+2. Disclosure budget, in bits: the request is charged its certificate's disclosure
+   bound (``enclave.replay.disclosure_bound`` from the request and the sealed
+   manifest's vocabulary — known before anything runs). The bits charged by the
+   requester's ``audit.admitted`` entries for this (specimen, field) within the
+   matched policy's window, plus this charge, must not exceed ``budget.bits`` (and,
+   where the policy caps the count, they must number fewer than ``budget.audits``);
+   otherwise ``BudgetExhausted`` (HTTP 429) with the seconds until enough of them
+   leave the window. An entry without a recorded charge counts ``BITS_PER_AUDIT``.
 3. Record the admission in the ledger *before* anything runs: ``audit.admitted``
    (subject: the specimen) with who, purpose, when and what — metadata only; the
-   parameter itself appears as a keyed digest — and the policy that authorised it.
-   A request that fails after this still counts against the budget (fail closed).
+   parameter itself appears as a keyed digest — the policy that authorised it, and
+   the bits charged. A request that fails after this still counts against the budget
+   (fail closed).
 4. Submit it (the caller's ``submit``, e.g. the job queue) with the request id as its
    idempotency key; the queue records ``audit.requested`` (subject: the audit id)
    with the audit's rows.
@@ -22,6 +27,7 @@ Refusals are recorded as ``audit.refused`` with the analyst and the code only.
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,9 +38,10 @@ from ledger import EntryRecord, canonical_json
 
 from .._errors import Refused
 from .._runtime import Runtime
-from ..replay import AuditRequest
+from ..replay import AuditRequest, VocabularySize, disclosure_bound
 from ._analysts import Analyst
 from ._eligibility import AuditDraft, Eligible, check_eligibility
+from ._policy import BITS_PER_AUDIT
 
 __all__ = [
     "Admitted",
@@ -82,13 +89,21 @@ def budget_used(
 ) -> list[datetime]:
     """When the analyst requested audits of (specimen, field) at or after ``since``."""
     admitted = runtime.ledger.entries(kind="audit.admitted", subject=specimen_id)
-    return _admissions(admitted, analyst=analyst, field=field, since=since)
+    return [at for at, _ in _admissions(admitted, analyst=analyst, field=field, since=since)]
+
+
+def _charged(body: dict[str, Any]) -> float:
+    bits = body.get("disclosure_bits")
+    if isinstance(bits, int | float) and not isinstance(bits, bool) and 0 <= bits <= 1e9:
+        return float(bits)
+    return BITS_PER_AUDIT  # recorded before charges were (fail closed)
 
 
 def _admissions(
     entries: Sequence[EntryRecord], *, analyst: str, field: str, since: datetime
-) -> list[datetime]:
-    times = []
+) -> list[tuple[datetime, float]]:
+    """(when, bits charged) of the analyst's admissions of (specimen, field) since then."""
+    found = []
     for entry in entries:
         body = entry.body
         if (
@@ -99,23 +114,42 @@ def _admissions(
             continue
         at = _parse(body.get("requested_at"))
         if at is None or at >= since:
-            times.append(at or since)  # an unreadable time counts (fail closed)
-    return sorted(times)
+            found.append((at or since, _charged(body)))  # an unreadable time counts
+    return sorted(found)
+
+
+def request_bits(eligible: Eligible) -> float:
+    """The disclosure bound the request's certificate will state (at most): its charge."""
+    request = eligible.request
+    return disclosure_bound(
+        samples=request.samples,
+        tolerance=request.tolerances.score,
+        vocabulary=VocabularySize.of_manifest(eligible.record.manifest),
+    ).bits
 
 
 def _budget_check(
-    eligible: Eligible, *, analyst: str, now: datetime
+    eligible: Eligible, *, analyst: str, now: datetime, bits: float
 ) -> Callable[[list[EntryRecord]], None]:
     """A check over the specimen's admissions, run by the ledger with its tip locked."""
     budget = eligible.policy.budget
     window = timedelta(seconds=budget.window_seconds)
 
+    def fits(used: list[tuple[datetime, float]]) -> bool:
+        if budget.audits is not None and len(used) >= budget.audits:
+            return False
+        return math.fsum(b for _, b in used) + bits <= budget.bits_total + 1e-9
+
     def check(admitted: list[EntryRecord]) -> None:
         used = _admissions(admitted, analyst=analyst, field=eligible.field, since=now - window)
-        if len(used) >= budget.audits:
-            oldest = used[len(used) - budget.audits]
-            retry = max(1, int((oldest + window - now).total_seconds()) + 1)
-            raise BudgetExhausted(retry_after=retry)
+        if fits(used):
+            return
+        # the earliest time by which enough of the oldest charges have left the window
+        for n in range(1, len(used) + 1):
+            if fits(used[n:]):
+                retry = max(1, int((used[n - 1][0] + window - now).total_seconds()) + 1)
+                raise BudgetExhausted(retry_after=retry)
+        raise BudgetExhausted(retry_after=budget.window_seconds)  # larger than the budget
 
     return check
 
@@ -127,6 +161,7 @@ def _requested_body(
     kind, value = request.parameters()
     digester = runtime.digests.for_tenant(eligible.record.tenant_id)
     return {
+        "disclosure_bits": request_bits(eligible),
         "channel": CHANNEL,
         "request_id": request_id,
         "analyst": analyst.name,
@@ -163,7 +198,7 @@ def admit_audit(
         eligible.record.specimen_id,
         _requested_body(runtime, eligible, analyst=analyst, request_id=request_id, now=now),
         among=("audit.admitted", eligible.record.specimen_id),
-        check=_budget_check(eligible, analyst=analyst.name, now=now),
+        check=_budget_check(eligible, analyst=analyst.name, now=now, bits=request_bits(eligible)),
     )
     # 4.
     status = submit(eligible.request, request_id)

@@ -9,8 +9,11 @@ field and one strategy, and bounds what an audit may set:
 * ``revision`` — ``revision_point`` and ``alternates``: the authorised identities
   (the target field is ``#identity``).
 
-Every policy also carries a disclosure ``budget``: how many audits one analyst may
-request per (specimen, field) within a window. A policy file is TOML (see
+Every policy also carries a disclosure ``budget`` per analyst per (specimen, field)
+within a window, in bits: each admitted audit is charged its certificate's disclosure
+bound (``enclave.replay`` — what its agent-influenced content can carry); ``audits``
+optionally caps the count as well. A budget that names only ``audits`` (the earlier
+form) is worth ``audits × BITS_PER_AUDIT`` bits. A policy file is TOML (see
 ``policies/interventions``). Invalid policies cannot be built; error messages name
 the offending key, never a value.
 """
@@ -32,7 +35,14 @@ from .._errors import BadInput
 from ..replay import Strategy
 from ..store import validate_id
 
-__all__ = ["Budget", "InterventionPolicy", "PolicyParams", "PolicyStatus", "IDENTITY_FIELD"]
+__all__ = [
+    "BITS_PER_AUDIT",
+    "Budget",
+    "InterventionPolicy",
+    "PolicyParams",
+    "PolicyStatus",
+    "IDENTITY_FIELD",
+]
 
 IDENTITY_FIELD = "#identity"
 _POLICY_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,127}")
@@ -40,6 +50,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:/#-]{0,127}")
 _FIELD = re.compile(r"/[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _MAX_ALTERNATES = 64
 _MAX_WINDOW = 366 * 24 * 3600
+_BUDGET_KEYS = {"audits", "bits", "window_seconds"}
 _TOP_KEYS = {
     "id",
     "version",
@@ -63,25 +74,57 @@ class PolicyStatus(StrEnum):
     RETIRED = "retired"
 
 
+# What one audit of a budget given as a count stands for: above the disclosure bound of
+# a 100,000-sample audit (the most an audit may run) of a specimen with a few dozen calls.
+BITS_PER_AUDIT = 512.0
+_MAX_BITS = 1e9
+
+
 @dataclass(frozen=True, kw_only=True)
 class Budget:
-    """At most ``audits`` requests per analyst per (specimen, field) per window."""
+    """Per analyst per (specimen, field) per window: at most ``bits`` of disclosure bound
+    in total and, if given, at most ``audits`` requests. ``bits`` defaults to
+    ``audits × BITS_PER_AUDIT``; one of the two must be given."""
 
-    audits: int
     window_seconds: int
+    audits: int | None = None
+    bits: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("audits", "window_seconds"):
             value = getattr(self, name)
+            if name == "audits" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, int):
                 raise BadInput(f"policy budget.{name} must be an integer")
-        if not 1 <= self.audits <= 10_000:
+        if self.audits is not None and not 1 <= self.audits <= 10_000:
             raise BadInput("policy budget.audits must lie in 1..10000")
         if not 60 <= self.window_seconds <= _MAX_WINDOW:
             raise BadInput("policy budget.window_seconds must lie in 60..31622400")
+        bits = self.bits
+        if bits is None:
+            if self.audits is None:
+                raise BadInput("policy budget needs bits or audits")
+            object.__setattr__(self, "bits", float(self.audits * BITS_PER_AUDIT))
+        elif (
+            isinstance(bits, bool)
+            or not isinstance(bits, int | float)
+            or not 1 <= bits <= _MAX_BITS
+        ):
+            raise BadInput("policy budget.bits must be a number in 1..1e9")
+        else:
+            object.__setattr__(self, "bits", float(bits))
 
-    def to_dict(self) -> dict[str, int]:
-        return {"audits": self.audits, "window_seconds": self.window_seconds}
+    @property
+    def bits_total(self) -> float:
+        assert self.bits is not None  # set in __post_init__
+        return self.bits
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"window_seconds": self.window_seconds, "bits": self.bits}
+        if self.audits is not None:
+            out["audits"] = self.audits
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -271,8 +314,9 @@ class InterventionPolicy:
             raise BadInput("policy params and budget must be tables")
         if set(raw_params) - {"alternates", "delta", "revision_point"}:
             raise BadInput("policy params has unknown keys")
-        if set(raw_budget) != {"audits", "window_seconds"}:
-            raise BadInput("policy budget needs exactly audits and window_seconds")
+        keys = set(raw_budget)
+        if "window_seconds" not in keys or not keys & {"audits", "bits"} or keys - _BUDGET_KEYS:
+            raise BadInput("policy budget needs window_seconds and bits or audits (or both)")
         return cls(
             id=doc["id"],
             version=doc["version"],
@@ -283,7 +327,11 @@ class InterventionPolicy:
             field=doc["field"],
             strategy=strategy,
             params=_params(raw_params),
-            budget=Budget(audits=raw_budget["audits"], window_seconds=raw_budget["window_seconds"]),
+            budget=Budget(
+                window_seconds=raw_budget["window_seconds"],
+                audits=raw_budget.get("audits"),
+                bits=raw_budget.get("bits"),
+            ),
             provider=doc["provider"],
             description=doc.get("description", ""),
             source_digest=source_digest,

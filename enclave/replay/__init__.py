@@ -12,8 +12,10 @@ if TYPE_CHECKING:  # deferred below: the worker imports only the engine
     from ._audit import record_request, run_audit
     from ._certificates import RuntimeLedgerLookup, issue_certificate, signing_key
     from ._compare import compare_layers, recorded_layers
+    from ._disclosure import DisclosureBound, VocabularySize, disclosure_bound
     from ._interventions import AppliedIntervention, Intervention, apply_intervention, placebo_of
     from ._load import OpenedSpecimen, open_specimen
+    from ._reply import FAILURE_REASONS
     from ._request import AuditRequest
     from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary
     from ._stages import WORKER_HANDLER, finalize_audit, prepare_audit, run_sample_batch
@@ -37,6 +39,10 @@ __getattr__ = deferred(
         "issue_certificate": "._certificates",
         "signing_key": "._certificates",
         "compare_layers": "._compare",
+        "DisclosureBound": "._disclosure",
+        "VocabularySize": "._disclosure",
+        "disclosure_bound": "._disclosure",
+        "FAILURE_REASONS": "._reply",
         "recorded_layers": "._compare",
         "AppliedIntervention": "._interventions",
         "Intervention": "._interventions",
@@ -53,6 +59,7 @@ __getattr__ = deferred(
 )
 
 __all__ = [
+    "FAILURE_REASONS",
     "LAYERS",
     "WORKER_HANDLER",
     "AppliedIntervention",
@@ -62,6 +69,7 @@ __all__ = [
     "Preparation",
     "SampleSummary",
     "BranchError",
+    "DisclosureBound",
     "DivergenceError",
     "Intervention",
     "OpenedSpecimen",
@@ -75,10 +83,12 @@ __all__ = [
     "Unresolvable",
     "Unservable",
     "Verdict",
+    "VocabularySize",
     "apply_intervention",
     "auditability_of",
     "compare_layers",
     "decide",
+    "disclosure_bound",
     "finalize_audit",
     "prepare_audit",
     "record_request",
