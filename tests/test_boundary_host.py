@@ -452,3 +452,60 @@ def test_environment_claims_only_what_was_checked(tmp_path: Path) -> None:
                     "no_new_privs", "seccomp_allowlist", "rlimits", "wall_clock_kill"):  # fmt: skip
         assert claimed in layers, claimed
     assert "audit_hook" not in layers and env["diagnostics"] == ["audit_hook"]
+    from enclave.sandbox import _landlock
+
+    assert ("landlock" in layers) == (_landlock.abi() > 0)
+
+
+_LANDLOCK = """
+import os, socket, sys
+from enclave.sandbox import _landlock
+scratch, outside, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+print(_landlock.restrict(scratch))
+for path in (os.path.join(scratch, "inside.txt"), outside):
+    try:
+        with open(path, "w") as fh:
+            fh.write("x")
+        print("wrote")
+    except PermissionError:
+        print("refused")
+try:
+    socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    print("connected")
+except PermissionError:
+    print("refused")
+try:
+    os.kill(os.getppid(), 0)
+    print("signalled")
+except PermissionError:
+    print("refused")
+"""
+
+
+def test_landlock_confines_writes_network_and_signals(
+    tmp_path: Path, listener: socket.socket
+) -> None:
+    """Landlock on its own (no bubblewrap, no seccomp, no tripwire)."""
+    from enclave.sandbox import _landlock
+
+    version = _landlock.abi()
+    if version < 6:
+        pytest.skip(f"this kernel offers Landlock ABI {version}, the test needs 6")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    outside = tmp_path / "outside.txt"
+    port = str(listener.getsockname()[1])
+    done = subprocess.run(
+        [sys.executable, "-c", _LANDLOCK, str(scratch), str(outside), port],
+        capture_output=True, text=True, timeout=30, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [str(version), "wrote", "refused", "refused", "refused"]
+    assert not outside.exists() and _accepted(listener) == 0
+    worker = Sandbox(scratch_root=tmp_path / "s", isolation="UNSAFE_development").start(
+        "tests.hostile_agents:echo"
+    )
+    try:
+        assert "landlock" in isolation_layers(worker.environment)
+    finally:
+        worker.close()

@@ -8,7 +8,10 @@ from outside, in the host's ``/proc``, before any agent code runs:
 2. its namespaces differ from the supervisor's, one by one (bubblewrap);
 3. its user namespace maps exactly one id, and inside it the worker is uid/gid 65534;
 4. it has no effective, permitted or bounding capabilities (bubblewrap);
-5. no-new-privs is set and the seccomp filter is loaded (mode 2), as reported;
+5. no-new-privs is set and the seccomp filter is loaded (mode 2), as reported, and
+   the worker applied Landlock at the ABI this kernel offers (the ``ready`` frame is
+   sent before any agent code is imported, so its word on Landlock, which ``/proc``
+   does not show, is trusted code's);
 6. every mount it sees is read-only except the scratch tmpfs, ``/proc`` and device
    nodes, and the kernel-settings directories of ``/proc`` are masked read-only
    (bubblewrap);
@@ -62,6 +65,7 @@ class Launch:
     limits: SandboxLimits
     seccomp: bool
     readonly_binds: int
+    landlock: int  # the ABI the kernel offers: a worker must report exactly this
 
     def planned(self) -> dict[str, Any]:
         """The environment record before a worker was checked: no layer is claimed."""
@@ -208,6 +212,12 @@ def verify(launch: Launch, *, launcher_pid: int, ready: dict[str, Any]) -> dict[
             "allowed": len(_seccomp.ALLOWED),
             "killed": len(_seccomp.KILLED),
         }
+    landlock = identity.get("landlock")
+    if landlock != launch.landlock or (landlock and not no_new_privs):
+        raise _refuse("landlock")
+    if landlock:
+        layers.append("landlock")
+        enforced["landlock"] = {"abi": landlock, "writes": "scratch only"}
     rlimits = _check_rlimits(pid, ready.get("rlimits"), launch.limits)
     layers += ["rlimits", "wall_clock_kill"]
     enforced["rlimits"] = rlimits

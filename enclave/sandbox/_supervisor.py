@@ -18,6 +18,7 @@ Talking to a worker afterwards is :class:`WorkerHandle`'s job.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import socket
@@ -30,7 +31,7 @@ from typing import Any
 import orjson
 
 import enclave
-from enclave.sandbox import _fsview, _isolation, _seccomp
+from enclave.sandbox import _fsview, _isolation, _landlock, _seccomp
 from enclave.sandbox._checks import Launch
 from enclave.sandbox._errors import SandboxUnavailable
 from enclave.sandbox._handle import WorkerHandle
@@ -47,6 +48,11 @@ _HOME_ENV = "REPLAY_ENCLAVE_HOME"
 
 def _repo_root() -> str:
     return str(Path(enclave.__file__).resolve().parent.parent)
+
+
+@functools.cache
+def _landlock_abi() -> int:
+    return _landlock.abi()
 
 
 def _protected(scratch_root: Path, extra: tuple[Path, ...]) -> list[str]:
@@ -93,6 +99,7 @@ class Sandbox:
             limits=self._limits,
             seccomp=_seccomp.supported(),
             readonly_binds=len(self._view.binds),
+            landlock=_landlock_abi(),
         )
         self._checked: dict[str, Any] | None = None
 

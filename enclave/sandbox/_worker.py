@@ -8,11 +8,14 @@ Start-up, in this order, before any agent code is imported:
    back to its default action so an oversize write ends the process;
 4. pre-import ctypes (it opens the interpreter's own symbols at import time) and the
    supervisor's ``preload`` list of trusted project modules;
-5. load the default-deny seccomp filter (where supported);
+5. confine writes to scratch with Landlock (where the kernel offers it), then load
+   the default-deny seccomp filter (where supported);
 6. arm the audit-hook tripwire (a diagnostic: it names a reason fast, it is not a wall);
 7. report ``ready`` — the rlimits applied and the kernel's own account of this
-   process (uid, gid, effective capabilities, no-new-privs, seccomp mode) — which the
-   supervisor checks against what it launched; import the handler, report ``loaded``.
+   process (uid, gid, effective capabilities, no-new-privs, seccomp mode) and the
+   Landlock ABI in force — which the supervisor checks against what it launched; no
+   agent code has run yet, so this frame comes from trusted code; import the
+   handler, report ``loaded``.
 
 Then serve ``call`` frames one at a time until the supervisor closes the socket.
 A handler exception ends the worker with ``handler_error`` and the exception's
@@ -33,7 +36,7 @@ from typing import Any, NoReturn
 
 import orjson
 
-from enclave.sandbox import _frames, _seccomp, _tripwire
+from enclave.sandbox import _frames, _landlock, _seccomp, _tripwire
 from enclave.sandbox._limits import (
     EXIT_CODES,
     HANDLER_ERROR,
@@ -152,8 +155,9 @@ def main(argv: list[str]) -> NoReturn:
         for module_name in config.get("preload", ()):
             importlib.import_module(str(module_name))  # trusted project code only
 
+        landlock = _landlock.restrict(scratch)
         seccomp = bool(config["seccomp"]) and _seccomp.install()
-        identity = _identity()
+        identity = {**_identity(), "landlock": landlock}
         _tripwire.arm(scratch=scratch, report_fd=sock.fileno(), send_lock=channel.lock)
     except Exception:  # noqa: BLE001 - start-up failed before any agent code ran
         channel.fail(WORKER_CRASHED, "start-up failed")
