@@ -114,6 +114,11 @@ def _token(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return _outcome()
 
 
+def _list_alias(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    ctx.call(LOOKUP, {"q": "x"}, live=lambda r: {"a": 1}, alias=[inputs["secret"]])  # type: ignore[arg-type]
+    return _outcome()
+
+
 class _Chosen(EnclaveError):
     code = f"{CANARY}-code"
 
@@ -203,8 +208,10 @@ def test_reference_incident_identities_are_declared(runtime: Runtime) -> None:
     assert not any((v or "").startswith("hmac-sha256:") for pair in shown.values() for v in pair)
 
 
-@pytest.mark.parametrize("function", [_scope, _runtime_boundary], ids=["scope", "boundary"])
-def test_run_time_scope_or_boundary_name_is_refused(runtime: Runtime, function: Any) -> None:
+@pytest.mark.parametrize(
+    "function", [_scope, _runtime_boundary, _list_alias], ids=["scope", "boundary", "list-alias"]
+)
+def test_run_time_scope_boundary_or_odd_alias_is_refused(runtime: Runtime, function: Any) -> None:
     with pytest.raises(SpecError):
         capture(runtime, _agent(function), SECRET, tenant_id="t1", seed=1, specimen_id="sp-m1")
     assert runtime.ledger.run_status("sp-m1") is RunStatus.INCOMPLETE

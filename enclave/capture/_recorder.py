@@ -201,9 +201,14 @@ class Recorder(Context):
             raise SpecError(f"step {seq}: the agent scope is not one the agent declares")
         fields: list[FieldRecord] = []
         sealed: list[tuple[str, str, bytes]] = []
-        if alias is not None and alias not in self._aliases.get(spec.name, ()):
+        # declared names stay in clear; anything else (a non-string too) is sealed or refused
+        if alias is not None and (
+            type(alias) is not str or alias not in self._aliases.get(spec.name, ())
+        ):
             alias = self._identity(seq, "alias", alias, sealed)
-        if resolved is not None and resolved not in self._identities.get(spec.name, ()):
+        if resolved is not None and (
+            type(resolved) is not str or resolved not in self._identities.get(spec.name, ())
+        ):
             resolved = self._identity(seq, "resolved", resolved, sealed)
         request_digest = self._fields(seq, "request", request, spec.request_fields, fields, sealed)
         response_digest = self._fields(
