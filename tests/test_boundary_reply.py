@@ -300,3 +300,122 @@ def test_cli_audit_output_and_verify_show_no_canary_and_the_bound(
     assert "disclosure bound" in verified.stdout
     assert find_canaries((done.stdout + verified.stdout).encode(), CANARIES) == []
     assert scan_tree(home, CANARIES) == {}
+
+
+# -- the durable service path: failure codes, HTTP bodies, the database --------------------
+
+LOOKUP_POLICY = b"""id = "test.lookup.value.replace"
+version = 1
+tenant = "acme"
+provider = "risk-office"
+tool = "lookup"
+schema_id = "lookup"
+schema_version = "1"
+field = "/value"
+strategy = "replace"
+
+[params]
+alternates = [0.2]
+
+[budget]
+bits = 100000
+window_seconds = 86400
+"""
+
+
+def test_service_path_carries_only_closed_codes_and_no_canary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import warnings
+
+    from starlette.exceptions import StarletteDeprecationWarning
+
+    from enclave.governance import (
+        InterventionPolicy,
+        activate_policy,
+        add_analyst,
+        load_policy,
+        validate_policy,
+    )
+    from enclave.jobs import run_worker
+    from enclave.service import create_app
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StarletteDeprecationWarning)
+        from fastapi.testclient import TestClient
+
+    # the policy's tool is declared by the test agents: register one as a platform would
+    import enclave.governance._schemas as schemas
+
+    registered = {agents.PLAIN_AGENT.name: agents.PLAIN_AGENT.name}
+    monkeypatch.setattr(schemas, "available_agents", lambda: registered)
+    home = Home.init(tmp_path / "home")
+    names = ("failure-code", "patch-reply", "plain")
+    with Runtime.open(home, env={}) as runtime:
+        specimens = {n: agents.capture_specimen(runtime, HOSTILE[n]) for n in names}
+        now = datetime.now(UTC)
+        policy = load_policy(runtime, InterventionPolicy.from_toml(LOOKUP_POLICY), now=now)
+        assert validate_policy(runtime, policy.id, now=now).ok
+        activate_policy(runtime, policy.id, now=now)
+        _, token = add_analyst(
+            runtime, "alice", tenant="acme", roles=["auditor", "restricted-clearance"], now=now
+        )
+    auth = {"Authorization": f"Bearer {token}"}
+    bodies: list[bytes] = []
+    with TestClient(create_app(lambda: Runtime.open(home, env={}))) as client:
+
+        def call(method: str, url: str, **kw: Any) -> Any:
+            response = client.request(method, url, headers=auth, **kw)
+            bodies.append(response.content + json.dumps(dict(response.headers)).encode())
+            return response
+
+        ids = {}
+        for name in names:
+            body = {
+                "specimen_id": specimens[name],
+                "call_id": "main/lookup#0",
+                "field": "/value",
+                "strategy": "replace",
+                "value": 0.2,
+                "samples": 4,
+                "seed": 1,
+                "purpose": "boundary review",
+            }
+            accepted = call("POST", "/api/v1/audits", json=body)
+            assert accepted.status_code == 202, accepted.text
+            ids[name] = accepted.json()["audit_id"]
+        run_worker(
+            lambda: Runtime.open(home, env={}),
+            worker_id="w1",
+            stop=threading.Event(),
+            once=True,
+            limits=LIMITS,
+        )
+        status = {n: call("GET", f"/api/v1/audits/{ids[n]}").json() for n in names}
+        assert status["failure-code"]["status"] == "FAILED"
+        assert status["failure-code"]["failure_code"] == "agent_error"
+        assert status["patch-reply"]["status"] == "FAILED"
+        assert status["patch-reply"]["failure_code"] == "worker_reply_invalid"
+        assert status["plain"]["status"] == "COMPLETED", status["plain"]
+        plain = ids["plain"]
+        summary = call("GET", f"/api/v1/certificates/{plain}/summary").json()
+        assert summary["disclosure"]["bits"] > 0 and "deltas" not in summary["effect"]
+        call("GET", f"/api/v1/certificates/{plain}")
+        assert call("GET", f"/api/v1/certificates/{plain}/verify").json()["ok"] is True
+        call("GET", "/api/v1/audits")
+        call("GET", "/api/v1/ledger/entries")
+    for body in bodies:
+        assert find_canaries(body, CANARIES) == []
+    with Runtime.open(home, env={}) as runtime:
+        rows = [e.body for e in runtime.ledger.entries()]
+        failed = {
+            e.body["audit_id"]: e.body["reason"]
+            for e in runtime.ledger.entries(kind="audit.failed")
+        }
+    assert failed == {
+        ids["failure-code"]: "agent_error",
+        ids["patch-reply"]: "worker_reply_invalid",
+    }
+    assert find_canaries(json.dumps(rows).encode(), CANARIES) == []
+    assert scan_tree(home.root, CANARIES) == {}  # the database file, certificates, logs
