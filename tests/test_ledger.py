@@ -257,6 +257,7 @@ def test_public_names_are_pinned() -> None:
             "loads",
             "make_engine",
             "read_saved_head",
+            "read_summaries",
             "utc_clock",
         ]
     )
