@@ -363,6 +363,11 @@ def test_declared_code_revision_is_admitted_and_only_that_one(
     assert caught.value.code == "code_changed"
     request = _request(specimen, code_revision=candidate)
     assert AuditRequest.from_dict(request.to_dict()) == request
+    predicate = request.to_predicate(
+        call_id="main/lookup#0", digester=runtime.digests.for_tenant("t1")
+    )
+    assert predicate["code_revision"] == candidate
+    assert "code_revision" not in _request(specimen).to_dict()
 
 
 def test_unchanged_code_with_a_declared_revision_is_no_change(

@@ -132,4 +132,6 @@ class AuditRequest:
             out["revision"] = "=".join(self.intervention.revision)
         if self.policy:
             out["policy"] = {"id": self.policy[0], "version": self.policy[1]}
+        if self.code_revision:
+            out["code_revision"] = self.code_revision  # the code that ran, not the captured
         return out
