@@ -33,6 +33,32 @@ def _try_read(path: str) -> str:
     return "read"
 
 
+def pathlib_in_scratch(request: dict[str, Any]) -> dict[str, Any]:
+    """Well-behaved: write through pathlib inside scratch (the tripwire reads such
+    paths through their slots, without calling their methods)."""
+    import pathlib
+
+    target = pathlib.Path("notes") / "a.txt"
+    target.parent.mkdir()
+    target.write_text("kept", encoding="utf-8")
+    absolute = pathlib.Path.cwd() / "b.txt"
+    absolute.write_text("kept", encoding="utf-8")
+    return {"text": target.read_text(encoding="utf-8") + absolute.read_text(encoding="utf-8")}
+
+
+def pathlib_outside(request: dict[str, Any]) -> dict[str, Any]:
+    """A pathlib write outside scratch."""
+    import pathlib
+
+    pathlib.Path(request["path"]).write_text("escaped", encoding="utf-8")
+    return {"wrote": True}
+
+
+def disarm_only(request: dict[str, Any]) -> dict[str, Any]:
+    """Try to reach the hook's state through an object the hook would call."""
+    return {"disarmed": _disarm_tripwire()}
+
+
 def read_paths(request: dict[str, Any]) -> dict[str, Any]:
     """Try to read every named file; report which ones opened."""
     return {"results": {path: _try_read(path) for path in request["paths"]}}

@@ -405,6 +405,29 @@ def test_disarmed_tripwire_still_meets_the_wall(
     assert "audit_hook" not in isolation_layers(sandbox.environment)
 
 
+@pytest.mark.parametrize("choice", ["auto", "UNSAFE_development"])
+def test_tripwire_reads_pathlib_paths_without_calling_them(tmp_path: Path, choice: str) -> None:
+    sandbox = _sandbox(tmp_path / "scratch", isolation=choice)
+    assert _call(sandbox, "pathlib_in_scratch", {}) == {"text": "keptkept"}
+    target = tmp_path / "outside.txt"
+    with sandbox.start("tests.boundary_agents:pathlib_outside") as worker:
+        with pytest.raises(Contaminated) as info:
+            worker.call({"path": str(target)})
+    assert (info.value.reason, info.value.detail) == ("write_outside_scratch", "open")
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("choice", ["auto", "UNSAFE_development"])
+def test_tripwire_runs_no_agent_code(tmp_path: Path, choice: str) -> None:
+    """An event argument whose methods would run inside the hook (and hand agent code
+    the hook's frames) is not called: a write through it trips instead."""
+    sandbox = _sandbox(tmp_path / "scratch", isolation=choice)
+    with sandbox.start("tests.boundary_agents:disarm_only") as worker:
+        with pytest.raises(Contaminated) as info:
+            worker.call({})
+    assert (info.value.reason, info.value.detail) == ("write_outside_scratch", "open")
+
+
 def _predicate(path: Path) -> dict[str, Any]:
     envelope = json.loads(path.read_text())
     statement = json.loads(base64.b64decode(envelope["payload"]))
