@@ -62,12 +62,19 @@ export REPLAY_ENCLAVE_TOKEN_FILE="$HOME_DIR/alice.token"
 export REPLAY_ENCLAVE_ISSUER_KEY="$HOME_DIR/keys/signing-key.pem.pub"
 unset REPLAY_ENCLAVE_TOKEN
 
-echo
-echo "JupyterLab for alice (bob's token is in $HOME_DIR/bob.token):"
-echo "  http://127.0.0.1:$LAB_PORT/lab/tree/investigation.ipynb?token=$LAB_TOKEN"
-echo
 jupyter lab --no-browser --ip=127.0.0.1 --port="$LAB_PORT" $( [ "$(id -u)" = 0 ] && echo --allow-root ) \
   --IdentityProvider.token="$LAB_TOKEN" --ServerApp.root_dir="$HOME_DIR/notebooks" \
   --ServerApp.jpserver_extensions=jupyter_ext=True 2>"$HOME_DIR/lab.log" &
 pids+=($!)
+for _ in $(seq 300); do
+  python -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=1)" \
+    "http://127.0.0.1:$LAB_PORT/api/status?token=$LAB_TOKEN" 2>/dev/null && break
+  kill -0 "${pids[-1]}" 2>/dev/null || { echo "error: JupyterLab did not start (see $HOME_DIR/lab.log)" >&2; exit 3; }
+  sleep 0.2
+done
+
+echo
+echo "JupyterLab for alice (bob's token is in $HOME_DIR/bob.token):"
+echo "  http://127.0.0.1:$LAB_PORT/lab/tree/investigation.ipynb?token=$LAB_TOKEN"
+echo
 wait "${pids[-1]}"

@@ -7,6 +7,7 @@ if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 need=()
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v chromium >/dev/null || need+=(chromium)
+command -v curl >/dev/null || need+=(curl)  # the README's service flow
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 if [ "${#need[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
