@@ -374,6 +374,28 @@ def test_missing_bubblewrap_refuses_the_audit(tmp_path: Path) -> None:
         runtime.close()
 
 
+def test_missing_bubblewrap_refuses_the_cli_audit(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    runtime = Runtime.open(Home.init(home))
+    try:
+        specimen = replay_agents.capture_specimen(runtime, replay_agents.PLAIN_AGENT)
+    finally:
+        runtime.close()
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    args = ["audit", specimen, "--purpose", "boundary review", "--call", "main/lookup#0"]
+    args += ["--field", "/value", "--strategy", "replace", "--value", "0.2", "--samples", "2"]
+    done = subprocess.run(
+        [sys.executable, "-c", "from enclave.cli import main; main()", *args, "--home", str(home)],
+        capture_output=True, text=True, timeout=120, cwd=REPO, check=False,
+        env={"PATH": str(empty), "HOME": str(tmp_path)},
+    )  # fmt: skip
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert len(errors) == 1 and "bubblewrap" in errors[0]
+    assert done.stderr.strip().splitlines()[-1] == errors[0]
+
+
 def test_weaker_layers_only_behind_the_loud_flag(tmp_path: Path) -> None:
     for weaker in ("unshare", "UNSAFE_none", "none"):
         with pytest.raises(ValueError):
