@@ -131,7 +131,7 @@ def build_body(
     )
 
 
-class RequestForm(w.VBox):  # type: ignore[misc]  # ipywidgets is untyped
+class RequestForm(w.VBox):
     """Widgets of the request form; ``on_submit(body)`` is called with a valid body."""
 
     def __init__(

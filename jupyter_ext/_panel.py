@@ -34,7 +34,7 @@ __all__ = ["EnclavePanel"]
 AUDITABILITY = ("", "counterfactual-admissible", "observable-only")
 
 
-class EnclavePanel(w.VBox):  # type: ignore[misc]  # ipywidgets is untyped
+class EnclavePanel(w.VBox):
     """``EnclavePanel(client=None, *, page_size=10, poll_interval=1.0,
     export_dir="certificates")``; without a client it connects from the environment."""
 
