@@ -16,10 +16,13 @@ runs anything, the supervisor recomputes it from the files on disk (``check_code
 What is hashed: the interpreter (implementation and version), the module that defines
 the ``AgentSpec`` (named by the agent's registry target), the module of its function and
 any ``AgentSpec.code_modules``; a package contributes every module file below its folder.
-Data files an agent reads are not covered. The digest is SHA-256, deliberately unkeyed:
-code is not tenant content, and a release's digest must be computable by whoever builds
-the release, without a tenant secret. Nothing is imported to compute it (``find_spec``
-imports at most a module's parent packages).
+Data files an agent reads are not covered, nor is bytecode in ``__pycache__``: a worker
+that imports the agent with ``sys.pycache_prefix`` set to an empty folder compiles it
+from the hashed sources; one that does not could load a ``.pyc`` planted beside them.
+The digest is SHA-256, deliberately unkeyed: code is not tenant content, and a release's
+digest must be computable by whoever builds the release, without a tenant secret.
+Nothing is imported to compute it (``find_spec`` imports at most a module's parent
+packages).
 
 Capture computes the identity once per agent per process: the code a process runs is
 the code it imported, so a later edit on disk does not change what the capture ran.
