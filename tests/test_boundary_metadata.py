@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from enclave.incidents import procurement
 from enclave.replay import AuditRequest, Intervention, Strategy, open_specimen, run_audit
 from ledger import RunStatus, StepKind
 from tests.canary import find_canaries, scan_tree
+from tests.test_capture import decrypt_specimen
 
 CANARY = "CANARY-META-6f19c2"
 EXE = shutil.which("replay-enclave")
@@ -116,6 +118,24 @@ def _token(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 def _list_alias(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     ctx.call(LOOKUP, {"q": "x"}, live=lambda r: {"a": 1}, alias=[inputs["secret"]])  # type: ignore[arg-type]
+    return _outcome()
+
+
+def _times(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    # a valid time and a token expiry whose digits the agent chooses
+    chosen = datetime(2031, 7, 4, 12, 34, 56, 789012, tzinfo=UTC)
+    ctx.call(
+        LOOKUP,
+        {"q": "x"},
+        live=lambda r: Answer({"a": 1}, valid_time=chosen),
+    )
+    ctx.call(
+        CHARGE,
+        {"account": "a"},
+        live=lambda r: Answer(
+            {"ok": True}, idempotency_token="t", token_expires_at=chosen + timedelta(seconds=1)
+        ),
+    )
     return _outcome()
 
 
@@ -244,6 +264,18 @@ def test_effect_token_is_a_keyed_digest_and_dies_with_the_specimen(runtime: Runt
     assert served.idempotency_token == f"tok-{CANARY}-input"
     erase_specimen(runtime, result.specimen_id, now=utc_now())
     assert scan_tree(runtime.home.root, [CANARY]) == {}
+
+
+def test_answer_times_are_sealed_or_coarse(runtime: Runtime) -> None:
+    result = capture(runtime, _agent(_times), SECRET, tenant_id="t1", seed=1)
+    record = runtime.ledger.get_specimen(result.specimen_id)
+    lookup, charge = (next(s for s in record.steps if s.name == n) for n in ("lookup", "charge"))
+    assert lookup.valid_time.startswith("hmac-sha256:")
+    assert "789012" not in record.manifest_digest + str(record.manifest)
+    assert charge.effect is not None
+    assert charge.effect.token_expires_at == "2031-07-04T12:34:57Z"
+    decrypted = decrypt_specimen(runtime, "t1", result.specimen_id)
+    assert decrypted[(lookup.seq, "identity", "/valid_time")] == b'"2031-07-04T12:34:56.789012Z"'
 
 
 def test_capture_failure_code_is_not_agent_chosen(runtime: Runtime) -> None:

@@ -7,9 +7,11 @@ withheld field contributes only the fact that it was withheld.
 
 Identities are not a side channel (see ``_spec``): given its ``AgentSpec``, the recorder
 refuses a boundary or agent scope the spec does not declare; an alias or resolved
-identity the boundary does not declare, and every idempotency token, is recorded as a
-keyed digest, its plaintext sealed with the step's fields under the side ``identity``
-(erased with them; the replay reads it back).
+identity the boundary does not declare, every idempotency token and an answer's own valid
+time are recorded as keyed digests, their plaintext sealed with the step's fields under
+the side ``identity`` (erased with them; the replay reads it back). An effect token's
+expiry stays in clear (auditability is decided from it before any audit), in whole
+seconds.
 """
 
 from __future__ import annotations
@@ -215,13 +217,20 @@ class Recorder(Context):
             seq, "response", response, spec.response_fields, fields, sealed
         )
         observed_text = iso(self._clock())
+        valid_text = observed_text  # an answer's own valid time is run-time: sealed, keyed
+        if valid_time is not None:
+            valid_text = self._identity(seq, "valid_time", iso(valid_time), sealed)
         effect = None
         if spec.side_effecting:
             if not token:
                 raise SpecError(f"step {seq}: an effect must return an idempotency token")
             effect = EffectInfo(
                 idempotency_token=self._identity(seq, "idempotency_token", token, sealed),
-                token_expires_at=iso(token_expires_at) if token_expires_at else None,
+                # whole seconds, rounded down (an expiry only ever comes sooner): the
+                # sub-second digits would be a channel and decide nothing
+                token_expires_at=(
+                    iso(token_expires_at.replace(microsecond=0)) if token_expires_at else None
+                ),
                 reverifiable=True,
                 live_state_fields=spec.live_state_fields,
             )
@@ -237,7 +246,7 @@ class Recorder(Context):
             spec.schema_version,
             request_digest,
             response_digest,
-            observed_text if valid_time is None else iso(valid_time),  # valid time
+            valid_text,  # the observed time, or the keyed digest of the answer's own
             observed_text,  # observed time
             effect,
         )
