@@ -8,7 +8,8 @@ Invariants:
 2. **Reaching out kills.** Calls that would reach past the worker — network
    (``connect``, ``bind``, ``listen``, ``accept*``, ``sendmsg``, ``sendmmsg``, a
    ``socket`` of any family but AF_UNIX, a ``sendto`` with an address), process
-   creation (``execve*``, ``fork``, ``vfork``, a ``clone`` without CLONE_THREAD),
+   creation (``execve*``, ``fork``, ``vfork``, a ``clone`` without CLONE_THREAD or
+   with a CLONE_NEW* flag),
    signals to any process (``kill``, ``tkill``, ``tgkill``, ``rt_*sigqueueinfo``,
    ``pidfd_*``), other processes' memory (``ptrace``, ``process_vm_*``), namespaces
    and mounts (``unshare``, ``setns``, ``mount`` and the new mount API, ``chroot``,
@@ -98,6 +99,9 @@ _RET_ALLOW = 0x7FFF0000
 _NR = 0
 _ARCH = 4
 _CLONE_THREAD = 0x00010000
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
+_CLONE_NEW_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000
+_CLONE_NEW_NAMESPACES |= 0x10000000 | 0x20000000 | 0x40000000
 _AF_UNIX = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
@@ -144,9 +148,10 @@ def program(machine: str) -> list[Instruction]:
     for name in ALLOWED[:3]:  # read, write, futex before any argument check
         prog += [(_JEQ, 0, 1, nr[name]), (_RET, 0, 0, _RET_ALLOW)]
     prog += [(_JEQ, 0, 1, nr["clone3"]), (_RET, 0, 0, _RET_ERRNO | errno.ENOSYS)]
-    prog += [  # clone: threads only
-        (_JEQ, 0, 4, nr["clone"]),
+    prog += [  # clone: threads only, and never into new namespaces
+        (_JEQ, 0, 5, nr["clone"]),
         (_LD_ABS_W, 0, 0, _arg_lo(0)),
+        (_JSET, 2, 0, _CLONE_NEW_NAMESPACES),
         (_JSET, 0, 1, _CLONE_THREAD),
         (_RET, 0, 0, _RET_ALLOW),
         (_RET, 0, 0, _RET_KILL_PROCESS),
