@@ -59,6 +59,19 @@ def disarm_only(request: dict[str, Any]) -> dict[str, Any]:
     return {"disarmed": _disarm_tripwire()}
 
 
+def fill_scratch(request: dict[str, Any]) -> dict[str, Any]:
+    """Write many files, each below the file-size limit, until the disk says no."""
+    written = 0
+    for i in range(int(request["files"])):
+        try:
+            with open(f"fill-{i}.bin", "wb") as fh:
+                fh.write(b"\0" * int(request["size"]))
+        except OSError as exc:
+            return {"written": written, "error": type(exc).__name__}
+        written += int(request["size"])
+    return {"written": written, "error": None}
+
+
 def read_paths(request: dict[str, Any]) -> dict[str, Any]:
     """Try to read every named file; report which ones opened."""
     return {"results": {path: _try_read(path) for path in request["paths"]}}

@@ -154,6 +154,15 @@ def test_home_named_like_a_package_on_the_import_path(project: Path, tmp_path: P
     assert set(reply["results"].values()) == {"read"}
 
 
+def test_scratch_is_a_size_capped_tmpfs(tmp_path: Path) -> None:
+    limits = SandboxLimits(wall_seconds=20.0, scratch_bytes=1 << 20, file_size_bytes=1 << 20)
+    sandbox = Sandbox(scratch_root=tmp_path / "scratch", limits=limits)
+    with sandbox.start("tests.boundary_agents:fill_scratch") as worker:
+        reply = worker.call({"files": 16, "size": 256 << 10})
+        assert list(worker.scratch.iterdir()) == []  # nothing lands on the host disk
+    assert reply["error"] == "OSError" and reply["written"] <= 1 << 20
+
+
 def test_etc_shadow_is_unreadable(tmp_path: Path) -> None:
     reply = _call(_sandbox(tmp_path / "scratch"), "read_paths", {"paths": ["/etc/shadow"]})
     assert reply["results"]["/etc/shadow"] != "read"
