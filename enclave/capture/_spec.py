@@ -9,8 +9,8 @@ Identities the ledger shows in clear are declared here, before any run: boundary
 (``BoundarySpec.aliases``) and resolved identities (``BoundarySpec.identities`` and the
 alternatives of a ``RevisionPoint``). A value agent code chooses at run time carries
 whatever it likes, so capture refuses an undeclared boundary or scope, and keeps an
-undeclared alias or identity — and every idempotency token — as a keyed digest in the
-ledger with its plaintext in the encrypted payload store.
+undeclared alias or identity — and every idempotency token and an answer's own valid
+time — as a keyed digest in the ledger with its plaintext in the encrypted payload store.
 """
 
 from __future__ import annotations

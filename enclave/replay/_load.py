@@ -6,9 +6,9 @@ code revision. The data key is obtained through a single-use grant for exactly t
 specimen and job, redeemed once, and the grant is revoked whatever happens. Only the
 grant's accessor leaves this module.
 
-Run-time identities (an undeclared alias or resolved identity, every idempotency token)
-are keyed digests in the ledger; the trajectory takes their plaintext from the
-specimen's encrypted ``identity`` frames.
+Run-time identities (an undeclared alias or resolved identity, every idempotency token,
+an answer's own valid time) are keyed digests in the ledger; the trajectory takes their
+plaintext from the specimen's encrypted ``identity`` frames.
 """
 
 from __future__ import annotations
