@@ -281,11 +281,12 @@ def test_remove_outside_scratch_is_refused(sandbox: Sandbox, tmp_path: Path) -> 
     assert target.read_text(encoding="utf-8") == "keep"
 
 
-def test_file_size_limit(tmp_path: Path) -> None:
+@pytest.mark.parametrize("layer", LAYERS)
+def test_file_size_limit(tmp_path: Path, layer: str) -> None:
+    _require(layer)
     sandbox = Sandbox(
-        scratch_root=tmp_path, isolation="UNSAFE_development",
-        limits=SandboxLimits(file_size_bytes=1 << 20),
-    )  # fmt: skip
+        scratch_root=tmp_path, isolation=layer, limits=SandboxLimits(file_size_bytes=1 << 20)
+    )
     error = contaminated(sandbox, "write_big_file", {"chunks": 4})
     assert (error.reason, error.detail) == ("file_size_limit", "SIGXFSZ")
 
@@ -298,10 +299,10 @@ def test_memory_limit(sandbox: Sandbox, handler: str) -> None:
     assert contaminated(sandbox, handler, {}).reason == "memory_limit"
 
 
-def test_cpu_limit(tmp_path: Path) -> None:
-    sandbox = Sandbox(
-        scratch_root=tmp_path, isolation="UNSAFE_development", limits=SandboxLimits(cpu_seconds=1)
-    )
+@pytest.mark.parametrize("layer", LAYERS)
+def test_cpu_limit(tmp_path: Path, layer: str) -> None:
+    _require(layer)
+    sandbox = Sandbox(scratch_root=tmp_path, isolation=layer, limits=SandboxLimits(cpu_seconds=1))
     error = contaminated(sandbox, "burn_cpu", {})
     assert (error.reason, error.detail) == ("cpu_limit", "SIGXCPU")
 

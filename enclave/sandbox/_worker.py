@@ -4,8 +4,11 @@ Start-up, in this order, before any agent code is imported:
 
 1. adopt the inherited socket (the sole channel to the supervisor);
 2. chdir into the fresh scratch directory; bytecode writing is off (``-B``);
-3. rlimits: address space, CPU, file size, open files, no core files; SIGXFSZ
-   back to its default action so an oversize write ends the process;
+3. rlimits: address space, CPU, file size, open files, no core files; SIGXFSZ and
+   SIGXCPU end the process with status 128 + signal, as their default action would
+   — which the kernel does not take for the pid 1 of a namespace, as the worker is
+   under bubblewrap (RLIMIT_CPU's hard limit still SIGKILLs it; an oversize write
+   still fails);
 4. pre-import ctypes (it opens the interpreter's own symbols at import time) and the
    supervisor's ``preload`` list of trusted project modules;
 5. confine writes to scratch with Landlock (where the kernel offers it), then load
@@ -66,6 +69,10 @@ def _apply_rlimits(limits: SandboxLimits) -> dict[str, int]:
         resource.setrlimit(which, (soft, hard))
         applied[name] = soft
     return applied
+
+
+def _end_on_limit(signum: int, frame: object) -> None:
+    os._exit(128 + signum)  # read by the supervisor as "killed by signum"
 
 
 def _identity() -> dict[str, int]:
@@ -149,7 +156,8 @@ def main(argv: list[str]) -> NoReturn:
         os.chdir(scratch)
         limits = SandboxLimits.from_dict(config["limits"])
         rlimits = _apply_rlimits(limits)
-        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        for limit_signal in (signal.SIGXFSZ, signal.SIGXCPU):
+            signal.signal(limit_signal, _end_on_limit)
         import ctypes  # noqa: F401  - see step 4 in the module docstring
 
         for module_name in config.get("preload", ()):
