@@ -529,10 +529,13 @@ def test_environment_claims_only_what_was_checked(tmp_path: Path) -> None:
     layers = isolation_layers(env)
     assert layers[0] == "bwrap" and env["enclave"] is True
     for claimed in ("user_namespace", "pid_namespace", "network_namespace", "mount_namespace",
-                    "minimal_filesystem", "tmpfs_scratch", "unprivileged_uid", "no_capabilities",
+                    "minimal_filesystem", "tmpfs_scratch", "uid_65534_in_user_namespace",
+                    "no_capabilities",
                     "no_new_privs", "seccomp_allowlist", "rlimits", "wall_clock_kill"):  # fmt: skip
         assert claimed in layers, claimed
     assert "audit_hook" not in layers and env["diagnostics"] == ["audit_hook"]
+    assert env["enforced"]["bwrap"]["host_uid"] == os.getuid()
+    assert ("unprivileged_host_uid" in layers) == (os.getuid() != 0)
     from enclave.sandbox import _landlock
 
     assert ("landlock" in layers) == (_landlock.abi() > 0)

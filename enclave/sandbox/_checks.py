@@ -7,6 +7,8 @@ from outside, in the host's ``/proc``, before any agent code runs:
 1. the worker process is the only process below the launcher;
 2. its namespaces differ from the supervisor's, one by one (bubblewrap);
 3. its user namespace maps exactly one id, and inside it the worker is uid/gid 65534;
+   the host uid that id maps to is recorded (bubblewrap maps it to the supervisor's
+   uid) and ``unprivileged_host_uid`` is claimed only when that is not root;
 4. it has no effective, permitted or bounding capabilities (bubblewrap);
 5. no-new-privs is set and the seccomp filter is loaded (mode 2), as reported, and
    the worker applied Landlock at the ABI this kernel offers (the ``ready`` frame is
@@ -52,7 +54,7 @@ _BWRAP_LAYERS = (
     *(f"{name}_namespace" for name in ("user", "mount", "pid", "network", "ipc", "uts", "cgroup")),
     "minimal_filesystem",
     "tmpfs_scratch",
-    "unprivileged_uid",
+    "uid_65534_in_user_namespace",
     "no_capabilities",
 )
 
@@ -141,17 +143,21 @@ def _check_rlimits(pid: int, reported: Any, limits: SandboxLimits) -> dict[str, 
     return applied
 
 
-def _check_bwrap(pid: int, identity: dict[str, Any], status: dict[str, str]) -> None:
+def _check_bwrap(pid: int, identity: dict[str, Any], status: dict[str, str]) -> int:
+    """Checks 2-4 and 6; returns the host uid the worker's uid maps to."""
     for ns in NAMESPACES:
         try:
             if os.readlink(f"/proc/{pid}/ns/{ns}") == os.readlink(f"/proc/self/ns/{ns}"):
                 raise _refuse(f"{ns} namespace shared")
         except OSError as exc:
             raise _refuse(f"{ns} namespace unreadable") from exc
+    host_uid = -1
     for name, inside in (("uid_map", WORKER_UID), ("gid_map", WORKER_GID)):
         rows = [line.split() for line in _read(pid, name).splitlines() if line.strip()]
         if len(rows) != 1 or rows[0][0] != str(inside) or rows[0][2] != "1":
             raise _refuse(name)
+        if name == "uid_map":
+            host_uid = int(rows[0][1])
     if (_int(identity.get("uid")), _int(identity.get("gid"))) != (WORKER_UID, WORKER_GID):
         raise _refuse("uid")
     for cap in ("CapEff", "CapPrm", "CapBnd", "CapAmb"):
@@ -168,6 +174,7 @@ def _check_bwrap(pid: int, identity: dict[str, Any], status: dict[str, str]) -> 
             masked.add(point)
     if masked != set(PROC_MASKS):
         raise _refuse("kernel settings exposed")
+    return host_uid
 
 
 def verify(launch: Launch, *, launcher_pid: int, ready: dict[str, Any]) -> dict[str, Any]:
@@ -185,12 +192,15 @@ def verify(launch: Launch, *, launcher_pid: int, ready: dict[str, Any]) -> dict[
     layers: list[str] = []
     enforced: dict[str, Any] = {}
     if launch.layer.launcher is not None:
-        _check_bwrap(pid, identity, status)
+        host_uid = _check_bwrap(pid, identity, status)
         layers += _BWRAP_LAYERS
+        if host_uid != 0:
+            layers.append("unprivileged_host_uid")
         enforced["bwrap"] = {
             "namespaces": list(NAMESPACES),
             "uid": WORKER_UID,
             "gid": WORKER_GID,
+            "host_uid": host_uid,
             "capabilities": "none",
             "filesystem": "read-only minimal view",
             "readonly_binds": launch.readonly_binds,
