@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -593,3 +594,32 @@ def test_landlock_confines_writes_network_and_signals(
         assert "landlock" in isolation_layers(worker.environment)
     finally:
         worker.close()
+
+
+def test_supervisor_does_not_take_the_workers_word() -> None:
+    """A ready frame claiming every layer, from a process that has none, is refused."""
+    from enclave.sandbox._checks import Launch, verify
+
+    launch = Launch(
+        layer=_isolation.resolve("bwrap"),
+        limits=SandboxLimits(),
+        seccomp=True,
+        readonly_binds=1,
+        landlock=0,
+    )
+    rlimits = launch.planned()["rlimits"]
+    identity = {"uid": 65534, "gid": 65534, "cap_eff": 0, "no_new_privs": 1, "seccomp_mode": 2}
+    ready = {"type": "ready", "seccomp": True, "rlimits": rlimits, "identity": identity}
+    launcher = subprocess.Popen(["/bin/sh", "-c", "sleep 30; true"])
+    try:
+        deadline = 50
+        while not Path(f"/proc/{launcher.pid}/task/{launcher.pid}/children").read_text().split():
+            deadline -= 1
+            assert deadline, "the launcher never started its child"
+            time.sleep(0.05)
+        with pytest.raises(SandboxUnavailable) as info:
+            verify(launch, launcher_pid=launcher.pid, ready=ready)
+        assert "namespace shared" in str(info.value)
+    finally:
+        launcher.kill()
+        launcher.wait()
