@@ -623,3 +623,23 @@ def test_supervisor_does_not_take_the_workers_word() -> None:
     finally:
         launcher.kill()
         launcher.wait()
+
+
+def test_view_never_binds_a_directory_holding_a_home(tmp_path: Path) -> None:
+    """The view plan on its own: homes by marker, by name and deep inside a package."""
+    checkout = tmp_path / "checkout"
+    (checkout / "pkg" / "data").mkdir(parents=True)
+    (checkout / "pkg" / "__init__.py").write_text("")
+    (checkout / "pkg" / "data" / "table.csv").write_text("a,b\n")
+    (checkout / "mod.py").write_text("")
+    marked = Home.init(checkout / "somehome").root  # an identifier name, found by its marker
+    dotted = Home.init(checkout / ".replay-enclave").root
+    deep = checkout / "pkg" / "data" / "secrets"
+    deep.mkdir()
+    view = _fsview.plan(python_path=[str(checkout)], protected=[str(deep), str(dotted)])
+    sources = [source for source, _ in view.binds]
+    for home in (marked, dotted, deep):
+        assert not any(home == Path(s) or Path(s) in home.parents for s in sources), home
+    dests = {dest for _, dest in view.binds}
+    assert {str(checkout / "mod.py"), str(checkout / "pkg" / "__init__.py")} <= dests
+    assert str(checkout / "pkg" / "data" / "table.csv") in dests

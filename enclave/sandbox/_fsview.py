@@ -94,12 +94,14 @@ class _Planner:
         if not os.path.isdir(real) or self.is_protected(real):
             return
         if self.holds_protected(real):
-            self.entries(path)
+            self.entries(path, importable_only=False)
         else:
             self.bind(real, os.path.abspath(path))
 
-    def entries(self, path: str) -> None:
-        """Bind the importable entries of ``path`` one by one (invariants 2 and 3)."""
+    def entries(self, path: str, *, importable_only: bool) -> None:
+        """Bind the entries of ``path`` one by one (invariants 2 and 3): all of them
+        inside an installation or a package, only importable ones at the top of an
+        import-path directory; protected ones and homes never."""
         try:
             names = sorted(os.listdir(path))
         except OSError:
@@ -112,14 +114,16 @@ class _Planner:
             if self.is_protected(real):
                 continue
             if os.path.isdir(real):
-                if not (name.isidentifier() or name.endswith(_METADATA_SUFFIXES)):
+                metadata = name.endswith(_METADATA_SUFFIXES)
+                if importable_only and not (name.isidentifier() or metadata):
                     continue
                 if self.holds_protected(real):
-                    self.entries(child)
+                    self.entries(child, importable_only=False)
                 else:
                     self.bind(real, child)
-            elif os.path.isfile(real) and name.endswith(_MODULE_SUFFIXES):
-                if name.split(".", 1)[0].isidentifier():
+            elif os.path.isfile(real):
+                module = name.endswith(_MODULE_SUFFIXES) and name.split(".")[0].isidentifier()
+                if module or not importable_only:
                     self.bind(real, child)
 
     def masks(self) -> tuple[tuple[str, bool], ...]:
@@ -174,7 +178,7 @@ def plan(*, python_path: Sequence[str], protected: Sequence[str]) -> View:
         elif any(_within(real, prefix) for prefix in prefixes):
             planner.trusted_dir(entry)
         elif os.path.isdir(real) and not planner.is_protected(real):
-            planner.entries(entry)
+            planner.entries(entry, importable_only=True)
     for source, dest in files:
         if not planner.is_protected(source):
             planner.bind(source, dest)
