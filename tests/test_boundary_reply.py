@@ -302,6 +302,30 @@ def test_cli_audit_output_and_verify_show_no_canary_and_the_bound(
     assert scan_tree(home, CANARIES) == {}
 
 
+def test_an_agent_module_raising_on_import_is_one_closed_refusal(tmp_path: Path) -> None:
+    from tests import boundary_import_agent
+
+    home = tmp_path / "home"
+    with Runtime.open(Home.init(home)) as runtime:
+        specimen = agents.capture_specimen(runtime, boundary_import_agent.AGENT)
+    done = subprocess.run(
+        [sys.executable, "-c", "from enclave.cli import main; main()", "audit", specimen,
+         "--call", "main/lookup#0", "--field", "/value", "--strategy", "replace",
+         "--value", "0.2", "--samples", "2", "--purpose", "boundary review", "--json",
+         "--home", str(home)],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "BOUNDARY_IMPORT_RAISE": "1"},
+        cwd=Path(__file__).resolve().parent.parent,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "the agent could not be loaded" in done.stderr
+    assert find_canaries((done.stdout + done.stderr).encode(), CANARIES) == []
+    with Runtime.open(Home(home)) as runtime:
+        reasons = [e.body["reason"] for e in runtime.ledger.entries(kind="audit.failed")]
+    assert reasons == ["agent_unusable"]
+    assert scan_tree(home, CANARIES) == {}
+
+
 # -- the durable service path: failure codes, HTTP bodies, the database --------------------
 
 LOOKUP_POLICY = b"""id = "test.lookup.value.replace"

@@ -25,7 +25,7 @@ from ledger import CanonicalizationError
 
 from .._errors import Refused
 from .._runtime import Runtime
-from ..capture import load_agent
+from ..capture import AgentSpec, load_agent
 from ..sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle
 from ._certificates import RuntimeLedgerLookup, issue_certificate
 from ._compare import compare_layers, recorded_layers
@@ -72,12 +72,21 @@ def _open(
             "accessor": opened.grant_accessor,
         },
     )
-    agent = load_agent(opened.record.agent_name)
+    agent = _load_agent(opened.record.agent_name)
     digester = runtime.digests.for_tenant(opened.record.tenant_id)
     applied = apply_intervention(
         opened.trajectory, request.intervention, agent=agent, digester=digester
     )
     return opened, applied, placebo_of(opened.trajectory, applied)
+
+
+def _load_agent(name: str) -> AgentSpec:
+    """The agent's declaration, for the intervention proof. Importing its module runs its
+    code here: whatever that raises — any class, code or text — is one closed refusal."""
+    try:
+        return load_agent(name)
+    except Exception:  # noqa: BLE001 - agent module code may raise anything, BadInput too
+        raise Refused("the agent could not be loaded", code="agent_unusable") from None
 
 
 def _start(runtime: Runtime, isolation: str, limits: SandboxLimits | None) -> Sandbox:
