@@ -411,6 +411,23 @@ def test_missing_bubblewrap_refuses_the_audit(tmp_path: Path) -> None:
         runtime.close()
 
 
+def test_bubblewrap_that_cannot_start_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed but unable to start (no user namespaces, say): refused, not a verdict."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    fake = tools / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tools))
+    sandbox = Sandbox(scratch_root=tmp_path / "scratch", limits=LIMITS)
+    with pytest.raises(SandboxUnavailable) as info:
+        sandbox.start("tests.hostile_agents:echo")
+    assert str(info.value) == "bubblewrap could not start the worker"
+    assert list((tmp_path / "scratch").iterdir()) == []
+
+
 def test_missing_bubblewrap_refuses_the_cli_audit(tmp_path: Path) -> None:
     home = tmp_path / "home"
     runtime = Runtime.open(Home.init(home))
