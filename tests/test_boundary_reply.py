@@ -25,13 +25,30 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.analysis import clopper_pearson
 from enclave.capture import AgentSpec
-from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
-from enclave.replay._reply import FAILURE_REASONS
+from enclave.replay import (
+    FAILURE_REASONS,
+    LAYERS,
+    AuditOutcome,
+    AuditRequest,
+    Intervention,
+    SampleSummary,
+    Strategy,
+    Tolerances,
+    VocabularySize,
+    compare_layers,
+    disclosure_bound,
+    run_audit,
+)
+from enclave.replay._errors import ReplyInvalid, ValueOutOfRange
+from enclave.replay._quantize import BIN_EDGES, MIN_RESOLUTION, histogram, quantize, resolution_for
+from enclave.replay._reply import Vocabulary, parse_runs, parse_samples
 from enclave.sandbox import SandboxLimits
 from tests import boundary_reply_agents as hostile
 from tests import replay_agents as agents
@@ -443,3 +460,153 @@ def test_service_path_carries_only_closed_codes_and_no_canary(
     }
     assert find_canaries(json.dumps(rows).encode(), CANARIES) == []
     assert scan_tree(home.root, CANARIES) == {}  # the database file, certificates, logs
+
+
+# -- the pieces on their own: quantisation, the closed reply schema, the bound ----------------
+
+VOCAB = Vocabulary(
+    calls=frozenset({"main/lookup#0", "main/lease#0", "main/pay#0"}),
+    effects=frozenset({"main/pay#0"}),
+    live_state=frozenset({("main/lease#0", "/lease_id")}),
+    proposal_fields=("decision",),
+)
+
+
+def _sample(seed: int = 1, **changes: Any) -> dict[str, Any]:
+    sample = SampleSummary(seed=seed, delta=-0.03).to_dict()
+    sample.update(changes)
+    return sample
+
+
+@given(
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6),
+    st.sampled_from([1e-9, 1e-4, 0.001, 0.0123456, 0.05, 0.3, 1.0]),
+)
+def test_quantize_lands_on_the_grid_inside_the_bounds(value: float, tolerance: float) -> None:
+    resolution = resolution_for(tolerance)
+    assert resolution >= MIN_RESOLUTION and float(f"{resolution:.4g}") == resolution
+    out = quantize(value, resolution)
+    assert -1 <= out <= 1
+    assert abs(out) == 1 or abs(out / resolution - round(out / resolution)) < 1e-6
+    assert abs(out - min(1, max(-1, value))) <= resolution / 2 + 1e-12
+    assert quantize(value + 0.5, resolution) >= out  # monotone
+
+
+@given(st.lists(st.floats(min_value=-3, max_value=3, allow_nan=False), max_size=200))
+def test_histogram_counts_every_value_once(values: list[float]) -> None:
+    counts = histogram(values)
+    assert len(counts) == len(BIN_EDGES) - 1 and sum(counts) == len(values)
+
+
+def test_a_well_formed_reply_is_rebuilt_with_names_from_the_vocabulary() -> None:
+    reads = [["main/lease#0", "/lease_id"]]
+    reply = {
+        "samples": [
+            _sample(1, live_state_reads=reads, unverifiable_effects=["main/pay#0"]),
+            _sample(2, failure="unservable", failure_variant="intervened", delta=None,
+                    unserved_effects=[f"x-{hostile.CANARY}/pay#0", "main/pay#0", "y/z#1"]),
+        ]
+    }  # fmt: skip
+    first, second = parse_samples(reply, [1, 2], VOCAB)
+    assert first.live_state_reads == (("main/lease#0", "/lease_id"),)
+    assert second.unserved_effects == ("new_call #0", "main/pay#0", "new_call #1")
+
+
+@pytest.mark.parametrize(
+    ("reply", "refusal"),
+    [
+        ({"samples": [_sample(), _sample(2)]}, ReplyInvalid),  # more than asked for
+        ({"samples": [_sample(2)]}, ReplyInvalid),  # another seed
+        ({"samples": [_sample()], "note": "x"}, ReplyInvalid),  # unknown top-level key
+        ({"samples": [{**_sample(), "note": "x"}]}, ReplyInvalid),  # unknown sample key
+        ({"samples": [_sample(flip=1)]}, ReplyInvalid),  # an int is not a bool
+        ({"samples": [_sample(delta=True)]}, ReplyInvalid),  # a bool is not a number
+        ({"samples": [_sample(delta="0.1")]}, ReplyInvalid),
+        ({"samples": [_sample(delta=None)]}, ReplyInvalid),  # no delta without a failure
+        ({"samples": [_sample(delta=2**60)]}, ValueOutOfRange),
+        ({"samples": [_sample(delta=math.inf)]}, ValueOutOfRange),
+        ({"samples": [_sample(placebo_abs_delta=math.nan)]}, ValueOutOfRange),
+        ({"samples": [_sample(failure=f"c-{hostile.CANARY}", failure_variant="baseline")]},
+         ReplyInvalid),
+        ({"samples": [_sample(failure="agent_error", failure_variant="other", delta=None)]},
+         ReplyInvalid),
+        ({"samples": [_sample(live_state_reads=[["main/lookup#0", "/value"]])]}, ReplyInvalid),
+        ({"samples": [_sample(live_state_reads=[["main/lease#0", "/lease_id"]] * 2)]},
+         ReplyInvalid),
+        ({"samples": [_sample(unverifiable_effects=["main/lookup#0"])]}, ReplyInvalid),
+        ({"samples": [_sample(unserved_effects=[f"n{i}" for i in range(40)])]}, ReplyInvalid),
+        ({"samples": [_sample(unserved_effects=["a", "a"])]}, ReplyInvalid),
+        ([], ReplyInvalid),
+    ],
+)  # fmt: skip
+def test_a_malformed_sample_reply_is_refused_whole(reply: Any, refusal: type[Exception]) -> None:
+    with pytest.raises(refusal) as caught:
+        parse_samples(reply, [1], VOCAB)
+    assert hostile.CANARY not in str(caught.value)
+    assert caught.value.code in FAILURE_REASONS  # type: ignore[attr-defined]
+
+
+def _deep(depth: int) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _run(**changes: Any) -> dict[str, Any]:
+    layers = {layer: None for layer in LAYERS}
+    run = {
+        "seed": 5,
+        "variant": "baseline",
+        "failure": None,
+        "layers": {**layers, "score": 0.8, "proposal": {"decision": "HIGH"}},
+        "live_state_reads": [],
+        "unverifiable_effects": [],
+        "unserved_effects": [],
+    }
+    run.update(changes)
+    return run
+
+
+@pytest.mark.parametrize(
+    ("run", "refusal"),
+    [
+        (_run(layers={"score": 0.8}), ReplyInvalid),  # layers are exactly the seven
+        (_run(layers={**_run()["layers"], "proposal": {"amount": 2**60}}), ValueOutOfRange),
+        (_run(layers={**_run()["layers"], "proposal": {"amount": -(2**60)}}), ValueOutOfRange),
+        (_run(layers={**_run()["layers"], "score": math.nan}), ValueOutOfRange),
+        (_run(layers={**_run()["layers"], "evidence": [_deep(40)]}),
+         ReplyInvalid),
+        (_run(failure="agent_error"), ReplyInvalid),  # a failure has no layers
+        (_run(layers=None), ReplyInvalid),  # and no layers means a failure
+        (_run(variant="intervened"), ReplyInvalid),
+        (_run(failure_detail="x"), ReplyInvalid),
+    ],
+)  # fmt: skip
+def test_a_malformed_gate_reply_is_refused(run: dict[str, Any], refusal: type[Exception]) -> None:
+    with pytest.raises(refusal):
+        parse_runs({"results": [run]}, [("baseline", 5)], VOCAB)
+
+
+def test_the_gate_reply_parses_and_a_new_proposal_field_is_not_named() -> None:
+    (gate,) = parse_runs({"results": [_run()]}, [("baseline", 5)], VOCAB)
+    assert gate.layers is not None and gate.failure is None
+    changed = compare_layers(
+        {"proposal": {"decision": "HIGH"}, "score": 0.8},
+        {"proposal": {"decision": "LOW", f"k-{hostile.CANARY}": 1}, "score": 5.0},
+        Tolerances(score=0.001),
+    )
+    assert changed["proposal"]["changed_fields"] == ["decision", "new_field #0"]
+    assert changed["score"]["delta"] == 1.0  # clamped to [-1, 1]
+
+
+def test_the_bound_grows_with_samples_and_resolution_and_is_known_before_running() -> None:
+    vocab = VocabularySize(calls=6, live_state=1)
+    small = disclosure_bound(samples=20, tolerance=0.01, vocabulary=vocab)
+    large = disclosure_bound(samples=1000, tolerance=0.01, vocabulary=vocab)
+    fine = disclosure_bound(samples=20, tolerance=1e-9, vocabulary=vocab)
+    assert small.bits < large.bits and small.bits < fine.bits
+    assert math.isclose(small.bits, sum(b for _, b in small.terms), abs_tol=0.01)
+    assert small.resolution == 0.01 and fine.resolution == MIN_RESOLUTION
+    # 1000 samples carry at most a few hundred bits: not 63 bits a sample
+    assert large.bits < 400  # against about 63,000 for full-precision per-sample deltas
