@@ -4,8 +4,9 @@ Invariants:
 
 1. **Code and what loads it, nothing else.** The view holds the interpreter (its
    executable, standard library and ``libpython``), the system's shared libraries
-   (``/usr/lib``, ``/usr/lib64`` and the ``/lib*`` links to them) and the import
-   path's packages. No ``/etc``, no home directory, no ``/tmp``, no host ``/proc``
+   (the multiarch directory ``/usr/lib/<triplet>`` where the platform has one, else
+   ``/usr/lib``; ``/usr/lib64``; the ``/lib*`` links to them) and the import path's
+   packages. No ``/etc``, no home directory, no ``/tmp``, no host ``/proc``
    (bubblewrap adds a private one), no ``/sys``.
 2. **Never a directory that holds a protected path.** The sandbox's enclave home is
    protected, and so is any directory carrying the home marker file. A directory
@@ -163,9 +164,12 @@ def plan(*, python_path: Sequence[str], protected: Sequence[str]) -> View:
     for directory in trusted:
         planner.trusted_dir(directory)
     symlinks: list[tuple[str, str]] = []
+    multiarch = sysconfig.get_config_var("MULTIARCH")
     for directory in _LIBRARY_DIRS:
         if os.path.islink(directory):
             symlinks.append((os.readlink(directory), directory))
+        elif isinstance(multiarch, str) and os.path.isdir(os.path.join(directory, multiarch)):
+            planner.trusted_dir(os.path.join(directory, multiarch))  # Debian: libraries only
         elif os.path.isdir(directory):
             planner.trusted_dir(directory)
     prefixes = _prefixes()
