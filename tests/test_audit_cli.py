@@ -90,7 +90,9 @@ def test_audit_json_is_one_object(demo_home: tuple[Path, dict[str, Any]]) -> Non
     assert out["classification"] == "influential"
     assert out["auditability"]["class"] == "counterfactual-admissible"
     assert Path(out["certificate_path"]).is_file()
-    assert "deltas" not in out["effect"]  # per-seed values stay in the signed certificate
+    assert "deltas" not in out["effect"]  # per-seed values never leave the enclave
+    assert sum(out["effect"]["histogram"]["counts"]) == 10
+    assert out["disclosure"]["bits"] > 0 and out["disclosure"]["terms"]
     assert 0 < out["effect"]["flip_rate"] <= 1
     assert cli(home, "verify", out["certificate_path"]).returncode == 0
 
