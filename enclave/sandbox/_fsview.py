@@ -5,8 +5,8 @@ Invariants:
 1. **Code and what loads it, nothing else.** The view holds the interpreter (its
    executable, standard library and ``libpython``), the system's shared libraries
    (the multiarch directory ``/usr/lib/<triplet>`` where the platform has one, else
-   ``/usr/lib``; ``/usr/lib64``; the ``/lib*`` links to them) and the import path's
-   packages. No ``/etc``, no home directory, no ``/tmp``, no host ``/proc``
+   ``/usr/lib``; ``/usr/lib64``; the ``/lib*`` links to them), the time-zone data
+   and the import path's packages. No ``/etc``, no home directory, no ``/tmp``, no host ``/proc``
    (bubblewrap adds a private one), no ``/sys``.
 2. **Never a directory that holds a protected path.** The sandbox's enclave home is
    protected, and so is any directory carrying the home marker file. A directory
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 #: The file ``replay-enclave init`` writes into every enclave home.
 HOME_MARKER = ".replay-enclave-home"
 _LIBRARY_DIRS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32")
+_DATA_DIRS = ("/usr/share/zoneinfo",)  # time zones, for ``zoneinfo``
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
 _MODULE_SUFFIXES = (".py", ".pyc", ".so")
 
@@ -172,6 +173,8 @@ def plan(*, python_path: Sequence[str], protected: Sequence[str]) -> View:
             planner.trusted_dir(os.path.join(directory, multiarch))  # Debian: libraries only
         elif os.path.isdir(directory):
             planner.trusted_dir(directory)
+    for directory in _DATA_DIRS:
+        planner.trusted_dir(directory)
     prefixes = _prefixes()
     for entry in python_path:
         if not entry:
