@@ -37,6 +37,7 @@ from enclave._home import MARKER, Home
 from enclave._runtime import Runtime
 from enclave.cli._demo import capture_incidents
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay._certificates import signing_key
 from enclave.replay._predicate import isolation_layers
 from enclave.sandbox import (
     Contaminated,
@@ -72,8 +73,9 @@ def readme_home() -> Iterator[Path]:
     root = Path(tempfile.mkdtemp(prefix=".replay-enclave-boundary-", dir=REPO))
     runtime = Runtime.open(Home.init(root))
     try:
-        capture_incidents(runtime)  # three tenants' ciphertext, keyring, ledger
+        capture_incidents(runtime)  # ciphertext, keyring, digest keys, ledger
         replay_agents.capture_specimen(runtime, replay_agents.PLAIN_AGENT, tenant="other")
+        signing_key(runtime)  # the issuer's Ed25519 key, as the first certificate makes it
         yield root
     finally:
         runtime.close()
@@ -133,7 +135,9 @@ def test_readme_home_in_the_checkout_is_unreadable(readme_home: Path) -> None:
     names = {Path(p).name for p in secrets}
     # the attack is only meaningful if the home holds what it is meant to hold
     assert {"ledger.db", "config.toml", MARKER} <= names
-    assert any("/keys/" in p for p in secrets) and any("/payloads/" in p for p in secrets)
+    assert {"keyring.json", "signing-key.pem"} <= names
+    assert any("/payloads/acme/" in p for p in secrets)
+    assert any("/payloads/other/" in p for p in secrets)
     sandbox = _sandbox(readme_home / "scratch")
     paths = [*secrets, str(readme_home), "/etc/shadow", "/etc/passwd", "/root/.bash_history"]
     reply = _call(sandbox, "read_paths", {"paths": paths})
