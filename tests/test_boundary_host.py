@@ -71,14 +71,13 @@ def _now() -> datetime:
 def readme_home() -> Iterator[Path]:
     """A populated home in the checkout root, as ``./.replay-enclave`` would be."""
     root = Path(tempfile.mkdtemp(prefix=".replay-enclave-boundary-", dir=REPO))
-    runtime = Runtime.open(Home.init(root))
     try:
-        capture_incidents(runtime)  # ciphertext, keyring, digest keys, ledger
-        replay_agents.capture_specimen(runtime, replay_agents.PLAIN_AGENT, tenant="other")
-        signing_key(runtime)  # the issuer's Ed25519 key, as the first certificate makes it
+        with Runtime.open(Home.init(root)) as runtime:
+            capture_incidents(runtime)  # ciphertext, keyring, digest keys, ledger
+            replay_agents.capture_specimen(runtime, replay_agents.PLAIN_AGENT, tenant="other")
+            signing_key(runtime)  # the issuer's Ed25519 key, as the first certificate makes it
         yield root
     finally:
-        runtime.close()
         shutil.rmtree(root)
 
 
