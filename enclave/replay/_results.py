@@ -75,11 +75,22 @@ class SampleSummary:
     unserved_effects: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["live_state_reads"] = [list(x) for x in self.live_state_reads]
-        out["unverifiable_effects"] = list(self.unverifiable_effects)
-        out["unserved_effects"] = list(self.unserved_effects)
-        return out
+        # spelled out: ``asdict`` deep-copies and costs ~40 µs, once per sample
+        return {
+            "seed": self.seed,
+            "failure": self.failure,
+            "failure_variant": self.failure_variant,
+            "delta": self.delta,
+            "flip": self.flip,
+            "baseline_hit": self.baseline_hit,
+            "intervened_hit": self.intervened_hit,
+            "placebo_equal": self.placebo_equal,
+            "placebo_abs_delta": self.placebo_abs_delta,
+            "placebo_flip": self.placebo_flip,
+            "live_state_reads": [list(x) for x in self.live_state_reads],
+            "unverifiable_effects": list(self.unverifiable_effects),
+            "unserved_effects": list(self.unserved_effects),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SampleSummary:
