@@ -1,9 +1,10 @@
 """Admitting an audit request: eligibility, disclosure budget, ledger record, submit.
 
 1. ``check_eligibility`` (fail closed, one refusal code per unmet condition).
-2. Disclosure budget, in bits: the request is charged its certificate's disclosure
-   bound (``enclave.replay.disclosure_bound`` from the request and the sealed
-   manifest's vocabulary — known before anything runs). The bits charged by the
+2. Disclosure budget, in bits: the request is charged the disclosure bound its
+   certificate can state at most (``enclave.replay.disclosure_bound`` from the request
+   and the sealed manifest's vocabulary, known before anything runs; the recorded
+   proposal's fields, encrypted, count at their cap). The bits charged by the
    requester's ``audit.admitted`` entries for this (specimen, field) within the
    matched policy's window, plus this charge, must not exceed ``budget.bits`` (and,
    where the policy caps the count, they must number fewer than ``budget.audits``);
@@ -119,7 +120,8 @@ def _admissions(
 
 
 def request_bits(eligible: Eligible) -> float:
-    """The disclosure bound the request's certificate will state (at most): its charge."""
+    """The request's charge: no less than the disclosure bound its certificate will state
+    (that one counts the recorded proposal's fields, this one their cap)."""
     request = eligible.request
     return disclosure_bound(
         samples=request.samples,
