@@ -454,6 +454,9 @@ def test_service_path_carries_only_closed_codes_and_no_canary(
             e.body["audit_id"]: e.body["reason"]
             for e in runtime.ledger.entries(kind="audit.failed")
         }
+        (admitted,) = runtime.ledger.entries(kind="audit.admitted", subject=specimens["plain"])
+    # the budget was charged no less than what the certificate states it can carry
+    assert 0 < summary["disclosure"]["bits"] <= admitted.body["disclosure_bits"]
     assert failed == {
         ids["failure-code"]: "agent_error",
         ids["patch-reply"]: "worker_reply_invalid",
