@@ -102,7 +102,7 @@ def _patch_reply(names: Callable[[], list[list[str]]]) -> Callable[[Context, dic
             )
 
         patched.patched = True  # type: ignore[attr-defined]
-        entry.summarize_seed = patched
+        setattr(entry, "summarize_seed", patched)  # noqa: B010 - patching, as an agent would
 
     return act
 

@@ -301,8 +301,8 @@ def test_cli_audit_output_and_verify_show_no_canary_and_the_bound(
             check=False,
         )
 
-    common = ("--call", "main/lookup#0", "--field", "/value", "--strategy", "replace")
-    common += ("--value", "0.2", "--samples", "3", "--purpose", "boundary review")
+    common = ["--call", "main/lookup#0", "--field", "/value", "--strategy", "replace"]
+    common += ["--value", "0.2", "--samples", "3", "--purpose", "boundary review"]
     failed = cli("audit", raising, *common)
     shown = (failed.stdout + failed.stderr).encode()
     assert failed.returncode != 0
@@ -446,8 +446,8 @@ def test_service_path_carries_only_closed_codes_and_no_canary(
         assert call("GET", f"/api/v1/certificates/{plain}/verify").json()["ok"] is True
         call("GET", "/api/v1/audits")
         call("GET", "/api/v1/ledger/entries")
-    for body in bodies:
-        assert find_canaries(body, CANARIES) == []
+    for sent in bodies:
+        assert find_canaries(sent, CANARIES) == []
     with Runtime.open(home, env={}) as runtime:
         rows = [e.body for e in runtime.ledger.entries()]
         failed = {
