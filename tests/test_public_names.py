@@ -56,6 +56,7 @@ PINNED = {
         "build_manifest",
         "capture",
         "load_agent",
+        "recorded_reference",
         "policy",
         "source_ref",
     },

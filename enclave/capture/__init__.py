@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 from ledger._lazy import deferred
 
 from ._context import Context, LiveCall
-from ._registry import ENTRY_POINT_GROUP, available_agents, load_agent
+from ._registry import ENTRY_POINT_GROUP, available_agents, load_agent, recorded_reference
 from ._spec import AgentSpec, Answer, BoundarySpec, FieldPolicy, RevisionPoint, Substitute, policy
 
 if TYPE_CHECKING:  # deferred below: a replay worker must start without them
@@ -43,6 +43,7 @@ __all__ = [
     "build_manifest",
     "capture",
     "load_agent",
+    "recorded_reference",
     "policy",
     "source_ref",
 ]

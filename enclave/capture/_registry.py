@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
+from collections.abc import Mapping
 from importlib.metadata import entry_points
+from typing import Any
 
 from .._errors import BadInput
 from ._spec import AgentSpec
 
-__all__ = ["ENTRY_POINT_GROUP", "available_agents", "load_agent"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "available_agents",
+    "load_agent",
+    "recorded_reference",
+    "reference_of",
+]
 
 ENTRY_POINT_GROUP = "replay_enclave.agents"
 _REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
@@ -37,3 +46,23 @@ def load_agent(name: str) -> AgentSpec:
     if not isinstance(found, AgentSpec):
         raise BadInput("the named object is not an AgentSpec")
     return found
+
+
+def reference_of(agent: AgentSpec) -> str | None:
+    """``module:attribute`` under which ``agent`` is importable, if it is."""
+    module_name = agent.function.__module__
+    module = sys.modules.get(module_name)
+    for attr, value in vars(module).items() if module is not None else ():
+        if value is agent and not attr.startswith("_"):
+            return f"{module_name}:{attr}"
+    return None
+
+
+def recorded_reference(agent: Mapping[str, Any]) -> str:
+    """How to load the agent a manifest names: its entry point when one is registered
+    under that name, else the import reference recorded at capture (``module:attr``)."""
+    name = str(agent.get("name", ""))
+    ref = agent.get("ref")
+    if name in available_agents() or not isinstance(ref, str):
+        return name
+    return ref

@@ -36,6 +36,7 @@ from .._runtime import Runtime
 from ..store import validate_id
 from ._code_identity import CodeIdentity, code_identity
 from ._recorder import Recorder, SpecError, iso
+from ._registry import reference_of
 from ._spec import AgentSpec, Answer, BoundarySpec, FieldPolicy, policy
 
 __all__ = ["CaptureResult", "capture", "build_manifest", "source_ref"]
@@ -137,7 +138,8 @@ def build_manifest(
         "manifest_version": MANIFEST_VERSION,
         "specimen_id": specimen_id,
         "tenant_id": tenant_id,
-        "agent": {"name": agent.name, "version": agent.version},
+        # "ref": where replay imports the agent from when its name is no entry point
+        "agent": {"name": agent.name, "version": agent.version, "ref": reference_of(agent)},
         "adapter": {
             "name": adapter.name,
             "version": adapter.version,

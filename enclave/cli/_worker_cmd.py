@@ -41,7 +41,10 @@ def worker(
     once: Annotated[bool, typer.Option("--once", help="Exit when no job is available.")] = False,
     lease_seconds: Annotated[int, typer.Option(help="Job lease; heartbeats renew it.")] = 60,
     poll_seconds: Annotated[float, typer.Option(help="Wait between empty polls.")] = 0.5,
-    isolation: Annotated[str, typer.Option(help="auto | bwrap | unshare | UNSAFE_none.")] = "auto",
+    isolation: Annotated[
+        str,
+        typer.Option(help="auto | bwrap | UNSAFE_development (no enclave: for development only)."),
+    ] = "auto",
     worker_id: Annotated[str | None, typer.Option(help="Name in leases (host:pid).")] = None,
     json_out: JsonOption = False,
 ) -> None:

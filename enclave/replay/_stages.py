@@ -25,7 +25,7 @@ from ledger import CanonicalizationError
 
 from .._errors import Refused
 from .._runtime import Runtime
-from ..capture import AgentSpec, load_agent
+from ..capture import AgentSpec, load_agent, recorded_reference
 from ..sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle
 from ._certificates import RuntimeLedgerLookup, issue_certificate
 from ._compare import compare_layers, recorded_layers
@@ -72,7 +72,9 @@ def _open(
             "accessor": opened.grant_accessor,
         },
     )
-    agent = _load_agent(opened.record.agent_name)
+    agent = _load_agent(recorded_reference(opened.record.manifest["agent"]))
+    if agent.name != opened.record.agent_name:
+        raise Refused("the agent could not be loaded", code="agent_unusable")
     digester = runtime.digests.for_tenant(opened.record.tenant_id)
     applied = apply_intervention(
         opened.trajectory, request.intervention, agent=agent, digester=digester
@@ -103,7 +105,7 @@ def _load_worker(
     reply = worker.call(
         {
             "op": "load",
-            "agent": opened.record.agent_name,
+            "agent": recorded_reference(opened.record.manifest["agent"]),
             "trajectories": {
                 "baseline": opened.trajectory.to_dict(),
                 "intervened": applied.trajectory.to_dict(),

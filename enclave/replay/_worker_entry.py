@@ -10,6 +10,7 @@ supervisor validates every reply (``_reply.parse_*``), it does not trust this mo
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +29,10 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     op = request.get("op")
     if op == "load":
         _job.clear()
+        # compile the agent's modules from their sources, the files the code identity
+        # covers: a byte-code file planted beside them would otherwise run instead
+        sys.dont_write_bytecode = True
+        sys.pycache_prefix = "/nonexistent-pycache"  # looked in, never found, never made
         _job["agent"] = load_agent(str(request["agent"]))
         _job["variants"] = {
             name: Trajectory.from_dict(data) for name, data in request["trajectories"].items()
