@@ -47,7 +47,7 @@ from enclave.sandbox import (
     _fsview,
     _isolation,
 )
-from tests import boundary_agents, replay_agents
+from tests import boundary_agents, loopback, replay_agents
 
 REPO = Path(enclave.__file__).resolve().parent.parent
 CANARY = "CANARY-boundary-5e1d"
@@ -94,27 +94,6 @@ def project() -> Iterator[Path]:
         yield base
     finally:
         shutil.rmtree(base)
-
-
-@pytest.fixture
-def listener() -> Iterator[socket.socket]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    sock.setblocking(False)
-    yield sock
-    sock.close()
-
-
-def _accepted(sock: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            conn, _ = sock.accept()
-        except BlockingIOError:
-            return count
-        conn.close()
-        count += 1
 
 
 def _sandbox(scratch_root: Path, **options: Any) -> Sandbox:
@@ -237,7 +216,7 @@ def test_without_the_tripwire_the_wall_still_holds(
     done = _bare(tmp_path, _WALL_ONLY, port, *map(str, targets))
     assert done.stdout.split() == ["no-write"] * 3
     assert done.returncode == 128 + signal.SIGSYS  # bubblewrap's report of the kill
-    assert _accepted(listener) == 0
+    assert loopback.accepted(listener) == 0
     assert not any(t.exists() for t in targets)
 
 
@@ -477,7 +456,7 @@ def test_disarmed_tripwire_still_meets_the_wall(
         except Contaminated:
             reply = {"connected": -1, "wrote": "no"}
         env = worker.environment
-    assert _accepted(listener) == 0
+    assert loopback.accepted(listener) == 0
     assert not target.exists()
     assert reply["wrote"] == "no" and reply["connected"] != 0
     assert "audit_hook" not in isolation_layers(env)
@@ -606,7 +585,7 @@ def test_landlock_confines_writes_network_and_signals(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == [str(version), "wrote", "refused", "refused", "refused"]
-    assert not outside.exists() and _accepted(listener) == 0
+    assert not outside.exists() and loopback.accepted(listener) == 0
     worker = Sandbox(scratch_root=tmp_path / "s", isolation="UNSAFE_development").start(
         "tests.hostile_agents:echo"
     )

@@ -16,7 +16,6 @@ import base64
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -34,6 +33,7 @@ from enclave.capture import AgentSpec
 from enclave.cli._demo import capture_incidents, demo_audits
 from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
 from enclave.sandbox import SandboxLimits
+from tests import loopback
 from tests import replay_agents as agents
 from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
 
@@ -87,17 +87,6 @@ class _Collect(logging.Handler):
         self.lines.append(self.format(record))
 
 
-def _accepted(sock: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            conn, _ = sock.accept()
-        except BlockingIOError:
-            return count
-        conn.close()
-        count += 1
-
-
 def _now() -> datetime:
     return datetime.now(UTC) + timedelta(minutes=5)
 
@@ -107,10 +96,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     base = tmp_path_factory.mktemp("security")
     outside = base / "outside"
     outside.mkdir()
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    listener.setblocking(False)
+    listener = loopback.listener()
     port = listener.getsockname()[1]
     collect = _Collect()
     collect.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
@@ -137,7 +123,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             outcome = run_audit(runtime, request, now=_now(), limits=limits)
             state.results[name] = Result(
                 outcome=outcome,
-                connections=_accepted(listener),
+                connections=loopback.accepted(listener),
                 target=target,
                 failed_entries=[
                     e.body

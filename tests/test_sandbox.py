@@ -16,7 +16,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ from enclave.sandbox import (
     _fsview,
     _isolation,
 )
+from tests import loopback
 
 IN_CI = os.environ.get("CI") == "true"
 LAYERS = ["bwrap", "UNSAFE_development"]
@@ -52,28 +52,6 @@ def sandbox(request: pytest.FixtureRequest, tmp_path: Path) -> Sandbox:
         isolation=request.param,
         limits=SandboxLimits(wall_seconds=10.0),
     )
-
-
-@pytest.fixture
-def listener() -> Iterator[socket.socket]:
-    """A loopback TCP listener in the supervisor's (host) network namespace."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    sock.setblocking(False)
-    yield sock
-    sock.close()
-
-
-def accepted(sock: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            conn, _ = sock.accept()
-        except BlockingIOError:
-            return count
-        conn.close()
-        count += 1
 
 
 def contaminated(sandbox: Sandbox, handler: str, request: dict[str, object]) -> Contaminated:
@@ -224,7 +202,7 @@ def test_network_is_refused(sandbox: Sandbox, listener: socket.socket, handler: 
     port = listener.getsockname()[1]
     error = contaminated(sandbox, handler, {"port": port})
     assert error.reason == "network"
-    assert accepted(listener) == 0
+    assert loopback.accepted(listener) == 0
 
 
 @pytest.mark.parametrize("handler", ["resolve", "gethostbyname"])
@@ -237,7 +215,7 @@ def test_name_resolution_is_refused(sandbox: Sandbox, handler: str) -> None:
 def test_ctypes_connect_is_refused(sandbox: Sandbox, listener: socket.socket) -> None:
     error = contaminated(sandbox, "ctypes_connect", {"port": listener.getsockname()[1]})
     assert error.reason in ("native_code", "network")
-    assert accepted(listener) == 0
+    assert loopback.accepted(listener) == 0
 
 
 # -- processes ------------------------------------------------------------------
@@ -409,7 +387,7 @@ def test_os_layer_without_tripwire(tmp_path: Path, listener: socket.socket) -> N
         view = _fsview.plan(python_path=[], protected=[str(tmp_path)])
         wrapped = _isolation.resolve("bwrap").wrap(argv, view=view, scratch_bytes=1 << 20)
         done = subprocess.run(wrapped, capture_output=True, text=True, timeout=30, check=True)
-        assert accepted(listener) == 0
+        assert loopback.accepted(listener) == 0
         assert done.stdout.strip().split(",") == ["no-network", "no-write", "no-write"]
         assert not in_tmp.exists()
         assert not on_host.exists()
@@ -428,3 +406,34 @@ def test_supervisor_survives_hostile_worker_signals(tmp_path: Path) -> None:
         worker.call({})
     assert (info.value.reason, info.value.detail) == ("worker_crashed", "SIGKILL")
     worker.close()
+
+
+def test_worker_starts_from_a_virtual_environments_console_script(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A console script in a virtual environment runs with the environment's ``bin`` first
+    on the import path; its ``python`` is a link to an interpreter outside the
+    environment. The worker still starts (the link's directory is not bound whole over
+    the interpreter)."""
+    venv, elsewhere = tmp_path / "venv", tmp_path_factory.mktemp("scratch-home")
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+        check=True,
+    )
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "from pathlib import Path; from enclave.sandbox import Sandbox;"
+        "box = Sandbox(scratch_root=Path(sys.argv[2]), isolation='bwrap');"
+        "w = box.start('tests.hostile_agents:echo');"
+        "print(w.call({'x': 1})); w.close()"
+    )
+    done = subprocess.run(
+        # scratch apart from the environment: the folder holding it is never bound
+        [str(venv / "bin" / "python"), "-c", code, str(venv / "bin"), str(elsewhere / "scratch")],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-600:]
+    assert "'echo'" in done.stdout

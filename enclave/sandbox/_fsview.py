@@ -176,12 +176,18 @@ def plan(*, python_path: Sequence[str], protected: Sequence[str]) -> View:
     for directory in _DATA_DIRS:
         planner.trusted_dir(directory)
     prefixes = _prefixes()
+    # A console script puts its own directory first on the import path: it holds
+    # commands, not packages, and in a virtual environment a link to the interpreter
+    # whose target lies outside it. Only its importable entries are bound.
+    scripts = {os.path.realpath(sysconfig.get_paths()["scripts"])}
     for entry in python_path:
         if not entry:
             continue
         real = os.path.realpath(entry)
         if os.path.isfile(real) and not planner.is_protected(real):
             planner.bind(real, os.path.abspath(entry))  # a zip archive on the path
+        elif real in scripts:
+            planner.entries(entry, importable_only=True)
         elif any(_within(real, prefix) for prefix in prefixes):
             planner.trusted_dir(entry)
         elif os.path.isdir(real) and not planner.is_protected(real):
