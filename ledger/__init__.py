@@ -6,7 +6,6 @@
 
 from typing import TYPE_CHECKING
 
-from ._canonical import MAX_SAFE_INTEGER, canonical_digest, canonical_json, loads
 from ._errors import (
     CanonicalizationError,
     Conflict,
@@ -32,7 +31,8 @@ from ._records import (
     VerifyReport,
 )
 
-if TYPE_CHECKING:  # deferred below: a replay worker must start without them
+if TYPE_CHECKING:  # deferred below: a replay worker or a command must start without them
+    from ._canonical import MAX_SAFE_INTEGER, canonical_digest, canonical_json, loads
     from ._chain import GENESIS_HASH, hash_envelope
     from ._engine import make_engine
     from ._head import read_saved_head
@@ -42,6 +42,10 @@ __getattr__ = deferred(
     __name__,
     globals(),
     {
+        "MAX_SAFE_INTEGER": "._canonical",
+        "canonical_digest": "._canonical",
+        "canonical_json": "._canonical",
+        "loads": "._canonical",
         "GENESIS_HASH": "._chain",
         "hash_envelope": "._chain",
         "make_engine": "._engine",

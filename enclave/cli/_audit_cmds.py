@@ -10,7 +10,7 @@ import typer
 
 from .._errors import BadInput
 from ._app import HomeOption, JsonOption, app, open_runtime
-from ._output import console, emit_json, pairs, table
+from ._output import console, emit_json, pairs, rich_console, table
 
 if TYPE_CHECKING:  # the replay engine, signer and database load with the command
     from .._runtime import Runtime
@@ -81,7 +81,7 @@ def run_with_progress(runtime: Runtime, request: AuditRequest, *, quiet: bool) -
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=console, transient=True, disable=quiet) as progress:
+    with Progress(*columns, console=rich_console(), transient=True, disable=quiet) as progress:
         task = progress.add_task(f"replaying {request.specimen_id}", total=None)
 
         def advance(done: int, total: int) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._home import Home, default_home
 from ._app import HomeOption, JsonOption, app
-from ._output import console, emit_json, table
+from ._output import console, emit_json, rich_console, table
 
 if TYPE_CHECKING:  # the engine and the database load when the demo runs
     from .._runtime import Runtime
@@ -140,7 +140,9 @@ def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
         captured = capture_incidents(runtime)
         audits = demo_audits(captured)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-        with Progress(*columns, console=console, transient=True, disable=json_out) as progress:
+        with Progress(
+            *columns, console=rich_console(), transient=True, disable=json_out
+        ) as progress:
             overall = progress.add_task("audits", total=len(audits))
             for title, request in audits:
                 task = progress.add_task(title, total=None)

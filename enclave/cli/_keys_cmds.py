@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 
 from .._errors import BadInput
-from ..store import validate_id
 from ._app import HomeOption, app, command_group, open_runtime
 from ._capture_cmds import specimens_app
 from ._output import console
@@ -36,6 +35,8 @@ def specimens_erase(
 @keys_app.command("rotate")
 def keys_rotate(tenant: TenantOption, home: HomeOption = None) -> None:
     """Add a KEK version; new specimens use it, old ones stay readable."""
+    from ..store import validate_id
+
     validate_id(tenant, what="tenant id")
     with open_runtime(home) as runtime:
         version = runtime.rotator.rotate(tenant)
@@ -46,6 +47,7 @@ def keys_rotate(tenant: TenantOption, home: HomeOption = None) -> None:
 def keys_rewrap(tenant: TenantOption, home: HomeOption = None) -> None:
     """Re-wrap every specimen's data key under the newest KEK version."""
     from .._erasure import rewrap_tenant
+    from ..store import validate_id
 
     validate_id(tenant, what="tenant id")
     with open_runtime(home) as runtime:
@@ -62,6 +64,8 @@ def keys_trim(
     home: HomeOption = None,
 ) -> None:
     """Destroy KEK versions below KEEP_FROM: data keys still wrapped by them are gone."""
+    from ..store import validate_id
+
     validate_id(tenant, what="tenant id")
     if keep_from < 1:
         raise BadInput("--keep-from must be at least 1")

@@ -6,13 +6,40 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.console import Console
 
-console = Console()
-err_console = Console(stderr=True)
+
+class _OnFirstUse:
+    """A Rich console made when first printed to: ``--json`` and ``--help`` never load
+    Rich's renderers at all."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def made(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.made(), name)
+
+
+_stdout = _OnFirstUse()
+console: Console = _stdout  # type: ignore[assignment]  # a stand-in with its interface
+
+
+def rich_console() -> Console:
+    """The console itself, for Rich objects that take one (progress bars)."""
+    return _stdout.made()
+
+
 # Cells are folded onto more lines, never cut with an ellipsis: a cut cell hides the
 # very word (a classification, an id) someone came to read.
 _BORDERS = 3  # per column: a separator and one space of padding on each side
@@ -42,6 +69,8 @@ def table(
         for row in cells:
             pairs(f"{title}: {row[0]}", dict(zip(columns[1:], row[1:], strict=True)))
         return
+    from rich.table import Table
+
     grid = Table(title=title)
     for column in columns:
         if column in widths:
