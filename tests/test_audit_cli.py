@@ -7,9 +7,6 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,18 +18,9 @@ from securesystemslib.signer import SSlibKey  # type: ignore[attr-defined]  # re
 
 from enclave.certify import IN_TOTO_PAYLOAD_TYPE, load_public_key_pem
 from ledger._canonical import canonical_json
+from tests import cli_runner
 
-
-def cli(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    code = "from enclave.cli import main; main()"
-    return subprocess.run(
-        [sys.executable, "-c", code, *args, "--home", str(home)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "COLUMNS": "250"},
-        check=False,
-    )
+cli = cli_runner.run_cli
 
 
 @pytest.fixture(scope="module")

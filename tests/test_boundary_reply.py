@@ -51,6 +51,7 @@ from enclave.replay._quantize import BIN_EDGES, MIN_RESOLUTION, histogram, quant
 from enclave.replay._reply import Vocabulary, parse_runs, parse_samples
 from enclave.sandbox import SandboxLimits
 from tests import boundary_reply_agents as hostile
+from tests import cli_runner
 from tests import replay_agents as agents
 from tests.canary import find_canaries, scan_tree
 
@@ -290,16 +291,7 @@ def test_cli_audit_output_and_verify_show_no_canary_and_the_bound(
     root = Path(__file__).resolve().parent.parent
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        code = "from enclave.cli import main; main()"
-        return subprocess.run(
-            [sys.executable, "-c", code, *args, "--home", str(home)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=env,
-            cwd=root,
-            check=False,
-        )
+        return cli_runner.run_cli(home, *args, env=env, cwd=root)
 
     common = ["--call", "main/lookup#0", "--field", "/value", "--strategy", "replace"]
     common += ["--value", "0.2", "--samples", "3", "--purpose", "boundary review"]

@@ -7,9 +7,6 @@ an isolated worker unless the property is about the in-process engine itself.
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -36,6 +33,7 @@ from enclave.replay import (
     run_audit,
 )
 from enclave.sandbox import SandboxLimits
+from tests import cli_runner
 from tests import replay_agents as agents
 
 REPLACE_VALUE = Intervention(Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=0.2)
@@ -403,17 +401,7 @@ def test_invalid_requests_cannot_be_built(build: Any) -> None:
         build()
 
 
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    code = "from enclave.cli import main; main()"
-    env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-c", code, *args, "--home", str(home)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+_cli = cli_runner.run_cli
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -33,7 +30,7 @@ from enclave.capture import AgentSpec
 from enclave.cli._demo import capture_incidents, demo_audits
 from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
 from enclave.sandbox import SandboxLimits
-from tests import loopback
+from tests import cli_runner, loopback
 from tests import replay_agents as agents
 from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
 
@@ -204,17 +201,7 @@ def test_no_worker_or_scratch_is_left_behind(world: World) -> None:
 # -- the canary sweep -------------------------------------------------------------------------
 
 
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    code = "from enclave.cli import main; main()"
-    env = {**os.environ, "COLUMNS": "250"}
-    return subprocess.run(
-        [sys.executable, "-c", code, *args, "--home", str(home)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        check=False,
-    )
+_cli = cli_runner.run_cli
 
 
 def test_no_canary_leaves_the_enclave(world: World) -> None:
