@@ -12,8 +12,13 @@ Procurement reference incident (DESIGN.md), model r1 -> r2, measured in one run:
     baseline gate, samples, placebo, verdict, signed certificate, ledger append) against
     the bare loop of N paired replays.
 
+(c) the same audit as a person runs it — the ``replay-enclave audit`` command, its own
+    process — against a plain paired sweep run as its own process: ``python
+    benchmarks/replay.py --sweep`` opens the specimen and replays baseline and intervened
+    on each seed in-process over plaintext (start-up, imports and decryption included).
+
 Medians over rounds, enclave and bare alternated so a busy machine slows both alike.
-Targets: (a) <= 2x, (b) <= 3x.
+Targets: (a) <= 2x, (b) <= 3x, (c) <= 2x.
 
     python benchmarks/replay.py                 # the table (N = 1000)
     python benchmarks/replay.py --samples 200 --rounds 3
@@ -26,6 +31,7 @@ import argparse
 import cProfile
 import pstats
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -55,6 +61,7 @@ from enclave.replay._verdict import summarize_seed  # noqa: E402
 
 TARGET_SAMPLE = 2.0
 TARGET_AUDIT = 3.0
+TARGET_COMMAND = 2.0
 
 
 def _setup(root: Path) -> tuple[Runtime, str]:
@@ -91,19 +98,46 @@ def _bare_loop(runtime: Runtime, specimen: str, now: datetime) -> Callable[[int]
     }
     recorded = opened.trajectory.outcome.get("decision")
 
-    def run(samples: int) -> Any:
+    def run(samples: int, arms: tuple[str, ...] = ("baseline", "intervened", "placebo")) -> Any:
         out = []
         for seed in range(1, samples + 1):
             runs = [
                 replay_run(
                     trajectory=variants[v], agent=agent, seed=seed, variant=v, audit_time=now
                 )
-                for v in ("baseline", "intervened", "placebo")
+                for v in arms
             ]
-            out.append(summarize_seed(*runs, recorded_decision=recorded))
+            if len(runs) == 3:
+                out.append(summarize_seed(*runs, recorded_decision=recorded))
+            else:
+                base, alt = (float((r.layers or {}).get("score") or 0.0) for r in runs)
+                out.append(alt - base)
         return out
 
     return run
+
+
+def _sweep(home: str, specimen: str, samples: int) -> None:
+    """(c)'s reference, as its own process: a paired sweep (baseline, intervened)."""
+    with Runtime.open(Home.open(Path(home))) as runtime:
+        now = datetime.now(UTC) + timedelta(minutes=1)
+        deltas = _bare_loop(runtime, specimen, now)(samples, ("baseline", "intervened"))
+    print(statistics.fmean(deltas))
+
+
+def _commands(root: Path, specimen: str, samples: int) -> tuple[float, float]:
+    """Wall seconds of (the audit command, the sweep process)."""
+    script = Path(sys.executable).with_name("replay-enclave")
+    audit = [str(script), "audit", specimen, "--revision", "model=r2", "--samples",
+             str(samples), "--seed", "1", "--purpose", "benchmark", "--json",
+             "--home", str(root)]  # fmt: skip
+    sweep = [sys.executable, __file__, "--sweep", str(root), specimen, str(samples)]
+    walls = []
+    for argv in (audit, sweep):
+        start = time.perf_counter()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        walls.append(time.perf_counter() - start)
+    return walls[0], walls[1]
 
 
 def _timed(fn: Callable[[], Any]) -> float:
@@ -124,6 +158,8 @@ def measure(samples: int, rounds: int) -> dict[str, Any]:
             plain: list[float] = []
             batch: list[float] = []
             audit: list[float] = []
+            command: list[float] = []
+            sweep: list[float] = []
             for r in range(rounds):
 
                 def one_batch(r: int = r) -> None:
@@ -145,15 +181,21 @@ def measure(samples: int, rounds: int) -> dict[str, Any]:
                 plain.append(_timed(lambda: bare(samples)))
                 batch.append(_timed(one_batch))
                 audit.append(_timed(whole))
+                command_s, sweep_s = _commands(Path(tmp) / "home", specimen, samples)
+                command.append(command_s)
+                sweep.append(sweep_s)
         finally:
             runtime.close()
-    bare_s, batch_s, audit_s = (statistics.median(x) for x in (plain, batch, audit))
+    medians = (statistics.median(x) for x in (plain, batch, audit, command, sweep))
+    bare_s, batch_s, audit_s, command_s, sweep_s = medians
     return {
         "samples": samples,
         "rounds": rounds,
         "bare": bare_s,
         "batch": batch_s,
         "audit": audit_s,
+        "command": command_s,
+        "sweep": sweep_s,
     }
 
 
@@ -162,6 +204,7 @@ def _table(m: dict[str, Any]) -> str:
     rows = [
         ("(a) per paired sample", m["batch"] / n * 1e3, m["bare"] / n * 1e3, TARGET_SAMPLE),
         (f"(b) {n}-sample audit", m["audit"] * 1e3, m["bare"] * 1e3, TARGET_AUDIT),
+        ("(c) audit command/sweep", m["command"] * 1e3, m["sweep"] * 1e3, TARGET_COMMAND),
     ]
     lines = [
         f"procurement model r1->r2, {n} paired samples (3 replays each), "
@@ -204,7 +247,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--samples", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--sweep", nargs=3, metavar=("HOME", "SPECIMEN", "SAMPLES"))
     args = parser.parse_args(argv)
+    if args.sweep:
+        _sweep(args.sweep[0], args.sweep[1], int(args.sweep[2]))
+        return
     if args.profile:
         _profile(args.samples)
         return

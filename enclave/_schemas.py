@@ -1,9 +1,13 @@
 """JSON Schema (draft 2020-12) checks, loaded on first use.
 
-Importing ``jsonschema`` can cost a second (its optional IRI grammar is compiled at
-import time); replay workers and most commands never need it, so nothing imports it
-until a schema is actually checked. Results are booleans and error *locations* — a
-validator's message quotes the offending value, so it never leaves this module.
+Importing ``jsonschema`` can cost seconds: where the optional ``rfc3987-syntax`` package
+is installed (Jupyter brings it), jsonschema compiles its IRI grammars at import —
+about 40 Lark parsers, 3–5 s here. Formats are annotations, not assertions, in draft
+2020-12 and no validator here checks them, so that package is kept from loading (see
+:func:`_import_jsonschema`). Replay workers and most commands never need jsonschema at
+all, so nothing imports it until a schema is actually checked. Results are booleans and
+error *locations* — a validator's message quotes the offending value, so it never
+leaves this module.
 """
 
 from __future__ import annotations
@@ -15,13 +19,22 @@ from typing import Any
 __all__ = ["is_valid", "schema_is_valid", "validation_errors"]
 
 
+def _import_jsonschema() -> Any:
+    import sys
+
+    if "jsonschema" not in sys.modules:
+        # jsonschema imports it only to offer an "iri" format checker, never used here
+        sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+    import jsonschema
+
+    return jsonschema
+
+
 @lru_cache(maxsize=256)
 def _validator(schema_json: str) -> Any:
     import json
 
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(json.loads(schema_json))
+    return _import_jsonschema().Draft202012Validator(json.loads(schema_json))
 
 
 def _key(schema: Mapping[str, Any]) -> str:
@@ -31,11 +44,10 @@ def _key(schema: Mapping[str, Any]) -> str:
 
 
 def schema_is_valid(schema: Mapping[str, Any]) -> bool:
-    from jsonschema import Draft202012Validator, SchemaError
-
+    jsonschema = _import_jsonschema()
     try:
-        Draft202012Validator.check_schema(dict(schema))
-    except SchemaError:
+        jsonschema.Draft202012Validator.check_schema(dict(schema))
+    except jsonschema.SchemaError:
         return False
     return True
 

@@ -126,3 +126,35 @@ def test_server_extension_loads_without_the_widget_stack() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-400:]
     assert done.stdout.split()[0] == "jupyter_ext"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["audit"], ["audit", "sp-x", "--samples", "many", "--purpose", "p"], ["no-such-command"]],
+    ids=["missing-argument", "malformed-option", "unknown-command"],
+)
+def test_usage_errors_are_one_line_with_exit_2(argv: list[str], tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "enclave", *argv, "--home", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_schema_checks_load_no_iri_grammar() -> None:
+    """jsonschema compiles ~40 Lark grammars at import when rfc3987-syntax is installed
+    (seconds a process); no check here uses formats, so they are never loaded."""
+    code = (
+        "import sys\n"
+        "from enclave._schemas import is_valid, schema_is_valid\n"
+        "schema = {'type': 'object', 'properties': {'a': {'type': 'string', 'format': 'iri'}}}\n"
+        "assert schema_is_valid(schema) and is_valid({'a': 'x'}, schema)\n"
+        "assert not is_valid({'a': 1}, schema)\n"
+        "print(sorted(m for m in ('lark', 'rfc3987_syntax') if sys.modules.get(m)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -104,10 +104,9 @@ def main() -> None:
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(exit_code(exc))
     except Exception as exc:  # noqa: BLE001 - the outermost edge: no traceback, no content
-        import click
-
-        if isinstance(exc, click.ClickException):
+        # usage errors (a missing or malformed option) are typer's own click exceptions
+        if isinstance(exc, typer.TyperException) and hasattr(exc, "format_message"):
             sys.stderr.write(f"error: {exc.format_message()}\n")
-            sys.exit(exc.exit_code)
+            sys.exit(int(getattr(exc, "exit_code", 2)))
         sys.stderr.write(f"error: internal failure ({type(exc).__name__})\n")
         sys.exit(70)
