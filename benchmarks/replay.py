@@ -18,9 +18,9 @@ Procurement reference incident (DESIGN.md), model r1 -> r2, measured in one run:
     on each seed in-process over plaintext (start-up, imports and decryption included).
 
 Medians over rounds, enclave and bare alternated so a busy machine slows both alike.
-Targets: (a) <= 2x, (b) <= 3x, (c) <= 2x.
+Targets: (a) <= 1.2x at 10,000 samples, (b) <= 3x, (c) <= 2x at 1,000 samples.
 
-    python benchmarks/replay.py                 # the table (N = 1000)
+    python benchmarks/replay.py                 # the table (N = 10,000; (c) at 1,000)
     python benchmarks/replay.py --samples 200 --rounds 3
     python benchmarks/replay.py --profile       # cProfile of the bare loop and the supervisor
 """
@@ -59,9 +59,10 @@ from enclave.replay import (  # noqa: E402
 from enclave.replay._stages import run_sample_batch  # noqa: E402
 from enclave.replay._verdict import summarize_seed  # noqa: E402
 
-TARGET_SAMPLE = 2.0
+TARGET_SAMPLE = 1.2
 TARGET_AUDIT = 3.0
 TARGET_COMMAND = 2.0
+COMMAND_SAMPLES = 1000  # (c) is stated for a 1,000-sample audit
 
 
 def _setup(root: Path) -> tuple[Runtime, str]:
@@ -181,7 +182,7 @@ def measure(samples: int, rounds: int) -> dict[str, Any]:
                 plain.append(_timed(lambda: bare(samples)))
                 batch.append(_timed(one_batch))
                 audit.append(_timed(whole))
-                command_s, sweep_s = _commands(Path(tmp) / "home", specimen, samples)
+                command_s, sweep_s = _commands(Path(tmp) / "home", specimen, COMMAND_SAMPLES)
                 command.append(command_s)
                 sweep.append(sweep_s)
         finally:
@@ -204,7 +205,12 @@ def _table(m: dict[str, Any]) -> str:
     rows = [
         ("(a) per paired sample", m["batch"] / n * 1e3, m["bare"] / n * 1e3, TARGET_SAMPLE),
         (f"(b) {n}-sample audit", m["audit"] * 1e3, m["bare"] * 1e3, TARGET_AUDIT),
-        ("(c) audit command/sweep", m["command"] * 1e3, m["sweep"] * 1e3, TARGET_COMMAND),
+        (
+            f"(c) {COMMAND_SAMPLES} command/sweep",
+            m["command"] * 1e3,
+            m["sweep"] * 1e3,
+            TARGET_COMMAND,
+        ),
     ]
     lines = [
         f"procurement model r1->r2, {n} paired samples (3 replays each), "
@@ -244,8 +250,8 @@ def _profile(samples: int) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--samples", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--samples", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--sweep", nargs=3, metavar=("HOME", "SPECIMEN", "SAMPLES"))
     args = parser.parse_args(argv)

@@ -47,7 +47,7 @@ from enclave.sandbox import (
     _fsview,
     _isolation,
 )
-from tests import boundary_agents, loopback, replay_agents
+from tests import boundary_agents, cli_runner, loopback, replay_agents
 
 REPO = Path(enclave.__file__).resolve().parent.parent
 CANARY = "CANARY-boundary-5e1d"
@@ -642,3 +642,29 @@ def test_view_never_binds_a_directory_holding_a_home(tmp_path: Path) -> None:
     dests = {dest for _, dest in view.binds}
     assert {str(checkout / "mod.py"), str(checkout / "pkg" / "__init__.py")} <= dests
     assert str(checkout / "pkg" / "data" / "table.csv") in dests
+
+
+def test_development_certificate_says_so_when_verified(tmp_path: Path) -> None:
+    """A replay without the enclave (the loud development flag) yields a certificate
+    that names it, and ``verify`` says so beside its checks."""
+    runtime = Runtime.open(Home.init(tmp_path / "home"))
+    try:
+        specimens = capture_incidents(runtime)
+        request = AuditRequest(
+            specimen_id=specimens["procurement"],
+            intervention=Intervention(Strategy.REVISION, revision=("model", "r2")),
+            purpose="development run",
+            requester="test",
+            samples=5,
+        )
+        outcome = run_audit(runtime, request, now=datetime.now(UTC), isolation="UNSAFE_development")
+    finally:
+        runtime.close()
+    assert outcome.certificate_path is not None
+    envelope = json.loads(outcome.certificate_path.read_text())
+    predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+    assert predicate["environment"]["isolation"] == "development — not an enclave"
+    assert predicate["environment"]["isolation_layers"][0] == "development — not an enclave"
+    done = cli_runner.run_cli(tmp_path / "home", "verify", str(outcome.certificate_path))
+    assert done.returncode == 0, done.stderr
+    assert "development — not an enclave" in done.stdout

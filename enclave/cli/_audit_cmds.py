@@ -233,3 +233,13 @@ def verify_cmd(
         if not json_out:
             console.print(f"[red]verification failed: {failed.name if failed else 'unknown'}[/red]")
         raise typer.Exit(1)
+    if not json_out and _isolation(report.statement) != "bwrap":
+        console.print(
+            "[yellow]isolation: development — not an enclave: the replay behind this "
+            "certificate ran without the enclave's wall[/yellow]"
+        )
+
+
+def _isolation(statement: dict[str, Any] | None) -> str | None:
+    environment = ((statement or {}).get("predicate") or {}).get("environment") or {}
+    return environment.get("isolation") if isinstance(environment, dict) else None
