@@ -96,6 +96,19 @@ def project() -> Iterator[Path]:
         shutil.rmtree(base)
 
 
+def _review(specimen: str) -> AuditRequest:
+    """A two-sample REPLACE audit of the plain replay agent's lookup."""
+    return AuditRequest(
+        specimen_id=specimen,
+        intervention=Intervention(
+            Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=0.2
+        ),
+        purpose="boundary review",
+        requester="test",
+        samples=2,
+    )
+
+
 def _sandbox(scratch_root: Path, **options: Any) -> Sandbox:
     return Sandbox(scratch_root=scratch_root, limits=LIMITS, **options)
 
@@ -376,15 +389,7 @@ def test_missing_bubblewrap_refuses_the_audit(tmp_path: Path) -> None:
     runtime = Runtime.open(Home.init(tmp_path / "home"))
     try:
         specimen = replay_agents.capture_specimen(runtime, replay_agents.PLAIN_AGENT)
-        request = AuditRequest(
-            specimen_id=specimen,
-            intervention=Intervention(
-                Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=0.2
-            ),
-            purpose="boundary review",
-            requester="test",
-            samples=2,
-        )
+        request = _review(specimen)
         with pytest.raises(SandboxUnavailable) as info:
             run_audit(runtime, request, now=_now())
         assert "bubblewrap" in str(info.value) and "\n" not in str(info.value)
@@ -500,15 +505,7 @@ def test_disarmed_tripwire_is_never_claimed_in_a_certificate(tmp_path: Path) -> 
         specimen = replay_agents.capture_specimen(
             runtime, boundary_agents.DISARM_AGENT, replay_agents.baseline_inputs(path=str(target))
         )
-        request = AuditRequest(
-            specimen_id=specimen,
-            intervention=Intervention(
-                Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=0.2
-            ),
-            purpose="boundary review",
-            requester="test",
-            samples=2,
-        )
+        request = _review(specimen)
         outcome = run_audit(runtime, request, now=_now(), limits=LIMITS)
         assert not target.exists()
         if outcome.certificate_path is not None:

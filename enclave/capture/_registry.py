@@ -52,17 +52,16 @@ def reference_of(agent: AgentSpec) -> str | None:
     """``module:attribute`` under which ``agent`` is importable, if it is."""
     module_name = agent.function.__module__
     module = sys.modules.get(module_name)
-    for attr, value in vars(module).items() if module is not None else ():
+    if module is None:
+        return None
+    for attr, value in vars(module).items():
         if value is agent and not attr.startswith("_"):
             return f"{module_name}:{attr}"
     return None
 
 
 def recorded_reference(agent: Mapping[str, Any]) -> str:
-    """How to load the agent a manifest names: its entry point when one is registered
-    under that name, else the import reference recorded at capture (``module:attr``)."""
-    name = str(agent.get("name", ""))
+    """How to load the agent a manifest names: the import reference recorded at capture
+    (``module:attr``, the same target an entry point names), else its registered name."""
     ref = agent.get("ref")
-    if name in available_agents() or not isinstance(ref, str):
-        return name
-    return ref
+    return ref if isinstance(ref, str) else str(agent.get("name", ""))
