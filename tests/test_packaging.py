@@ -130,7 +130,11 @@ def test_server_extension_loads_without_the_widget_stack() -> None:
 
 @pytest.mark.parametrize(
     "argv",
-    [["audit"], ["audit", "sp-x", "--samples", "many", "--purpose", "p"], ["no-such-command"]],
+    [
+        ["audit"],
+        ["audit", "sp-x", "--samples", "many-CANARY-7f1", "--purpose", "p"],
+        ["no-such-command-CANARY-7f1"],
+    ],
     ids=["missing-argument", "malformed-option", "unknown-command"],
 )
 def test_usage_errors_are_one_line_with_exit_2(argv: list[str], tmp_path: Path) -> None:
@@ -143,6 +147,7 @@ def test_usage_errors_are_one_line_with_exit_2(argv: list[str], tmp_path: Path) 
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+    assert "CANARY-7f1" not in done.stderr  # what was typed is not echoed
 
 
 def test_schema_checks_load_no_iri_grammar() -> None:

@@ -89,6 +89,17 @@ def exit_code(exc: BaseException) -> int:
     return 70
 
 
+def _usage_message(exc: Any) -> str:
+    """click's text for a usage error, unless it would echo what was typed: a bad value
+    is named by its option only, an unknown command not at all."""
+    if type(exc).__name__ == "MissingParameter":
+        return str(exc.format_message())  # names the parameter; holds no value
+    param = getattr(exc, "param", None)
+    if param is not None and getattr(param, "opts", None):
+        return f"invalid value for {'/'.join(param.opts)}"
+    return "not a valid command line (see --help)"
+
+
 def main() -> None:
     try:
         # standalone_mode=False: click *returns* a command's exit code instead of raising
@@ -106,7 +117,7 @@ def main() -> None:
     except Exception as exc:  # noqa: BLE001 - the outermost edge: no traceback, no content
         # usage errors (a missing or malformed option) are typer's own click exceptions
         if isinstance(exc, typer.TyperException) and hasattr(exc, "format_message"):
-            sys.stderr.write(f"error: {exc.format_message()}\n")
+            sys.stderr.write(f"error: {_usage_message(exc)}\n")
             sys.exit(int(getattr(exc, "exit_code", 2)))
         sys.stderr.write(f"error: internal failure ({type(exc).__name__})\n")
         sys.exit(70)
