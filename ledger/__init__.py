@@ -15,21 +15,6 @@ from ._errors import (
     NotFound,
 )
 from ._lazy import deferred
-from ._records import (
-    AdapterInfo,
-    Classification,
-    EffectInfo,
-    EntryRecord,
-    FieldRecord,
-    LedgerPosition,
-    Retention,
-    RunStatus,
-    SpecimenRecord,
-    SpecimenSummary,
-    StepKind,
-    StepRecord,
-    VerifyReport,
-)
 
 if TYPE_CHECKING:  # deferred below: a replay worker or a command must start without them
     from ._canonical import MAX_SAFE_INTEGER, canonical_digest, canonical_json, loads
@@ -37,6 +22,21 @@ if TYPE_CHECKING:  # deferred below: a replay worker or a command must start wit
     from ._engine import make_engine
     from ._head import read_saved_head
     from ._ledger import Ledger, utc_clock
+    from ._records import (
+        AdapterInfo,
+        Classification,
+        EffectInfo,
+        EntryRecord,
+        FieldRecord,
+        LedgerPosition,
+        Retention,
+        RunStatus,
+        SpecimenRecord,
+        SpecimenSummary,
+        StepKind,
+        StepRecord,
+        VerifyReport,
+    )
     from ._summaries import read_summaries
 __getattr__ = deferred(
     __name__,
@@ -53,6 +53,19 @@ __getattr__ = deferred(
         "Ledger": "._ledger",
         "utc_clock": "._ledger",
         "read_summaries": "._summaries",
+        "AdapterInfo": "._records",
+        "Classification": "._records",
+        "EffectInfo": "._records",
+        "EntryRecord": "._records",
+        "FieldRecord": "._records",
+        "LedgerPosition": "._records",
+        "Retention": "._records",
+        "RunStatus": "._records",
+        "SpecimenRecord": "._records",
+        "SpecimenSummary": "._records",
+        "StepKind": "._records",
+        "StepRecord": "._records",
+        "VerifyReport": "._records",
     },
 )
 

@@ -37,14 +37,8 @@ from enclave.replay import AuditRequest, Intervention, RuntimeLedgerLookup, Stra
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
-# ``replay-enclave worker`` from this source tree (registered here if the CLI does not yet).
-WORKER_MAIN = (
-    "from enclave.cli import app, main\n"
-    "from enclave.cli import _worker_cmd\n"
-    "if not any(c.name == 'worker' for c in app.registered_commands):\n"
-    "    _worker_cmd.register(app)\n"
-    "main()\n"
-)
+# ``replay-enclave worker`` from this source tree.
+WORKER_MAIN = "from enclave.cli import main; main()\n"
 LEASE_SECONDS = 3
 CHAOS_AUDITS = 20
 CHAOS_KILLS = 50

@@ -113,6 +113,37 @@ def test_help_lists_exit_codes_and_loads_no_database_layer() -> None:
     assert "Exit codes:" in helped.stdout and "4 an audit ran and failed" in helped.stdout
 
 
+def test_root_help_imports_no_command_module() -> None:
+    code = (
+        "import sys\n"
+        "from enclave.cli import main\n"
+        "sys.argv = ['replay-enclave', '--help']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('enclave.cli.')), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr.strip() == "['enclave.cli._app', 'enclave.cli._commands']"
+    assert "specimens  Sealed specimens (metadata only)." in done.stdout
+
+
+def test_root_command_list_matches_each_commands_own_help() -> None:
+    import typer.main
+
+    from enclave.cli import app
+    from enclave.cli._commands import COMMANDS
+
+    root = typer.main.get_command(app)
+    for name, entry in COMMANDS.items():
+        command = root.get_command(None, name)  # type: ignore[attr-defined, arg-type]
+        assert command is not None and command.name == name
+        first = " ".join((command.help or "").split("\n\n")[0].split())
+        assert first == entry.help, name
+    assert root.get_command(None, "no-such-command") is None  # type: ignore[attr-defined, arg-type]
+
+
 def test_server_extension_loads_without_the_widget_stack() -> None:
     """IPython and ipywidgets made unimportable: the extension's entry point still loads."""
     code = (

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ledger import LedgerError
+from ledger._errors import LedgerError  # not the package front: it defines records
 
 from .._errors import BadInput, EnclaveError, InfrastructureError, Refused
 from .._home import Home, default_home
+from ._commands import LazyCommands
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -38,6 +39,7 @@ def command_group(help: str, **options: Any) -> typer.Typer:
 app = command_group(
     "Capture agent runs as sealed specimens, replay them in an enclave, certify the result.",
     name="replay-enclave",
+    cls=LazyCommands,
     epilog=(
         "Exit codes: 0 done; 1 a certificate failed verification; 2 bad input or a refusal; "
         "3 infrastructure trouble; 4 an audit ran and failed; 70 an internal fault."

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .._errors import BadInput
-from ._app import HomeOption, JsonOption, app, open_runtime
+from ._app import HomeOption, JsonOption, open_runtime
 from ._output import console, emit_json, pairs, rich_console, table
 
 if TYPE_CHECKING:  # the replay engine, signer and database load with the command
@@ -127,7 +127,6 @@ def show_outcome(outcome: AuditOutcome) -> None:
     pairs("audit result", data)
 
 
-@app.command("audit")
 def audit_cmd(
     specimen: Annotated[str, typer.Argument(help="Specimen id.")],
     purpose: Annotated[
@@ -192,7 +191,6 @@ def audit_cmd(
         raise typer.Exit(4)
 
 
-@app.command("verify")
 def verify_cmd(
     certificate: Annotated[Path, typer.Argument(help="A certificate file (DSSE JSON).")],
     home: HomeOption = None,

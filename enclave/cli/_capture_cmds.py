@@ -12,16 +12,13 @@ from ledger import LedgerPosition, NotFound, read_saved_head, read_summaries
 
 from .._errors import BadInput
 from .._home import Home, default_home
-from ._app import HomeOption, JsonOption, app, command_group, open_runtime
+from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._output import console, emit_json, pairs, table
 
 specimens_app = command_group("Sealed specimens (metadata only).")
 ledger_app = command_group("The evidence ledger.")
-app.add_typer(specimens_app, name="specimens")
-app.add_typer(ledger_app, name="ledger")
 
 
-@app.command()
 def init(home: HomeOption = None) -> None:
     """Create an enclave home (SQLite ledger, local keys, payload store)."""
     root = home or default_home()
@@ -30,7 +27,6 @@ def init(home: HomeOption = None) -> None:
     console.print(f"initialised enclave home at {created.root}")
 
 
-@app.command()
 def agents(json_out: JsonOption = False) -> None:
     """List registered agents (entry point group ``replay_enclave.agents``)."""
     from ..capture import available_agents
@@ -61,7 +57,6 @@ def read_input_file(path: Path) -> dict[str, Any]:
     return data
 
 
-@app.command("capture")
 def capture_cmd(
     agent: Annotated[str, typer.Argument(help="Agent name or module:attribute.")],
     input_file: Annotated[Path, typer.Option("--input", help="JSON: {tenant, seed, inputs}.")],
@@ -146,7 +141,8 @@ def specimens_list(
             "sealed_at",
             "erased",
         )
-        table("sealed specimens", columns, ([i[c] for c in columns] for i in items))
+        cells = ([i[c] for c in columns] for i in items)
+        table("sealed specimens", columns, cells, whole=("specimen_id", "highest_classification"))
 
 
 @specimens_app.command("show")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._home import Home, default_home
-from ._app import HomeOption, JsonOption, app
+from ._app import HomeOption, JsonOption
 from ._output import console, emit_json, rich_console, table
 
 if TYPE_CHECKING:  # the engine and the database load when the demo runs
@@ -126,7 +126,6 @@ def _row(title: str, outcome: AuditOutcome) -> dict[str, Any]:
     }
 
 
-@app.command()
 def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
     """Init a home, capture the three reference incidents, run five certified audits."""
     root = home or default_home()

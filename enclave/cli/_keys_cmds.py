@@ -7,12 +7,11 @@ from typing import Annotated
 import typer
 
 from .._errors import BadInput
-from ._app import HomeOption, app, command_group, open_runtime
+from ._app import HomeOption, command_group, open_runtime
 from ._capture_cmds import specimens_app
 from ._output import console
 
 keys_app = command_group("Key lifecycle: rotate, rewrap, trim.")
-app.add_typer(keys_app, name="keys")
 
 TenantOption = Annotated[str, typer.Option(help="Tenant whose key-encryption key to operate on.")]
 

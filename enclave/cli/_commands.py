@@ -1,0 +1,123 @@
+"""The root command's table of contents, loaded one command at a time.
+
+A command module is imported only when its command runs (or its own ``--help`` is
+asked for): ``replay-enclave specimens list`` must not pay for the replay engine's
+imports, nor for turning two dozen functions into click commands. The root's help is
+written from this table, so ``--help`` imports no command module at all. A test keeps
+each line here equal to its command's own docstring.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+import typer
+import typer.core
+import typer.main
+
+__all__ = ["COMMANDS", "LazyCommands"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    module: str  # under enclave.cli
+    attr: str  # a function (one command) or a Typer (a group)
+    help: str  # the first line of its help, for the root's command list
+    also: tuple[str, ...] = ()  # modules that add commands to the group
+
+    def load(self, name: str) -> typer.core.TyperCommand | typer.core.TyperGroup:
+        for extra in self.also:
+            importlib.import_module(f"enclave.cli.{extra}")
+        target = getattr(importlib.import_module(f"enclave.cli.{self.module}"), self.attr)
+        if isinstance(target, typer.Typer):
+            group = typer.main.get_group(target)
+            group.name = name
+            return group
+        holder = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+        holder.command(name, rich_help_panel=None)(target)
+        command = typer.main.get_command(holder)
+        assert isinstance(command, typer.core.TyperCommand)
+        return command
+
+
+COMMANDS: dict[str, Entry] = {
+    "audit": Entry(
+        "_audit_cmds",
+        "audit_cmd",
+        "Replay a specimen with one declared intervention and certify the comparison.",
+    ),
+    "verify": Entry(
+        "_audit_cmds",
+        "verify_cmd",
+        "Check a certificate's signature, statement, predicate schema and ledger linkage.",
+    ),
+    "init": Entry(
+        "_capture_cmds",
+        "init",
+        "Create an enclave home (SQLite ledger, local keys, payload store).",
+    ),
+    "agents": Entry(
+        "_capture_cmds",
+        "agents",
+        "List registered agents (entry point group ``replay_enclave.agents``).",
+    ),
+    "capture": Entry(
+        "_capture_cmds",
+        "capture_cmd",
+        "Run an agent live, capture every boundary crossing, and seal the specimen.",
+    ),
+    "demo": Entry(
+        "_demo",
+        "demo",
+        "Init a home, capture the three reference incidents, run five certified audits.",
+    ),
+    "serve": Entry(
+        "_service_cmds",
+        "serve",
+        "Run the HTTP service (REST under /api/v1, OpenAPI at /openapi.json).",
+    ),
+    "worker": Entry(
+        "_worker_cmd",
+        "worker",
+        "Claim and run audit jobs (prepare, replay batches, finalize) until stopped.",
+    ),
+    "specimens": Entry(
+        "_capture_cmds", "specimens_app", "Sealed specimens (metadata only).", also=("_keys_cmds",)
+    ),
+    "ledger": Entry("_capture_cmds", "ledger_app", "The evidence ledger."),
+    "keys": Entry("_keys_cmds", "keys_app", "Key lifecycle: rotate, rewrap, trim."),
+    "vault": Entry(
+        "_vault",
+        "app",
+        "Provision Vault/OpenBao (policies, AppRole roles, tenant keys) and run a dev server.",
+    ),
+    "analyst": Entry(
+        "_service_cmds", "analyst_app", "Analysts of the service and their bearer tokens."
+    ),
+    "policy": Entry(
+        "_service_cmds",
+        "policy_app",
+        "Intervention policies: draft -> validated -> active -> retired.",
+    ),
+}
+
+
+class LazyCommands(typer.core.TyperGroup):
+    """The root group: commands come from ``COMMANDS`` when they are named."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        if cmd_name not in self.commands:
+            self.commands[cmd_name] = entry.load(cmd_name)
+        return self.commands[cmd_name]
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, entry.help) for name, entry in COMMANDS.items()])
