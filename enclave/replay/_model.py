@@ -224,7 +224,9 @@ class RunResult:
     live_state_reads: tuple[tuple[str, str], ...] = ()  # (call_id, field) read after departure
     unverifiable_effects: tuple[str, ...] = ()  # call ids whose token cannot be re-verified
     unserved_effects: tuple[str, ...] = ()  # effects not served from the effect store
-    served: tuple[tuple[str, str], ...] = ()  # (call_id, how)
+    # (call_id, how) in call order; how: record | substitute | intervention | unservable
+    served: tuple[tuple[str, str], ...] = ()
+    unused: tuple[str, ...] = ()  # recorded call ids the run never consumed
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -237,6 +239,7 @@ class RunResult:
             "unverifiable_effects": list(self.unverifiable_effects),
             "unserved_effects": list(self.unserved_effects),
             "served": [list(x) for x in self.served],
+            "unused": list(self.unused),
         }
 
     @classmethod
@@ -251,4 +254,5 @@ class RunResult:
             unverifiable_effects=tuple(data.get("unverifiable_effects", ())),
             unserved_effects=tuple(data.get("unserved_effects", ())),
             served=tuple((str(a), str(b)) for a, b in data.get("served", ())),
+            unused=tuple(str(c) for c in data.get("unused", ())),
         )

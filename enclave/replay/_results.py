@@ -40,6 +40,9 @@ class Preparation:
     # sizes of the specimen's own vocabulary (``VocabularySize``): the disclosure bound's
     # inputs, fixed by the supervisor; absent in rows stored before it was recorded
     vocabulary: dict[str, int] | None = None
+    # per boundary name: did its declared substitute reproduce the recorded responses?
+    # {"checked": n, "faithful": bool}; None where not checked (rows stored before)
+    substitute_fidelity: dict[str, dict[str, Any]] | None = None
 
     @property
     def gate_passed(self) -> bool:
