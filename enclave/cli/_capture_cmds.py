@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ledger import LedgerPosition, NotFound, read_saved_head, read_summaries
+from ledger import read_summaries
 
 from .._errors import BadInput
 from .._home import Home, default_home
 from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._output import console, emit_json, pairs, table
+
+if TYPE_CHECKING:  # the hash-chain code loads with the commands that check it
+    from ledger import LedgerPosition
 
 specimens_app = command_group("Sealed specimens (metadata only).")
 ledger_app = command_group("The evidence ledger.")
@@ -152,6 +155,8 @@ def specimens_show(
     json_out: JsonOption = False,
 ) -> None:
     """Show one specimen: identities, digests, classifications and holes — never content."""
+    from ledger import NotFound
+
     with open_runtime(home) as runtime:
         try:
             record = runtime.ledger.get_specimen(specimen_id)
@@ -224,6 +229,8 @@ def ledger_verify(
     ] = None,
 ) -> None:
     """Verify the whole hash chain against a saved head; name the first bad index."""
+    from ledger import read_saved_head
+
     with open_runtime(home) as runtime:
         saved = _parse_head(head) if head else read_saved_head(runtime.home.head_path)
         report = runtime.ledger.verify(saved)
@@ -260,6 +267,8 @@ def ledger_head(home: HomeOption = None, json_out: JsonOption = False) -> None:
 
 
 def _parse_head(text: str) -> LedgerPosition:
+    from ledger import LedgerPosition
+
     index, sep, digest = text.partition(":")
     if not sep or not index.isdigit():
         raise BadInput("--head must look like INDEX:HASH")
