@@ -37,6 +37,7 @@ from enclave.capture import (
     capture,
     policy,
 )
+from enclave.capture._payload_codec import decode_payload
 from enclave.incidents import ALL, claims, procurement
 from ledger import NotFound, Retention, RunStatus, StepKind, canonical_json
 from tests.canary import (
@@ -276,13 +277,14 @@ def test_each_incident_round_trips_every_field(runtime: Runtime, incident: Any) 
     effects = {s.seq: s.effect for s in record.steps if s.effect is not None}
     assert set(identities) == {(seq, "identity", "/idempotency_token") for seq in effects}
     for (seq, _side, _path), token in identities.items():
-        sealed_digest = digester.digest(b"identity/idempotency_token:" + token)
+        canon = canonical_json(decode_payload(token))
+        sealed_digest = digester.digest(b"identity/idempotency_token:" + canon)
         assert effects[seq].idempotency_token == sealed_digest
     assert {(f.seq, f.side, f.path) for f in record.fields} == set(values)
     for f in record.fields:
         where = (f.seq, f.side, f.path)
         if f.retention is Retention.ENCRYPTED:
-            assert decrypted[where] == canonical_json(values[where]), where
+            assert decode_payload(decrypted[where]) == values[where], where
             assert f.payload_ref is not None
         if f.retention is Retention.WITHHELD:
             assert f.keyed_digest is None and f.payload_ref is None
@@ -413,7 +415,7 @@ def test_digest_only_field_has_keyed_digest_and_no_ciphertext(runtime: Runtime) 
     assert h.keyed_digest == digester.digest(canonical_json(f"{TEST_CANARY}-hash-only"))
     decrypted = decrypt_specimen(runtime, "t1", result.specimen_id)
     assert (h.seq, "response", "/h") not in decrypted
-    assert decrypted[(h.seq, "response", "/a")] == canonical_json(TEXT["text"])
+    assert decode_payload(decrypted[(h.seq, "response", "/a")]) == TEXT["text"]
     assert scan_tree(runtime.home.root, [TEST_CANARY]) == {}
 
 
@@ -493,8 +495,8 @@ def test_step_digest_is_the_keyed_digest_of_the_canonical_field_map(
     assert step.record.request_digest == digester.digest(canonical_json({}))
     assert {f.path for f in step.fields} == set(expected_map)
     decrypted = runtime.payloads.read_fields("t1", specimen, data_key=key)
-    assert decrypted == {
-        (0, "response", "/" + name): canonical_json(response[name])
+    assert {where: decode_payload(plain) for where, plain in decrypted.items()} == {
+        (0, "response", "/" + name): response[name]
         for name in present
         if declared[name] == "encrypted"
     }

@@ -35,6 +35,7 @@ from .._errors import BadInput
 from ..keys import TenantDigester
 from ..store import SpecimenWriter
 from ._context import Context, LiveCall
+from ._payload_codec import encode_payload
 from ._spec import AgentSpec, Answer, BoundarySpec, DeclaredField, policy
 
 __all__ = ["Recorder", "SpecError"]
@@ -144,7 +145,9 @@ class Recorder(Context):
                 ref = None
                 if rule.retention is Retention.ENCRYPTED:
                     ref = self._ref
-                    sealed.append((side, item.path, canon))
+                    # sealed as produced (float stays float, key order kept); the
+                    # canonical bytes are for the digest only
+                    sealed.append((side, item.path, encode_payload(value)))
             # positional: this runs for every field of every step
             records.append(
                 FieldRecord(
@@ -263,7 +266,7 @@ class Recorder(Context):
             canon = canonical_json(value)
         except CanonicalizationError:
             raise SpecError(f"step {seq}: an identity cannot be canonicalised") from None
-        sealed.append((IDENTITY_SIDE, "/" + name, canon))
+        sealed.append((IDENTITY_SIDE, "/" + name, encode_payload(value)))
         return self._digest(b"identity/" + name.encode() + b":" + canon)
 
     # -- Context ----------------------------------------------------------------------

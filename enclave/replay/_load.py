@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ledger import NotFound, RunStatus, SpecimenRecord, loads
+from ledger import NotFound, RunStatus, SpecimenRecord
 
 from .._errors import DecryptionFailed, GrantRefused, Refused
 from .._runtime import Runtime
 from ..capture._code_identity import check_code
+from ..capture._payload_codec import decode_payload
 from ._model import HOLE, RecordedStep, Trajectory
 
 __all__ = ["OpenedSpecimen", "open_specimen"]
@@ -95,7 +96,7 @@ def _erased(runtime: Runtime, specimen_id: str) -> bool:
 def _identity(fields: dict[tuple[int, str, str], bytes], seq: int, name: str, shown: Any) -> Any:
     """A step's run-time identity from its sealed frame; else the ledger's (declared) one."""
     plain = fields.get((seq, "identity", "/" + name))
-    return shown if plain is None else loads(plain)
+    return shown if plain is None else decode_payload(plain)
 
 
 def _trajectory(record: SpecimenRecord, fields: dict[tuple[int, str, str], bytes]) -> Trajectory:
@@ -106,7 +107,7 @@ def _trajectory(record: SpecimenRecord, fields: dict[tuple[int, str, str], bytes
         for f in step["fields"]:
             name = f["path"][1:]
             if f["retention"] == "encrypted":
-                value = loads(fields[(step["seq"], f["side"], f["path"])])
+                value = decode_payload(fields[(step["seq"], f["side"], f["path"])])
             elif f["retention"] == "digest":
                 value = dict(_DIGEST_ONLY)
             else:

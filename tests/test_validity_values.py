@@ -1,0 +1,119 @@
+"""Validity of interventions and of the values the agent sees at replay.
+
+Each known-answer test compares an audit's answer with the truth, computed by running
+the agent live with the intervention applied to the live answer
+(``tests.validity_values_agents.live_decision``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from enclave._home import Home
+from enclave._runtime import Runtime
+from enclave.capture import load_agent
+from enclave.replay import replay_run
+from enclave.replay._load import open_specimen
+from ledger import canonical_json
+from tests import replay_agents
+from tests import validity_values_agents as agents
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> Iterator[Runtime]:
+    rt = Runtime.open(Home.init(tmp_path / "home"))
+    yield rt
+    rt.close()
+
+
+def now() -> datetime:
+    return datetime.now(UTC) + timedelta(minutes=5)
+
+
+def opened(runtime: Runtime, specimen: str) -> Any:
+    return open_specimen(runtime, specimen, job_id="values-test", lease_seconds=60, now=now())
+
+
+def same_shape(a: Any, b: Any) -> bool:
+    """Equal, with identical types and key order at every level."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same_shape(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_shape(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float):
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return bool(a == b)
+
+
+# -- 1. payload values round-trip as the agent produced them --------------------------------
+
+_text = st.text(max_size=12).filter(lambda s: not any(0xD800 <= ord(c) < 0xE000 for c in s))
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.integers(min_value=-(2**53), max_value=2**53).map(float)  # integral floats
+    | _text
+)
+json_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_payload_codec_keeps_types_and_key_order(value: Any) -> None:
+    from enclave.capture._payload_codec import decode_payload, encode_payload
+
+    canonical_json(value)  # the capture accepts it
+    assert same_shape(decode_payload(encode_payload(value)), value)
+
+
+@settings(max_examples=100, deadline=None)
+@given(json_values)
+def test_payloads_sealed_before_still_decode(value: Any) -> None:
+    from enclave.capture._payload_codec import decode_payload
+    from ledger import loads
+
+    legacy = canonical_json(value)  # how a field was sealed before
+    assert decode_payload(legacy) == loads(legacy)
+
+
+def test_replay_serves_values_as_captured(runtime: Runtime) -> None:
+    specimen = replay_agents.capture_specimen(runtime, agents.SHAPE_AGENT)
+    step = opened(runtime, specimen).trajectory.step_by_call("main/quote#0")
+    live = agents._quote_answer({}).response
+    for name in ("amount", "ranking"):
+        assert same_shape(step.response[name], live[name]), name
+
+
+def test_baseline_of_a_type_and_order_sensitive_agent_reproduces(runtime: Runtime) -> None:
+    inputs = replay_agents.baseline_inputs()
+    truth = agents.live_decision(agents.SHAPE_AGENT, inputs, seed=5, change=agents.unchanged)
+    assert truth == "HIGH"  # float amount and "zeta" first: 0.2 + 0.3 + 0.3 + 0.1
+    specimen = replay_agents.capture_specimen(runtime, agents.SHAPE_AGENT, inputs, seed=5)
+    spec = opened(runtime, specimen)
+    run = replay_run(
+        trajectory=spec.trajectory,
+        agent=load_agent(spec.record.agent_name),
+        seed=5,
+        variant="baseline",
+        audit_time=now(),
+    )
+    assert run.failure is None, run.failure
+    assert run.layers is not None
+    assert run.layers["decision"] == truth
+    assert run.layers["score"] == pytest.approx(spec.trajectory.outcome["score"], abs=1e-12)
