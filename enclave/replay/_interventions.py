@@ -182,14 +182,18 @@ def apply_intervention(
             raise Refused("the agent declares no such revision point", code="unknown_revision")
         if identity not in point.alternatives:
             raise Refused("that revision is not one the agent declares", code="unknown_revision")
-        index = next((i for i, s in enumerate(steps) if s.name == point.call_name), None)
-        if index is None:
+        # every call of the point: a later, decisive call must not keep the recorded answer
+        indices = [i for i, s in enumerate(steps) if s.name == point.call_name]
+        if not indices:
             raise Refused(
                 "the specimen has no call for that revision point", code="unknown_revision"
             )
-        target = steps[index]
-        steps[index] = replace(target, resolved=identity, intervened=True, serve_by_substitute=True)
-        declared = (f"{target.call_id}#identity",)
+        target = steps[indices[0]]
+        for i in indices:
+            steps[i] = replace(
+                steps[i], resolved=identity, intervened=True, serve_by_substitute=True
+            )
+        declared = tuple(f"{trajectory.steps[i].call_id}#identity" for i in indices)
         original, counterfactual = target.resolved, identity
     else:
         assert intervention.call_id is not None
@@ -276,11 +280,11 @@ def _target_fields(
 
 
 def placebo_of(trajectory: Trajectory, applied: AppliedIntervention) -> Trajectory:
-    """The same departure point, with the target replaced by its own value."""
+    """The same departure point and the same marked steps (every call of a revision
+    point), each keeping its own recorded value or identity."""
     steps = []
-    for step in trajectory.steps:
-        if step.call_id == applied.target_call_id:
-            twin = next(s for s in applied.trajectory.steps if s.call_id == step.call_id)
+    for step, twin in zip(trajectory.steps, applied.trajectory.steps, strict=True):
+        if twin.intervened:
             step = replace(step, intervened=True, serve_by_substitute=twin.serve_by_substitute)
         steps.append(step)
     return Trajectory(trajectory.specimen_id, trajectory.agent, trajectory.seed, tuple(steps))
