@@ -1,25 +1,69 @@
-"""The ``ctx`` an agent is given: every boundary crossing, the clock and randomness.
+"""The ``ctx`` an agent is given: every boundary crossing, the clock, randomness, and the
+configuration and files it reads.
 
 Agents are plain functions ``(ctx, inputs) -> outcome``. At capture the context calls
 the live boundary and records it; at replay (``enclave.replay``) the same methods serve
-the record instead and never call ``live``. Agents must get time and randomness only
-from here so that a replay is deterministic.
+the record instead and never call ``live``. Agents must get time, randomness,
+environment variables and file contents only from here so that a replay is
+deterministic and the specimen holds everything the run depended on.
 """
 
 from __future__ import annotations
 
-import random
+import base64
+import hashlib
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
+from random import Random
 from typing import Any
 
-from ._spec import Answer, BoundarySpec
+from ledger import StepKind
+
+from ._spec import Answer, BoundarySpec, policy
 
 __all__ = ["Context", "LiveCall"]
 
 LiveCall = Callable[[Mapping[str, Any]], "Answer | Mapping[str, Any]"]
+
+# What ``ctx.env`` and ``ctx.read`` cross: tool calls of reserved names (``_spec``), whose
+# names, paths and contents are confidential content of the specimen.
+ENV = BoundarySpec(
+    kind=StepKind.TOOL,
+    name="env",
+    request={"name": policy("confidential")},
+    response={"value": policy("confidential")},
+)
+READ = BoundarySpec(
+    kind=StepKind.TOOL,
+    name="read",
+    request={"path": policy("confidential")},
+    # base64 of the bytes (canonical JSON holds no bytes); null: the file did not exist
+    response={"content": policy("confidential")},
+)
+
+
+def _live_env(request: Mapping[str, Any]) -> Mapping[str, Any]:
+    return {"value": os.environ.get(str(request["name"]))}
+
+
+def _live_read(request: Mapping[str, Any]) -> Mapping[str, Any]:
+    try:
+        with open(str(request["path"]), "rb") as fh:
+            content = fh.read()
+    except FileNotFoundError:
+        return {"content": None}
+    return {"content": base64.b64encode(content).decode("ascii")}
+
+
+def stream_seed(seed: int, stream: str | None) -> int:
+    """The seed of a run's random stream: the run's own seed, or for a named sub-stream
+    the big-endian integer of SHA-256 over ``f"{seed}/{name}"`` in UTF-8."""
+    if stream is None:
+        return seed
+    return int.from_bytes(hashlib.sha256(f"{seed}/{stream}".encode()).digest(), "big")
 
 
 class Context(ABC):
@@ -28,6 +72,7 @@ class Context(ABC):
     def __init__(self) -> None:
         self._agent = "main"
         self._call_counts: dict[tuple[str, str], int] = {}
+        self._streams: dict[str | None, Random] = {}
 
     @property
     def agent(self) -> str:
@@ -64,5 +109,51 @@ class Context(ABC):
         """The time the run may use (recorded at capture, served at replay)."""
 
     @abstractmethod
-    def random(self) -> random.Random:
-        """A generator seeded from the run's seed (recorded, or the sample's seed)."""
+    def random(self, stream: str | None = None) -> Random:
+        """The run's random stream, or its sub-stream named ``stream``.
+
+        One stream per run: the first ``ctx.random()`` returns a generator seeded with
+        the run's seed (the recorded one at capture, the sample's at replay) and every
+        later call returns that same generator, so draws continue rather than repeat.
+        ``ctx.random("name")`` is a separate stream seeded from (run seed, name) — see
+        ``stream_seed`` — likewise created once and then shared. Each stream's creation
+        is one recorded ``random`` step, matched once at replay.
+        """
+
+    def _stream(
+        self, stream: str | None, seed: int, open_step: Callable[[dict[str, Any]], None]
+    ) -> Random:
+        """The named (or main) stream, created on first use after ``open_step`` recorded
+        or matched its ``random`` step (request ``{}`` or ``{"stream": name}``)."""
+        if stream is not None and (type(stream) is not str or not stream):
+            raise ValueError("a random stream is named by a non-empty string")
+        generator = self._streams.get(stream)
+        if generator is None:
+            derived = stream_seed(seed, stream)  # before the step: a bad name records nothing
+            open_step({} if stream is None else {"stream": stream})
+            generator = Random(derived)  # noqa: S311 - replayable jitter, not crypto
+            self._streams[stream] = generator
+        return generator
+
+    def env(self, name: str) -> str | None:
+        """An environment variable, recorded at capture and served from the record at
+        replay (the host's environment then is never read)."""
+        if type(name) is not str or not name:
+            raise ValueError("an environment variable is named by a non-empty string")
+        value = self.call(ENV, {"name": name}, live=_live_env)["value"]
+        if value is not None and type(value) is not str:
+            raise ValueError("the recorded environment value is not text")
+        return value
+
+    def read(self, path: str | os.PathLike[str]) -> bytes:
+        """A file's bytes, recorded at capture and served from the record at replay.
+        A file that did not exist raises ``FileNotFoundError`` at capture and replay."""
+        path = os.fspath(path)
+        if type(path) is not str or not path:
+            raise ValueError("a file is read by a non-empty text path")
+        content = self.call(READ, {"path": path}, live=_live_read)["content"]
+        if content is None:
+            raise FileNotFoundError("no such file (as recorded at capture)")
+        if type(content) is not str:
+            raise ValueError("the recorded file content is not base64 text")
+        return base64.b64decode(content, validate=True)

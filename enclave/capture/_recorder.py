@@ -34,7 +34,7 @@ from ledger import (
 from .._errors import BadInput
 from ..keys import TenantDigester
 from ..store import SpecimenWriter
-from ._context import Context, LiveCall
+from ._context import ENV, READ, Context, LiveCall
 from ._payload_codec import encode_payload
 from ._spec import AgentSpec, Answer, BoundarySpec, DeclaredField, policy
 
@@ -43,13 +43,16 @@ __all__ = ["Recorder", "SpecError"]
 _CLOCK = BoundarySpec(
     kind=StepKind.CLOCK, name="clock", request={}, response={"time": policy("internal")}
 )
-_RANDOM = BoundarySpec(
-    kind=StepKind.RANDOM, name="random", request={}, response={"seed": policy("internal")}
+_RANDOM = BoundarySpec(  # one step per stream: request {} (the run's) or {"stream": name}
+    kind=StepKind.RANDOM,
+    name="random",
+    request={"stream": policy("internal")},
+    response={"seed": policy("internal")},
 )
 
 _ABSENT: Any = object()  # a declared field the step did not carry (None is a value)
 IDENTITY_SIDE = "identity"  # payload-store side of run-time identities (alias, token...)
-_BUILT_IN = {(s.kind, s.name): s for s in (_CLOCK, _RANDOM)}
+_BUILT_IN = {(s.kind, s.name): s for s in (_CLOCK, _RANDOM, ENV, READ)}
 
 
 class SpecError(BadInput):
@@ -291,6 +294,8 @@ class Recorder(Context):
             self.record(_CLOCK, {}, Answer(response={"time": iso(self._now)}), alias=None)
         return self._now
 
-    def random(self) -> random.Random:
-        self.record(_RANDOM, {}, Answer(response={"seed": self._seed}), alias=None)
-        return random.Random(self._seed)  # noqa: S311 - replayable jitter, not crypto
+    def random(self, stream: str | None = None) -> random.Random:
+        def open_step(request: dict[str, Any]) -> None:
+            self.record(_RANDOM, request, Answer(response={"seed": self._seed}), alias=None)
+
+        return self._stream(stream, self._seed, open_step)

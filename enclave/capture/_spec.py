@@ -110,6 +110,10 @@ class BoundarySpec:
     # shown in clear when used; any other alias or resolved identity is a keyed digest
     aliases: tuple[str, ...] = ()
     identities: tuple[str, ...] = ()
+    # effect boundaries whose results this boundary's responses depend on (a readback of
+    # the state an effect wrote): replay serves such a response from the record only while
+    # those effects happened exactly as recorded
+    reads_after: tuple[str, ...] = ()
     request_fields: tuple[DeclaredField, ...] = field(init=False, repr=False, compare=False)
     response_fields: tuple[DeclaredField, ...] = field(init=False, repr=False, compare=False)
 
@@ -121,6 +125,10 @@ class BoundarySpec:
                 isinstance(v, str) and v for v in declared
             ):
                 raise ValueError("declared aliases and identities are tuples of names")
+        if not isinstance(self.reads_after, tuple) or not all(
+            isinstance(v, str) and v for v in self.reads_after
+        ):
+            raise ValueError("reads_after is a tuple of effect boundary names")
         if self.kind is StepKind.EFFECT and not self.side_effecting:
             object.__setattr__(self, "side_effecting", True)
         object.__setattr__(self, "request_fields", declared_fields(self.request))
@@ -137,6 +145,10 @@ class RevisionPoint:
 
     call_name: str
     alternatives: tuple[str, ...]
+
+
+# boundaries every context provides (``ctx.env``, ``ctx.read``): an agent may not declare them
+RESERVED_NAMES = frozenset({"env", "read"})
 
 
 @dataclass(frozen=True)
@@ -164,6 +176,11 @@ class AgentSpec:
                 raise ValueError("declared scopes and code modules are tuples of names")
         if any("/" in name or "#" in name for name in self.scopes):
             raise ValueError("a scope name may not hold '/' or '#' (they delimit call ids)")
+        if any(b.name in RESERVED_NAMES for b in self.boundaries):
+            raise ValueError("boundary names env and read are reserved (ctx.env, ctx.read)")
+        effects = {b.name for b in self.boundaries if b.side_effecting}
+        if any(set(b.reads_after) - effects for b in self.boundaries):
+            raise ValueError("reads_after must name effect boundaries the agent declares")
 
     def boundary(self, name: str) -> BoundarySpec:
         for spec in self.boundaries:

@@ -3,22 +3,35 @@
 Invariants:
 
 1. ``live`` callables are never called. Every call is served from the record, from the
-   boundary's declared deterministic substitute, or not at all (``Unservable``).
+   boundary's declared deterministic substitute, or not at all (``Unservable``). A
+   boundary named in ``unfaithful`` (its substitute did not reproduce the record, see
+   ``_fidelity``) counts as having no substitute.
 2. Before the *departure point* (the intervened call, or the first draw of randomness
    when the sample's seed differs from the recorded one) calls are matched by position,
    kind, name, call id and canonical request; any mismatch is a ``DivergenceError``.
 3. After it, a call whose (agent, name, request) matches an unconsumed recording is
-   served from the record; otherwise a substitute serves it, or the branch is unservable.
-4. Time is the recorded time; randomness is ``Random(seed)`` for the run's seed.
-5. Reads of live-state response fields after departure, effects whose idempotency token
-   can no longer be re-verified, and effects not served from the record are reported:
-   they decide the auditability class.
+   matched to it; otherwise a substitute serves it, or the branch is unservable.
+4. A matched step is served from its recorded response unless (a) the intervention
+   marks it ``serve_by_substitute`` (a revision swap: every call of the revision point,
+   before or after departure), or (b) its boundary ``reads_after`` effects and those
+   effects did not happen in this run exactly as recorded before it (same recorded
+   steps, same order, none skipped, none extra, none substituted). Then the substitute
+   serves it with the step's resolved identity, or the branch is unservable.
+5. Time is the recorded time; randomness is one stream per run seeded with the run's
+   seed, plus named sub-streams (``Context.random``); each stream creation matches one
+   recorded ``random`` step.
+6. Reads of live-state response fields after departure, effects whose idempotency token
+   can no longer be re-verified, and effects not served from the effect store (served by
+   a substitute, or not at all) are reported: they decide the auditability class.
+7. ``served`` says how each call was served, in call order (``record``,
+   ``intervention``, ``substitute``, ``unservable`` — the last written before the branch
+   ends); ``unused`` lists the recorded calls the run never matched.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -35,10 +48,12 @@ from ._errors import (
     Unservable,
 )
 from ._model import RecordedStep, RunResult, Trajectory, is_hole, layers_of
+from ._tracked import TrackedResponse
 
 __all__ = ["ReplayContext", "replay_run"]
 
 _NON_CALLS = {StepKind.INPUT.value, StepKind.OUTCOME.value}
+_RANDOM = StepKind.RANDOM.value
 
 
 def _canon(value: Mapping[str, Any]) -> bytes:
@@ -48,89 +63,6 @@ def _canon(value: Mapping[str, Any]) -> bytes:
         raise DivergenceError("a request cannot be canonicalised") from None
 
 
-class TrackedResponse(dict[str, Any]):
-    """A served response that notices reads of live-state fields and of holes.
-
-    Every ordinary way of reading a value counts as a read: indexing, ``get``, ``pop``,
-    ``setdefault``, and the wholesale ones — ``items()``, ``values()``, ``copy()``,
-    ``dict(r)``, ``{**r}``, ``r | other``, equality, ``repr``/``str``, pickling and
-    ``json.dumps`` — which read every field. (Overriding ``__iter__`` makes CPython's
-    dict merge go through ``__getitem__``; a copy can no longer launder a live-state
-    field or a withheld one.)
-    """
-
-    def __init__(self, data: Mapping[str, Any], *, on_read: Callable[[str], None]) -> None:
-        super().__init__(data)
-        self._on_read = on_read
-
-    def _read_all(self) -> None:
-        for key in dict.keys(self):
-            self._on_read(key)
-
-    def __getitem__(self, key: str) -> Any:
-        self._on_read(key)
-        return super().__getitem__(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(dict.keys(self))
-
-    def get(self, key: str, default: Any = None) -> Any:
-        if key in self:
-            return self[key]
-        return default
-
-    def pop(self, key: str, *default: Any) -> Any:
-        if key in self:
-            self._on_read(key)
-        return super().pop(key, *default)
-
-    def popitem(self) -> tuple[str, Any]:
-        item = super().popitem()
-        self._on_read(item[0])
-        return item
-
-    def setdefault(self, key: str, default: Any = None) -> Any:
-        if key in self:
-            return self[key]
-        return super().setdefault(key, default)
-
-    def items(self) -> Any:
-        self._read_all()
-        return super().items()
-
-    def values(self) -> Any:
-        self._read_all()
-        return super().values()
-
-    def copy(self) -> dict[str, Any]:
-        self._read_all()
-        return dict(super().items())
-
-    def __eq__(self, other: object) -> bool:
-        self._read_all()
-        return super().__eq__(other)
-
-    def __ne__(self, other: object) -> bool:
-        self._read_all()
-        return super().__ne__(other)
-
-    __hash__ = None
-
-    def __or__(self, other: Any) -> Any:
-        self._read_all()
-        return dict(super().items()) | other
-
-    def __ror__(self, other: Any) -> Any:
-        self._read_all()
-        return other | dict(super().items())
-
-    def __repr__(self) -> str:
-        self._read_all()
-        return super().__repr__()
-
-    __str__ = __repr__
-
-
 class ReplayContext(Context):
     def __init__(
         self,
@@ -138,14 +70,18 @@ class ReplayContext(Context):
         trajectory: Trajectory,
         seed: int,
         audit_time: datetime,
+        unfaithful: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         self._calls = [s for s in trajectory.steps if s.kind not in _NON_CALLS]
         self._seed = seed
         self._recorded_seed = trajectory.seed
         self._audit_time = audit_time
+        self._unfaithful = frozenset(unfaithful)
         self._cursor = 0
         self._consumed: set[int] = set()
+        # effects met so far, in order: (name, recorded seq if served from the record)
+        self._effects: list[tuple[str, int | None]] = []
         self.departed = False
         self.live_state_reads: list[tuple[str, str]] = []
         self.unverifiable: list[str] = []
@@ -154,6 +90,11 @@ class ReplayContext(Context):
         # (kind, response) of every served call, in order: the outcome's layers
         self.answers: list[tuple[str, dict[str, Any]]] = []
         self._time: datetime | None = None
+
+    @property
+    def unused(self) -> tuple[str, ...]:
+        """Recorded calls (not input or outcome) this run never matched, in record order."""
+        return tuple(s.call_id for s in self._calls if s.seq not in self._consumed)
 
     # -- matching -------------------------------------------------------------------
     def _expect(
@@ -181,6 +122,26 @@ class ReplayContext(Context):
                 return step
         return None
 
+    def _match(
+        self, kind: str, name: str, call_id: str, request: Mapping[str, Any]
+    ) -> RecordedStep | None:
+        """The recorded step this call stands for (consumed), or None after departure."""
+        if not self.departed:
+            return self._expect(kind, name, call_id, request)
+        return self._find_after_departure(kind, name, request)
+
+    def _world_as_recorded(self, spec: BoundarySpec, step: RecordedStep) -> bool:
+        """Did every effect this boundary reads after, recorded before ``step``, happen in
+        this run as that very recorded step, in the recorded order, and no other?"""
+        if not spec.reads_after:
+            return True
+        names = set(spec.reads_after)
+        recorded = [
+            s.seq for s in self._calls if s.side_effecting and s.name in names and s.seq < step.seq
+        ]
+        met = [seq for name, seq in self._effects if name in names]
+        return met == recorded
+
     def _track(self, step: RecordedStep) -> Callable[[str], None]:
         live = set(step.live_state)
 
@@ -197,6 +158,7 @@ class ReplayContext(Context):
 
     def _serve_recorded(self, step: RecordedStep, how: str) -> Mapping[str, Any]:
         if step.side_effecting:
+            self._effects.append((step.name, step.seq))
             if (
                 step.token_expires_at is not None
                 and datetime.fromisoformat(step.token_expires_at.replace("Z", "+00:00"))
@@ -207,14 +169,23 @@ class ReplayContext(Context):
         return TrackedResponse(step.response, on_read=self._track(step))
 
     def _substitute(
-        self, spec: BoundarySpec, request: Mapping[str, Any], resolved: str | None, call_id: str
+        self,
+        spec: BoundarySpec,
+        request: Mapping[str, Any],
+        resolved: str | None,
+        call_id: str,
+        how: str,
     ) -> Mapping[str, Any]:
-        if spec.substitute is None:
-            if spec.side_effecting and call_id not in self.unserved_effects:
+        if spec.side_effecting:  # whatever serves it, it is not the effect store
+            self._effects.append((spec.name, None))
+            if call_id not in self.unserved_effects:
                 self.unserved_effects.append(call_id)
-            raise Unservable(f"{call_id} has no recording and no declared substitute")
-        self.served.append((call_id, "substitute"))
-        return dict(spec.substitute(dict(request), resolved))
+        substitute = None if spec.name in self._unfaithful else spec.substitute
+        if substitute is None:
+            self.served.append((call_id, "unservable"))
+            raise Unservable(f"{call_id} cannot be served from the record or a substitute")
+        self.served.append((call_id, how))
+        return dict(substitute(dict(request), resolved))
 
     # -- Context --------------------------------------------------------------------
     def call(
@@ -234,42 +205,42 @@ class ReplayContext(Context):
 
     def _serve(self, spec: BoundarySpec, request: Mapping[str, Any]) -> Mapping[str, Any]:
         call_id = self._next_call_id(spec.name)
-        kind = spec.kind.value
-        if not self.departed:
-            step = self._expect(kind, spec.name, call_id, request)
-            if step.intervened:
-                self.departed = True
-                if step.serve_by_substitute:
-                    return self._substitute(spec, request, step.resolved, call_id)
-                return self._serve_recorded(step, "intervention")
-            return self._serve_recorded(step, "record")
-        found = self._find_after_departure(kind, spec.name, request)
-        if found is not None:
-            return self._serve_recorded(found, "record")
-        resolved = next((s.resolved for s in self._calls if s.name == spec.name), None)
-        return self._substitute(spec, request, resolved, call_id)
+        step = self._match(spec.kind.value, spec.name, call_id, request)
+        if step is None:  # after departure, a call the record does not hold
+            resolved = next((s.resolved for s in self._calls if s.name == spec.name), None)
+            return self._substitute(spec, request, resolved, call_id, "substitute")
+        how = "intervention" if step.intervened else "record"
+        if step.intervened:
+            self.departed = True
+        if step.serve_by_substitute:
+            return self._substitute(spec, request, step.resolved, step.call_id, how)
+        if not self._world_as_recorded(spec, step):
+            # the recorded answer depends on effects this run did not repeat exactly
+            return self._substitute(spec, request, step.resolved, step.call_id, "substitute")
+        return self._serve_recorded(step, how)
 
     def now(self) -> datetime:
         if self._time is None:
-            step = self._clock_step()
+            call_id = self._next_call_id("clock")
+            step = self._match(StepKind.CLOCK.value, "clock", call_id, {})
+            if step is None:
+                self.served.append((call_id, "unservable"))
+                raise Unservable("the replay asked for a time the record does not hold")
+            self.served.append((step.call_id, "record"))
             self._time = datetime.fromisoformat(str(step.response["time"]).replace("Z", "+00:00"))
         return self._time
 
-    def _clock_step(self) -> RecordedStep:
-        if not self.departed:
-            return self._expect(StepKind.CLOCK.value, "clock", self._next_call_id("clock"), {})
-        found = self._find_after_departure(StepKind.CLOCK.value, "clock", {})
-        if found is None:
-            raise Unservable("the replay asked for a time the record does not hold")
-        return found
+    def random(self, stream: str | None = None) -> random.Random:
+        return self._stream(stream, self._seed, self._open_stream)
 
-    def random(self) -> random.Random:
+    def _open_stream(self, request: dict[str, Any]) -> None:
         call_id = self._next_call_id("random")
-        if not self.departed:
-            self._expect(StepKind.RANDOM.value, "random", call_id, {})
-            if self._seed != self._recorded_seed:
-                self.departed = True  # a sample seed is a declared change of its own
-        return random.Random(self._seed)  # noqa: S311 - replayable jitter, not crypto
+        was_departed = self.departed
+        step = self._match(_RANDOM, "random", call_id, request)
+        if not was_departed and self._seed != self._recorded_seed:
+            self.departed = True  # a sample seed is a declared change of its own
+        # a stream the record does not hold is still seeded deterministically from the run
+        self.served.append((call_id, "substitute") if step is None else (step.call_id, "record"))
 
 
 def _same_request(recorded: Mapping[str, Any], request: Mapping[str, Any]) -> bool:
@@ -288,11 +259,15 @@ def replay_run(
     seed: int,
     variant: str,
     audit_time: datetime,
+    unfaithful: frozenset[str] = frozenset(),
 ) -> RunResult:
     """Replay once. Branch failures become a ``RunResult`` with ``failure`` set to a
     code from ``RUN_FAILURES``: anything else the agent raises — whatever its class, code
-    or text — is ``agent_error``. ``failure_detail`` stays in the worker."""
-    ctx = ReplayContext(trajectory=trajectory, seed=seed, audit_time=audit_time)
+    or text — is ``agent_error``. ``failure_detail`` stays in the worker. Boundaries in
+    ``unfaithful`` are served without their substitute (``check_substitutes``)."""
+    ctx = ReplayContext(
+        trajectory=trajectory, seed=seed, audit_time=audit_time, unfaithful=unfaithful
+    )
     try:
         outcome = agent.function(ctx, dict(trajectory.inputs))
         if not isinstance(outcome, Mapping):
@@ -317,4 +292,5 @@ def replay_run(
         unverifiable_effects=tuple(ctx.unverifiable),
         unserved_effects=tuple(ctx.unserved_effects),
         served=tuple(ctx.served),
+        unused=ctx.unused,
     )
