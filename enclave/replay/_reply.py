@@ -53,6 +53,7 @@ FAILURE_REASONS: frozenset[str] = (
     RUN_FAILURES
     | SANDBOX_REASONS
     | {ReplyInvalid.code, ValueOutOfRange.code, "lineage_mismatch", "apparatus_fault"}
+    | {"unstable"}
 )
 
 _RUN_KEYS = frozenset(

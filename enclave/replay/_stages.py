@@ -17,6 +17,7 @@ kept; a refused reply fails the audit with the refusal's code (``worker_reply_in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -40,11 +41,22 @@ from ._request import AuditRequest
 from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary, seeds_of
 from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide
 
-__all__ = ["finalize_audit", "prepare_audit", "run_sample_batch", "WORKER_HANDLER"]
+__all__ = [
+    "finalize_audit",
+    "prepare_audit",
+    "repeat_seeds",
+    "run_sample_batch",
+    "WORKER_HANDLER",
+]
 
 WORKER_HANDLER = "enclave.replay._worker_entry:handle"
 # Our own modules, imported before the tripwire arms; agent modules load after it.
 WORKER_PRELOAD = ("enclave.replay._worker_entry",)
+# Share of a batch replayed on a second fresh worker (see repeat_seeds): one sample in
+# twenty costs a worker start and 5% more runs, and a dependence on the worker process
+# that shows on every seed (an address, a start time) is caught by any one of them.
+REPEAT_FRACTION = 0.05
+UNSTABLE = "unstable"  # a sample differed on the second worker
 BATCH_SEEDS = 200  # paired samples per worker call: progress granularity, bounded replies
 CONTAMINATED = "the replay worker was contaminated"
 REFUSED = "the replay worker's reply was refused"
@@ -198,6 +210,16 @@ def prepare_audit(
     )
 
 
+def repeat_seeds(seeds: Sequence[int]) -> list[int]:
+    """The seeds a batch replays again on a second fresh worker: ``REPEAT_FRACTION`` of
+    them, at least one, evenly spaced over the batch (the first always among them), so
+    the choice depends on the audit's seeds only."""
+    if not seeds:
+        return []
+    count = max(1, math.ceil(REPEAT_FRACTION * len(seeds)))
+    return [int(seeds[i * len(seeds) // count]) for i in range(count)]
+
+
 def run_sample_batch(
     runtime: Runtime,
     request: AuditRequest,
@@ -211,36 +233,59 @@ def run_sample_batch(
     lease_seconds: int = 300,
     progress: Any = None,
 ) -> BatchResult:
+    """Replay ``seeds`` in one isolated worker (every run a fresh process), then
+    :func:`repeat_seeds` of them on a second fresh worker: a sample that comes out
+    otherwise there depends on something that differs between worker processes, and
+    the batch fails ``unstable`` rather than report it."""
     del audit_id  # the job id names the grant; the audit id is in the job's lineage
     opened, applied, placebo = _open(
         runtime, request, job_id=job_id, now=now, lease_seconds=lease_seconds
     )
-    samples: list[SampleSummary] = []
     vocabulary = Vocabulary.of(opened.trajectory)
+    failure: str | None = None
     try:
         sandbox = _start(runtime, isolation, limits)
-        with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
-            _load_worker(worker, opened, applied, placebo, now)
-            for start in range(0, len(seeds), BATCH_SEEDS):
-                chunk = [int(s) for s in seeds[start : start + BATCH_SEEDS]]
-                reply = worker.call({"op": "samples", "seeds": chunk})
-                samples.extend(parse_samples(reply, chunk, vocabulary))
-                if progress:
-                    progress(len(chunk))
-    except (Contaminated, ReplyRefused) as exc:
-        return BatchResult(
-            job_id=job_id,
-            seeds=tuple(seeds),
-            samples=(),
-            grant=_grant(opened, lease_seconds),
-            failure=exc.reason if isinstance(exc, Contaminated) else exc.code,
+        samples = _sample_worker(
+            sandbox, opened, applied, placebo, now, seeds, vocabulary, progress
         )
+        again = repeat_seeds(seeds)
+        repeated = _sample_worker(sandbox, opened, applied, placebo, now, again, vocabulary)
+    except (Contaminated, ReplyRefused) as exc:
+        failure = exc.reason if isinstance(exc, Contaminated) else exc.code
+    else:
+        by_seed = {s.seed: s for s in samples}
+        if any(by_seed.get(s.seed) != s for s in repeated):
+            failure = UNSTABLE
     return BatchResult(
         job_id=job_id,
         seeds=tuple(seeds),
-        samples=tuple(samples),
+        samples=() if failure else tuple(samples),
         grant=_grant(opened, lease_seconds),
+        failure=failure,
     )
+
+
+def _sample_worker(
+    sandbox: Sandbox,
+    opened: OpenedSpecimen,
+    applied: AppliedIntervention,
+    placebo: Trajectory,
+    now: datetime,
+    seeds: Sequence[int],
+    vocabulary: Vocabulary,
+    progress: Any = None,
+) -> list[SampleSummary]:
+    """``seeds``' paired samples from one fresh worker."""
+    samples: list[SampleSummary] = []
+    with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
+        _load_worker(worker, opened, applied, placebo, now)
+        for start in range(0, len(seeds), BATCH_SEEDS):
+            chunk = [int(s) for s in seeds[start : start + BATCH_SEEDS]]
+            reply = worker.call({"op": "samples", "seeds": chunk})
+            samples.extend(parse_samples(reply, chunk, vocabulary))
+            if progress:
+                progress(len(chunk))
+    return samples
 
 
 def finalize_audit(

@@ -1,71 +1,93 @@
-"""What runs inside the isolated worker: load one job's trajectories, replay runs.
+"""What runs inside the isolated worker: hold one job's trajectories, replay runs.
 
-The worker is untrusted (it executes agent code); it holds plaintext only for the one
-specimen it was sent, and answers over its inherited socket in the closed reply schema
-of ``_reply`` with run results (``run``: the baseline gate) or with paired samples
-already reduced to ``SampleSummary`` metadata (``samples``: baseline, intervened and
-placebo per seed). Agent code runs in this process and may patch anything here: the
-supervisor validates every reply (``_reply.parse_*``), it does not trust this module.
+This handler runs in the worker's template process (``enclave.sandbox``), which never
+imports agent code: every replayed run is ``fresh(...)`` — a process forked from the
+template for that run alone, importing the agent and replaying once — so no run starts
+from state an earlier run left. ``load`` keeps the trajectories here (and imports the
+agent once in a run of its own, so that a failing import fails the load); ``run`` replays
+runs (the baseline gate); ``samples`` replays baseline, intervened and placebo for each
+seed, each in its own process, and reduces them here to ``SampleSummary`` metadata.
+
+What a run's process sends back is untrusted (it ran agent code): ``_fresh_run`` rebuilds
+it before anything here uses it, and the supervisor validates every reply of this
+handler in the closed schema of ``_reply`` as well. An operation that runs agent code is
+one more entry in ``_OPERATIONS`` that calls ``fresh``.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from ..capture import AgentSpec, load_agent
-from ._engine import replay_run
-from ._model import Trajectory
+from ._fresh_run import agent_target, load_only, replay_child, result_from_child
+from ._model import RunResult, Trajectory
 from ._reply import run_wire
 from ._verdict import summarize_seed
 
 __all__ = ["handle"]
 
+#: Runs ``fn`` in a fresh process forked from the template; returns what it sent.
+Fresh = Callable[[Callable[[], dict[str, Any]]], dict[str, Any]]
+Operation = Callable[[dict[str, Any], Fresh], dict[str, Any]]
+ARMS = ("baseline", "intervened", "placebo")
+
 _job: dict[str, Any] = {}
 
 
-def handle(request: dict[str, Any]) -> dict[str, Any]:
-    op = request.get("op")
-    if op == "load":
-        _job.clear()
-        # compile the agent's modules from their sources, the files the code identity
-        # covers: a byte-code file planted beside them would otherwise run instead
-        sys.dont_write_bytecode = True
-        sys.pycache_prefix = "/nonexistent-pycache"  # looked in, never found, never made
-        _job["agent"] = load_agent(str(request["agent"]))
-        _job["variants"] = {
-            name: Trajectory.from_dict(data) for name, data in request["trajectories"].items()
-        }
-        _job["audit_time"] = datetime.fromisoformat(str(request["audit_time"]))
-        return {"loaded": sorted(_job["variants"])}
-    if op == "run":
-        agent: AgentSpec = _job["agent"]
-        results = [
-            run_wire(
-                replay_run(
-                    trajectory=_job["variants"][run["variant"]],
-                    agent=agent,
-                    seed=int(run["seed"]),
-                    variant=str(run["variant"]),
-                    audit_time=_job["audit_time"],
-                )
-            )
-            for run in request["runs"]
-        ]
-        return {"results": results}
-    if op == "samples":
-        # whole paired samples, reduced here: only metadata crosses back to the supervisor
-        agent, variants, when = _job["agent"], _job["variants"], _job["audit_time"]
-        recorded = variants["baseline"].outcome.get("decision")
-        samples = []
-        for seed in request["seeds"]:
-            runs = [
-                replay_run(
-                    trajectory=variants[v], agent=agent, seed=int(seed), variant=v, audit_time=when
-                )
-                for v in ("baseline", "intervened", "placebo")
-            ]
-            samples.append(summarize_seed(*runs, recorded_decision=recorded).to_dict())
-        return {"samples": samples}
-    raise ValueError("unknown operation")
+def _load(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
+    _job.clear()
+    # runs compile the agent's modules from their sources, the files the code identity
+    # covers: a byte-code file planted beside them would otherwise run instead
+    sys.dont_write_bytecode = True
+    sys.pycache_prefix = "/nonexistent-pycache"  # looked in, never found, never made
+    target = agent_target(str(request["agent"]))
+    _job["target"] = target
+    _job["variants"] = {
+        name: Trajectory.from_dict(data) for name, data in request["trajectories"].items()
+    }
+    _job["audit_time"] = datetime.fromisoformat(str(request["audit_time"]))
+    fresh(functools.partial(load_only, target))
+    return {"loaded": sorted(_job["variants"])}
+
+
+def _replay(fresh: Fresh, variant: str, seed: int) -> RunResult:
+    """One run of ``variant`` on ``seed`` in a process of its own."""
+    reply = fresh(
+        functools.partial(
+            replay_child,
+            target=_job["target"],
+            trajectory=_job["variants"][variant],
+            seed=seed,
+            variant=variant,
+            audit_time=_job["audit_time"],
+        )
+    )
+    return result_from_child(reply, seed=seed, variant=variant)
+
+
+def _run(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
+    runs = [(str(run["variant"]), int(run["seed"])) for run in request["runs"]]
+    return {"results": [run_wire(_replay(fresh, variant, seed)) for variant, seed in runs]}
+
+
+def _samples(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
+    # whole paired samples, reduced here: only metadata crosses back to the supervisor
+    recorded = _job["variants"]["baseline"].outcome.get("decision")
+    samples = []
+    for seed in map(int, request["seeds"]):
+        runs = [_replay(fresh, variant, seed) for variant in ARMS]
+        samples.append(summarize_seed(*runs, recorded_decision=recorded).to_dict())
+    return {"samples": samples}
+
+
+_OPERATIONS: dict[str, Operation] = {"load": _load, "run": _run, "samples": _samples}
+
+
+def handle(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
+    operation = _OPERATIONS.get(str(request.get("op")))
+    if operation is None:
+        raise ValueError("unknown operation")
+    return operation(request, fresh)

@@ -17,7 +17,12 @@ from outside, in the host's ``/proc``, before any agent code runs:
 6. every mount it sees is read-only except the scratch tmpfs, ``/proc`` and device
    nodes, and the kernel-settings directories of ``/proc`` are masked read-only
    (bubblewrap);
-7. the kernel's soft limits for it equal the rlimits it reports.
+7. the kernel's soft limits for it equal the rlimits it reports;
+8. its process environment (``/proc/PID/environ``, what the interpreter read at
+   start-up) is exactly the one launched — the fixed hash seed included — and it
+   reports starting every run as a fresh fork of itself (``run_state``), under a
+   seccomp filter that allows that plain fork and nothing else of the kind (the
+   ``ready`` frame is trusted code's, as in 5).
 
 Any mismatch refuses the worker (:class:`SandboxUnavailable`): a certificate must
 claim only layers that held. The environment record lists those layers by name in
@@ -57,6 +62,7 @@ _BWRAP_LAYERS = (
     "uid_65534_in_user_namespace",
     "no_capabilities",
 )
+_RUN_STATE = "fork-per-run"
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,9 @@ class Launch:
             "seccomp": self.seccomp,
             "rlimits": _expected_rlimits(self.limits),
             "wall_seconds": float(self.limits.wall_seconds),
+            "run_state": _RUN_STATE,
+            "hash_seed": None,
+            "process_environment": [],
         }
 
 
@@ -177,7 +186,21 @@ def _check_bwrap(pid: int, identity: dict[str, Any], status: dict[str, str]) -> 
     return host_uid
 
 
-def verify(launch: Launch, *, launcher_pid: int, ready: dict[str, Any]) -> dict[str, Any]:
+def _check_environ(pid: int, launched: dict[str, str]) -> None:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise _refuse("/proc/environ unreadable") from exc
+    entries = [item.partition(b"=") for item in raw.split(b"\0") if item]
+    found = {k.decode(errors="replace"): v.decode(errors="replace") for k, _, v in entries}
+    if found != launched or len(entries) != len(found):
+        raise _refuse("process environment")
+
+
+def verify(
+    launch: Launch, *, launcher_pid: int, ready: dict[str, Any], environ: dict[str, str]
+) -> dict[str, Any]:
     """Check a worker that sent ``ready``; return the environment record it earned."""
     identity = ready.get("identity")
     if not isinstance(identity, dict):
@@ -221,6 +244,8 @@ def verify(launch: Launch, *, launcher_pid: int, ready: dict[str, Any]) -> dict[
             "default": _seccomp.DEFAULT_ACTION,
             "allowed": len(_seccomp.ALLOWED),
             "killed": len(_seccomp.KILLED),
+            "template": "plain fork only (clone flags CHILD_SETTID|CHILD_CLEARTID|SIGCHLD)",
+            "runs": "a second filter per run: no process creation",
         }
     landlock = identity.get("landlock")
     if landlock != launch.landlock or (landlock and not no_new_privs):
@@ -230,6 +255,15 @@ def verify(launch: Launch, *, launcher_pid: int, ready: dict[str, Any]) -> dict[
         enforced["landlock"] = {"abi": landlock, "writes": "scratch only"}
     rlimits = _check_rlimits(pid, ready.get("rlimits"), launch.limits)
     layers += ["rlimits", "wall_clock_kill"]
+    _check_environ(pid, environ)
+    hash_seed = environ.get("PYTHONHASHSEED")
+    if ready.get("run_state") != _RUN_STATE or ready.get("hash_seed") != _int_or_none(hash_seed):
+        raise _refuse("run state")
+    layers.append("fresh_process_per_run")
+    enforced["fresh_process_per_run"] = {
+        "template": "trusted modules only, never agent code",
+        "scratch": "emptied after every run",
+    }
     enforced["rlimits"] = rlimits
     enforced["wall_clock_kill"] = {"seconds": float(launch.limits.wall_seconds)}
     return {
@@ -238,4 +272,10 @@ def verify(launch: Launch, *, launcher_pid: int, ready: dict[str, Any]) -> dict[
         "layers_in_force": layers,
         "enforced": enforced,
         "rlimits": rlimits,
+        "hash_seed": _int_or_none(hash_seed),
+        "process_environment": sorted(environ),
     }
+
+
+def _int_or_none(text: str | None) -> int | None:
+    return int(text) if text is not None and text.isdigit() else None

@@ -77,8 +77,10 @@ class WorkerHandle:
         scratch: Path,
         limits: SandboxLimits,
         launch: _checks.Launch,
+        environ: dict[str, str] | None = None,
     ) -> None:
         self._process = process
+        self._environ = dict(environ or {})
         self._sock = sock
         self._scratch = scratch
         self._limits = limits
@@ -190,7 +192,7 @@ class WorkerHandle:
             if message.get("type") != "ready":
                 raise SandboxUnavailable(f"{launcher} could not start the worker")
             self._environment = _checks.verify(
-                self._launch, launcher_pid=self._process.pid, ready=message
+                self._launch, launcher_pid=self._process.pid, ready=message, environ=self._environ
             )
             try:
                 message = _frames.recv(self._sock, deadline=deadline)

@@ -26,6 +26,13 @@ Invariants:
 4. ``clone3`` fails with ENOSYS (its flags live in memory the filter cannot read),
    so the C library falls back to ``clone``, whose flags the filter checks.
 5. Loading needs PR_SET_NO_NEW_PRIVS, set here first; both are irreversible.
+6. **The template's one exception.** The worker's template process, which runs no agent
+   code, loads :func:`program` with ``template=True``: it may also make a plain fork —
+   ``clone`` with exactly the flags the C library's ``fork()`` passes
+   (:data:`FORK_FLAGS`: the child's own tid bookkeeping and SIGCHLD, nothing shared) —
+   and load further filters (``prctl`` PR_SET_NO_NEW_PRIVS / PR_SET_SECCOMP, which can
+   only narrow). Each forked run loads the ordinary filter on top before any agent code
+   runs; filters stack and the strictest verdict wins, so a run can create no process.
 
 Elsewhere than Linux on x86-64 or AArch64, :func:`install` returns False.
 """
@@ -37,6 +44,8 @@ import errno
 import platform
 import struct
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from enclave.sandbox._syscalls import NUMBERS
 
@@ -102,6 +111,11 @@ _CLONE_THREAD = 0x00010000
 # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
 _CLONE_NEW_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000
 _CLONE_NEW_NAMESPACES |= 0x10000000 | 0x20000000 | 0x40000000
+_CLONE_CHILD_SETTID = 0x01000000
+_CLONE_CHILD_CLEARTID = 0x00200000
+_SIGCHLD = 17
+#: The only ``clone`` flags the template may pass besides threads: a plain ``fork()``.
+FORK_FLAGS = _CLONE_CHILD_SETTID | _CLONE_CHILD_CLEARTID | _SIGCHLD
 _AF_UNIX = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
@@ -134,8 +148,8 @@ def _null_arg(nr: int, index: int) -> list[Instruction]:
     ]
 
 
-def program(machine: str) -> list[Instruction]:
-    """The filter for ``machine`` as classic BPF instructions."""
+def program(machine: str, *, template: bool = False) -> list[Instruction]:
+    """The filter for ``machine`` as classic BPF instructions (``template``: invariant 6)."""
     nr = NUMBERS[machine]
     prog: list[Instruction] = [
         (_LD_ABS_W, 0, 0, _ARCH),
@@ -148,9 +162,11 @@ def program(machine: str) -> list[Instruction]:
     for name in ALLOWED[:3]:  # read, write, futex before any argument check
         prog += [(_JEQ, 0, 1, nr[name]), (_RET, 0, 0, _RET_ALLOW)]
     prog += [(_JEQ, 0, 1, nr["clone3"]), (_RET, 0, 0, _RET_ERRNO | errno.ENOSYS)]
-    prog += [  # clone: threads only, and never into new namespaces
-        (_JEQ, 0, 5, nr["clone"]),
+    fork = [(_JEQ, 0, 1, FORK_FLAGS), (_RET, 0, 0, _RET_ALLOW)] if template else []
+    prog += [  # clone: threads only (and the template's plain fork), never new namespaces
+        (_JEQ, 0, 5 + len(fork), nr["clone"]),
         (_LD_ABS_W, 0, 0, _arg_lo(0)),
+        *fork,
         (_JSET, 2, 0, _CLONE_NEW_NAMESPACES),
         (_JSET, 0, 1, _CLONE_THREAD),
         (_RET, 0, 0, _RET_ALLOW),
@@ -166,7 +182,8 @@ def program(machine: str) -> list[Instruction]:
     prog += _null_arg(nr["sendto"], 4)  # a plain send on a connected socket only
     prog += _null_arg(nr["prlimit64"], 2)  # reading limits is fine, setting them is not
     options: list[Instruction] = [(_LD_ABS_W, 0, 0, _arg_lo(0))]
-    for option in _PRCTL_OPTIONS:
+    narrowing = (_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP) if template else ()
+    for option in _PRCTL_OPTIONS + narrowing:
         options += [(_JEQ, 0, 1, option), (_RET, 0, 0, _RET_ALLOW)]
     options.append((_RET, 0, 0, _RET_ERRNO | errno.EPERM))
     prog += [(_JEQ, 0, len(options), nr["prctl"]), *options]
@@ -185,23 +202,43 @@ def supported() -> bool:
     return sys.platform == "linux" and platform.machine() in NUMBERS
 
 
-def install() -> bool:
-    """Load the filter on the calling process (irreversible). True on success."""
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+class _Loader:
+    """A filter built in advance; calling it loads the filter (irreversible)."""
+
+    def __init__(self, prog: list[Instruction] | None) -> None:
+        self._prctl: Any = None
+        if prog is None:
+            return
+        raw = b"".join(struct.pack("=HBBI", *ins) for ins in prog)
+        self._filters = ctypes.create_string_buffer(raw, len(raw))  # kept alive here
+        self._fprog = _SockFprog(len(prog), ctypes.addressof(self._filters))
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        prctl.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
+        prctl.restype = ctypes.c_int
+        self._prctl = prctl
+
+    def __call__(self) -> bool:
+        if self._prctl is None:
+            return False
+        if self._prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return False
+        address = ctypes.addressof(self._fprog)
+        return bool(self._prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, address, 0, 0) == 0)
+
+
+def prepare(*, template: bool = False) -> Callable[[], bool]:
+    """Build the filter now; return the call that loads it (True on success). A forked
+    run loads a filter its template prepared: two ``prctl`` calls, nothing built after
+    the fork."""
     if not supported():
-        return False
-    prog = program(platform.machine())
-    raw = b"".join(struct.pack("=HBBI", *ins) for ins in prog)
-    filters = ctypes.create_string_buffer(raw, len(raw))
+        return _Loader(None)
+    return _Loader(program(platform.machine(), template=template))
 
-    class _SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-    fprog = _SockFprog(len(prog), ctypes.addressof(filters))
-    libc = ctypes.CDLL(None, use_errno=True)
-    prctl = libc.prctl
-    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    prctl.restype = ctypes.c_int
-    if prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        return False
-    result: int = prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0)
-    return result == 0
+def install(*, template: bool = False) -> bool:
+    """Load the filter on the calling process (irreversible). True on success."""
+    return prepare(template=template)()

@@ -3,10 +3,12 @@
 Invariants:
 
 1. The worker is reached through one inherited ``socketpair`` end only; it gets no
-   other descriptor, an environment of four fixed variables (nothing of the
-   supervisor's: no ``VAULT_*``, ``BAO_*``, ``REPLAY_ENCLAVE_*`` or tokens — keys never
-   enter the worker), and /dev/null for its standard streams (its output could hold
-   payload).
+   other descriptor, the fixed environment of :func:`worker_environment` (nothing of
+   the supervisor's: no ``VAULT_*``, ``BAO_*``, ``REPLAY_ENCLAVE_*`` or tokens — keys
+   never enter the worker; and the same in every worker, hash seed included, so set
+   iteration order is too), and /dev/null for its standard streams (its output could
+   hold payload). The interpreter runs with ``-s -P -B`` rather than ``-I``: isolated
+   mode would ignore ``PYTHONHASHSEED``; the environment is the supervisor's own.
 2. Under bubblewrap the worker sees the minimal view of ``_fsview``; the enclave home
    (the directory holding ``scratch_root``, and ``$REPLAY_ENCLAVE_HOME``) is protected
    in it, and so is any directory carrying the home marker.
@@ -44,6 +46,21 @@ _BOOT = (
 
 
 _HOME_ENV = "REPLAY_ENCLAVE_HOME"
+#: The hash seed every worker runs with (recorded in the environment).
+HASH_SEED = 0
+
+
+def worker_environment(scratch: str) -> dict[str, str]:
+    """The whole process environment of a worker: only what Python and the C library
+    read, fixed (``scratch`` is ``/scratch`` under bubblewrap, which sets ``PWD`` to it
+    itself)."""
+    return {
+        "HOME": scratch,
+        "LC_ALL": "C.UTF-8",
+        "PWD": scratch,
+        "PYTHONHASHSEED": str(HASH_SEED),
+        "TMPDIR": scratch,
+    }
 
 
 def _repo_root() -> str:
@@ -139,7 +156,8 @@ class Sandbox:
             }
             argv = [
                 sys.executable,
-                "-I",
+                "-s",
+                "-P",
                 "-B",
                 "-c",
                 _BOOT,
@@ -149,7 +167,7 @@ class Sandbox:
             wrapped = self._layer.wrap(
                 argv, view=self._view, scratch_bytes=self._limits.scratch_bytes
             )
-            env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": inside, "TMPDIR": inside}
+            env = worker_environment(inside)
             process = subprocess.Popen(
                 wrapped,
                 stdin=subprocess.DEVNULL,
@@ -173,6 +191,7 @@ class Sandbox:
             scratch=Path(scratch),
             limits=self._limits,
             launch=self._launch,
+            environ=env,
         )
         handle._await_start()
         self._checked = handle.environment

@@ -1,6 +1,6 @@
-"""The worker process: the only place replayed agent code runs.
+"""The worker: a template process that runs every call's agent code in a fresh fork.
 
-Start-up, in this order, before any agent code is imported:
+Start-up of the template, in this order, before any agent code is imported:
 
 1. adopt the inherited socket (the sole channel to the supervisor);
 2. chdir into the fresh scratch directory; bytecode writing is off (``-B``);
@@ -12,13 +12,18 @@ Start-up, in this order, before any agent code is imported:
 4. pre-import ctypes (it opens the interpreter's own symbols at import time) and the
    supervisor's ``preload`` list of trusted project modules;
 5. confine writes to scratch with Landlock (where the kernel offers it), then load
-   the default-deny seccomp filter (where supported);
-6. arm the audit-hook tripwire (a diagnostic: it names a reason fast, it is not a wall);
-7. report ``ready`` — the rlimits applied and the kernel's own account of this
-   process (uid, gid, effective capabilities, no-new-privs, seccomp mode) and the
-   Landlock ABI in force — which the supervisor checks against what it launched; no
-   agent code has run yet, so this frame comes from trusted code; import the
-   handler, report ``loaded``.
+   the template's seccomp filter (default deny; a plain fork is its one addition) and
+   prepare the ordinary filter each run loads on top (see ``_seccomp``);
+6. report ``ready`` — the rlimits applied, the kernel's own account of this process
+   (uid, gid, effective capabilities, no-new-privs, seccomp mode), the Landlock ABI
+   in force and how runs are started — which the supervisor checks against what it
+   launched; no agent code has run, so this frame comes from trusted code;
+7. report ``loaded`` once the handler is ready.
+
+The handler: one from a ``preload`` module is trusted project code and runs here, as
+``handler(request, fresh)``, starting agent code only through ``fresh(fn)`` (a fresh
+fork per run, ``_template``); any other handler is agent code, imported and called in a
+fresh fork for every call (once at start-up, so that a failing import fails the start).
 
 Then serve ``call`` frames one at a time until the supervisor closes the socket.
 A handler exception ends the worker with ``handler_error`` and the exception's
@@ -33,20 +38,20 @@ import resource
 import signal
 import socket
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 import orjson
 
-from enclave.sandbox import _frames, _landlock, _seccomp, _tripwire
+from enclave.sandbox import _frames, _landlock, _seccomp
+from enclave.sandbox._channel import Channel, exception_name
 from enclave.sandbox._limits import (
-    EXIT_CODES,
     HANDLER_ERROR,
     MEMORY_LIMIT,
     WORKER_CRASHED,
     SandboxLimits,
 )
+from enclave.sandbox._template import RUN_STATE, Template
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -87,40 +92,18 @@ def _identity() -> dict[str, int]:
     return found
 
 
-def _exception_name(exc: BaseException) -> list[str]:
-    cls = type(exc)
-    return [str(cls.__module__), str(cls.__qualname__)]
-
-
-class _Channel:
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.lock = threading.Lock()
-
-    def send(self, message: dict[str, Any]) -> None:
-        data = _frames.encode(message)
-        with self.lock:
-            self.sock.sendall(data)
-
-    def fail(self, reason: str, detail: Any) -> NoReturn:
-        try:
-            self.send({"type": "contaminated", "reason": reason, "detail": detail})
-        finally:
-            os._exit(EXIT_CODES[reason])
-
-
-def _load_handler(spec: str) -> Handler:
+def _load_handler(spec: str) -> Callable[..., dict[str, Any]]:
     module_name, _, attr = spec.partition(":")
     target: Any = importlib.import_module(module_name)
     for part in attr.split("."):
         target = getattr(target, part)
     if not callable(target):
         raise TypeError("handler is not callable")
-    handler: Handler = target
+    handler: Callable[..., dict[str, Any]] = target
     return handler
 
 
-def _serve(channel: _Channel, handler: Handler) -> NoReturn:
+def _serve(channel: Channel, handler: Handler) -> NoReturn:
     while True:
         try:
             message = _frames.recv(channel.sock)
@@ -133,7 +116,7 @@ def _serve(channel: _Channel, handler: Handler) -> NoReturn:
         except MemoryError:
             channel.fail(MEMORY_LIMIT, "MemoryError")
         except BaseException as exc:  # noqa: BLE001 - agent code may raise anything
-            channel.fail(HANDLER_ERROR, _exception_name(exc))
+            channel.fail(HANDLER_ERROR, exception_name(exc))
         try:
             if not isinstance(result, dict):
                 raise TypeError("handler returned a non-dict")
@@ -150,7 +133,7 @@ def main(argv: list[str]) -> NoReturn:
     config = orjson.loads(argv[1])
     sock = socket.socket(fileno=int(config["fd"]))
     sock.setblocking(True)
-    channel = _Channel(sock)
+    channel = Channel(sock)
     try:
         scratch = str(config["scratch"])
         os.chdir(scratch)
@@ -160,22 +143,44 @@ def main(argv: list[str]) -> NoReturn:
             signal.signal(limit_signal, _end_on_limit)
         import ctypes  # noqa: F401  - see step 4 in the module docstring
 
-        for module_name in config.get("preload", ()):
-            importlib.import_module(str(module_name))  # trusted project code only
+        preload = tuple(str(name) for name in config.get("preload", ()))
+        for module_name in preload:
+            importlib.import_module(module_name)  # trusted project code only
+        spec = str(config["handler"])
+        trusted = spec.partition(":")[0] in preload
 
         landlock = _landlock.restrict(scratch)
-        seccomp = bool(config["seccomp"]) and _seccomp.install()
+        seccomp = bool(config["seccomp"]) and _seccomp.install(template=True)
+        seal = _seccomp.prepare() if seccomp else None
         identity = {**_identity(), "landlock": landlock}
-        _tripwire.arm(scratch=scratch, report_fd=sock.fileno(), send_lock=channel.lock)
+        template = Template(
+            supervisor=channel, scratch=scratch, seal=seal, cpu_seconds=limits.cpu_seconds
+        )
     except Exception:  # noqa: BLE001 - start-up failed before any agent code ran
         channel.fail(WORKER_CRASHED, "start-up failed")
-    channel.send({"type": "ready", "seccomp": seccomp, "rlimits": rlimits, "identity": identity})
-    try:
-        handler = _load_handler(str(config["handler"]))
-    except MemoryError:
-        channel.fail(MEMORY_LIMIT, "MemoryError")
-    except BaseException as exc:  # noqa: BLE001 - importing agent code may raise anything
-        channel.fail(HANDLER_ERROR, _exception_name(exc))
+    channel.send(
+        {
+            "type": "ready",
+            "seccomp": seccomp,
+            "rlimits": rlimits,
+            "identity": identity,
+            "run_state": RUN_STATE,
+            "hash_seed": 0 if sys.flags.hash_randomization == 0 else None,
+        }
+    )
+    handler: Handler
+    if trusted:
+        template_handler = _load_handler(spec)
+
+        def handler(body: dict[str, Any]) -> dict[str, Any]:
+            return template_handler(body, template.run)
+
+    else:
+        template.run(lambda: {"loaded": callable(_load_handler(spec))})
+
+        def handler(body: dict[str, Any]) -> dict[str, Any]:
+            return template.run(lambda: _load_handler(spec)(body))
+
     channel.send({"type": "loaded"})
     _serve(channel, handler)
 

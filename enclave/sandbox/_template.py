@@ -1,0 +1,178 @@
+"""The worker's template process and its runs: agent code runs only in a fresh fork.
+
+The template is the worker's first process. It imports trusted project modules only,
+holds what the supervisor sent, and never runs agent code. ``Template.run(fn)`` runs
+``fn`` — trusted code that may import and call agent code — in a child forked from the
+template, and returns the dict the child sent back. Invariants:
+
+1. **Every run starts from the template's state.** Module state, memo caches, counters,
+   class attributes and ``lru_cache`` entries an earlier run set died with its process.
+2. **A run is sealed before agent code.** The child closes the supervisor's socket
+   (only the template answers the supervisor), loads the ordinary seccomp filter on top
+   of the template's (no process creation at all: filters stack, the strictest wins) and
+   arms the audit-hook tripwire, reporting to the template.
+3. **What a run sends is untrusted**: one bounded frame, either a reply with a dict body
+   or a contamination whose reason and detail come from the known sets; anything else
+   is a protocol violation (``worker_crashed``).
+4. **A run's abnormal end is the worker's**: the template forwards the checked
+   contamination frame, or ends with the run's exit status (128 + signal after a
+   signal), so the supervisor reads it exactly as it read a worker's death.
+5. **Nothing written survives a run**: scratch is the only place a run can write
+   (bubblewrap's read-only view, Landlock), and the template empties it after each run
+   and checks that it is empty.
+6. **The CPU budget is the job's**: a child's RLIMIT_CPU count restarts at fork, so the
+   template adds up its runs' CPU time after each and, past the budget, ends with the
+   status of SIGXCPU (``cpu_limit``), as a worker that ran them all would have.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import resource
+import signal
+import socket
+import stat
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from enclave.sandbox import _frames, _tripwire
+from enclave.sandbox._channel import Channel, exception_name
+from enclave.sandbox._limits import (
+    EXIT_CODES,
+    HANDLER_ERROR,
+    MEMORY_LIMIT,
+    WORKER_CRASHED,
+)
+
+#: Recorded in the environment: how a run's starting state is made.
+RUN_STATE = "fork-per-run"
+Run = Callable[[], dict[str, Any]]
+_REPORTABLE = frozenset(EXIT_CODES)
+_DETAILS = frozenset({"MemoryError", "start-up failed", "protocol violation"})
+_NAME_BYTES = 256
+
+
+class Template:
+    def __init__(
+        self,
+        *,
+        supervisor: Channel,
+        scratch: str,
+        seal: Callable[[], bool] | None,
+        cpu_seconds: int,
+    ) -> None:
+        self._supervisor = supervisor
+        self._scratch = scratch
+        self._seal = seal  # None: no seccomp filter here, so none to narrow
+        self._cpu_seconds = cpu_seconds
+
+    def run(self, fn: Run) -> dict[str, Any]:
+        """Run ``fn`` in a fresh child; its reply, or the worker ends as the child did."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        gc.freeze()  # the template's objects stay shared: a run's collector skips them
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            self._child(fn, theirs)
+        theirs.close()
+        try:
+            message: dict[str, Any] | None = _frames.recv(ours)
+        except _frames.PeerClosed:
+            message = None
+        except (_frames.FrameError, OSError):
+            self._supervisor.fail(WORKER_CRASHED, "protocol violation")
+        finally:
+            ours.close()
+        if message is not None and message.get("type") == "contaminated":
+            reason, detail = _checked_contamination(message)
+            self._supervisor.send({"type": "contaminated", "reason": reason, "detail": detail})
+            _reap(pid)
+            os._exit(EXIT_CODES[reason])
+        status = _reap(pid)
+        if status != 0 or message is None:
+            os._exit(128 - status if status < 0 else status)  # the run's end is ours
+        body = message.get("body")
+        if message.get("type") != "reply" or len(message) != 2 or not isinstance(body, dict):
+            self._supervisor.fail(WORKER_CRASHED, "protocol violation")
+        self._clean()
+        return body
+
+    def _clean(self) -> None:
+        try:
+            _empty(self._scratch)
+            if os.listdir(self._scratch):
+                raise OSError("scratch not empty")
+        except (OSError, RecursionError):
+            self._supervisor.fail(WORKER_CRASHED, "protocol violation")
+        spent = sum(
+            usage.ru_utime + usage.ru_stime
+            for usage in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        )
+        if spent >= self._cpu_seconds:
+            os._exit(128 + signal.SIGXCPU)
+
+    def _child(self, fn: Run, sock: socket.socket) -> NoReturn:
+        try:
+            os.close(self._supervisor.sock.fileno())
+            if self._seal is not None and not self._seal():
+                raise OSError("filter not loaded")
+            channel = Channel(sock)
+            _tripwire.arm(scratch=self._scratch, report_fd=sock.fileno(), send_lock=channel.lock)
+        except BaseException:  # noqa: BLE001 - not sealed: no agent code may run
+            os._exit(EXIT_CODES[WORKER_CRASHED])
+        try:
+            result = fn()
+        except MemoryError:
+            channel.fail(MEMORY_LIMIT, "MemoryError")
+        except BaseException as exc:  # noqa: BLE001 - agent code may raise anything
+            channel.fail(HANDLER_ERROR, exception_name(exc))
+        try:
+            if not isinstance(result, dict):
+                raise TypeError("a run returned a non-dict")
+            data = _frames.encode({"type": "reply", "body": result})
+        except MemoryError:
+            channel.fail(MEMORY_LIMIT, "MemoryError")
+        except Exception:  # noqa: BLE001 - unserializable, non-dict or oversize result
+            channel.fail(HANDLER_ERROR, ["enclave.sandbox", "BadReply"])
+        with channel.lock:
+            sock.sendall(data)
+        os._exit(0)
+
+
+def _checked_contamination(message: dict[str, Any]) -> tuple[str, Any]:
+    """A run's contamination frame, kept only if every part is from the known sets."""
+    reason, detail = message.get("reason"), message.get("detail")
+    if len(message) != 3 or reason not in _REPORTABLE:
+        return WORKER_CRASHED, "protocol violation"
+    if reason == HANDLER_ERROR:
+        if (
+            isinstance(detail, list)
+            and len(detail) == 2
+            and all(isinstance(p, str) and len(p) <= _NAME_BYTES for p in detail)
+        ):
+            return reason, [str(detail[0]), str(detail[1])]
+        return WORKER_CRASHED, "protocol violation"
+    if isinstance(detail, str) and (detail in _tripwire.KNOWN_EVENTS or detail in _DETAILS):
+        return str(reason), str(detail)
+    return WORKER_CRASHED, "protocol violation"
+
+
+def _reap(pid: int) -> int:
+    """Wait for the run to end; its exit status (negative: killed by that signal)."""
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def _empty(directory: str) -> None:
+    """Remove everything below ``directory`` without following links, opening up
+    directories a run made unreadable first."""
+    os.chmod(directory, stat.S_IRWXU)
+    with os.scandir(directory) as entries:
+        found = [(entry.path, entry.is_dir(follow_symlinks=False)) for entry in entries]
+    for path, is_dir in found:
+        if is_dir:
+            _empty(path)
+            os.rmdir(path)
+        else:
+            os.unlink(path)
