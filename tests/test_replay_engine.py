@@ -386,7 +386,7 @@ def test_unknown_specimen_is_refused(runtime: Runtime) -> None:
         ),
         lambda: Intervention(Strategy.PERTURB, call_id="main/lookup#0", field="/value", delta=0.0),
         lambda: Intervention(Strategy.NULLIFY, call_id="main/lookup#0", field="value"),
-        lambda: Intervention(Strategy.NULLIFY, call_id="main/lookup#0", field="/a/b"),
+        lambda: Intervention(Strategy.NULLIFY, call_id="main/lookup#0", field="/a/~2"),
         lambda: Intervention(Strategy.REVISION),
         lambda: request("sp-x", samples=1),
         lambda: request("sp-x", seed=-1),

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from enclave._errors import Refused
 from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import load_agent
@@ -174,6 +175,102 @@ def test_revision_audit_finds_the_decisive_second_call(runtime: Runtime) -> None
         purpose="revision validity",
         requester="test",
         samples=4,
+    )
+    outcome = run_audit(runtime, request, now=now())
+    assert outcome.failure is None, outcome.failure
+    assert outcome.effect is not None and outcome.effect["flip_rate"] == 1.0
+
+
+# -- 3. nested targets by JSON Pointer ------------------------------------------------------
+
+ACCOUNT_CALL = "main/account#0"
+
+
+def _apply_limits(runtime: Runtime, intervention: Intervention) -> Any:
+    specimen = replay_agents.capture_specimen(runtime, agents.LIMITS_AGENT)
+    return apply_intervention(
+        opened(runtime, specimen).trajectory,
+        intervention,
+        agent=agents.LIMITS_AGENT,
+        digester=runtime.digests.for_tenant("acme"),
+    )
+
+
+def test_a_nested_leaf_target_declares_exactly_that_leaf(runtime: Runtime) -> None:
+    iv = Intervention(Strategy.REPLACE, call_id=ACCOUNT_CALL, field="/limits/daily", value=0.3)
+    applied = _apply_limits(runtime, iv)
+    leaf = f"{ACCOUNT_CALL}#response/limits/daily"
+    assert applied.declared_changes == applied.actual_changes == (leaf,)
+    assert applied.unchanged_digest_equal
+    limits = applied.trajectory.step_by_call(ACCOUNT_CALL).response["limits"]
+    assert limits == {"daily": 0.3, "weekly": 0.9, "a/b~c": 0.5}
+    assert list(limits) == ["daily", "weekly", "a/b~c"]  # the agent's key order is kept
+
+
+def test_pointer_escapes_name_a_key_holding_slash_and_tilde(runtime: Runtime) -> None:
+    iv = Intervention(Strategy.NULLIFY, call_id=ACCOUNT_CALL, field="/limits/a~1b~0c")
+    applied = _apply_limits(runtime, iv)
+    assert applied.declared_changes == (f"{ACCOUNT_CALL}#response/limits/a~1b~0c",)
+    assert applied.trajectory.step_by_call(ACCOUNT_CALL).response["limits"]["a/b~c"] == 0
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "code"),
+    [
+        ("/limits/daily", 1.5, "out_of_bounds"),  # the nested schema's maximum
+        ("/limits/hourly", 0.1, "unknown_schema"),  # no nested property declared
+        ("/owner/name", "x", "unknown_schema"),  # a string has no members
+    ],
+    ids=["nested-bounds", "undeclared-leaf", "member-of-a-scalar"],
+)
+def test_nested_targets_are_checked_against_the_nested_schema(
+    runtime: Runtime, field: str, value: Any, code: str
+) -> None:
+    iv = Intervention(Strategy.REPLACE, call_id=ACCOUNT_CALL, field=field, value=value)
+    with pytest.raises(Refused) as info:
+        _apply_limits(runtime, iv)
+    assert info.value.code == code
+
+
+def test_replacing_an_object_that_changes_two_leaves_is_refused(runtime: Runtime) -> None:
+    two = {"daily": 0.1, "weekly": 0.2, "a/b~c": 0.5}
+    iv = Intervention(Strategy.REPLACE, call_id=ACCOUNT_CALL, field="/limits", value=two)
+    with pytest.raises(Refused) as info:
+        _apply_limits(runtime, iv)
+    assert info.value.code == "undeclared_change"
+
+
+def test_a_bundle_of_nested_leaves_declares_each_leaf(runtime: Runtime) -> None:
+    iv = Intervention(
+        Strategy.REPLACE,
+        call_id=ACCOUNT_CALL,
+        bundle="caps",
+        value={"/limits/daily": 0.1, "/limits/weekly": 0.2},
+    )
+    applied = _apply_limits(runtime, iv)
+    assert applied.declared_changes == (
+        f"{ACCOUNT_CALL}#response/limits/daily",
+        f"{ACCOUNT_CALL}#response/limits/weekly",
+    )
+    assert sorted(applied.actual_changes) == sorted(applied.declared_changes)
+    assert applied.unchanged_digest_equal
+
+
+def test_nested_perturb_audit_matches_the_live_answer(runtime: Runtime) -> None:
+    inputs = replay_agents.baseline_inputs()
+
+    def lower_daily(call: str, spec: Any, request: Any, response: Any) -> Any:
+        if call != ACCOUNT_CALL:
+            return response
+        return {**response, "limits": {**response["limits"], "daily": 0.8 - 0.5}}
+
+    before = agents.live_decision(agents.LIMITS_AGENT, inputs, seed=5, change=agents.unchanged)
+    after = agents.live_decision(agents.LIMITS_AGENT, inputs, seed=5, change=lower_daily)
+    assert (before, after) == ("HIGH", "LOW")
+    specimen = replay_agents.capture_specimen(runtime, agents.LIMITS_AGENT, inputs, seed=5)
+    iv = Intervention(Strategy.PERTURB, call_id=ACCOUNT_CALL, field="/limits/daily", delta=-0.5)
+    request = AuditRequest(
+        specimen_id=specimen, intervention=iv, purpose="nested", requester="test", samples=4
     )
     outcome = run_audit(runtime, request, now=now())
     assert outcome.failure is None, outcome.failure

@@ -13,7 +13,8 @@ that does not refuses with a code naming it (``Refused.code``). Steps, in order:
                             step of the declared revision point);
    ``unstable_call``        the call id is the stable ``agent/name#n`` form of that
                             step, with a tool name;
-   ``unknown_field``        the step recorded the target field;
+   ``unknown_field``        the step recorded the target field (for a nested
+                            pointer, its top-level field);
    ``target_unresolvable``  the field is retained as content with an evidence
                             reference and a keyed digest (a revision target: a
                             resolved identity and a response digest).
@@ -53,6 +54,7 @@ from .._errors import BadInput, Refused
 from .._runtime import Runtime
 from ..capture import AgentSpec, load_agent
 from ..replay import AuditRequest, Intervention, Strategy, Tolerances
+from ..replay._pointer import parse_pointer, schema_at
 from ._policy import IDENTITY_FIELD, InterventionPolicy, PolicyStatus
 from ._registry import list_policies
 
@@ -187,12 +189,12 @@ def _target(record: SpecimenRecord, agent: AgentSpec, iv: Intervention) -> tuple
     ):
         raise Refused("the target call has no stable call id and tool name", code="unstable_call")
     assert iv.field is not None
+    keys = parse_pointer(iv.field)
+    assert keys is not None  # checked when the intervention was built
+    # a nested target lives inside its top-level field: that field holds the evidence
+    top = "/" + keys[0]
     leaf = next(
-        (
-            f
-            for f in record.fields
-            if f.seq == step.seq and f.side == "response" and f.path == iv.field
-        ),
+        (f for f in record.fields if f.seq == step.seq and f.side == "response" and f.path == top),
         None,
     )
     if leaf is None:
@@ -219,8 +221,8 @@ def _schema(agent: AgentSpec, step: StepRecord, field: str) -> None:
             "the recorded schema version is not the one the agent declares", code="unknown_schema"
         )
     if field != IDENTITY_FIELD:
-        props = (boundary.json_schema or {}).get("properties", {})
-        if field[1:] not in props:
+        keys = parse_pointer(field)
+        if keys is None or schema_at(boundary.json_schema, keys) is None:
             raise Refused("the target field has no declared schema", code="unknown_schema")
 
 

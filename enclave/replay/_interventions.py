@@ -2,8 +2,13 @@
 
 An intervention changes exactly what it declares. ``apply_intervention`` proves it:
 the keyed digest of every undeclared leaf (each step's resolved identity and each
-request/response field) is computed before and after, and must be equal; the set of
-leaves that actually changed must equal the declared set. Otherwise it refuses.
+request/response leaf, nested object members one by one: ``_pointer``) is computed
+before and after, and must be equal; the set of leaves that actually changed must equal
+the declared set. Otherwise it refuses.
+
+A field target is a JSON Pointer (``/limits/daily``) and declares one leaf: replacing an
+object so that two or more of its leaves change is refused unless a declared bundle
+names them. A revision declares the identity of every call of its revision point.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from .._schemas import is_valid
 from ..capture import AgentSpec
 from ..keys import TenantDigester
 from ._model import RecordedStep, Strategy, Trajectory, is_hole
+from ._pointer import join_pointer, leaves_of, parse_pointer, schema_at
 
 __all__ = ["AppliedIntervention", "Intervention", "apply_intervention", "placebo_of"]
 
@@ -28,7 +34,7 @@ __all__ = ["AppliedIntervention", "Intervention", "apply_intervention", "placebo
 class Intervention:
     strategy: Strategy
     call_id: str | None = None  # field strategies: the recorded call
-    field: str | None = None  # "/confidence": a top-level response field
+    field: str | None = None  # a JSON Pointer into the response: "/confidence", "/a/b"
     value: Any = None  # REPLACE
     delta: float | None = None  # PERTURB
     revision: tuple[str, str] | None = None  # REVISION: (point, new identity)
@@ -49,13 +55,8 @@ class Intervention:
             ):
                 raise BadInput("perturb needs a finite, non-zero --delta")
             return
-        if (
-            not self.call_id
-            or not self.field
-            or not self.field.startswith("/")
-            or "/" in self.field[1:]
-        ):
-            raise BadInput("a field intervention needs --call and a top-level --field like /name")
+        if not self.call_id or not self.field or parse_pointer(self.field) is None:
+            raise BadInput("a field intervention needs --call and a --field like /name or /a/b")
         if self.strategy is Strategy.PERTURB and (
             self.delta is None or not math.isfinite(self.delta) or self.delta == 0
         ):
@@ -103,8 +104,13 @@ def _leaves(trajectory: Trajectory) -> dict[str, Any]:
         out[f"{step.call_id}#identity"] = step.resolved
         for side, values in (("request", step.request), ("response", step.response)):
             for name, value in values.items():
-                out[f"{step.call_id}#{side}/{name}"] = value
+                prefix = f"{step.call_id}#{side}" + join_pointer((name,))
+                out.update(leaves_of(prefix, value, hole=is_hole))
     return out
+
+
+def _under(leaves: Mapping[str, Any], prefix: str) -> list[str]:
+    return [k for k in leaves if k == prefix or k.startswith(prefix + "/")]
 
 
 def _digest(digester: TenantDigester, value: Any) -> str:
@@ -132,15 +138,35 @@ def neutral_value(schema: Mapping[str, Any]) -> Any:
     raise Refused("the field's schema declares no neutral value", code="no_neutral_value")
 
 
-def _field_schema(agent: AgentSpec, step: RecordedStep, field: str) -> Mapping[str, Any]:
+def _field_schema(agent: AgentSpec, step: RecordedStep, keys: tuple[str, ...]) -> Mapping[str, Any]:
     try:
         spec = agent.boundary(step.name)
     except KeyError:
         raise Refused("the target call's boundary is not declared", code="unknown_schema") from None
-    props = (spec.json_schema or {}).get("properties", {})
-    if field[1:] not in props:
+    schema = schema_at(spec.json_schema, keys)
+    if schema is None:
         raise Refused("the target field has no declared schema", code="unknown_schema")
-    return dict(props[field[1:]])
+    return dict(schema)
+
+
+def _read(response: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    """The recorded value at ``keys``; refused when the record cannot give it."""
+    value: Any = response
+    for depth, key in enumerate(keys):
+        if is_hole(value[key]):
+            raise Refused("the target field was withheld at capture", code="unresolvable")
+        value = value[key]
+        if depth + 1 < len(keys) and (not isinstance(value, dict) or keys[depth + 1] not in value):
+            raise Refused("the recorded answer has no such member", code="unknown_field")
+    return value
+
+
+def _write(container: dict[str, Any], keys: tuple[str, ...], value: Any) -> dict[str, Any]:
+    """A copy of ``container`` with ``keys`` set; objects on the path are copied, the
+    rest shared (nothing recorded is mutated), and key order is kept."""
+    out = dict(container)
+    out[keys[0]] = value if len(keys) == 1 else _write(container[keys[0]], keys[1:], value)
+    return out
 
 
 def _counterfactual(intervention: Intervention, original: Any, schema: Mapping[str, Any]) -> Any:
@@ -208,39 +234,36 @@ def apply_intervention(
         names = _target_fields(agent, target, intervention)
         response = dict(target.response)
         originals, counterfactuals = {}, {}
-        for name in names:
-            if name not in target.response:
+        for name, keys in names.items():
+            if keys[0] not in target.response:
                 raise Refused(
                     "the target field is not retained in the specimen", code="unresolvable"
                 )
-            if is_hole(target.response[name]):
+            if is_hole(target.response[keys[0]]):
                 raise Refused("the target field was withheld at capture", code="unresolvable")
-            originals[name] = target.response[name]
+            schema = _field_schema(agent, target, keys)
+            originals[name] = _read(target.response, keys)
             part = intervention
             if intervention.bundle and intervention.strategy is Strategy.REPLACE:
                 part = replace(
-                    intervention, value=intervention.value[name], bundle=None, field="/" + name
+                    intervention,
+                    value=intervention.value[name],
+                    bundle=None,
+                    field=join_pointer(keys),
                 )
-            counterfactuals[name] = _counterfactual(
-                part, originals[name], _field_schema(agent, target, "/" + name)
-            )
-            response[name] = counterfactuals[name]
+            counterfactuals[name] = _counterfactual(part, originals[name], schema)
+            response = _write(response, keys, counterfactuals[name])
         steps[index] = replace(target, response=response, intervened=True)
-        declared = tuple(f"{target.call_id}#response/{name}" for name in names)
+        prefixes = [f"{target.call_id}#response" + join_pointer(k) for k in names.values()]
+        declared = _declared_leaves(trajectory, steps, prefixes, bundle=bool(intervention.bundle))
         if intervention.bundle:
             original, counterfactual = originals, counterfactuals
         else:
-            original, counterfactual = originals[names[0]], counterfactuals[names[0]]
+            (original,), (counterfactual,) = originals.values(), counterfactuals.values()
 
     after = Trajectory(trajectory.specimen_id, trajectory.agent, trajectory.seed, tuple(steps))
     before_leaves, after_leaves = _leaves(trajectory), _leaves(after)
-    actual = tuple(
-        sorted(
-            k
-            for k in before_leaves
-            if canonical_json(before_leaves[k]) != canonical_json(after_leaves.get(k))
-        )
-    )
+    actual = tuple(sorted(_changed(before_leaves, after_leaves)))
     undeclared_before = {k: v for k, v in before_leaves.items() if k not in declared}
     undeclared_after = {k: v for k, v in after_leaves.items() if k not in declared}
     applied = AppliedIntervention(
@@ -261,12 +284,55 @@ def apply_intervention(
     return applied
 
 
+_ABSENT: Any = object()  # a leaf one side does not have (None is a value)
+
+
+def _changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """Leaves whose value differs, including leaves only one side has."""
+    return [
+        k
+        for k in {**before, **after}
+        if k not in before
+        or k not in after
+        or canonical_json(before[k]) != canonical_json(after[k])
+    ]
+
+
+def _declared_leaves(
+    trajectory: Trajectory, steps: list[RecordedStep], prefixes: list[str], *, bundle: bool
+) -> tuple[str, ...]:
+    """The leaves a field intervention declares. A bundle declares every leaf under its
+    members. A single target declares the one leaf it changes: an object replaced so
+    that several leaves change is not one declared change, and is refused."""
+    before = _leaves(trajectory)
+    after = _leaves(
+        Trajectory(trajectory.specimen_id, trajectory.agent, trajectory.seed, tuple(steps))
+    )
+    out: list[str] = []
+    for prefix in prefixes:
+        under = _under({**before, **after}, prefix)
+        if bundle:
+            out.extend(k for k in under if k not in out)
+            continue
+        changed = [k for k in _changed(before, after) if k in under]
+        if len(changed) > 1:
+            raise Refused(
+                "the intervention would change several leaves; declare a bundle",
+                code="undeclared_change",
+            )
+        out.extend(changed or [prefix])
+    return tuple(out)
+
+
 def _target_fields(
     agent: AgentSpec, step: RecordedStep, intervention: Intervention
-) -> tuple[str, ...]:
+) -> dict[str, tuple[str, ...]]:
+    """{name as the request gives it: the keys it points to}."""
     if intervention.bundle is None:
         assert intervention.field is not None
-        return (intervention.field[1:],)
+        keys = parse_pointer(intervention.field)
+        assert keys is not None  # checked when the intervention was built
+        return {intervention.field: keys}
     try:
         spec = agent.boundary(step.name)
     except KeyError:
@@ -276,7 +342,14 @@ def _target_fields(
         raise Refused("the boundary declares no such bundle", code="undeclared_bundle")
     if intervention.strategy is Strategy.REPLACE and set(intervention.value) != set(fields):
         raise BadInput("a bundle REPLACE must give a value for exactly the bundle's fields")
-    return tuple(fields)
+    out: dict[str, tuple[str, ...]] = {}
+    for member in fields:
+        # a member is a top-level field name, or a pointer to a nested one
+        keys = parse_pointer(member) if member.startswith("/") else (member,)
+        if keys is None:
+            raise Refused("the declared bundle names an invalid pointer", code="undeclared_bundle")
+        out[member] = keys
+    return out
 
 
 def placebo_of(trajectory: Trajectory, applied: AppliedIntervention) -> Trajectory:
