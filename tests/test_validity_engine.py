@@ -30,6 +30,7 @@ from enclave.replay import (
     Trajectory,
     apply_intervention,
     open_specimen,
+    placebo_of,
     replay_run,
 )
 from enclave.replay._fidelity import check_substitutes
@@ -153,6 +154,24 @@ def test_a_step_to_substitute_without_a_substitute_is_unservable(
     assert run.failure == "unservable" and run.layers is None
 
 
+@pytest.mark.parametrize("agent", [va.TWICE_AGENT, va.RANDOM_FIRST_AGENT], ids=["twice", "draw"])
+@pytest.mark.parametrize("seed", [RECORDED_SEED, 6])
+def test_the_revision_intervention_and_its_placebo_agree_with_the_truth(
+    runtime: Runtime, agent: AgentSpec, seed: int
+) -> None:
+    recorded = captured(runtime, agent)
+    applied = apply_intervention(
+        recorded,
+        Intervention(Strategy.REVISION, revision=("model", "r2")),
+        agent=agent,
+        digester=runtime.digests.for_tenant("acme"),
+    )
+    agrees(replayed(applied.trajectory, agent, seed), truth(runtime, agent, seed, revision="r2"))
+    # the placebo swaps every call to its own identity: the live r1 world
+    placebo = replayed(placebo_of(recorded, applied), agent, seed)
+    agrees(placebo, truth(runtime, agent, seed, revision="r1"))
+
+
 # -- 2. a readback is served from the record only if the world it reads is the recorded one
 
 
@@ -177,6 +196,20 @@ def test_a_readback_after_an_identical_effect_is_served_from_the_record(
         agrees(run, expected)
         assert ("main/get_limit#0", "record") in run.served
         assert run.unserved_effects == ()
+
+
+def test_a_readback_is_matched_to_the_recording_taken_in_the_same_world(
+    runtime: Runtime,
+) -> None:
+    # recorded: read (10), write, read (90); the counterfactual skips the first read: its
+    # one read, after the same write, is the record's second
+    agent = va.READS_AROUND_WRITE_AGENT
+    recorded = captured(runtime, agent)
+    expected = truth(runtime, agent, RECORDED_SEED, overrides={"lookup": {"value": 0.9}})
+    run = replayed(replaced(runtime, recorded, agent, 0.9), agent, RECORDED_SEED)
+    agrees(run, expected)
+    assert ("main/get_limit#1", "record") in run.served  # served: the recorded call ids
+    assert run.unused == ("main/get_limit#0",)
 
 
 def test_an_effect_served_by_its_substitute_is_not_served_from_the_effect_store(
@@ -240,6 +273,18 @@ def test_a_stale_substitute_is_found_unfaithful_and_cannot_manufacture_an_effect
     assert run.failure == "unservable" and run.layers is None
     baseline = replayed(recorded, agent, RECORDED_SEED, unfaithful=unfaithful)
     agrees(baseline, recorded.outcome)  # the record still serves
+
+
+def test_an_unfaithful_substitute_does_not_serve_calls_the_record_lacks(
+    runtime: Runtime,
+) -> None:
+    agent = va.CHANGES_WRITE_AGENT
+    recorded = captured(runtime, agent)
+    intervened = replaced(runtime, recorded, agent, 0.2)
+    run = replayed(intervened, agent, RECORDED_SEED, unfaithful=frozenset({"set_limit"}))
+    assert run.failure == "unservable"
+    assert run.served[-1] == ("main/set_limit#0", "unservable")
+    assert run.unserved_effects == ("main/set_limit#0",)
 
 
 def test_a_faithful_substitute_passes_and_withheld_fields_are_not_compared(
@@ -469,6 +514,19 @@ def test_a_changed_variable_name_after_departure_is_unservable(
     run = replayed(replaced(runtime, recorded, agent, 0.2), agent, RECORDED_SEED)
     assert run.failure == "unservable"
     assert run.served[-1] == ("main/env#0", "unservable")
+
+
+def test_a_changed_path_after_departure_is_unservable(runtime: Runtime, tmp_path: Path) -> None:
+    config = tmp_path / "limits.cfg"
+    config.write_bytes(b"limit=high")
+    (tmp_path / "limits.cfg.fallback").write_bytes(b"limit=low")
+    agent = va.PATH_BY_VALUE_AGENT
+    recorded = captured(runtime, agent, inputs={"key": "K-7", "path": str(config)})
+    assert recorded.outcome["decision"] == "HIGH"
+    run = replayed(replaced(runtime, recorded, agent, 0.2), agent, RECORDED_SEED)
+    assert run.failure == "unservable"
+    assert run.served[-1] == ("main/read#0", "unservable")
+    assert run.unused == ("main/read#0",)
 
 
 @pytest.mark.parametrize("name", ["env", "read"])

@@ -220,6 +220,17 @@ def _skips_write(
     return run
 
 
+def _reads_around_write(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    # a readback before and after the write; a very high value skips the first one
+    value = float(ctx.call(LOOKUP, {"key": inputs["key"]}, live=_lookup)["value"])
+    if value < 0.85:
+        ctx.call(GET_LIMIT, {"key": inputs["key"]}, live=_get_limit)
+    if value >= 0.5:
+        ctx.call(SET_LIMIT, {"limit": 90}, live=_set_limit)
+    limit = int(ctx.call(GET_LIMIT, {"key": inputs["key"]}, live=_get_limit)["limit"])
+    return _outcome(limit / 100 + ctx.random().uniform(-0.001, 0.001))
+
+
 def _changes_write(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     # the write always happens, with a request that follows the looked-up value
     value = float(ctx.call(LOOKUP, {"key": inputs["key"]}, live=_lookup)["value"])
@@ -237,6 +248,7 @@ SKIPS_WRITE_STORE_AGENT = _agent(
     _skips_write(GET_LIMIT_FROM_STORE),
     (LOOKUP, SET_LIMIT, GET_LIMIT_FROM_STORE),
 )
+READS_AROUND_WRITE_AGENT = _agent("READS_AROUND_WRITE_AGENT", _reads_around_write, STORE)
 CHANGES_WRITE_AGENT = _agent("CHANGES_WRITE_AGENT", _changes_write, STORE)
 
 
@@ -312,5 +324,13 @@ def _env_by_value(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return _outcome(0.9 if region == "eu-west" else 0.1, region=region)
 
 
+def _path_by_value(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    # which file is read depends on the looked-up value
+    value = float(ctx.call(LOOKUP, {"key": inputs["key"]}, live=_lookup)["value"])
+    content = ctx.read(str(inputs["path"]) + ("" if value >= 0.5 else ".fallback"))
+    return _outcome(0.9 if content.startswith(b"limit=high") else 0.1, size=len(content))
+
+
 CONFIG_AGENT = _agent("CONFIG_AGENT", _configured, ())
+PATH_BY_VALUE_AGENT = _agent("PATH_BY_VALUE_AGENT", _path_by_value, (LOOKUP,))
 ENV_BY_VALUE_AGENT = _agent("ENV_BY_VALUE_AGENT", _env_by_value, (LOOKUP,))

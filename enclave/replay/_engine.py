@@ -112,23 +112,39 @@ class ReplayContext(Context):
         return step
 
     def _find_after_departure(
-        self, kind: str, name: str, request: Mapping[str, Any]
+        self,
+        kind: str,
+        name: str,
+        request: Mapping[str, Any],
+        servable: Callable[[RecordedStep], bool] | None = None,
     ) -> RecordedStep | None:
+        """The first unconsumed recording of this call — the first one ``servable`` from
+        the record if any is (a readback taken after the effects this run repeated)."""
+        found = None
         for step in self._calls:
             if step.seq in self._consumed or step.kind != kind or step.name != name:
                 continue
             if step.agent == self._agent and _same_request(step.request, request):
-                self._consumed.add(step.seq)
-                return step
-        return None
+                if servable is None or servable(step):
+                    found = step
+                    break
+                found = found or step
+        if found is not None:
+            self._consumed.add(found.seq)
+        return found
 
     def _match(
-        self, kind: str, name: str, call_id: str, request: Mapping[str, Any]
+        self,
+        kind: str,
+        name: str,
+        call_id: str,
+        request: Mapping[str, Any],
+        servable: Callable[[RecordedStep], bool] | None = None,
     ) -> RecordedStep | None:
         """The recorded step this call stands for (consumed), or None after departure."""
         if not self.departed:
             return self._expect(kind, name, call_id, request)
-        return self._find_after_departure(kind, name, request)
+        return self._find_after_departure(kind, name, request, servable)
 
     def _world_as_recorded(self, spec: BoundarySpec, step: RecordedStep) -> bool:
         """Did every effect this boundary reads after, recorded before ``step``, happen in
@@ -205,7 +221,9 @@ class ReplayContext(Context):
 
     def _serve(self, spec: BoundarySpec, request: Mapping[str, Any]) -> Mapping[str, Any]:
         call_id = self._next_call_id(spec.name)
-        step = self._match(spec.kind.value, spec.name, call_id, request)
+        step = self._match(
+            spec.kind.value, spec.name, call_id, request, lambda s: self._world_as_recorded(spec, s)
+        )
         if step is None:  # after departure, a call the record does not hold
             resolved = next((s.resolved for s in self._calls if s.name == spec.name), None)
             return self._substitute(spec, request, resolved, call_id, "substitute")
