@@ -394,6 +394,15 @@ def test_an_unservable_call_is_marked_before_the_run_ends(runtime: Runtime) -> N
     assert run.unused == ("main/oracle#0",)
 
 
+def test_a_substitute_that_raises_leaves_an_unservable_mark(runtime: Runtime) -> None:
+    agent = va.RAISING_ORACLE_AGENT
+    recorded = captured(runtime, agent)
+    run = replayed(revised(recorded, "oracle", "r2"), agent, RECORDED_SEED)
+    assert run.failure == "agent_error" and run.failure_detail == "KeyError"
+    assert run.served == (("main/oracle#0", "unservable"),)
+    assert run.unused == ("main/oracle#1", "main/random#0")
+
+
 # -- 5. randomness: one stream per run, named sub-streams ----------------------------------
 
 

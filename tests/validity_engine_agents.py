@@ -152,12 +152,16 @@ def _random_first(
 
 
 BARE_ORACLE = replace(ORACLE, substitute=None)  # the same model with no frozen table
+RAISING_ORACLE = replace(ORACLE, substitute=lambda request, resolved: {}["bias"])
 TWICE_AGENT = _agent("TWICE_AGENT", _twice(ORACLE), (ORACLE,), revisions=MODEL_REVISION)
 RANDOM_FIRST_AGENT = _agent(
     "RANDOM_FIRST_AGENT", _random_first(ORACLE), (ORACLE,), revisions=MODEL_REVISION
 )
 TWICE_BARE_AGENT = _agent(
     "TWICE_BARE_AGENT", _twice(BARE_ORACLE), (BARE_ORACLE,), revisions=MODEL_REVISION
+)
+RAISING_ORACLE_AGENT = _agent(
+    "RAISING_ORACLE_AGENT", _twice(RAISING_ORACLE), (RAISING_ORACLE,), revisions=MODEL_REVISION
 )
 RANDOM_FIRST_BARE_AGENT = _agent(
     "RANDOM_FIRST_BARE_AGENT",

@@ -200,8 +200,13 @@ class ReplayContext(Context):
         if substitute is None:
             self.served.append((call_id, "unservable"))
             raise Unservable(f"{call_id} cannot be served from the record or a substitute")
+        try:
+            answer = dict(substitute(dict(request), resolved))
+        except BaseException:
+            self.served.append((call_id, "unservable"))  # agent code: its error ends the run
+            raise
         self.served.append((call_id, how))
-        return dict(substitute(dict(request), resolved))
+        return answer
 
     # -- Context --------------------------------------------------------------------
     def call(
