@@ -179,6 +179,8 @@ def test_public_names_are_pinned() -> None:
         "BudgetExhausted",
         "Eligible",
         "InterventionPolicy",
+        "InvalidPurpose",
+        "NoEffect",
         "PolicyParams",
         "PolicyStatus",
         "Preview",
@@ -192,6 +194,7 @@ def test_public_names_are_pinned() -> None:
         "authenticate",
         "budget_used",
         "check_eligibility",
+        "check_purpose",
         "disable_analyst",
         "find_tool",
         "get_policy",
@@ -869,13 +872,69 @@ def specimen(
             "",
             "purpose_required",
         ),
-        (person("viewer"), Action.READ_LEDGER, Resource.ledger(), "", "allowed"),
+        # the ledger's head and chain span tenants: operators only
+        (person("viewer"), Action.READ_LEDGER, Resource.ledger(), "", "not_permitted"),
+        (person("auditor"), Action.READ_LEDGER, Resource.ledger(), "", "not_permitted"),
+        (person("tenant-admin"), Action.READ_LEDGER, Resource.ledger(), "", "not_permitted"),
+        (person("operator"), Action.READ_LEDGER, Resource.ledger(), "", "allowed"),
+        # what derives from a restricted specimen carries its wall
         (
             person("viewer"),
             Action.READ_CERTIFICATE,
             Resource(kind="Audit", id="au-1", tenant="acme", classification="restricted"),
             "",
+            "restricted_needs_clearance",
+        ),
+        (
+            person("viewer"),
+            Action.READ_AUDIT,
+            Resource(kind="Audit", id="au-1", tenant="acme", classification="restricted"),
+            "",
+            "restricted_needs_clearance",
+        ),
+        (
+            person("viewer", "restricted-clearance"),
+            Action.READ_CERTIFICATE,
+            Resource(kind="Audit", id="au-1", tenant="acme", classification="restricted"),
+            "",
             "allowed",
+        ),
+        # an audit is cancelled by its requester or an admin of its tenant
+        (
+            person("auditor"),
+            Action.CANCEL_AUDIT,
+            Resource(
+                kind="Audit", id="au-1", tenant="acme", classification="internal", requester="q"
+            ),
+            "",
+            "not_permitted",
+        ),
+        (
+            person("auditor"),
+            Action.CANCEL_AUDIT,
+            Resource(
+                kind="Audit", id="au-1", tenant="acme", classification="internal", requester="p"
+            ),
+            "",
+            "allowed",
+        ),
+        (
+            person("tenant-admin"),
+            Action.CANCEL_AUDIT,
+            Resource(
+                kind="Audit", id="au-1", tenant="acme", classification="restricted", requester="q"
+            ),
+            "",
+            "allowed",
+        ),
+        (
+            person("tenant-admin", tenant="globex"),
+            Action.CANCEL_AUDIT,
+            Resource(
+                kind="Audit", id="au-1", tenant="acme", classification="internal", requester="q"
+            ),
+            "",
+            "tenant_isolation",
         ),
         (
             person("restricted-clearance"),

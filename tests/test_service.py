@@ -49,6 +49,7 @@ ROLES = {
     "lex": ("acme", ["auditor", "restricted-clearance", "legal-hold-reviewer"]),
     "otto": ("globex", ["auditor", "restricted-clearance"]),
     "bud": ("acme", ["auditor", "restricted-clearance"]),
+    "opal": ("acme", ["operator"]),
 }
 
 
@@ -377,6 +378,13 @@ def test_budget_exhausted_is_429(world: World) -> None:
         error_code(world.client.post(f"{API}/audits/{audit_id}/cancel", headers=world.auth("vera")))
         == "not_permitted"
     )
+    # only the requester (or a tenant admin) cancels: the newest is alice's
+    assert listed[0]["requester"] == "alice"
+    assert (
+        error_code(world.client.post(f"{API}/audits/{audit_id}/cancel", headers=world.auth("bud")))
+        == "not_permitted"
+    )
+    audit_id = listed[1]["audit_id"]
     cancelled = world.client.post(f"{API}/audits/{audit_id}/cancel", headers=world.auth("bud"))
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "CANCELLED"
     assert (
@@ -386,9 +394,13 @@ def test_budget_exhausted_is_429(world: World) -> None:
 
 
 def test_ledger_routes(world: World) -> None:
-    head = world.client.get(f"{API}/ledger/head", headers=world.auth("vera")).json()
+    for path in ("/ledger/head", "/ledger/verify"):  # the chain spans tenants: operators only
+        assert error_code(world.client.get(API + path, headers=world.auth("vera"))) == (
+            "not_permitted"
+        )
+    head = world.client.get(f"{API}/ledger/head", headers=world.auth("opal")).json()
     assert isinstance(head["index"], int) and head["hash"].startswith("sha256:")
-    verify = world.client.get(f"{API}/ledger/verify", headers=world.auth("vera")).json()
+    verify = world.client.get(f"{API}/ledger/verify", headers=world.auth("opal")).json()
     assert verify == {
         "ok": True,
         "length": head["index"] + 1,

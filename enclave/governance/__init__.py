@@ -20,8 +20,11 @@ from ._eligibility import AuditDraft, Eligible, check_eligibility
 from ._intake import (
     Admitted,
     BudgetExhausted,
+    InvalidPurpose,
+    NoEffect,
     admit_audit,
     budget_used,
+    check_purpose,
     record_refusal,
 )
 from ._policy import IDENTITY_FIELD, Budget, InterventionPolicy, PolicyParams, PolicyStatus
@@ -54,6 +57,8 @@ __all__ = [
     "BudgetExhausted",
     "Eligible",
     "InterventionPolicy",
+    "InvalidPurpose",
+    "NoEffect",
     "PolicyParams",
     "PolicyStatus",
     "Preview",
@@ -67,6 +72,7 @@ __all__ = [
     "authenticate",
     "budget_used",
     "check_eligibility",
+    "check_purpose",
     "disable_analyst",
     "find_tool",
     "get_policy",

@@ -46,6 +46,7 @@ class Resource:
     tenant: str | None = None
     classification: str | None = None
     legal_hold: bool = False
+    requester: str | None = None  # an audit's requester
 
     @classmethod
     def tenant_of(cls, tenant: str) -> Resource:
@@ -63,6 +64,8 @@ class Resource:
                 "classification": self.classification or "restricted",
                 "legal_hold": bool(self.legal_hold),
             }
+            if self.kind == "Audit":
+                attrs["requester"] = self.requester or ""
         elif self.kind == "Tenant":
             attrs = {"tenant": self.tenant or ""}
         return {"uid": {"type": self.kind, "id": self.id}, "attrs": attrs, "parents": []}

@@ -38,10 +38,21 @@ __all__ = [
 ]
 
 TOKEN_PREFIX = "rea_"  # noqa: S105 - a public prefix that marks our tokens, not a secret
-# viewer: read metadata and certificates; auditor: viewer + request and cancel audits;
-# restricted-clearance: may open restricted specimens; legal-hold-reviewer: may request
-# audits of specimens under legal hold. See policies/access/*.cedar.
-KNOWN_ROLES = frozenset({"viewer", "auditor", "restricted-clearance", "legal-hold-reviewer"})
+# viewer: read metadata and certificates; auditor: viewer + request audits and cancel
+# their own; tenant-admin: viewer + cancel any audit of the tenant; restricted-clearance:
+# may open restricted specimens and what derives from them; legal-hold-reviewer: may
+# request audits of specimens under legal hold; operator: the ledger's head and chain
+# (they span tenants). See policies/access/*.cedar.
+KNOWN_ROLES = frozenset(
+    {
+        "viewer",
+        "auditor",
+        "tenant-admin",
+        "restricted-clearance",
+        "legal-hold-reviewer",
+        "operator",
+    }
+)
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _TOKEN = re.compile(r"rea_[A-Za-z0-9_-]{43}")
 

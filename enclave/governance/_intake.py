@@ -1,5 +1,8 @@
 """Admitting an audit request: eligibility, disclosure budget, ledger record, submit.
 
+0. What cannot be right or cannot change anything is refused before it is charged: a
+   purpose must be visible text (``invalid_purpose``), a perturbation's delta a normal,
+   non-zero number (``no_effect``: a subnormal shift is lost in any field it is added to).
 1. ``check_eligibility`` (fail closed, one refusal code per unmet condition).
 2. Disclosure budget, in bits: the request is charged the disclosure bound its
    certificate can state at most (``enclave.replay.disclosure_bound`` from the request
@@ -14,7 +17,10 @@
    (subject: the specimen) with who, purpose, when and what — metadata only; the
    parameter itself appears as a keyed digest — the policy that authorised it, and
    the bits charged. A request that fails after this still counts against the budget
-   (fail closed).
+   (fail closed) — unless it was cancelled before any of its work was claimed: then
+   ``audit.refunded`` (subject: the specimen) names its request id and the budget no
+   longer counts it (``enclave.jobs.cancel_audit``). Refunds are read before the tip is
+   locked: one that lands meanwhile only makes this check stricter.
 4. Submit it (the caller's ``submit``, e.g. the job queue) with the request id as its
    idempotency key; the queue records ``audit.requested`` (subject: the audit id)
    with the audit's rows.
@@ -30,6 +36,8 @@ from __future__ import annotations
 
 import math
 import secrets
+import sys
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -37,7 +45,7 @@ from typing import Any, Generic, TypeVar
 
 from ledger import EntryRecord, canonical_json
 
-from .._errors import Refused
+from .._errors import BadInput, Refused
 from .._runtime import Runtime
 from ..replay import AuditRequest, VocabularySize, disclosure_bound
 from ._analysts import Analyst
@@ -47,8 +55,11 @@ from ._policy import BITS_PER_AUDIT
 __all__ = [
     "Admitted",
     "BudgetExhausted",
+    "InvalidPurpose",
+    "NoEffect",
     "admit_audit",
     "budget_used",
+    "check_purpose",
     "record_refusal",
 ]
 
@@ -65,6 +76,40 @@ class BudgetExhausted(Refused):
             code="disclosure_budget_exhausted",
         )
         self.retry_after = retry_after
+
+
+class InvalidPurpose(BadInput):
+    """The stated purpose is empty, invisible, or holds control or format characters."""
+
+    code = "invalid_purpose"
+
+
+class NoEffect(BadInput):
+    """The requested change cannot change anything (e.g. a zero or subnormal delta)."""
+
+    code = "no_effect"
+
+
+# control, format, line and paragraph separators, surrogates, private use, unassigned:
+# none belongs in a reason a person reads in the ledger
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def check_purpose(purpose: object) -> str:
+    """``purpose`` if it is visible text: at least one character that is not a space,
+    and no control or format character anywhere."""
+    if not isinstance(purpose, str) or not 1 <= len(purpose) <= 500:
+        raise InvalidPurpose("a purpose must be 1-500 characters of visible text")
+    categories = {unicodedata.category(ch) for ch in purpose}
+    if categories & _INVISIBLE_CATEGORIES or categories <= {"Zs"}:
+        raise InvalidPurpose("a purpose must be visible text without control characters")
+    return purpose
+
+
+def _check_effect(draft: AuditDraft) -> None:
+    delta = draft.delta
+    if delta is not None and (delta == 0 or abs(delta) < sys.float_info.min):
+        raise NoEffect("the delta is zero or too small to change any value")
 
 
 @dataclass(frozen=True)
@@ -90,7 +135,15 @@ def budget_used(
 ) -> list[datetime]:
     """When the analyst requested audits of (specimen, field) at or after ``since``."""
     admitted = runtime.ledger.entries(kind="audit.admitted", subject=specimen_id)
-    return [at for at, _ in _admissions(admitted, analyst=analyst, field=field, since=since)]
+    refunded = refunded_requests(runtime, specimen_id)
+    found = _admissions(admitted, analyst=analyst, field=field, since=since, refunded=refunded)
+    return [at for at, _ in found]
+
+
+def refunded_requests(runtime: Runtime, specimen_id: str) -> frozenset[str]:
+    """Request ids of the specimen's admissions given back by a cancel before any work."""
+    entries = runtime.ledger.entries(kind="audit.refunded", subject=specimen_id)
+    return frozenset(str(e.body.get("request_id")) for e in entries)
 
 
 def _charged(body: dict[str, Any]) -> float:
@@ -101,14 +154,21 @@ def _charged(body: dict[str, Any]) -> float:
 
 
 def _admissions(
-    entries: Sequence[EntryRecord], *, analyst: str, field: str, since: datetime
+    entries: Sequence[EntryRecord],
+    *,
+    analyst: str,
+    field: str,
+    since: datetime,
+    refunded: frozenset[str],
 ) -> list[tuple[datetime, float]]:
-    """(when, bits charged) of the analyst's admissions of (specimen, field) since then."""
+    """(when, bits charged) of the analyst's admissions of (specimen, field) since then,
+    less those refunded."""
     found = []
     for entry in entries:
         body = entry.body
         if (
-            body.get("channel") != CHANNEL
+            body.get("request_id") in refunded
+            or body.get("channel") != CHANNEL
             or body.get("analyst") != analyst
             or body.get("field") != field
         ):
@@ -131,7 +191,7 @@ def request_bits(eligible: Eligible) -> float:
 
 
 def _budget_check(
-    eligible: Eligible, *, analyst: str, now: datetime, bits: float
+    eligible: Eligible, *, analyst: str, now: datetime, bits: float, refunded: frozenset[str]
 ) -> Callable[[list[EntryRecord]], None]:
     """A check over the specimen's admissions, run by the ledger with its tip locked."""
     budget = eligible.policy.budget
@@ -143,7 +203,9 @@ def _budget_check(
         return math.fsum(b for _, b in used) + bits <= budget.bits_total + 1e-9
 
     def check(admitted: list[EntryRecord]) -> None:
-        used = _admissions(admitted, analyst=analyst, field=eligible.field, since=now - window)
+        used = _admissions(
+            admitted, analyst=analyst, field=eligible.field, since=now - window, refunded=refunded
+        )
         if fits(used):
             return
         # the earliest time by which enough of the oldest charges have left the window
@@ -189,9 +251,13 @@ def admit_audit(
     now: datetime,
     submit: Callable[[AuditRequest, str], T],
 ) -> Admitted[T]:
+    # 0.
+    check_purpose(draft.purpose)
+    _check_effect(draft)
     # 1.
     eligible = check_eligibility(runtime, draft, requester=analyst.name, tenant=analyst.tenant)
     request_id = f"rq-{secrets.token_hex(8)}"
+    refunded = refunded_requests(runtime, eligible.record.specimen_id)
     # 2. + 3. the budget is checked and the admission recorded in one ledger transaction,
     # serialised with every other writer on every host: concurrent requests cannot
     # together overrun the budget.
@@ -200,7 +266,13 @@ def admit_audit(
         eligible.record.specimen_id,
         _requested_body(runtime, eligible, analyst=analyst, request_id=request_id, now=now),
         among=("audit.admitted", eligible.record.specimen_id),
-        check=_budget_check(eligible, analyst=analyst.name, now=now, bits=request_bits(eligible)),
+        check=_budget_check(
+            eligible,
+            analyst=analyst.name,
+            now=now,
+            bits=request_bits(eligible),
+            refunded=refunded,
+        ),
     )
     # 4.
     status = submit(eligible.request, request_id)

@@ -12,7 +12,14 @@ from ledger import Conflict, NotFound
 from ._conclusions import CONCLUSION_KINDS
 from ._execute import StageOptions, execute
 from ._fencing import FencedLedger
-from ._lifecycle import audit_status, cancel_audit, certificate, list_audits, submit_audit
+from ._lifecycle import (
+    CANCEL_REASONS,
+    audit_status,
+    cancel_audit,
+    certificate,
+    list_audits,
+    submit_audit,
+)
 from ._model import AuditStatus, ClaimedJob, FailResult
 from ._queue import claim, complete, enqueue, fail, heartbeat, job_id_for, reap
 from ._tables import AUDIT_STATUSES, JOB_KINDS, JOB_STATUSES, JOB_TABLES, AuditRow, JobRow
@@ -20,6 +27,7 @@ from ._worker import WorkerStats, run_worker
 
 __all__ = [
     "AUDIT_STATUSES",
+    "CANCEL_REASONS",
     "CONCLUSION_KINDS",
     "JOB_KINDS",
     "JOB_STATUSES",

@@ -35,6 +35,7 @@ from ._model import TERMINAL_AUDIT_STATUSES, AuditStatus, dumps, stamp
 from ._queue import enqueue, read_tx, stop_open_jobs, write_tx
 
 __all__ = [
+    "CANCEL_REASONS",
     "audit_status",
     "cancel_audit",
     "certificate",
@@ -233,17 +234,44 @@ def list_audits(
     return [_status_of(row) for row in rows]
 
 
+CANCEL_REASONS = ("withdrawn", "duplicate", "wrong_parameters", "superseded", "operator")
+
+
+def _never_ran(conn: sa.Connection, audit_id: str) -> bool:
+    """No job of the audit was ever claimed: nothing ran, nothing could be observed."""
+    claimed = conn.execute(
+        sa.text("SELECT COUNT(*) FROM jobs WHERE audit_id = :id AND attempts > 0"),
+        {"id": audit_id},
+    ).scalar_one()
+    return int(claimed) == 0
+
+
 @guarded("jobs.cancel_audit")
-def cancel_audit(runtime: Runtime, audit_id: str, *, now: datetime) -> AuditStatus:
+def cancel_audit(
+    runtime: Runtime,
+    audit_id: str,
+    *,
+    now: datetime,
+    by: str | None = None,
+    reason: str = "withdrawn",
+) -> AuditStatus:
     """Cancel a queued or running audit: its open jobs stop, later commits are rejected.
+
+    ``audit.cancelled`` records who (``by``) and why (one of ``CANCEL_REASONS``). An
+    audit none of whose jobs was ever claimed gives its disclosure charge back:
+    ``audit.refunded`` (subject: the specimen) names the admission's request id, which
+    the budget then no longer counts. Once a worker has claimed work the charge stays:
+    what the audit's status showed meanwhile may already carry information.
 
     Cancelling a cancelled audit returns it unchanged; a completed or failed audit
     cannot be cancelled (``Conflict``).
     """
+    if reason not in CANCEL_REASONS:
+        raise BadInput("the cancel reason must be one of: " + ", ".join(CANCEL_REASONS))
     ledger = runtime.ledger
     positions: list[LedgerPosition] = []
     with write_tx(ledger.engine) as conn:
-        sql = "SELECT status FROM audits WHERE id = :id"
+        sql = "SELECT status, specimen_id, requester, idempotency_key FROM audits WHERE id = :id"
         if conn.dialect.name != "sqlite":
             sql += " FOR UPDATE"
         row = conn.execute(sa.text(sql), {"id": audit_id}).first()
@@ -253,6 +281,7 @@ def cancel_audit(runtime: Runtime, audit_id: str, *, now: datetime) -> AuditStat
             if row[0] != "CANCELLED":
                 raise Conflict("the audit has already concluded")
         else:
+            refund = _never_ran(conn, audit_id) and row[3] is not None
             stop_open_jobs(conn, audit_id, code="cancelled", now=now)
             conn.execute(
                 sa.text(
@@ -261,10 +290,23 @@ def cancel_audit(runtime: Runtime, audit_id: str, *, now: datetime) -> AuditStat
                 ),
                 {"now": stamp(now), "id": audit_id},
             )
-            body = {"audit_id": audit_id, "cancelled_at": stamp(now)}
-            positions = append_in(
-                conn, [("audit.cancelled", audit_id, body)], clock=ledger_clock(ledger)
-            )
+            body = {
+                "audit_id": audit_id,
+                "cancelled_at": stamp(now),
+                "by": by or "-",
+                "reason": reason,
+                "refunded": refund,
+            }
+            items: list[tuple[str, str, dict[str, Any]]] = [("audit.cancelled", audit_id, body)]
+            if refund:
+                refunded = {
+                    "audit_id": audit_id,
+                    "request_id": row[3],
+                    "analyst": row[2],
+                    "at": stamp(now),
+                }
+                items.append(("audit.refunded", row[1], refunded))
+            positions = append_in(conn, items, clock=ledger_clock(ledger))
         status = _select_status(conn, "id = :id", {"id": audit_id})
     save_positions(ledger, positions)
     assert status is not None

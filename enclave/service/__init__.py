@@ -7,5 +7,6 @@ runs it with uvicorn. The OpenAPI document is at ``/openapi.json``.
 
 from ._app import API_PREFIX, create_app
 from ._errors import ServiceError
+from ._gate import Limits
 
-__all__ = ["API_PREFIX", "ServiceError", "create_app"]
+__all__ = ["API_PREFIX", "Limits", "ServiceError", "create_app"]

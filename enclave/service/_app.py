@@ -19,6 +19,7 @@ from ..governance import AccessPolicy
 from ._audits import router as audits_router
 from ._catalog import router as catalog_router
 from ._errors import install_error_handlers
+from ._gate import Limits, RequestGate
 from ._ledger_routes import router as ledger_router
 from ._middleware import GuardMiddleware
 from ._state import ServiceState
@@ -33,8 +34,10 @@ def create_app(
     *,
     clock: Callable[[], datetime] = utc_now,
     access: AccessPolicy | None = None,
+    limits: Limits | None = None,
 ) -> FastAPI:
-    """The service app. ``access`` defaults to the Cedar policies in ``policies/access``."""
+    """The service app. ``access`` defaults to the Cedar policies in ``policies/access``;
+    ``limits`` bound request headers and bodies (``Limits()``: 16 KiB and 64 KiB)."""
     state = ServiceState(
         runtime_factory=runtime_factory, clock=clock, access=access or AccessPolicy.load()
     )
@@ -53,9 +56,13 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        # a redirect to the slash-less path would be built from the Host header (input)
+        redirect_slashes=False,
     )
     app.state.enclave = state
     install_error_handlers(app)
+    # the last added runs first: the guard logs every answer, the gate's included
+    app.add_middleware(RequestGate, state=state, limits=limits or Limits(), prefix=API_PREFIX)
     app.add_middleware(GuardMiddleware)
     for router in (catalog_router, audits_router, ledger_router):
         app.include_router(router, prefix=API_PREFIX)

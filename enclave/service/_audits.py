@@ -26,7 +26,7 @@ from ..replay import RuntimeLedgerLookup
 from . import _jobs as jobs
 from ._auth import CurrentAnalyst, State, require
 from ._errors import ERROR_RESPONSES, ServiceError
-from ._models import AuditBody, AuditList, AuditStatusModel, VerifyReport
+from ._models import AuditBody, AuditList, AuditStatusModel, CancelBody, VerifyReport
 from ._state import ServiceState
 from ._views import specimen_resource
 
@@ -49,6 +49,7 @@ def _audit_resource(state: ServiceState, status: Any) -> Resource:
         tenant=status.tenant_id,
         classification=classification,
         legal_hold=hold,
+        requester=status.requester,
     )
 
 
@@ -123,7 +124,17 @@ def audits(
 ) -> dict[str, Any]:
     require(state, analyst, Action.READ_AUDIT, Resource.tenant_of(analyst.tenant))
     found = jobs.list_audits(state.runtime, tenant_id=analyst.tenant, limit=limit, offset=offset)
-    return {"items": [s.to_dict() for s in found]}
+    now = state.clock()
+    # each audit carries its specimen's walls: an audit the analyst may not open is left
+    # out (a page may then hold fewer than ``limit``)
+    visible = [
+        s
+        for s in found
+        if state.access.authorize(
+            analyst, Action.READ_AUDIT, _audit_resource(state, s), now=now
+        ).allowed
+    ]
+    return {"items": [s.to_dict() for s in visible]}
 
 
 @router.get("/audits/{audit_id}", response_model=AuditStatusModel, summary="One audit's status")
@@ -136,9 +147,15 @@ def audit(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> dict[str,
 @router.post(
     "/audits/{audit_id}/cancel", response_model=AuditStatusModel, summary="Cancel an audit"
 )
-def cancel(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> dict[str, Any]:
+def cancel(
+    state: State, analyst: CurrentAnalyst, audit_id: AuditId, body: CancelBody | None = None
+) -> dict[str, Any]:
+    """The requester or an admin of the audit's tenant; the reason is a code."""
     status = _authorised_status(state, analyst, audit_id, Action.CANCEL_AUDIT)
-    result = jobs.cancel_audit(state.runtime, status.audit_id, now=state.clock()).to_dict()
+    reason = "withdrawn" if body is None else body.reason
+    result = jobs.cancel_audit(
+        state.runtime, status.audit_id, now=state.clock(), by=analyst.name, reason=reason
+    ).to_dict()
     assert isinstance(result, dict)
     return result
 

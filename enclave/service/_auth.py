@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..governance import Action, Analyst, Resource, authenticate
 from ._errors import ServiceError
+from ._gate import ANALYST_KEY
 from ._state import ServiceState, state_of
 
 __all__ = ["CurrentAnalyst", "State", "current_analyst", "require"]
@@ -24,11 +25,14 @@ State = Annotated[ServiceState, Depends(state_of)]
 
 
 def current_analyst(
+    request: Request,
     state: State,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Analyst:
-    analyst = None
-    if credentials is not None and credentials.scheme.lower() == "bearer":
+    # the request gate authenticated the token before the body was read
+    gated = request.scope.get("state", {}).get(ANALYST_KEY)
+    analyst = gated if isinstance(gated, Analyst) else None
+    if analyst is None and credentials is not None and credentials.scheme.lower() == "bearer":
         analyst = authenticate(state.runtime, credentials.credentials)
     if analyst is None:
         raise ServiceError(

@@ -38,8 +38,8 @@ def list_audits(runtime: Runtime, *, tenant_id: str, limit: int, offset: int) ->
     return list(_jobs().list_audits(runtime, tenant_id=tenant_id, limit=limit, offset=offset))
 
 
-def cancel_audit(runtime: Runtime, audit_id: str, *, now: datetime) -> Any:
-    return _jobs().cancel_audit(runtime, audit_id, now=now)
+def cancel_audit(runtime: Runtime, audit_id: str, *, now: datetime, by: str, reason: str) -> Any:
+    return _jobs().cancel_audit(runtime, audit_id, now=now, by=by, reason=reason)
 
 
 def certificate(runtime: Runtime, audit_id: str) -> dict[str, Any] | None:

@@ -1,6 +1,7 @@
 """The service's wire shapes (pydantic), which also make the published OpenAPI.
 
-Request bodies forbid unknown keys and bound every string and number. Response
+Request bodies forbid unknown keys, bound every string and number and coerce nothing
+(``"1"`` is not a seed; ``1.0`` is not a sample count). Response
 models describe metadata only; none has a place for payload content.
 """
 
@@ -8,13 +9,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .._errors import BadInput
+from ..governance import check_purpose
 
 __all__ = [
     "AuditBody",
     "AuditList",
     "AuditStatusModel",
     "CallModel",
+    "CancelBody",
     "ErrorBody",
     "ErrorDetail",
     "FieldModel",
@@ -118,18 +123,36 @@ class AuditBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    specimen_id: str = Field(min_length=1, max_length=128)
+    specimen_id: str = Field(min_length=1, max_length=128, strict=True)
     call_id: str | None = Field(default=None, min_length=1, max_length=256)
     field: str | None = Field(default=None, min_length=1, max_length=130)
     strategy: Literal["nullify", "replace", "perturb", "revision"]
     value: Any = None
     delta: float | None = Field(default=None, allow_inf_nan=False, ge=-1e6, le=1e6)
     revision: str | None = Field(default=None, min_length=3, max_length=256)
-    samples: int = Field(ge=2, le=100_000)
-    seed: int = Field(ge=0, le=MAX_SEED - 100_000)
-    tolerances: dict[str, float | str] | None = Field(default=None, max_length=16)
-    purpose: str = Field(min_length=1, max_length=500)
-    policy_id: str | None = Field(default=None, min_length=1, max_length=128)
+    samples: int = Field(ge=2, le=100_000, strict=True)
+    seed: int = Field(ge=0, le=MAX_SEED - 100_000, strict=True)
+    tolerances: dict[str, float | str] | None = Field(default=None, max_length=16, strict=True)
+    purpose: str = Field(min_length=1, max_length=500, strict=True)
+    policy_id: str | None = Field(default=None, min_length=1, max_length=128, strict=True)
+
+    @field_validator("purpose")
+    @classmethod
+    def _visible_purpose(cls, purpose: str) -> str:
+        try:
+            return check_purpose(purpose)
+        except BadInput:
+            raise ValueError("a purpose must be visible text") from None
+
+
+class CancelBody(BaseModel):
+    """``POST /api/v1/audits/{audit_id}/cancel`` (optional): why, as a code."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    reason: Literal["withdrawn", "duplicate", "wrong_parameters", "superseded", "operator"] = (
+        "withdrawn"
+    )
 
 
 class AuditStatusModel(BaseModel):

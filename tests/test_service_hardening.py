@@ -1,0 +1,465 @@
+"""The service as an attacker and an operator meet it: requests are authenticated before
+their bodies are read and bodies and headers are bounded (against a real ``uvicorn``
+process, where memory is measured); only the requester or a tenant admin cancels, and a
+cancelled audit that never ran gives its disclosure budget back; tenant and clearance
+walls hold for everything derived from a specimen; the ledger views are the operator's;
+request bodies are strict; no redirect reflects a ``Host`` header."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.exceptions import StarletteDeprecationWarning
+
+from enclave._home import Home
+from enclave._runtime import Runtime, utc_now
+from enclave.governance import add_analyst
+from enclave.service import create_app
+from tests.test_service import API, audit_body, build_home, error_code
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from fastapi.testclient import TestClient
+
+MIB = 1024 * 1024
+EXTRA_ROLES = {
+    "ada": ("acme", ["tenant-admin"]),
+    "val": ("acme", ["viewer"]),
+    "cleo": ("acme", ["auditor", "restricted-clearance"]),
+}
+
+
+@dataclasses.dataclass
+class World:
+    home: Home
+    specimens: dict[str, str]
+    tokens: dict[str, str]
+    client: TestClient
+
+    def auth(self, name: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[name]}"}
+
+    def entries(self, kind: str, subject: str | None = None) -> list[dict[str, Any]]:
+        with Runtime.open(self.home, env={}) as runtime:
+            return [e.body for e in runtime.ledger.entries(kind=kind, subject=subject)]
+
+
+def _add_analysts(home: Home, roles: dict[str, tuple[str, list[str]]]) -> dict[str, str]:
+    tokens = {}
+    with Runtime.open(home, env={}) as runtime:
+        for name, (tenant, granted) in roles.items():
+            _, tokens[name] = add_analyst(
+                runtime, name, tenant=tenant, roles=granted, now=utc_now()
+            )
+    return tokens
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    home, specimens, tokens = build_home(tmp_path_factory.mktemp("hardening") / "home")
+    tokens |= _add_analysts(home, EXTRA_ROLES)
+    with TestClient(create_app(lambda: Runtime.open(home, env={}))) as client:
+        yield World(home, specimens, tokens, client)
+
+
+def request_audit(world: World, who: str, **changes: Any) -> dict[str, Any]:
+    response = world.client.post(
+        f"{API}/audits",
+        headers=world.auth(who),
+        json=audit_body(world.specimens["procurement"], **changes),
+    )
+    assert response.status_code == 202, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+# -- a real server process ----------------------------------------------------------------
+
+_MAIN = "from enclave.cli import main; main()"
+
+
+@dataclasses.dataclass
+class Served:
+    process: subprocess.Popen[bytes]
+    port: int
+    token: str
+
+    def rss_kib(self) -> int:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise AssertionError("no VmRSS")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    home = Home.init(tmp_path_factory.mktemp("served") / "home")
+    token = _add_analysts(home, {"alice": ("acme", ["auditor"])})["alice"]
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", _MAIN, "serve", "--home", str(home.root), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "REPLAY_ENCLAVE_HOME": str(home.root)},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None, "the server exited"
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)
+        yield Served(process, port, token)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _complete(answer: bytes) -> bool:
+    head, found, body = answer.partition(b"\r\n\r\n")
+    if not found:
+        return False
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return len(body) >= int(value)
+    return True
+
+
+def _raw_request(
+    served: Served, head: bytes, body_bytes: int, *, chunk: int = MIB
+) -> tuple[int, bytes]:
+    """Send ``head`` then up to ``body_bytes`` of body from a thread while reading the
+    answer; returns (status, response bytes). The sender stops when the server closes."""
+    sock = socket.create_connection(("127.0.0.1", served.port), timeout=30)
+    sock.sendall(head)
+
+    def send_body() -> None:
+        block = b"a" * chunk
+        sent = 0
+        try:
+            while sent < body_bytes:
+                sock.sendall(block[: body_bytes - sent])
+                sent += len(block)
+        except OSError:
+            return  # the server answered and closed: what it never read it never held
+
+    sender = threading.Thread(target=send_body, daemon=True)
+    sender.start()
+    answer = b""
+    try:
+        while not _complete(answer):
+            part = sock.recv(65536)
+            if not part:
+                break
+            answer += part
+    finally:
+        sender.join(timeout=60)
+        sock.close()
+    status = int(answer.split(b" ", 2)[1])
+    return status, answer
+
+
+def _post_head(port: int, length: int, token: str | None = None) -> bytes:
+    lines = [
+        "POST /api/v1/audits HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        "Content-Type: application/json",
+        f"Content-Length: {length}",
+    ]
+    if token is not None:
+        lines.append(f"Authorization: Bearer {token}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+# -- 1. bounded requests, authenticated before their bodies are read ------------------------
+
+
+def test_unauthenticated_huge_post_is_401_and_costs_no_memory(served: Served) -> None:
+    size = 100 * MIB
+    before = served.rss_kib()
+    status, _ = _raw_request(served, _post_head(served.port, size), size)
+    after = served.rss_kib()
+    assert status == 401
+    assert after - before < 8 * 1024, (before, after)
+    # the server is still there and still answers
+    status, _ = _raw_request(served, _post_head(served.port, 0), 0)
+    assert status == 401
+
+
+def test_authenticated_oversize_body_is_413_before_it_is_read(served: Served) -> None:
+    size = 100 * MIB
+    before = served.rss_kib()
+    status, answer = _raw_request(served, _post_head(served.port, size, served.token), size)
+    assert status == 413 and b'"too_large"' in answer
+    assert served.rss_kib() - before < 8 * 1024
+
+
+def test_oversize_headers_are_refused_by_the_server(served: Served) -> None:
+    head = (
+        f"GET /api/v1/whoami HTTP/1.1\r\nHost: x\r\nX-Pad: {'p' * (64 * 1024)}\r\n"
+        f"Authorization: Bearer {served.token}\r\n\r\n"
+    ).encode()
+    status, _ = _raw_request(served, head, 0)
+    assert status in (400, 431)
+
+
+def test_oversize_headers_are_refused_in_process(world: World) -> None:
+    response = world.client.get(
+        f"{API}/whoami", headers={**world.auth("alice"), "X-Pad": "p" * (40 * 1024)}
+    )
+    assert response.status_code == 431 and error_code(response) == "headers_too_large"
+
+
+def test_chunked_oversize_body_is_413(world: World) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b'{"purpose": "'
+        for _ in range(64):
+            yield b"a" * 4096
+        yield b'"}'
+
+    response = world.client.post(
+        f"{API}/audits",
+        headers={**world.auth("alice"), "Content-Type": "application/json"},
+        content=chunks(),
+    )
+    assert response.status_code == 413 and error_code(response) == "too_large"
+    assert not world.entries("audit.admitted", world.specimens["procurement"]) or all(
+        e["purpose"] != "a" for e in world.entries("audit.admitted")
+    )
+
+
+def test_unauthenticated_body_is_never_parsed(world: World) -> None:
+    # malformed JSON from a stranger: 401, not 422 (the body was not looked at)
+    response = world.client.post(
+        f"{API}/audits",
+        headers={"Content-Type": "application/json"},
+        content=b'{"specimen_id": broken',
+    )
+    assert response.status_code == 401 and error_code(response) == "unauthenticated"
+
+
+# -- 2. who may cancel, and the budget of work that never ran -------------------------------
+
+
+def test_only_the_requester_or_a_tenant_admin_cancels(world: World) -> None:
+    first = request_audit(world, "alice", seed=11)
+    colleague = world.client.post(
+        f"{API}/audits/{first['audit_id']}/cancel", headers=world.auth("cleo")
+    )
+    assert colleague.status_code == 403 and error_code(colleague) == "not_permitted"
+    viewer = world.client.post(
+        f"{API}/audits/{first['audit_id']}/cancel", headers=world.auth("val")
+    )
+    assert viewer.status_code == 403
+    admin = world.client.post(
+        f"{API}/audits/{first['audit_id']}/cancel",
+        headers=world.auth("ada"),
+        json={"reason": "duplicate"},
+    )
+    assert admin.status_code == 200 and admin.json()["status"] == "CANCELLED"
+    second = request_audit(world, "alice", seed=12)
+    own = world.client.post(
+        f"{API}/audits/{second['audit_id']}/cancel", headers=world.auth("alice")
+    )
+    assert own.status_code == 200 and own.json()["status"] == "CANCELLED"
+    recorded = {e["audit_id"]: e for e in world.entries("audit.cancelled")}
+    assert recorded[first["audit_id"]]["by"] == "ada"
+    assert recorded[first["audit_id"]]["reason"] == "duplicate"
+    assert recorded[second["audit_id"]]["by"] == "alice"
+    assert recorded[second["audit_id"]]["reason"] == "withdrawn"
+
+
+def test_a_cancel_reason_is_a_code_never_free_text(world: World) -> None:
+    audit = request_audit(world, "alice", seed=13)
+    response = world.client.post(
+        f"{API}/audits/{audit['audit_id']}/cancel",
+        headers=world.auth("alice"),
+        json={"reason": "CANARY-PROC-2f9c1e"},
+    )
+    assert response.status_code == 422 and "CANARY" not in response.text
+    status = world.client.get(f"{API}/audits/{audit['audit_id']}", headers=world.auth("alice"))
+    assert status.json()["status"] == "QUEUED"
+
+
+def _claims_body(world: World) -> dict[str, Any]:
+    return audit_body(
+        world.specimens["claims"],
+        call_id="main/fraud_score#0",
+        field="/fraud_score",
+        strategy="nullify",
+        value=None,
+        purpose="claims-review",
+    )
+
+
+def test_cancelled_audit_that_never_ran_is_refunded_one_that_ran_is_not(world: World) -> None:
+    from enclave.jobs import claim
+
+    body = _claims_body(world)
+    ids = []
+    for _ in range(5):  # the shipped policy allows 5 per analyst, specimen and field per day
+        accepted = world.client.post(f"{API}/audits", headers=world.auth("cleo"), json=body)
+        assert accepted.status_code == 202, accepted.text
+        ids.append(accepted.json()["audit_id"])
+    refused = world.client.post(f"{API}/audits", headers=world.auth("cleo"), json=body)
+    assert refused.status_code == 429
+    cancelled = world.client.post(f"{API}/audits/{ids[0]}/cancel", headers=world.auth("cleo"))
+    assert cancelled.status_code == 200
+    again = world.client.post(f"{API}/audits", headers=world.auth("cleo"), json=body)
+    assert again.status_code == 202, again.text
+    ids.append(again.json()["audit_id"])
+    # an audit whose work was claimed by a worker keeps its charge when cancelled
+    with Runtime.open(world.home, env={}) as runtime:
+        while True:
+            job = claim(runtime.ledger.engine, worker_id="w", now=utc_now(), lease_seconds=60)
+            assert job is not None
+            if job.audit_id == ids[1]:
+                break
+    ran = world.client.post(f"{API}/audits/{ids[1]}/cancel", headers=world.auth("cleo"))
+    assert ran.status_code == 200
+    still = world.client.post(f"{API}/audits", headers=world.auth("cleo"), json=body)
+    assert still.status_code == 429
+    refunds = world.entries("audit.refunded", world.specimens["claims"])
+    assert [r["audit_id"] for r in refunds] == [ids[0]]
+
+
+# -- 3. tenant and clearance walls ----------------------------------------------------------
+
+
+def test_ledger_views_are_the_operators(world: World) -> None:
+    for who in ("alice", "val", "otto", "ada"):
+        for path in ("/ledger/head", "/ledger/verify"):
+            response = world.client.get(API + path, headers=world.auth(who))
+            assert response.status_code == 403, (who, path)
+    head = world.client.get(f"{API}/ledger/head", headers=world.auth("opal"))
+    assert head.status_code == 200 and head.json()["hash"].startswith("sha256:")
+    assert world.client.get(f"{API}/ledger/verify", headers=world.auth("opal")).json()["ok"]
+
+
+def test_an_uncleared_viewer_reads_nothing_derived_from_a_restricted_specimen(
+    world: World,
+) -> None:
+    audit = request_audit(world, "bud", seed=21)
+    audit_id = audit["audit_id"]
+    specimen = world.client.get(
+        f"{API}/specimens/{world.specimens['procurement']}", headers=world.auth("val")
+    )
+    assert specimen.status_code == 403
+    for path in (
+        f"/audits/{audit_id}",
+        f"/certificates/{audit_id}",
+        f"/certificates/{audit_id}/summary",
+        f"/certificates/{audit_id}/verify",
+    ):
+        response = world.client.get(API + path, headers=world.auth("val"))
+        assert response.status_code == 403, path
+        assert error_code(response) == "restricted_needs_clearance"
+    listed = world.client.get(f"{API}/audits?limit=500", headers=world.auth("val")).json()["items"]
+    assert audit_id not in {a["audit_id"] for a in listed}
+    # a cleared colleague still sees it
+    cleared = world.client.get(f"{API}/audits/{audit_id}", headers=world.auth("vera"))
+    assert cleared.status_code == 200
+
+
+def test_another_tenant_sees_nothing(world: World) -> None:
+    audit = request_audit(world, "bud", seed=22)
+    for path in (f"/audits/{audit['audit_id']}", f"/certificates/{audit['audit_id']}/summary"):
+        response = world.client.get(API + path, headers=world.auth("otto"))
+        assert response.status_code == 403 and error_code(response) == "tenant_isolation"
+
+
+# -- 4. strict input --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"seed": "1"},
+        {"samples": "4"},
+        {"seed": 1.0},
+        {"samples": True},
+        {"specimen_id": 7},
+        {"purpose": 5},
+        {"policy_id": 3},
+    ],
+)
+def test_no_coercion(world: World, changes: dict[str, Any]) -> None:
+    before = len(world.entries("audit.admitted"))
+    body = audit_body(world.specimens["procurement"], **changes)
+    if "specimen_id" in changes:
+        body["specimen_id"] = changes["specimen_id"]
+    response = world.client.post(f"{API}/audits", headers=world.auth("alice"), json=body)
+    assert response.status_code == 422, response.text
+    assert len(world.entries("audit.admitted")) == before
+
+
+@pytest.mark.parametrize(
+    "purpose",
+    ["\u200b", "\x00", "review\x00", "   ", "\u2060\u200b", "a\u202eb", "line\nbreak", "\t"],
+)
+def test_a_purpose_is_visible_text(world: World, purpose: str) -> None:
+    before = len(world.entries("audit.admitted"))
+    response = world.client.post(
+        f"{API}/audits",
+        headers=world.auth("alice"),
+        json=audit_body(world.specimens["procurement"], purpose=purpose),
+    )
+    assert response.status_code in (400, 422), response.text
+    assert error_code(response) in ("invalid_purpose", "invalid_request")
+    assert len(world.entries("audit.admitted")) == before
+
+
+@pytest.mark.parametrize("delta", [5e-324, -2.2e-308, 0.0])
+def test_a_delta_that_changes_nothing_is_refused_before_it_is_charged(
+    world: World, delta: float
+) -> None:
+    before = len(world.entries("audit.admitted"))
+    response = world.client.post(
+        f"{API}/audits",
+        headers=world.auth("alice"),
+        json=audit_body(
+            world.specimens["procurement"], strategy="perturb", value=None, delta=delta
+        ),
+    )
+    assert response.status_code == 400, response.text
+    assert error_code(response) == "no_effect"
+    assert len(world.entries("audit.admitted")) == before
+
+
+def test_a_real_delta_is_admitted(world: World) -> None:
+    accepted = request_audit(world, "lex", strategy="perturb", value=None, delta=-0.05)
+    assert accepted["status"] == "QUEUED"
+
+
+@pytest.mark.parametrize("path", ["/audits/", "/specimens/", "/whoami/"])
+def test_no_redirect_reflects_the_host_header(world: World, path: str) -> None:
+    response = world.client.get(
+        API + path,
+        headers={**world.auth("alice"), "Host": "evil.example"},
+        follow_redirects=False,
+    )
+    assert not 300 <= response.status_code < 400, response.headers
+    assert "evil.example" not in response.text
+    assert all("evil.example" not in v for v in response.headers.values())
