@@ -207,6 +207,8 @@ def test_public_names_are_pinned() -> None:
         "preview_policy",
         "record_refusal",
         "retire_policy",
+        "revoke_analyst",
+        "rotate_token",
         "token_hash",
         "validate_policy",
     }

@@ -8,6 +8,7 @@ request bodies are strict; no redirect reflects a ``Host`` header."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import socket
 import subprocess
@@ -37,6 +38,7 @@ EXTRA_ROLES = {
     "ada": ("acme", ["tenant-admin"]),
     "val": ("acme", ["viewer"]),
     "cleo": ("acme", ["auditor", "restricted-clearance"]),
+    "rota": ("acme", ["viewer"]),
 }
 
 
@@ -463,3 +465,33 @@ def test_no_redirect_reflects_the_host_header(world: World, path: str) -> None:
     assert not 300 <= response.status_code < 400, response.headers
     assert "evil.example" not in response.text
     assert all("evil.example" not in v for v in response.headers.values())
+
+
+# -- 5. operator ergonomics -------------------------------------------------------------------
+
+
+def test_rotate_and_revoke_take_effect_at_once_and_are_recorded(world: World) -> None:
+    from tests.cli_runner import run_cli
+
+    old = world.tokens["rota"]
+    assert world.client.get(f"{API}/whoami", headers={"Authorization": f"Bearer {old}"}).is_success
+    rotated = run_cli(world.home.root, "analyst", "rotate", "rota", "--json")
+    assert rotated.returncode == 0, rotated.stderr
+    new = json.loads(rotated.stdout)["token"]
+    assert new != old
+    stale = world.client.get(f"{API}/whoami", headers={"Authorization": f"Bearer {old}"})
+    assert stale.status_code == 401
+    fresh = world.client.get(f"{API}/whoami", headers={"Authorization": f"Bearer {new}"})
+    assert fresh.status_code == 200 and fresh.json()["name"] == "rota"
+    revoked = run_cli(world.home.root, "analyst", "revoke", "rota")
+    assert revoked.returncode == 0, revoked.stderr
+    gone = world.client.get(f"{API}/whoami", headers={"Authorization": f"Bearer {new}"})
+    assert gone.status_code == 401
+    again = run_cli(world.home.root, "analyst", "rotate", "rota")
+    assert again.returncode == 2 and again.stderr.count("\n") == 1 and "rea_" not in again.stderr
+    unknown = run_cli(world.home.root, "analyst", "revoke", "nobody")
+    assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1
+    assert [e["name"] for e in world.entries("analyst.rotated")] == ["rota"]
+    assert [e["name"] for e in world.entries("analyst.revoked")] == ["rota"]
+    for body in world.entries("analyst.rotated") + world.entries("analyst.revoked"):
+        assert "rea_" not in json.dumps(body)

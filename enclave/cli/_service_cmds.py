@@ -1,4 +1,4 @@
-"""``serve``, ``analyst add|list``, ``policy list|load|validate|activate|retire``."""
+"""``serve``, ``analyst add|list|revoke|rotate``, ``policy list|load|validate|activate|retire``."""
 
 from __future__ import annotations
 
@@ -87,6 +87,39 @@ def analyst_list(
             ("name", "tenant", "roles", "created_at", "disabled"),
             ((a.name, a.tenant, ", ".join(a.roles), a.created_at, a.disabled) for a in found),
         )
+
+
+@analyst_app.command("revoke")
+def analyst_revoke(
+    name: Annotated[str, typer.Argument(help="Analyst name.")],
+    home: HomeOption = None,
+) -> None:
+    """Revoke an analyst: their token stops working at once (recorded in the ledger)."""
+    from .._runtime import utc_now
+    from ..governance import revoke_analyst
+
+    with open_runtime(home) as runtime:
+        revoke_analyst(runtime, name, now=utc_now())
+    console.print(f"analyst {name} is revoked")
+
+
+@analyst_app.command("rotate")
+def analyst_rotate(
+    name: Annotated[str, typer.Argument(help="Analyst name.")],
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Issue a new bearer token (shown once); the old one stops working at once."""
+    from .._runtime import utc_now
+    from ..governance import rotate_token
+
+    with open_runtime(home) as runtime:
+        token = rotate_token(runtime, name, now=utc_now())
+    if json_out:
+        emit_json({"name": name, "token": token})
+        return
+    console.print(f"new bearer token for {name} (shown once, store it now):")
+    console.print(token, markup=False, highlight=False)
 
 
 @policy_app.command("list")

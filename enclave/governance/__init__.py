@@ -14,6 +14,8 @@ from ._analysts import (
     authenticate,
     disable_analyst,
     list_analysts,
+    revoke_analyst,
+    rotate_token,
     token_hash,
 )
 from ._eligibility import AuditDraft, Eligible, check_eligibility
@@ -85,6 +87,8 @@ __all__ = [
     "preview_policy",
     "record_refusal",
     "retire_policy",
+    "revoke_analyst",
+    "rotate_token",
     "token_hash",
     "validate_policy",
 ]

@@ -34,6 +34,8 @@ __all__ = [
     "authenticate",
     "disable_analyst",
     "list_analysts",
+    "revoke_analyst",
+    "rotate_token",
     "token_hash",
 ]
 
@@ -155,6 +157,39 @@ def disable_analyst(runtime: Runtime, name: str, *, now: datetime) -> None:
     if done.rowcount != 1:
         raise BadInput("no such analyst")
     runtime.ledger.append("analyst.disabled", name, {"name": name, "at": now.isoformat()})
+
+
+def _stamp(now: datetime) -> str:
+    return now.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def revoke_analyst(runtime: Runtime, name: str, *, now: datetime) -> None:
+    """Disable the analyst for good: the token stops working at the next request, and
+    its hash is replaced so no later change can bring it back. Recorded in the ledger."""
+    dead = token_hash(TOKEN_PREFIX + secrets.token_urlsafe(32))  # matches no issued token
+    with write(runtime.ledger.engine) as conn:
+        done = conn.execute(
+            sa.update(table).where(table.c.name == name).values(disabled=True, token_hash=dead)
+        )
+    if done.rowcount != 1:
+        raise BadInput("no such analyst")
+    runtime.ledger.append("analyst.revoked", name, {"name": name, "at": _stamp(now)})
+
+
+def rotate_token(runtime: Runtime, name: str, *, now: datetime) -> str:
+    """Issue the analyst a new token (returned, shown once); the old one stops working
+    at the next request. A revoked analyst stays revoked. Recorded in the ledger."""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    with write(runtime.ledger.engine) as conn:
+        done = conn.execute(
+            sa.update(table)
+            .where(table.c.name == name, table.c.disabled == sa.false())
+            .values(token_hash=token_hash(token))
+        )
+    if done.rowcount != 1:
+        raise BadInput("no such enabled analyst")
+    runtime.ledger.append("analyst.rotated", name, {"name": name, "at": _stamp(now)})
+    return token
 
 
 def authenticate(runtime: Runtime, token: str) -> Analyst | None:
