@@ -4,8 +4,10 @@ Procurement reference incident (DESIGN.md), model r1 -> r2, measured in one run:
 
 (a) per paired sample (baseline, intervened, placebo on one seed):
     *enclave*: ``run_sample_batch`` over N seeds — single-use grant, decryption, an
-    isolated worker (bubblewrap/namespace, seccomp, audit hook, rlimits), serving from
-    the record, the three runs, the metadata-only reduction — divided by N;
+    isolated worker (bubblewrap/namespace, seccomp, audit hook, rlimits), each of the
+    three runs in a fresh process forked from the worker's template (the agent imported
+    from source in each), serving from the record, the metadata-only reduction, and the
+    repeat of 5% of the seeds on a second fresh worker — divided by N;
     *bare*: ``replay_run`` three times per seed in this process over the plaintext
     trajectory (no decryption, no isolation) plus the same reduction.
 (b) a whole N-sample audit: ``run_audit`` end to end (ledger request, grant, worker start,
@@ -56,7 +58,7 @@ from enclave.replay import (  # noqa: E402
     replay_run,
     run_audit,
 )
-from enclave.replay._stages import run_sample_batch  # noqa: E402
+from enclave.replay._stages import repeat_seeds, run_sample_batch  # noqa: E402
 from enclave.replay._verdict import summarize_seed  # noqa: E402
 
 TARGET_SAMPLE = 1.2
@@ -224,6 +226,10 @@ def _table(m: dict[str, Any]) -> str:
             f"{label:<26}{enclave_ms:>14.3f}{bare_ms:>12.3f}"
             f"{ratio:>7.2f}x{target:>8.1f}x  {verdict}"
         )
+    # every run is a process of its own: what one costs, worker starts included
+    runs = 3 * (n + len(repeat_seeds(range(n))))
+    per_run, bare_run = m["batch"] / runs * 1e3, m["bare"] / (3 * n) * 1e3
+    lines.append(f"{'    per replay run':<26}{per_run:>14.3f}{bare_run:>12.3f}")
     return "\n".join(lines)
 
 

@@ -438,3 +438,60 @@ def test_worker_starts_from_a_virtual_environments_console_script(
     )
     assert done.returncode == 0, done.stderr[-600:]
     assert "'echo'" in done.stdout
+
+
+# -- the template forks, its runs cannot -------------------------------------------------
+
+_STACKED = """
+import os
+from enclave.sandbox import _seccomp
+assert _seccomp.install(template=True)
+pid = os.fork()  # the template's plain fork: allowed
+if pid == 0:
+    assert _seccomp.install()  # a run loads the ordinary filter on top
+    os.fork()  # the very same fork: killed
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status), flush=True)
+"""
+
+_TEMPLATE_CLONE = """
+import ctypes, sys
+from enclave.sandbox import _seccomp
+assert _seccomp.install(template=True)
+libc = ctypes.CDLL(None, use_errno=True)
+print(libc.syscall(int(sys.argv[1]), ctypes.c_ulong(int(sys.argv[2], 16)), None, None, None, None))
+"""
+
+
+def _seccomp_script(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    if not enclave.sandbox._seccomp.supported():
+        pytest.skip("no seccomp filter for this platform")
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=30,
+        cwd=Path(__file__).resolve().parents[1], check=False,
+    )  # fmt: skip
+
+
+def test_template_forks_and_its_runs_cannot() -> None:
+    done = _seccomp_script(_STACKED)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.strip() == str(-signal.SIGSYS)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        "0",  # no SIGCHLD, no thread: not the plain fork
+        "00004111",  # vfork: shares memory with the template
+        "11200011",  # a plain fork into a new user namespace
+        "41200011",  # ... into a new network namespace
+    ],
+)
+def test_template_allows_only_the_plain_fork(flags: str) -> None:
+    import platform
+
+    from enclave.sandbox._syscalls import NUMBERS
+
+    done = _seccomp_script(_TEMPLATE_CLONE, str(NUMBERS[platform.machine()]["clone"]), flags)
+    assert done.returncode == -signal.SIGSYS, (done.returncode, done.stdout, done.stderr[-300:])

@@ -32,7 +32,9 @@ claim only layers that held. The environment record lists those layers by name i
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from enclave.sandbox import _seccomp
@@ -186,7 +188,7 @@ def _check_bwrap(pid: int, identity: dict[str, Any], status: dict[str, str]) -> 
     return host_uid
 
 
-def _check_environ(pid: int, launched: dict[str, str]) -> None:
+def _check_environ(pid: int, launched: Mapping[str, str]) -> None:
     try:
         with open(f"/proc/{pid}/environ", "rb") as fh:
             raw = fh.read()
@@ -194,14 +196,19 @@ def _check_environ(pid: int, launched: dict[str, str]) -> None:
         raise _refuse("/proc/environ unreadable") from exc
     entries = [item.partition(b"=") for item in raw.split(b"\0") if item]
     found = {k.decode(errors="replace"): v.decode(errors="replace") for k, _, v in entries}
-    if found != launched or len(entries) != len(found):
+    if found != dict(launched) or len(entries) != len(found):
         raise _refuse("process environment")
 
 
 def verify(
-    launch: Launch, *, launcher_pid: int, ready: dict[str, Any], environ: dict[str, str]
+    launch: Launch,
+    *,
+    launcher_pid: int,
+    ready: dict[str, Any],
+    environ: Mapping[str, str] = MappingProxyType({}),
 ) -> dict[str, Any]:
-    """Check a worker that sent ``ready``; return the environment record it earned."""
+    """Check a worker that sent ``ready``; return the environment record it earned.
+    ``environ`` is the process environment it was launched with (check 8)."""
     identity = ready.get("identity")
     if not isinstance(identity, dict):
         raise _refuse("malformed report")
