@@ -197,13 +197,18 @@ def test_effect_carries_no_per_sample_values(world: World) -> None:
         assert _on_grid(value), value
 
 
-def test_certificate_size_does_not_grow_with_the_sample_count(world: World) -> None:
+def test_certificate_size_grows_only_by_the_per_sample_rows(world: World) -> None:
+    # v2 certificates carry one row per sample (seed, two decision labels, flip); the
+    # rest of the certificate does not grow with N
     specimen = world.specimens["plain"]
-    sizes = []
+    sizes, rows = [], []
     for samples in (4, 400):
         outcome = run_audit(world.runtime, _request(specimen, samples), now=_now(), limits=LIMITS)
-        assert outcome.certificate_path is not None
-        sizes.append(len(outcome.certificate_path.read_bytes()))
+        predicate = _predicate(outcome)
+        rows.append(predicate.pop("sample_rows"))
+        assert len(rows[-1]) == samples
+        assert all(len(json.dumps(r)) <= 48 for r in rows[-1])  # closed labels, no values
+        sizes.append(len(json.dumps(predicate, sort_keys=True)))
     assert abs(sizes[1] - sizes[0]) < 512, sizes
 
 
@@ -469,6 +474,8 @@ VOCAB = Vocabulary(
 
 def _sample(seed: int = 1, **changes: Any) -> dict[str, Any]:
     sample = SampleSummary(seed=seed, delta=-0.03).to_dict()
+    if "failure" not in changes:  # a completed sample's decisions, as labels
+        sample.update(baseline_decision="other", intervened_decision="other")
     sample.update(changes)
     return sample
 
@@ -517,7 +524,9 @@ def test_a_well_formed_reply_is_rebuilt_with_names_from_the_vocabulary() -> None
         ({"samples": [_sample(flip=1)]}, ReplyInvalid),  # an int is not a bool
         ({"samples": [_sample(delta=True)]}, ReplyInvalid),  # a bool is not a number
         ({"samples": [_sample(delta="0.1")]}, ReplyInvalid),
-        ({"samples": [_sample(delta=None)]}, ReplyInvalid),  # no delta without a failure
+        # a failed sample has no delta (a completed one may lack one: a categorical outcome)
+        ({"samples": [_sample(failure="agent_error", failure_variant="intervened")]},
+         ReplyInvalid),
         ({"samples": [_sample(delta=2**60)]}, ValueOutOfRange),
         ({"samples": [_sample(delta=math.inf)]}, ValueOutOfRange),
         ({"samples": [_sample(placebo_abs_delta=math.nan)]}, ValueOutOfRange),
@@ -558,6 +567,8 @@ def _run(**changes: Any) -> dict[str, Any]:
         "live_state_reads": [],
         "unverifiable_effects": [],
         "unserved_effects": [],
+        "served": [],
+        "unused": [],
     }
     run.update(changes)
     return run
@@ -603,5 +614,6 @@ def test_the_bound_grows_with_samples_and_resolution_and_is_known_before_running
     assert small.bits < large.bits and small.bits < fine.bits
     assert math.isclose(small.bits, sum(b for _, b in small.terms), abs_tol=0.01)
     assert small.resolution == 0.01 and fine.resolution == MIN_RESOLUTION
-    # 1000 samples carry at most a few hundred bits: not 63 bits a sample
-    assert large.bits < 400  # against about 63,000 for full-precision per-sample deltas
+    # 1000 samples carry a few bits a sample (per-sample decision rows: log2 5 each, and
+    # the served-by table): not 63 bits a sample as full-precision deltas would
+    assert large.bits < 5 * 1000  # against about 63,000 for full-precision per-sample deltas

@@ -28,6 +28,7 @@ from enclave.certify import (
     CHECK_NAMES,
     IN_TOTO_PAYLOAD_TYPE,
     PREDICATE_TYPE,
+    PREDICATE_TYPE_V1,
     CertificateInvalid,
     Envelope,
     LedgerLookup,
@@ -60,11 +61,20 @@ def key() -> SigningKey:
     return SigningKey.from_private_bytes(GOLDEN_SEED)
 
 
-@pytest.fixture
-def statement() -> dict[str, Any]:
-    loaded = loads((GOLDEN / "certificate_v1.statement.json").read_bytes())
+def _golden(version: str) -> dict[str, Any]:
+    loaded = loads((GOLDEN / f"certificate_{version}.statement.json").read_bytes())
     assert isinstance(loaded, dict)
     return loaded
+
+
+@pytest.fixture
+def statement() -> dict[str, Any]:
+    return _golden("v2")
+
+
+@pytest.fixture
+def statement_v1() -> dict[str, Any]:
+    return _golden("v1")
 
 
 def _lookup(statement: dict[str, Any], envelope: dict[str, Any] | None) -> StaticLedgerLookup:
@@ -107,8 +117,9 @@ def _sign_raw(statement: Any, key: SigningKey, *, payload: bytes | None = None) 
 def test_public_names_are_pinned() -> None:
     assert sorted(certify.__all__) == sorted(
         [
-            "CHECK_NAMES", "IN_TOTO_PAYLOAD_TYPE", "PREDICATE_SCHEMA", "PREDICATE_TYPE",
-            "STATEMENT_TYPE", "CertificateInvalid", "DsseSignature", "Envelope",
+            "CHECK_NAMES", "IN_TOTO_PAYLOAD_TYPE", "PREDICATE_SCHEMA", "PREDICATE_SCHEMA_V1",
+            "PREDICATE_TYPE", "PREDICATE_TYPE_V1", "STATEMENT_TYPE", "CertificateInvalid",
+            "DsseSignature", "Envelope",
             "LedgerLookup", "PredicateInvalid", "SigningKey", "StaticLedgerLookup",
             "VerificationCheck", "VerificationReport", "build_statement", "envelope_digest",
             "keyid_of", "load_public_key_pem", "pae", "predicate_problems", "sign_dsse",
@@ -300,12 +311,31 @@ def test_round_trip_sign_verify(key: SigningKey, statement: dict[str, Any]) -> N
     assert sign_statement(copy.deepcopy(statement), key) == envelope
 
 
-def test_golden_certificate_is_byte_identical(key: SigningKey, statement: dict[str, Any]) -> None:
-    golden = (GOLDEN / "certificate_v1.dsse.json").read_bytes()
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_golden_certificate_is_byte_identical(key: SigningKey, version: str) -> None:
+    statement = _golden(version)
+    golden = (GOLDEN / f"certificate_{version}.dsse.json").read_bytes()
     assert canonical_json(sign_statement(statement, key)) + b"\n" == golden
-    assert (GOLDEN / "certificate_v1.pub.pem").read_bytes() == key.public_key_pem
-    public = load_public_key_pem((GOLDEN / "certificate_v1.pub.pem").read_bytes())
+    assert (GOLDEN / f"certificate_{version}.pub.pem").read_bytes() == key.public_key_pem
+    public = load_public_key_pem((GOLDEN / f"certificate_{version}.pub.pem").read_bytes())
     assert verify_envelope(json.loads(golden), {key.keyid: public}) == statement
+
+
+def test_a_v1_certificate_still_verifies_and_says_it_is_v1(
+    key: SigningKey, statement_v1: dict[str, Any]
+) -> None:
+    envelope = json.loads((GOLDEN / "certificate_v1.dsse.json").read_bytes())
+    report = _verify(envelope, key, _lookup(statement_v1, envelope))
+    assert report.ok, report.to_dict()
+    assert statement_v1["predicateType"] == PREDICATE_TYPE_V1
+    assert report.checks[2].detail == "in-toto Statement v1, certificate v1 predicate"
+    assert report.checks[3].detail.startswith("predicate matches schema v1")
+    # its label is one v2 no longer issues, and it is checked by v1's rules only
+    assert statement_v1["predicate"]["classification"] == "decision-flips"
+    assert predicate_problems(statement_v1["predicate"], PREDICATE_TYPE_V1) == []
+    assert predicate_problems(statement_v1["predicate"]) != []  # not a v2 predicate
+    v2 = _verify(sign_statement(_golden("v2"), key), key, _lookup(_golden("v2"), None))
+    assert v2.checks[2].detail == "in-toto Statement v1, certificate v2 predicate"
 
 
 def test_build_statement_shape(key: SigningKey, statement: dict[str, Any]) -> None:
@@ -394,19 +424,28 @@ def test_schema_requires_every_top_level_key(statement: dict[str, Any], field: s
     assert predicate_problems(predicate) == ["/: required"]
 
 
-def test_audit_ending_before_baseline_is_valid_with_nulls(statement: dict[str, Any]) -> None:
-    predicate = dict(
-        statement["predicate"],
-        baseline=None, intervention=None, samples=None, effect=None, placebo=None,
-        environment=None, grant=None, classification="refused",
-        auditability={
+def test_audit_ending_before_baseline_is_valid_with_nulls(
+    statement: dict[str, Any], statement_v1: dict[str, Any]
+) -> None:
+    nulls = {
+        "baseline": None, "intervention": None, "samples": None, "effect": None,
+        "placebo": None, "environment": None, "grant": None,
+        "auditability": {
             "class": "observable-only",
             "first_unverifiable_step": 2,
             "live_state_fields": ["/lock_id"],
             "reason": "reserve_lock token expired before the divergence",
         },
+    }  # fmt: skip
+    v1 = dict(statement_v1["predicate"], classification="refused", **nulls)
+    assert predicate_problems(v1, PREDICATE_TYPE_V1) == []
+    v2 = dict(
+        statement["predicate"], classification="observable-only",
+        recorded_seed=None, sample_rows=None, served_by=None, **nulls,
     )  # fmt: skip
-    assert predicate_problems(predicate) == []
+    assert predicate_problems(v2) == []
+    # v2 labels are closed: v1's free label is refused
+    assert predicate_problems(dict(v2, classification="refused")) == ["/classification: enum"]
 
 
 @pytest.mark.parametrize(
@@ -444,7 +483,10 @@ def test_rules_on_intervention_and_effect(statement: dict[str, Any]) -> None:
         "/effect: reported although actual changes differ from declared"
     ]
     observable = with_("auditability", **{"class": "observable-only"})
-    assert predicate_problems(observable) == ["/effect: reported for an observable-only audit"]
+    assert predicate_problems(observable) == [
+        "/effect: reported for an observable-only audit",
+        "/auditability/class: contradicts the classification",
+    ]
     assert "/effect: a delta is not on the declared resolution" in predicate_problems(
         with_("effect", mean_delta=-0.0395, delta_interval=[-0.044, -0.034])
     )
@@ -455,12 +497,80 @@ def test_rules_on_intervention_and_effect(statement: dict[str, Any]) -> None:
     assert predicate_problems(with_("disclosure", bits=base["disclosure"]["bits"] - 1)) == [
         "/disclosure/bits: is not the sum of its terms"
     ]
-    assert "/effect/flip_interval: does not hold the flip rate" in predicate_problems(
-        with_("effect", flip_interval=[0.0, 0.5])
+    assert "/effect/flip_interval: is not the exact interval for the flips" in (
+        predicate_problems(with_("effect", flip_interval=[0.0, 0.5]))
     )
-    assert "/effect/delta_interval: does not hold the mean delta" in predicate_problems(
-        with_("effect", delta_interval=[-0.03, -0.01])
+    assert "/effect/equivalence/delta_interval: is not nested around the mean" in (
+        predicate_problems(with_("effect", delta_interval=[-0.03, -0.01]))
     )
+
+
+def _tampered(statement: dict[str, Any], change: Any) -> dict[str, Any]:
+    predicate = copy.deepcopy(statement["predicate"])
+    change(predicate)
+    return predicate
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        # a label the reported intervals and tolerances do not support
+        (lambda p: p.update(classification="equivalent"), "does not follow from the intervals"),
+        (lambda p: p.update(classification="inconclusive"), "does not follow from the intervals"),
+        (lambda p: p["effect"].update(flip_tolerance=0.0), ""),  # still influential: valid
+        (lambda p: p["effect"].update(flips=1, flip_rate=0.05), "flip_interval"),
+        (lambda p: p["effect"].update(score_tolerance=0.5), "differs from the request"),
+        (lambda p: p["effect"]["mde"].update(flip_rate=0.01), "mde/flip_rate"),
+        (lambda p: p["sample_rows"].pop(), "seeds are not seed..seed+count-1"),
+        (lambda p: p["sample_rows"][0].__setitem__(3, False), "flip contradicts"),
+        (lambda p: p["sample_rows"][19].__setitem__(1, "other"), "flip contradicts"),
+        (
+            lambda p: p["sample_rows"].__setitem__(19, [60, "other", "other", False]),
+            "differ from /effect/baseline_rate",
+        ),
+        (lambda p: p["recorded_seed"].update(flip=False), "differs from its sample row"),
+        (
+            lambda p: p.update(recorded_seed={"seed": 41, "sampled": False}),
+            "contradicts the sampled",
+        ),
+        (lambda p: p["recorded_seed"].update(sampled=False), "/recorded_seed: "),  # schema
+        (lambda p: p["served_by"][0].update(record=19), "do not sum to the sample count"),
+        (lambda p: p["served_by"][0].update(intervention=1, absent=0, record=19), "baseline"),
+        (lambda p: p["served_by"].append(dict(p["served_by"][0])), "appears twice"),
+        (
+            lambda p: p["served_by"].append(
+                dict(
+                    p["served_by"][-1],
+                    call="new_call #5",
+                    record=20,
+                    absent=0,
+                    substitute=0,
+                    unused=0,
+                    intervention=0,
+                    unservable=0,
+                )
+            ),
+            "does not know",
+        ),  # fmt: skip
+        (lambda p: p["effect"].update(outcome="categorical"), "numeric fields"),
+        (
+            lambda p: p.update(
+                classification="baseline-not-reproduced",
+                effect=None,
+                baseline=dict(p["baseline"], reproduced=False),
+            ),
+            "not-assessed is for an unreproduced baseline",
+        ),
+    ],
+)
+def test_v2_rules_tie_the_label_and_counts_to_what_is_reported(
+    statement: dict[str, Any], change: Any, problem: str | None
+) -> None:
+    problems = predicate_problems(_tampered(statement, change))
+    if not problem:
+        assert problems == []
+        return
+    assert any(problem in p for p in problems), problems
 
 
 def test_sign_statement_refuses_invalid_and_never_echoes_values(

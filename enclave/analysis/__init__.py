@@ -1,5 +1,21 @@
-"""Statistics for certificates: exact binomial and Student-t intervals (pure Python)."""
+"""Statistics for certificates: exact binomial and Student-t intervals, minimum
+detectable effects and the effect label's rule (pure Python)."""
 
 from ._intervals import clopper_pearson, mean_interval, regularized_beta, student_t_quantile
+from ._label import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL, MIN_FLIPS, effect_label
+from ._power import DEFAULT_POWER, delta_mde, flip_mde
 
-__all__ = ["clopper_pearson", "mean_interval", "regularized_beta", "student_t_quantile"]
+__all__ = [
+    "DEFAULT_POWER",
+    "EQUIVALENT",
+    "INCONCLUSIVE",
+    "INFLUENTIAL",
+    "MIN_FLIPS",
+    "clopper_pearson",
+    "delta_mde",
+    "effect_label",
+    "flip_mde",
+    "mean_interval",
+    "regularized_beta",
+    "student_t_quantile",
+]

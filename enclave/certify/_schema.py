@@ -1,6 +1,7 @@
-"""JSON Schema for the certificate predicate, plus the rules a schema cannot say.
+"""JSON Schema for the v1 certificate predicate, plus the rules a schema cannot say.
 
-Predicate type ``https://replay-enclave.dev/certificate/v1``. Top-level keys (all
+Predicate type ``https://replay-enclave.dev/certificate/v1``: no longer issued, still
+verified (``docs/certificate-v2.md``); ``_schema_v2`` builds on the pieces here. Top-level keys (all
 required, no others allowed); "or null" marks stages an audit may end before:
 
 ``request``          the frozen audit request: ``specimen``, ``call``, ``strategy``,
@@ -59,7 +60,7 @@ from typing import Any
 
 from .._schemas import validation_errors
 
-__all__ = ["PREDICATE_SCHEMA", "predicate_problems"]
+__all__ = ["PREDICATE_SCHEMA_V1", "predicate_problems_v1"]
 
 _DIGEST = "^sha256:[0-9a-f]{64}$"
 _FIELD_DIGEST = "^(hmac-sha256|sha256):[0-9a-f]{64}$"
@@ -113,7 +114,7 @@ _INTERVAL = {
 }
 _UNIT_INTERVAL = {"type": "array", "prefixItems": [_UNIT, _UNIT], "minItems": 2, "maxItems": 2}
 
-PREDICATE_SCHEMA: dict[str, Any] = {
+PREDICATE_SCHEMA_V1: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://replay-enclave.dev/certificate/v1/predicate.schema.json",
     "title": "Replay Enclave certificate predicate v1",
@@ -344,10 +345,9 @@ def _location(path: Any) -> str:
     return "/" + "/".join(parts)
 
 
-def _schema_problems(predicate: Any) -> list[str]:
-    errors = sorted(
-        validation_errors(predicate, PREDICATE_SCHEMA), key=lambda e: list(map(str, e.path))
-    )
+def _schema_problems(predicate: Any, schema: dict[str, Any] | None = None) -> list[str]:
+    schema = PREDICATE_SCHEMA_V1 if schema is None else schema
+    errors = sorted(validation_errors(predicate, schema), key=lambda e: list(map(str, e.path)))
     return [f"{_location(e.absolute_path)}: {e.validator}" for e in errors]
 
 
@@ -370,7 +370,9 @@ def _disclosure_problems(p: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _rule_problems(p: dict[str, Any]) -> list[str]:
+def _rule_problems(p: dict[str, Any], *, v1: bool = True) -> list[str]:
+    """The v1 rules; with ``v1=False`` only those v2 keeps (the effect's figures are
+    checked by ``_rules_v2``), the histogram only when there is one."""
     problems: list[str] = _disclosure_problems(p)
     intervention, samples, effect = p["intervention"], p["samples"], p["effect"]
     if intervention is not None:
@@ -395,13 +397,16 @@ def _rule_problems(p: dict[str, Any]) -> list[str]:
     if p["auditability"]["class"] != "counterfactual-admissible":
         problems.append("/effect: reported for an observable-only audit")
     histogram = effect["histogram"]
-    edges, counts = histogram["edges"], histogram["counts"]
-    if len(counts) != len(edges) - 1 or any(a >= b for a, b in itertools.pairwise(edges)):
-        problems.append("/effect/histogram: edges do not bound the counts' bins in order")
     if samples is None:
         problems.append("/effect: reported without samples")
-    elif sum(counts) != samples["count"]:
-        problems.append("/effect/histogram: counts do not sum to the sample count")
+    if histogram is not None:
+        edges, counts = histogram["edges"], histogram["counts"]
+        if len(counts) != len(edges) - 1 or any(a >= b for a, b in itertools.pairwise(edges)):
+            problems.append("/effect/histogram: edges do not bound the counts' bins in order")
+        if samples is not None and sum(counts) != samples["count"]:
+            problems.append("/effect/histogram: counts do not sum to the sample count")
+    if not v1:
+        return problems
     resolution = p["disclosure"]["resolution"]
     if not all(_on_grid(v, resolution) for v in (effect["mean_delta"], *effect["delta_interval"])):
         problems.append("/effect: a delta is not on the declared resolution")
@@ -414,8 +419,9 @@ def _rule_problems(p: dict[str, Any]) -> list[str]:
     return problems
 
 
-def predicate_problems(predicate: Any) -> list[str]:
-    """Every schema violation and broken rule, as ``location: rule`` (no values)."""
+def predicate_problems_v1(predicate: Any) -> list[str]:
+    """Every schema violation and broken rule of a v1 predicate, as ``location: rule``
+    (no values)."""
     problems = _schema_problems(predicate)
     if problems:
         return problems

@@ -5,7 +5,9 @@ Invariants:
 1. The subject is exactly one ``specimen:<id>`` whose ``sha256`` digest is the hex of
    the specimen's manifest digest; ``predicate.request.specimen`` names the same id.
 2. Signed bytes are ``canonical_json(statement)`` (RFC 8785), never display JSON.
-3. Nothing invalid is signed: the statement shape, the predicate schema and rules,
+3. ``build_statement`` makes v2 statements; a v1 statement is still accepted (verified,
+   and signed as-is by ``sign_statement`` for the v1 golden test).
+4. Nothing invalid is signed: the statement shape, the predicate schema and rules,
    and ``predicate.issuer == key.keyid`` are checked before the signature is made.
 """
 
@@ -20,8 +22,8 @@ from ledger._errors import CanonicalizationError
 
 from ._dsse import IN_TOTO_PAYLOAD_TYPE, sign_dsse
 from ._errors import PredicateInvalid
-from ._schema import predicate_problems
 from ._signing import SigningKey
+from ._versions import PREDICATE_TYPE, PREDICATE_TYPES, predicate_problems
 
 __all__ = [
     "STATEMENT_TYPE",
@@ -33,7 +35,6 @@ __all__ = [
 ]
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
-PREDICATE_TYPE = "https://replay-enclave.dev/certificate/v1"
 SUBJECT_PREFIX = "specimen:"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _MANIFEST_DIGEST = re.compile(r"^sha256:([0-9a-f]{64})$")
@@ -84,8 +85,8 @@ def statement_problems(statement: Any) -> list[str]:
     problems = []
     if statement["_type"] != STATEMENT_TYPE:
         problems.append("/_type: must be the in-toto Statement v1 type")
-    if statement["predicateType"] != PREDICATE_TYPE:
-        problems.append("/predicateType: must be the certificate v1 type")
+    if statement["predicateType"] not in PREDICATE_TYPES:
+        problems.append("/predicateType: must be a certificate type (v2, or v1)")
     problems.extend(_subject_problems(statement))
     return problems
 
@@ -108,7 +109,10 @@ def sign_statement(statement: Mapping[str, Any], key: SigningKey) -> dict[str, A
     """Validate, canonicalise and sign; returns the DSSE envelope as a JSON object."""
     problems = statement_problems(statement)
     if not problems:
-        problems = [f"/predicate{p}" for p in predicate_problems(statement["predicate"])]
+        problems = [
+            f"/predicate{p}"
+            for p in predicate_problems(statement["predicate"], statement["predicateType"])
+        ]
     if not problems:
         problems = binding_problems(statement)
     if not problems and statement["predicate"]["issuer"] != key.keyid:

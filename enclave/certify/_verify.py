@@ -8,9 +8,12 @@ A step runs only if every earlier step passed; later steps are reported as not r
                       ``payloadType`` is ``application/vnd.in-toto+json``.
 2. ``signature``    — a signature verifies over PAE(type, payload) with a trusted key.
 3. ``statement``    — the payload is strict, canonical (RFC 8785) JSON: an in-toto
-                      Statement v1 with the certificate v1 ``predicateType`` and one
+                      Statement v1 with a certificate ``predicateType`` — v2, or v1
+                      (still verified; the detail names which) — and one
                       ``specimen:<id>`` subject with a sha256 digest.
-4. ``predicate``    — the predicate matches the JSON Schema and its rules, names the
+4. ``predicate``    — the predicate matches its version's JSON Schema and rules (v2: the
+                      label follows from the reported intervals and tolerances, counts
+                      agree with N, served-by rows sum to N per arm), names the
                       subject's specimen in its request, and its ``issuer`` is the key
                       that verified in step 2. The detail states the certificate's
                       disclosure bound (bits its agent-influenced content can carry).
@@ -38,9 +41,9 @@ from ledger._errors import CanonicalizationError
 from .._errors import BadInput
 from ._dsse import IN_TOTO_PAYLOAD_TYPE, Envelope, verify_dsse
 from ._errors import CertificateInvalid
-from ._schema import predicate_problems
 from ._signing import keyid_of
 from ._statement import binding_problems, envelope_digest, specimen_of, statement_problems
+from ._versions import PREDICATE_TYPES, predicate_problems
 
 __all__ = [
     "CHECK_NAMES",
@@ -178,12 +181,13 @@ def _step_statement(s: _State) -> str:
     if problems:
         raise _Failed("; ".join(problems))
     s.statement = parsed
-    return "in-toto Statement v1, certificate v1 predicate"
+    return f"in-toto Statement v1, certificate {PREDICATE_TYPES[parsed['predicateType']]} predicate"
 
 
 def _step_predicate(s: _State) -> str:
     assert s.statement is not None
-    problems = [f"/predicate{p}" for p in predicate_problems(s.statement["predicate"])]
+    version = s.statement["predicateType"]
+    problems = [f"/predicate{p}" for p in predicate_problems(s.statement["predicate"], version)]
     if not problems:
         problems = binding_problems(s.statement)
     if problems:
@@ -192,7 +196,7 @@ def _step_predicate(s: _State) -> str:
     if predicate["issuer"] not in s.accepted:
         raise _Failed("/predicate/issuer: is not the key that signed")
     return (
-        "predicate matches schema v1 and its rules; "
+        f"predicate matches schema {PREDICATE_TYPES[version]} and its rules; "
         f"disclosure bound {predicate['disclosure']['bits']:.2f} bits"
     )
 

@@ -5,6 +5,9 @@ quantised to the resolution the score tolerance declares and clamped to [-1, 1];
 is decided on the exact delta first). For the typed proposal it names the fields that
 changed, not their values — and only fields the *reference* (the recorded run) has: a
 field that exists only in the compared run is ``new_field #k``, never its name.
+
+An outcome without a score (a categorical agent) has ``None`` there in both runs: the
+score layer is then equal, with no delta. A score on one side only is a difference.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ def compare_layers(
     for layer in LAYERS:
         a, b = reference.get(layer), run.get(layer)
         if layer == "score":
+            if a is None and b is None:  # a categorical outcome: nothing to compare
+                out[layer] = {"ok": True, "equal": True, "delta": None}
+                continue
             if not (isinstance(a, int | float) and isinstance(b, int | float)) or _bool(a, b):
                 out[layer] = {"ok": False, "delta": None, "tolerance": tolerances.score}
                 continue

@@ -5,7 +5,9 @@ depends on what it returned is a channel. The certificate is a deterministic fun
 of those values; if field *i* can take at most ``n_i`` values, no encoding can carry
 more than ``sum(log2 n_i)`` bits through it. The terms, field by field:
 
-* ``/classification``: one of the 4 labels a certificate can carry;
+* ``/classification``: one of the 5 labels a certificate can carry (influential,
+  equivalent, inconclusive, baseline-not-reproduced, observable-only); the
+  auditability class ``not-assessed`` follows from it;
 * ``/auditability``: its class and reason follow from three flags (an unverifiable
   effect, an unserved effect, a live-state read): 3 bits;
   ``first_unverifiable_step``: null, a recorded call id or ``new_call #k``;
@@ -17,6 +19,21 @@ more than ``sum(log2 n_i)`` bits through it. The terms, field by field:
   decision in each arm, as counts out of N (rates and exact intervals are functions of
   them); the histogram: ``C(N + B - 1, B - 1)`` ways to put N samples in B bins;
 * ``/placebo``: the largest absolute delta on the grid over [0, 1]; flips out of N.
+* ``/effect/outcome``: numeric or categorical (1 bit: every delta field is null
+  together); ``/effect/equivalence/delta_interval``: both ends on the grid;
+  ``/effect/mde/delta``: on the grid over [0, 1] (it depends on the observed spread;
+  the flip-rate MDE depends on N alone); ``/effect/layer_changes``: a count out of N
+  per layer. Flip count, flip bounds and the tolerances are functions of counts
+  already charged or of the request.
+* ``/recorded_seed``: its row (below) and its delta on the grid or null.
+* ``/sample_rows``: per sample a (baseline, intervened) pair of decision labels from
+  the ``d``-label vocabulary and a flip that the labels fix unless both are ``other``:
+  ``d² + 1`` values, N times (seeds are fixed by the request).
+* ``/served_by``: per arm and call, a composition of N samples into the marks that call
+  can take (``_served``): a recorded call in the baseline arm 5 (record, substitute,
+  unservable, unused, absent), in the intervened and placebo arms 6 (and intervention);
+  each of the ``MAX_NEW_CALLS`` names of calls the record does not know 3 (substitute,
+  unservable, absent): ``log2 C(N + c - 1, c - 1)`` each.
 
 Everything else in a certificate (request, intervention proof, samples, environment,
 lineage, grant, ledger position, times) is fixed by the request, the specimen and the
@@ -33,14 +50,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._compare import MAX_NEW_FIELDS, MAX_PROPOSAL_FIELDS
+from ._decisions import decision_vocabulary
+from ._model import LAYERS
 from ._quantize import BIN_EDGES, grid_values, resolution_for
 from ._reply import MAX_NEW_CALLS, Vocabulary
+from ._served import ARMS
 
 __all__ = ["CERTIFIED_LABELS", "DisclosureBound", "VocabularySize", "disclosure_bound"]
 
-CERTIFIED_LABELS = (
-    4  # influential, no-measurable-influence, baseline-not-reproduced, observable-only
-)
+# influential, equivalent, inconclusive, baseline-not-reproduced, observable-only
+CERTIFIED_LABELS = 5
 _EXACT_LAYERS = 6
 
 
@@ -51,9 +70,10 @@ class VocabularySize:
     calls: int
     live_state: int
     proposal_fields: int = MAX_PROPOSAL_FIELDS  # unknown before decryption: the cap
+    decisions: int = len(decision_vocabulary())  # decision labels a row may carry
 
     def __post_init__(self) -> None:
-        for value in (self.calls, self.live_state, self.proposal_fields):
+        for value in (self.calls, self.live_state, self.proposal_fields, self.decisions):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError("vocabulary sizes are non-negative integers")
 
@@ -63,6 +83,7 @@ class VocabularySize:
             calls=len(vocabulary.calls),
             live_state=len(vocabulary.live_state),
             proposal_fields=len(vocabulary.proposal_fields),
+            decisions=len(vocabulary.decision_labels),
         )
 
     @classmethod
@@ -79,6 +100,7 @@ class VocabularySize:
             "calls": self.calls,
             "live_state": self.live_state,
             "proposal_fields": self.proposal_fields,
+            "decisions": self.decisions,
         }
 
     @classmethod
@@ -87,6 +109,8 @@ class VocabularySize:
             calls=data["calls"],
             live_state=data["live_state"],
             proposal_fields=data["proposal_fields"],
+            # stored before decision labels were counted: no declared decisions
+            decisions=data.get("decisions", len(decision_vocabulary())),
         )
 
 
@@ -110,6 +134,19 @@ def _up(bits: float) -> float:
     return math.ceil(bits * 100 - 1e-9) / 100
 
 
+def _compositions(samples: int, marks: int) -> float:
+    """log2 of the ways to count N samples into ``marks`` bins."""
+    return math.log2(math.comb(samples + marks - 1, marks - 1))
+
+
+def _served_by(samples: int, calls: int) -> float:
+    recorded = {"baseline": 5, "intervened": 6, "placebo": 6}
+    return math.fsum(
+        calls * _compositions(samples, recorded[arm]) + MAX_NEW_CALLS * _compositions(samples, 3)
+        for arm in ARMS
+    )
+
+
 def disclosure_bound(
     *, samples: int, tolerance: float, vocabulary: VocabularySize
 ) -> DisclosureBound:
@@ -119,6 +156,7 @@ def disclosure_bound(
     bins = len(BIN_EDGES) - 1
     grid = math.log2(grid_values(r))
     counts = math.log2(samples + 1)
+    row = vocabulary.decisions**2 + 1  # (baseline, intervened) labels and the flip
     raw = (
         ("/classification", math.log2(CERTIFIED_LABELS)),
         ("/auditability/class", 3.0),
@@ -141,6 +179,13 @@ def disclosure_bound(
         ("/effect/histogram", math.log2(math.comb(samples + bins - 1, bins - 1))),
         ("/placebo/max_abs_delta", math.log2(grid_values(r, 0.0, 1.0))),
         ("/placebo/flips", counts),
+        ("/effect/outcome", 1.0),
+        ("/effect/equivalence/delta_interval", 2 * grid),
+        ("/effect/mde/delta", math.log2(grid_values(r, 0.0, 1.0))),
+        ("/effect/layer_changes", len(LAYERS) * counts),
+        ("/recorded_seed", math.log2(row) + math.log2(grid_values(r) + 1)),
+        ("/sample_rows", samples * math.log2(row)),
+        ("/served_by", _served_by(samples, vocabulary.calls)),
     )
     terms = tuple((name, _up(bits)) for name, bits in raw)
     return DisclosureBound(

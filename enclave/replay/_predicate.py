@@ -1,4 +1,9 @@
-"""The certificate predicate: what an audit establishes, and what it does not."""
+"""The certificate predicate (v2): what an audit establishes, and what it does not.
+
+Beyond v1 it carries the three-way label and how sure it is (equivalence interval,
+minimum detectable effects, per-layer changes), the recorded seed's own counterfactual,
+per-sample decision rows and the served-by table (``docs/certificate-v2.md``).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from ..analysis import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
 from ..keys import TenantDigester
 from ._disclosure import DisclosureBound
 from ._request import AuditRequest
 from ._results import BatchResult, Preparation
-from ._verdict import BASELINE_NOT_REPRODUCED, NO_INFLUENCE, OBSERVABLE_ONLY, Verdict
+from ._verdict import BASELINE_NOT_REPRODUCED, OBSERVABLE_ONLY, Verdict
 
 __all__ = ["build_predicate"]
 
@@ -44,8 +50,20 @@ def not_established(classification: str) -> list[str]:
         )
     elif classification == BASELINE_NOT_REPRODUCED:
         items.insert(0, "any effect of the intervention: the untouched baseline did not reproduce")
-    elif classification == NO_INFLUENCE:
-        items.insert(0, "absence of influence below the declared score tolerance or on other seeds")
+    elif classification == EQUIVALENT:
+        items.insert(
+            0,
+            "absence of any influence: only that the mean score delta lies within the declared "
+            "score tolerance and the decision flip rate below the flip tolerance, on these seeds",
+        )
+    elif classification == INCONCLUSIVE:
+        items.insert(
+            0,
+            "either influence or its absence: the intervals straddle the tolerances, or the "
+            "samples are too few (see the minimum detectable effects)",
+        )
+    elif classification == INFLUENTIAL:
+        items.insert(0, "the size of the influence beyond the reported intervals")
     return items
 
 
@@ -135,6 +153,9 @@ def build_predicate(
         },
         "effect": verdict.effect,
         "placebo": verdict.placebo,
+        "recorded_seed": verdict.recorded_seed,
+        "sample_rows": verdict.sample_rows,
+        "served_by": verdict.served_by,
         "classification": verdict.classification,
         "auditability": verdict.auditability,
         "not_established": not_established(verdict.classification),

@@ -9,6 +9,11 @@ fixed here, before any sample runs.
 The resolution defaults to the audit's score tolerance, but never finer than 4
 significant digits on the unit scale (``1e-4``), and is itself kept to 4 significant
 digits.
+
+An interval is quantised *outward* (``quantize_interval``: its lower end down, its upper
+end up), so the reported interval holds the exact one and a label decided on the
+reported ends is never bolder than the exact values allow; a bound that must not be
+understated (a minimum detectable effect) is rounded up (``quantize_up``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ __all__ = [
     "grid_values",
     "histogram",
     "quantize",
+    "quantize_interval",
+    "quantize_up",
     "resolution_for",
 ]
 
@@ -53,6 +60,31 @@ def quantize(value: float, resolution: float, lo: float = -1.0, hi: float = 1.0)
     steps = round(clamped / resolution)
     out = round(steps * resolution, _digits(resolution))
     return min(hi, max(lo, out)) + 0.0  # no negative zero
+
+
+def _snap(steps: int, resolution: float, lo: float, hi: float) -> float:
+    out = round(steps * resolution, _digits(resolution))
+    return min(hi, max(lo, out)) + 0.0
+
+
+def quantize_interval(
+    low: float, high: float, resolution: float, lo: float = -1.0, hi: float = 1.0
+) -> tuple[float, float]:
+    """``[low, high]`` widened to the ``resolution`` grid (down, up), clamped."""
+    a = math.floor(min(hi, max(lo, float(low))) / resolution + 1e-9)
+    b = math.ceil(min(hi, max(lo, float(high))) / resolution - 1e-9)
+    # the grid may sit a hair inside the exact end after rounding: step once more
+    out_lo, out_hi = _snap(a, resolution, lo, hi), _snap(b, resolution, lo, hi)
+    if out_lo > low and out_lo > lo:
+        out_lo = _snap(a - 1, resolution, lo, hi)
+    if out_hi < high and out_hi < hi:
+        out_hi = _snap(b + 1, resolution, lo, hi)
+    return out_lo, out_hi
+
+
+def quantize_up(value: float, resolution: float, lo: float = 0.0, hi: float = 1.0) -> float:
+    """``value`` rounded up to the ``resolution`` grid, clamped to ``[lo, hi]``."""
+    return quantize_interval(value, value, resolution, lo, hi)[1]
 
 
 def grid_values(resolution: float, lo: float = -1.0, hi: float = 1.0) -> int:

@@ -15,6 +15,11 @@ only if it has exactly the expected shape, and rebuilds every value it keeps:
    effect; an unserved effect that the record does not know is renamed ``new_call #k``
    (its position among the run's new calls), never reported by name.
 5. Lists without duplicates and no longer than the vocabulary allows.
+6. Decisions only as labels of the closed decision vocabulary (``_decisions``:
+   ``recorded``, declared values, ``other``), consistent with the flip and with the
+   "same as recorded" flags; changed layers from ``LAYERS``; served-by marks only of the
+   ways a call can be served (``_served.mark_allowed``), unknown calls renamed
+   ``new_call #k`` per run or arm in order of appearance, one mark per (arm, call).
 
 Anything else refuses the whole reply (``ReplyInvalid`` / ``ValueOutOfRange``): the
 audit fails closed with that code and nothing of the reply is quoted.
@@ -29,9 +34,11 @@ from typing import Any
 
 from ..sandbox import REASONS as SANDBOX_REASONS
 from ._compare import MAX_PROPOSAL_FIELDS
+from ._decisions import RECORDED, decision_vocabulary, flip_consistent
 from ._errors import RUN_FAILURES, ReplyInvalid, ValueOutOfRange
 from ._model import LAYERS, RunResult, Trajectory
 from ._results import SampleSummary
+from ._served import ARMS, HOWS, mark_allowed
 
 __all__ = [
     "FAILURE_REASONS",
@@ -65,11 +72,14 @@ _RUN_KEYS = frozenset(
         "live_state_reads",
         "unverifiable_effects",
         "unserved_effects",
+        "served",
+        "unused",
     }
 )
 _SAMPLE_KEYS = frozenset(f.name for f in fields(SampleSummary))
 _LAYER_KEYS = frozenset(LAYERS)
 _BOOLS = ("flip", "baseline_hit", "intervened_hit", "placebo_equal", "placebo_flip")
+_HOWS = frozenset(HOWS)
 
 
 @dataclass(frozen=True)
@@ -80,9 +90,14 @@ class Vocabulary:
     effects: frozenset[str]
     live_state: frozenset[tuple[str, str]]
     proposal_fields: tuple[str, ...]
+    decisions: tuple[str, ...] = ()  # values the agent declares for its decision
+
+    @property
+    def decision_labels(self) -> tuple[str, ...]:
+        return decision_vocabulary(self.decisions)
 
     @classmethod
-    def of(cls, trajectory: Trajectory) -> Vocabulary:
+    def of(cls, trajectory: Trajectory, *, decisions: tuple[str, ...] = ()) -> Vocabulary:
         proposal = trajectory.outcome.get("proposal")
         keys = (
             sorted(map(str, proposal))[:MAX_PROPOSAL_FIELDS]
@@ -96,11 +111,13 @@ class Vocabulary:
                 (s.call_id, "/" + name) for s in trajectory.steps for name in s.live_state
             ),
             proposal_fields=tuple(keys[:MAX_PROPOSAL_FIELDS]),
+            decisions=decision_vocabulary(decisions)[1:-1],
         )
 
 
 def run_wire(result: RunResult) -> dict[str, Any]:
-    """What the worker sends for one run: no failure text, no serving trace."""
+    """What the worker sends for one run: no failure text; the serving trace as call ids
+    and ways (renamed by the supervisor)."""
     failure = result.failure
     return {
         "seed": result.seed,
@@ -110,6 +127,8 @@ def run_wire(result: RunResult) -> dict[str, Any]:
         "live_state_reads": [list(x) for x in dict.fromkeys(result.live_state_reads)],
         "unverifiable_effects": list(dict.fromkeys(result.unverifiable_effects)),
         "unserved_effects": list(dict.fromkeys(result.unserved_effects)),
+        "served": [list(x) for x in result.served],
+        "unused": list(dict.fromkeys(result.unused)),
     }
 
 
@@ -181,8 +200,8 @@ def _live_reads(value: Any, vocab: Vocabulary) -> tuple[tuple[str, str], ...]:
 
 def _unverifiable(value: Any, vocab: Vocabulary) -> tuple[str, ...]:
     items = _list(value, len(vocab.effects))
-    if len(set(items)) != len(items) or not all(
-        type(c) is str and c in vocab.effects for c in items
+    if not all(type(c) is str and c in vocab.effects for c in items) or len(set(items)) != len(
+        items
     ):
         raise ReplyInvalid()
     return tuple(items)
@@ -203,6 +222,93 @@ def _unserved(value: Any, vocab: Vocabulary) -> tuple[str, ...]:
             out.append(f"new_call #{new}")
             new += 1
     return tuple(out)
+
+
+def _renamer(vocab: Vocabulary) -> Any:
+    """Call ids as reported: recorded ones by name, others ``new_call #k`` in order of
+    first appearance (the same unknown id keeps its number)."""
+    new: dict[str, str] = {}
+
+    def name(call: Any) -> str:
+        if type(call) is not str:
+            raise ReplyInvalid()
+        if call in vocab.calls:
+            return str(call)
+        if call not in new:
+            if len(new) >= MAX_NEW_CALLS:
+                raise ReplyInvalid()
+            new[call] = f"new_call #{len(new)}"
+        return new[call]
+
+    return name
+
+
+def _served_trace(value: Any, vocab: Vocabulary) -> tuple[tuple[str, str], ...]:
+    items = _list(value, 2 * len(vocab.calls) + MAX_NEW_CALLS)
+    rename = _renamer(vocab)
+    out = []
+    for item in items:
+        if type(item) is not list or len(item) != 2 or type(item[1]) is not str:
+            raise ReplyInvalid()
+        if item[1] not in _HOWS:
+            raise ReplyInvalid()
+        call = rename(item[0])
+        if call.startswith("new_call #") and not mark_allowed(
+            "intervened", item[1], recorded=False
+        ):
+            raise ReplyInvalid()
+        out.append((call, str(item[1])))
+    return tuple(out)
+
+
+def _unused(value: Any, vocab: Vocabulary) -> tuple[str, ...]:
+    items = _list(value, len(vocab.calls))
+    if not all(type(c) is str and c in vocab.calls for c in items) or len(set(items)) != len(items):
+        raise ReplyInvalid()
+    return tuple(items)
+
+
+def _marks(value: Any, vocab: Vocabulary) -> tuple[tuple[str, str, str], ...]:
+    per_arm = len(vocab.calls) + MAX_NEW_CALLS
+    items = _list(value, len(ARMS) * per_arm)
+    renamers = {arm: _renamer(vocab) for arm in ARMS}
+    out: list[tuple[str, str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for item in items:
+        if type(item) is not list or len(item) != 3 or item[0] not in ARMS:
+            raise ReplyInvalid()
+        arm, call, how = str(item[0]), renamers[item[0]](item[1]), item[2]
+        if type(how) is not str or not mark_allowed(arm, how, recorded=item[1] in vocab.calls):
+            raise ReplyInvalid()
+        if (arm, call) in seen:
+            raise ReplyInvalid()
+        seen.add((arm, call))
+        out.append((arm, call, how))
+    return tuple(out)
+
+
+def _decisions(item: dict[str, Any], vocab: Vocabulary, failure: str | None) -> tuple[Any, Any]:
+    labels = (item["baseline_decision"], item["intervened_decision"])
+    if failure is not None:
+        if labels != (None, None) or item["changed_layers"]:
+            raise ReplyInvalid()
+        return None, None
+    allowed = vocab.decision_labels
+    if not all(type(label) is str and label in allowed for label in labels):
+        raise ReplyInvalid()
+    if not flip_consistent(labels[0], labels[1], _bool(item["flip"])):
+        raise ReplyInvalid()
+    hits = (_bool(item["baseline_hit"]), _bool(item["intervened_hit"]))
+    if hits != (labels[0] == RECORDED, labels[1] == RECORDED):
+        raise ReplyInvalid()
+    return labels
+
+
+def _changed_layers(value: Any) -> tuple[str, ...]:
+    items = _list(value, len(LAYERS))
+    if not all(type(x) is str and x in LAYERS for x in items) or len(set(items)) != len(items):
+        raise ReplyInvalid()
+    return tuple(items)
 
 
 def _failure(value: Any) -> str | None:
@@ -258,6 +364,8 @@ def parse_runs(
                 live_state_reads=_live_reads(item["live_state_reads"], vocab),
                 unverifiable_effects=_unverifiable(item["unverifiable_effects"], vocab),
                 unserved_effects=_unserved(item["unserved_effects"], vocab),
+                served=_served_trace(item["served"], vocab),
+                unused=_unused(item["unused"], vocab),
             )
         )
     return out
@@ -273,8 +381,9 @@ def _sample(item: Any, seed: int, vocab: Vocabulary) -> SampleSummary:
     if (failure is None) != (variant is None) or (variant is not None and variant not in VARIANTS):
         raise ReplyInvalid()
     delta = item["delta"]
-    if (failure is None) != (delta is not None):
+    if failure is not None and delta is not None:  # a completed sample may lack a score
         raise ReplyInvalid()
+    baseline_decision, intervened_decision = _decisions(item, vocab, failure)
     placebo_abs = _number(item["placebo_abs_delta"])
     if placebo_abs < 0:
         raise ReplyInvalid()
@@ -293,6 +402,10 @@ def _sample(item: Any, seed: int, vocab: Vocabulary) -> SampleSummary:
         live_state_reads=_live_reads(item["live_state_reads"], vocab),
         unverifiable_effects=_unverifiable(item["unverifiable_effects"], vocab),
         unserved_effects=_unserved(item["unserved_effects"], vocab),
+        baseline_decision=baseline_decision,
+        intervened_decision=intervened_decision,
+        changed_layers=_changed_layers(item["changed_layers"]),
+        served=_marks(item["served"], vocab),
     )
 
 

@@ -2,7 +2,8 @@
 
 These objects are stored in the job tables and travel between hosts, so none of them
 carries captured content: digests are keyed, layers are reduced to equal/not-equal and
-score deltas, decisions to "same as recorded" booleans.
+score deltas, decisions to labels from a closed vocabulary ("recorded", a value the agent
+declares, "other"), calls to names from the specimen's own vocabulary.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ class Preparation:
     # per boundary name: did its declared substitute reproduce the recorded responses?
     # {"checked": n, "faithful": bool}; None where not checked (rows stored before)
     substitute_fidelity: dict[str, dict[str, Any]] | None = None
+    # the specimen's recorded seed: its counterfactual is reported apart from the
+    # population; None in rows stored before it was recorded
+    recorded_seed: int | None = None
 
     @property
     def gate_passed(self) -> bool:
@@ -76,6 +80,13 @@ class SampleSummary:
     live_state_reads: tuple[tuple[str, str], ...] = ()
     unverifiable_effects: tuple[str, ...] = ()
     unserved_effects: tuple[str, ...] = ()
+    # decision labels (``_decisions.decision_label``): None in rows stored before them
+    baseline_decision: str | None = None
+    intervened_decision: str | None = None
+    changed_layers: tuple[str, ...] = ()  # layers where intervened != baseline, exactly
+    # (arm, call id, how): one mark per call an arm served or left unused; how is
+    # record | substitute | intervention | unservable | unused (``_served.HOWS``)
+    served: tuple[tuple[str, str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         # spelled out: ``asdict`` deep-copies and costs ~40 µs, once per sample
@@ -93,6 +104,10 @@ class SampleSummary:
             "live_state_reads": [list(x) for x in self.live_state_reads],
             "unverifiable_effects": list(self.unverifiable_effects),
             "unserved_effects": list(self.unserved_effects),
+            "baseline_decision": self.baseline_decision,
+            "intervened_decision": self.intervened_decision,
+            "changed_layers": list(self.changed_layers),
+            "served": [list(x) for x in self.served],
         }
 
     @classmethod
@@ -103,6 +118,8 @@ class SampleSummary:
         )
         values["unverifiable_effects"] = tuple(values.get("unverifiable_effects", ()))
         values["unserved_effects"] = tuple(values.get("unserved_effects", ()))
+        values["changed_layers"] = tuple(values.get("changed_layers", ()))
+        values["served"] = tuple((str(a), str(b), str(c)) for a, b, c in values.get("served", ()))
         return cls(**values)
 
 

@@ -7,16 +7,18 @@ Numbered like the README's "How an audit decides":
    that is what observable-only means — and is reported, not concluded from.
 2. Auditability: the branch is counterfactual-admissible only if every effect it met was
    served from the effect store with a re-verifiable idempotency token and no live-state
-   field of a served response was read after the departure point.
+   field of a served response was read after the departure point. A failed audit, or one
+   whose baseline did not reproduce, is ``not-assessed``: no branch was compared.
 3. The placebo (target replaced by its own value) must equal the paired baseline on
    every layer and seed; any difference is an apparatus fault and fails the audit.
-4. Effect: paired score deltas (mean, Student-t 95% interval), decision flips
-   (Clopper-Pearson exact 95% interval), the recorded decision's rate in each arm.
-5. Influential if any decision flipped or the delta interval lies wholly outside the
-   declared score tolerance; otherwise no measurable influence within tolerance.
-6. What is reported is bounded: the mean and interval ends quantised to the declared
-   resolution and clamped to [-1, 1]; per-sample deltas only as counts in the fixed
-   bins of ``_quantize.BIN_EDGES``. Steps 4-5 decide on the exact values.
+4. Effect and label (``_effect``): ``influential``, ``equivalent`` or ``inconclusive``,
+   decided on the reported (quantised outward) intervals so a verifier re-derives it;
+   the minimum detectable effects for N; per-layer change counts.
+5. Reported apart from the population: the recorded seed's own counterfactual (when it
+   is among the sampled seeds), per-sample rows (seed, decision labels, flip) and how
+   each call of each arm was served, counted over samples (``_served``).
+6. What is reported is bounded: quantised numbers, counts, labels from closed
+   vocabularies, names from the specimen's own vocabulary.
 """
 
 from __future__ import annotations
@@ -28,21 +30,36 @@ from typing import Any
 
 from ledger import CanonicalizationError
 
-from ..analysis import clopper_pearson, mean_interval
+from ..analysis import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
 from ._compare import compare_layers
+from ._decisions import OTHER, RECORDED, decision_label
+from ._effect import DEFAULT_FLIP_TOLERANCE, effect_of
 from ._errors import VALUE_OUT_OF_RANGE
-from ._model import RunResult, Tolerances
-from ._quantize import BIN_EDGES, histogram, quantize, resolution_for
+from ._model import LAYERS, RunResult, Tolerances
+from ._quantize import quantize, resolution_for
 from ._results import SampleSummary
+from ._served import marks_of, served_by_table
 
 __all__ = ["Verdict", "auditability_of", "decide", "summarize_seed"]
 
-INFLUENTIAL = "influential"
-NO_INFLUENCE = "no-measurable-influence"
+# EQUIVALENT, INCONCLUSIVE, INFLUENTIAL: the effect labels (``analysis.effect_label``)
+NO_INFLUENCE = "no-measurable-influence"  # v1 certificates only: read, never issued
 BASELINE_NOT_REPRODUCED = "baseline-not-reproduced"
 OBSERVABLE_ONLY = "observable-only"
 FAILED = "failed"
 ADMISSIBLE = "counterfactual-admissible"
+NOT_ASSESSED = "not-assessed"
+EFFECT_LABELS = (INFLUENTIAL, EQUIVALENT, INCONCLUSIVE)
+_NOT_COMPARED = frozenset({FAILED, BASELINE_NOT_REPRODUCED})
+
+
+def not_assessed() -> dict[str, Any]:
+    return {
+        "class": NOT_ASSESSED,
+        "first_unverifiable_step": None,
+        "live_state_fields": [],
+        "reason": "no intervened branch was compared",
+    }
 
 
 @dataclass(frozen=True)
@@ -53,6 +70,14 @@ class Verdict:
     placebo: dict[str, Any] | None
     failure: str | None = None
     failure_detail: str | None = None
+    recorded_seed: dict[str, Any] | None = None
+    sample_rows: list[list[Any]] | None = None  # [seed, baseline, intervened, flip]
+    served_by: list[dict[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        # 2. a failed or unreproduced audit compared nothing: never "admissible"
+        if self.classification in _NOT_COMPARED:
+            object.__setattr__(self, "auditability", not_assessed())
 
 
 def auditability_of(samples: Sequence[SampleSummary]) -> dict[str, Any]:
@@ -80,9 +105,45 @@ def auditability_of(samples: Sequence[SampleSummary]) -> dict[str, Any]:
     }
 
 
-def decide(*, samples: Sequence[SampleSummary], tolerances: Tolerances) -> Verdict:
+def _labels(sample: SampleSummary) -> tuple[str, str]:
+    # rows stored before labels were recorded: "same as recorded" booleans
+    return (
+        sample.baseline_decision or (RECORDED if sample.baseline_hit else OTHER),
+        sample.intervened_decision or (RECORDED if sample.intervened_hit else OTHER),
+    )
+
+
+def _recorded_seed(
+    samples: Sequence[SampleSummary], seed: int | None, resolution: float
+) -> dict[str, Any] | None:
+    if seed is None:
+        return None
+    found = next((s for s in samples if s.seed == seed), None)
+    if found is None:
+        return {"seed": seed, "sampled": False}
+    baseline, intervened = _labels(found)
+    return {
+        "seed": seed,
+        "sampled": True,
+        "flip": found.flip,
+        "baseline": baseline,
+        "intervened": intervened,
+        "delta": None if found.delta is None else quantize(found.delta, resolution),
+    }
+
+
+def decide(
+    *,
+    samples: Sequence[SampleSummary],
+    tolerances: Tolerances,
+    flip_tolerance: float = DEFAULT_FLIP_TOLERANCE,
+    recorded_seed: int | None = None,
+) -> Verdict:
+    if not 0 <= flip_tolerance <= 1:
+        raise ValueError("a flip tolerance lies in [0, 1]")
     auditability = auditability_of(samples)
     observable_only = auditability["class"] == OBSERVABLE_ONLY
+    served_by = served_by_table((s.served for s in samples), len(samples))
     # 1. failed runs
     for sample in samples:
         if sample.failure is None:
@@ -101,9 +162,9 @@ def decide(*, samples: Sequence[SampleSummary], tolerances: Tolerances) -> Verdi
             sample.failure,
             f"{sample.failure_variant} run on seed {sample.seed}",
         )
-    # 2. observable-only: report, do not conclude
+    # 2. observable-only: report how calls were served, do not conclude
     if observable_only:
-        return Verdict(OBSERVABLE_ONLY, auditability, None, None)
+        return Verdict(OBSERVABLE_ONLY, auditability, None, None, served_by=served_by)
     # 3. placebo
     resolution = resolution_for(tolerances.score)
     placebo = {
@@ -117,33 +178,52 @@ def decide(*, samples: Sequence[SampleSummary], tolerances: Tolerances) -> Verdi
         return Verdict(
             FAILED, auditability, None, placebo, "apparatus_fault", "placebo differed from baseline"
         )
-    # 4. effect
-    deltas = [float(s.delta or 0.0) for s in samples]
-    n = len(deltas)
-    flip_count = sum(1 for s in samples if s.flip)
-    mean = math.fsum(deltas) / n
-    _, lo, hi = mean_interval(deltas)
-    lo, hi = min(lo, mean), max(hi, mean)  # identical deltas: keep the last ulp consistent
-    flip_lo, flip_hi = clopper_pearson(flip_count, n)
-    # 5. classification, on the exact values
-    outside = lo > tolerances.score or hi < -tolerances.score
-    label = INFLUENTIAL if flip_count > 0 or outside else NO_INFLUENCE
-    # 6. what leaves
-    effect = {
-        "mean_delta": quantize(mean, resolution),
-        "delta_interval": [quantize(lo, resolution), quantize(hi, resolution)],
-        "flip_rate": flip_count / n,
-        "flip_interval": [flip_lo, flip_hi],
-        "baseline_rate": sum(1 for s in samples if s.baseline_hit) / n,
-        "intervened_rate": sum(1 for s in samples if s.intervened_hit) / n,
-        "histogram": {"edges": list(BIN_EDGES), "counts": histogram(deltas)},
-        "confidence": 0.95,
-    }
-    return Verdict(label, auditability, effect, placebo)
+    # 4. effect and label
+    try:
+        label, effect = effect_of(
+            samples,
+            tolerance=tolerances.score,
+            flip_tolerance=flip_tolerance,
+            resolution=resolution,
+        )
+    except ValueError:  # numeric and categorical samples mixed: not comparable
+        return Verdict(
+            FAILED, auditability, None, placebo, VALUE_OUT_OF_RANGE, "outcome kinds differ"
+        )
+    # 5. the recorded seed, per-sample rows, served-by
+    rows = [[s.seed, *_labels(s), s.flip] for s in samples]
+    return Verdict(
+        label,
+        auditability,
+        effect,
+        placebo,
+        recorded_seed=_recorded_seed(samples, recorded_seed, resolution),
+        sample_rows=rows,
+        served_by=served_by,
+    )
+
+
+def _score_delta(baseline: RunResult, intervened: RunResult) -> float | None:
+    """None when neither run has a score (a categorical outcome); a score on one side
+    only, or a non-number, is not comparable (``ValueError``)."""
+    a, b = baseline.layers["score"], intervened.layers["score"]  # type: ignore[index]
+    if a is None and b is None:
+        return None
+    if isinstance(a, bool) or isinstance(b, bool):
+        raise ValueError("a score is no number")
+    delta = float(b) - float(a)
+    if not math.isfinite(delta):
+        raise ValueError("not a finite delta")
+    return delta
 
 
 def summarize_seed(
-    baseline: RunResult, intervened: RunResult, placebo: RunResult, *, recorded_decision: Any
+    baseline: RunResult,
+    intervened: RunResult,
+    placebo: RunResult,
+    *,
+    recorded_decision: Any,
+    declared_decisions: Sequence[str] = (),
 ) -> SampleSummary:
     """Reduce one seed's three runs to metadata, inside the enclave."""
     reads, unverifiable, unserved = (
@@ -151,6 +231,7 @@ def summarize_seed(
         intervened.unverifiable_effects,
         intervened.unserved_effects,
     )
+    served = tuple(m for run in (baseline, intervened, placebo) for m in marks_of(run))
     for run in (baseline, placebo, intervened):
         if run.failure is not None:
             return SampleSummary(
@@ -160,27 +241,38 @@ def summarize_seed(
                 live_state_reads=reads,
                 unverifiable_effects=unverifiable,
                 unserved_effects=unserved,
+                served=served,
             )
     assert (
         baseline.layers is not None and intervened.layers is not None and placebo.layers is not None
     )
     try:
         twin = compare_layers(baseline.layers, placebo.layers, Tolerances(score=0.0))
-        delta = float(intervened.layers["score"]) - float(baseline.layers["score"])
-        if not math.isfinite(delta):
-            raise ValueError("not a finite delta")
+        arms = compare_layers(baseline.layers, intervened.layers, Tolerances(score=0.0))
+        delta = _score_delta(baseline, intervened)
+        b, i = baseline.layers["decision"], intervened.layers["decision"]
         return SampleSummary(
             seed=baseline.seed,
             delta=delta,
-            flip=bool(baseline.layers["decision"] != intervened.layers["decision"]),
-            baseline_hit=bool(baseline.layers["decision"] == recorded_decision),
-            intervened_hit=bool(intervened.layers["decision"] == recorded_decision),
+            flip=bool(b != i),
+            baseline_hit=bool(b == recorded_decision),
+            intervened_hit=bool(i == recorded_decision),
             placebo_equal=all(v.get("equal", v["ok"]) for v in twin.values()),
             placebo_abs_delta=abs(twin["score"]["delta"] or 0.0),
-            placebo_flip=bool(baseline.layers["decision"] != placebo.layers["decision"]),
+            placebo_flip=bool(b != placebo.layers["decision"]),
             live_state_reads=reads,
             unverifiable_effects=unverifiable,
             unserved_effects=unserved,
+            baseline_decision=decision_label(
+                b, recorded=recorded_decision, declared=declared_decisions
+            ),
+            intervened_decision=decision_label(
+                i, recorded=recorded_decision, declared=declared_decisions
+            ),
+            changed_layers=tuple(
+                layer for layer in LAYERS if not arms[layer].get("equal", arms[layer]["ok"])
+            ),
+            served=served,
         )
     except (CanonicalizationError, TypeError, ValueError, OverflowError):
         # an outcome the enclave cannot compare exactly (2**60, NaN, a score that is no number)
@@ -191,4 +283,5 @@ def summarize_seed(
             live_state_reads=reads,
             unverifiable_effects=unverifiable,
             unserved_effects=unserved,
+            served=served,
         )

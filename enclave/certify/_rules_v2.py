@@ -1,0 +1,195 @@
+"""Rules of a v2 predicate beyond its schema: the label follows from what is reported.
+
+Checked in order (each as ``location: rule``, never a value):
+
+1. The v1 rules that still hold: disclosure terms sum to ``bits``; intervention digests;
+   seeds spelled ``S..S+N-1``; an effect only after a reproduced baseline, an exact
+   intervention, a passed placebo, with samples and counterfactual-admissible.
+2. The classification: an effect label exactly when an effect is reported;
+   ``observable-only`` with that auditability class; ``not-assessed`` exactly for
+   ``baseline-not-reproduced``, which has an unreproduced baseline.
+3. The effect: numeric fields present exactly for a numeric outcome, on the
+   resolution grid, intervals ordered and nested (TOST inside the two-sided one) and
+   holding the mean; ``flips`` out of N give ``flip_rate``, ``flip_interval`` and
+   ``flip_upper`` (recomputed); rates are counts out of N; ``score_tolerance`` is the
+   request's; ``mde.flip_rate`` is the one N implies; the label is
+   ``analysis.effect_label`` of the reported values.
+4. Per-sample rows: N of them, seeds ``S..S+N-1`` in order, flips consistent with the
+   labels and with ``flips``, labels consistent with the rates.
+5. The recorded seed: sampled exactly when within the seeds, then equal to its row.
+6. Served-by: one row per (arm, call), each summing to N; no ``intervention`` in the
+   baseline arm; a call the record does not know only substitute or unservable.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..analysis import MIN_FLIPS, clopper_pearson, effect_label, flip_mde
+from ._schema import _on_grid, _rule_problems, _schema_problems
+from ._schema_v2 import EFFECT_LABELS, PREDICATE_SCHEMA, SERVED_COLUMNS
+
+__all__ = ["predicate_problems_v2"]
+
+_CLOSE = 1e-9
+_RECORDED = "recorded"
+_OTHER = "other"
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=_CLOSE, abs_tol=_CLOSE)
+
+
+def _count(rate: float, n: int) -> int | None:
+    k = round(rate * n)
+    return k if _close(k / n, rate) else None
+
+
+def _classification(p: dict[str, Any]) -> list[str]:
+    label, effect, klass = p["classification"], p["effect"], p["auditability"]["class"]
+    problems = []
+    if (label in EFFECT_LABELS) != (effect is not None):
+        problems.append("/classification: an effect label needs an effect, and only it")
+    if (label == "observable-only") != (klass == "observable-only"):
+        problems.append("/auditability/class: contradicts the classification")
+    if (label == "baseline-not-reproduced") != (klass == "not-assessed"):
+        problems.append("/auditability/class: not-assessed is for an unreproduced baseline")
+    if label == "baseline-not-reproduced" and (p["baseline"] or {}).get("reproduced") is not False:
+        problems.append("/classification: the baseline reproduced")
+    return problems
+
+
+def _numeric(effect: dict[str, Any], resolution: float) -> list[str]:
+    numeric = effect["outcome"] == "numeric"
+    fields = (
+        effect["mean_delta"],
+        effect["delta_interval"],
+        effect["histogram"],
+        effect["equivalence"]["delta_interval"],
+        effect["mde"]["delta"],
+    )
+    if any((value is None) == numeric for value in fields):
+        return ["/effect/outcome: numeric fields must be present exactly for a numeric outcome"]
+    if not numeric:
+        return []
+    problems = []
+    mean, (lo, hi) = effect["mean_delta"], effect["delta_interval"]
+    eq_lo, eq_hi = effect["equivalence"]["delta_interval"]
+    ends = (mean, lo, hi, eq_lo, eq_hi, effect["mde"]["delta"])
+    if not all(_on_grid(v, resolution) for v in ends):
+        problems.append("/effect: a delta is not on the declared resolution")
+    if not (lo <= eq_lo <= mean <= eq_hi <= hi):
+        problems.append("/effect/equivalence/delta_interval: is not nested around the mean")
+    if effect["mde"]["delta"] < min(1.0, effect["score_tolerance"]) - _CLOSE:
+        problems.append("/effect/mde/delta: is below the score tolerance")
+    return problems
+
+
+def _effect(p: dict[str, Any], n: int) -> list[str]:
+    effect = p["effect"]
+    problems = _numeric(effect, p["disclosure"]["resolution"])
+    k, eq = effect["flips"], effect["equivalence"]
+    if k > n or not _close(effect["flip_rate"], k / n):
+        problems.append("/effect/flip_rate: is not flips out of the sample count")
+    if not all(map(_close, effect["flip_interval"], clopper_pearson(k, n, effect["confidence"]))):
+        problems.append("/effect/flip_interval: is not the exact interval for the flips")
+    if not _close(eq["flip_upper"], clopper_pearson(k, n, 1 - 2 * eq["alpha"])[1]):
+        problems.append("/effect/equivalence/flip_upper: is not the one-sided bound")
+    for name in ("baseline_rate", "intervened_rate"):
+        if _count(effect[name], n) is None:
+            problems.append(f"/effect/{name}: is not a count out of the sample count")
+    if any(v > n for v in effect["layer_changes"].values()):
+        problems.append("/effect/layer_changes: exceeds the sample count")
+    tolerances = p["request"].get("tolerances")
+    declared = tolerances.get("score") if isinstance(tolerances, dict) else None
+    if isinstance(declared, int | float) and not _close(declared, effect["score_tolerance"]):
+        problems.append("/effect/score_tolerance: differs from the request's")
+    mde = flip_mde(n, min_flips=MIN_FLIPS, power=effect["mde"]["power"])
+    if (mde is None) != (effect["mde"]["flip_rate"] is None) or (
+        mde is not None and not _close(mde, effect["mde"]["flip_rate"])
+    ):
+        problems.append("/effect/mde/flip_rate: is not the one the sample count implies")
+    if problems:
+        return problems
+    label = effect_label(
+        delta_interval=effect["delta_interval"],
+        equivalence_interval=eq["delta_interval"],
+        score_tolerance=effect["score_tolerance"],
+        flips=k,
+        flip_upper=eq["flip_upper"],
+        flip_tolerance=effect["flip_tolerance"],
+    )
+    if label != p["classification"]:
+        problems.append("/classification: does not follow from the intervals and tolerances")
+    return problems
+
+
+def _flip_consistent(baseline: str, intervened: str, flip: bool) -> bool:
+    if baseline != intervened:
+        return flip
+    return baseline == _OTHER or not flip
+
+
+def _rows(p: dict[str, Any], seed: int, n: int) -> list[str]:
+    rows, effect = p["sample_rows"], p["effect"]
+    if rows is None:
+        return ["/sample_rows: missing although an effect is reported"]
+    if [r[0] for r in rows] != list(range(seed, seed + n)):
+        return ["/sample_rows: seeds are not seed..seed+count-1 in order"]
+    problems = []
+    if not all(_flip_consistent(b, i, f) for _, b, i, f in rows):
+        problems.append("/sample_rows: a flip contradicts its decision labels")
+    if sum(1 for r in rows if r[3]) != effect["flips"]:
+        problems.append("/sample_rows: flips differ from /effect/flips")
+    for column, name in ((1, "baseline_rate"), (2, "intervened_rate")):
+        if sum(1 for r in rows if r[column] == _RECORDED) != _count(effect[name], n):
+            problems.append(f"/sample_rows: recorded decisions differ from /effect/{name}")
+    recorded = p["recorded_seed"]
+    if recorded is not None:
+        inside = seed <= recorded["seed"] < seed + n
+        if recorded["sampled"] != inside:
+            problems.append("/recorded_seed/sampled: contradicts the sampled seeds")
+        elif inside:
+            _, b, i, f = rows[recorded["seed"] - seed]
+            if (recorded["baseline"], recorded["intervened"], recorded["flip"]) != (b, i, f):
+                problems.append("/recorded_seed: differs from its sample row")
+            if (recorded["delta"] is None) != (effect["outcome"] == "categorical"):
+                problems.append("/recorded_seed/delta: contradicts the outcome kind")
+    return problems
+
+
+def _served_by(p: dict[str, Any], n: int) -> list[str]:
+    rows = p["served_by"] or []
+    problems = []
+    if len({(r["arm"], r["call"]) for r in rows}) != len(rows):
+        problems.append("/served_by: an (arm, call) row appears twice")
+    if any(sum(r[c] for c in SERVED_COLUMNS) != n for r in rows):
+        problems.append("/served_by: a row's counts do not sum to the sample count")
+    if any(r["arm"] == "baseline" and r["intervention"] for r in rows):
+        problems.append("/served_by: the baseline arm has no intervened call")
+    new = [r for r in rows if r["call"].startswith("new_call #")]
+    if any(r["record"] or r["intervention"] or r["unused"] for r in new):
+        problems.append("/served_by: a call the record does not know was served from it")
+    return problems
+
+
+def predicate_problems_v2(predicate: Any) -> list[str]:
+    """Every schema violation and broken rule of a v2 predicate (``location: rule``)."""
+    problems = _schema_problems(predicate, PREDICATE_SCHEMA)
+    if problems:
+        return problems
+    p = predicate
+    problems = _rule_problems(p, v1=False)  # 1.
+    problems += _classification(p)  # 2.
+    samples = p["samples"]
+    if p["effect"] is not None and samples is not None:
+        n, seed = samples["count"], samples["seed"]
+        problems += _effect(p, n)  # 3.
+        problems += _rows(p, seed, n)  # 4., 5.
+    if p["served_by"] is not None:
+        if samples is None:
+            problems.append("/served_by: reported without samples")
+        else:
+            problems += _served_by(p, samples["count"])  # 6.
+    return problems

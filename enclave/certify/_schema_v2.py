@@ -1,0 +1,154 @@
+"""JSON Schema for the v2 certificate predicate (``.../certificate/v2``).
+
+v2 is v1 (``_schema``) with these changes (``docs/certificate-v2.md``):
+
+``classification``  influential | equivalent | inconclusive | baseline-not-reproduced |
+                    observable-only (``no-measurable-influence`` is no longer issued).
+``auditability``    ``class`` may also be ``not-assessed`` (nothing was compared).
+``effect``          adds ``outcome`` (numeric | categorical), ``flips``,
+                    ``score_tolerance``, ``flip_tolerance``, ``equivalence`` {``test``
+                    TOST, ``alpha``, ``delta_interval``, ``flip_upper``}, ``mde``
+                    {``power``, ``delta``, ``flip_rate``} and ``layer_changes`` {layer:
+                    samples changed}; ``mean_delta``, ``delta_interval`` and
+                    ``histogram`` are null for a categorical outcome.
+``recorded_seed``   or null: {``seed``, ``sampled``} and, when sampled, ``flip``,
+                    ``baseline``, ``intervened`` (decision labels) and ``delta``.
+``sample_rows``     or null: [seed, baseline label, intervened label, flip] per sample.
+``served_by``       or null: per (``arm``, ``call``) the samples whose call was served by
+                    ``record`` / ``substitute`` / ``intervention`` / ``unservable``, left
+                    ``unused``, or ``absent``.
+
+The rules beyond the schema are in ``_rules_v2``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ._schema import _BOUNDED, _UNIT, _UNIT_INTERVAL, PREDICATE_SCHEMA_V1, _closed, _nullable, _str
+
+__all__ = ["ARMS", "EFFECT_LABELS", "LAYER_NAMES", "PREDICATE_SCHEMA", "SERVED_COLUMNS"]
+
+EFFECT_LABELS = ("influential", "equivalent", "inconclusive")
+LABELS = (*EFFECT_LABELS, "baseline-not-reproduced", "observable-only")
+LAYER_NAMES = ("score", "decision", "proposal", "evidence", "policy", "effects", "readback")
+ARMS = ("baseline", "intervened", "placebo")
+SERVED_COLUMNS = ("record", "substitute", "intervention", "unservable", "unused", "absent")
+_MAX_SAMPLES = 100_000
+_COUNT = {"type": "integer", "minimum": 0, "maximum": _MAX_SAMPLES}
+_DECISION = _str(64)
+_BOUNDED_INTERVAL = {
+    "type": "array",
+    "prefixItems": [_BOUNDED, _BOUNDED],
+    "minItems": 2,
+    "maxItems": 2,
+}
+_OPEN_UNIT = {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}
+
+
+def _effect(v1_effect: dict[str, Any]) -> dict[str, Any]:
+    histogram = v1_effect["properties"]["histogram"]
+    properties = {
+        "outcome": {"enum": ["numeric", "categorical"]},
+        "mean_delta": _nullable(_BOUNDED),
+        "delta_interval": _nullable(_BOUNDED_INTERVAL),
+        "flips": _COUNT,
+        "flip_rate": _UNIT,
+        "flip_interval": _UNIT_INTERVAL,
+        "baseline_rate": _UNIT,
+        "intervened_rate": _UNIT,
+        "histogram": _nullable(histogram),
+        "confidence": _OPEN_UNIT,
+        "score_tolerance": _UNIT,
+        "flip_tolerance": _UNIT,
+        "equivalence": _closed(
+            ["test", "alpha", "delta_interval", "flip_upper"],
+            {
+                "test": {"const": "TOST"},
+                "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5},
+                "delta_interval": _nullable(_BOUNDED_INTERVAL),
+                "flip_upper": _UNIT,
+            },
+        ),
+        "mde": _closed(
+            ["power", "delta", "flip_rate"],
+            {"power": _OPEN_UNIT, "delta": _nullable(_UNIT), "flip_rate": _nullable(_UNIT)},
+        ),
+        "layer_changes": _closed(list(LAYER_NAMES), {name: _COUNT for name in LAYER_NAMES}),
+    }
+    return _nullable(_closed(list(properties), properties))
+
+
+_RECORDED_SEED = _nullable(
+    {
+        "oneOf": [
+            _closed(
+                ["seed", "sampled"],
+                {"seed": {"type": "integer", "minimum": 0}, "sampled": {"const": False}},
+            ),
+            _closed(
+                ["seed", "sampled", "flip", "baseline", "intervened", "delta"],
+                {
+                    "seed": {"type": "integer", "minimum": 0},
+                    "sampled": {"const": True},
+                    "flip": {"type": "boolean"},
+                    "baseline": _DECISION,
+                    "intervened": _DECISION,
+                    "delta": _nullable(_BOUNDED),
+                },
+            ),
+        ]
+    }
+)
+
+_SAMPLE_ROWS = _nullable(
+    {
+        "type": "array",
+        "maxItems": _MAX_SAMPLES,
+        "items": {
+            "type": "array",
+            "prefixItems": [
+                {"type": "integer", "minimum": 0},
+                _DECISION,
+                _DECISION,
+                {"type": "boolean"},
+            ],
+            "minItems": 4,
+            "maxItems": 4,
+        },
+    }
+)
+
+_SERVED_BY = _nullable(
+    {
+        "type": "array",
+        "maxItems": 3 * 1024,
+        "items": _closed(
+            ["arm", "call", *SERVED_COLUMNS],
+            {"arm": {"enum": list(ARMS)}, "call": _str(256)}
+            | {column: _COUNT for column in SERVED_COLUMNS},
+        ),
+    }
+)
+
+
+def _v2() -> dict[str, Any]:
+    schema = copy.deepcopy(PREDICATE_SCHEMA_V1)
+    schema["$id"] = "https://replay-enclave.dev/certificate/v2/predicate.schema.json"
+    schema["title"] = "Replay Enclave certificate predicate v2"
+    properties = schema["properties"]
+    v1_effect = PREDICATE_SCHEMA_V1["properties"]["effect"]["anyOf"][1]
+    properties["effect"] = _effect(v1_effect)
+    properties["classification"] = {"enum": list(LABELS)}
+    properties["auditability"]["properties"]["class"] = {
+        "enum": ["counterfactual-admissible", "observable-only", "not-assessed"]
+    }
+    properties["recorded_seed"] = _RECORDED_SEED
+    properties["sample_rows"] = _SAMPLE_ROWS
+    properties["served_by"] = _SERVED_BY
+    schema["required"] = [*schema["required"], "recorded_seed", "sample_rows", "served_by"]
+    return schema
+
+
+PREDICATE_SCHEMA: dict[str, Any] = _v2()

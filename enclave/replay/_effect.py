@@ -1,0 +1,126 @@
+"""The effect of an intervention over N paired samples, and the label it supports.
+
+1. Outcome kind: every sample has a score delta (``numeric``) or none has
+   (``categorical``: compared by decision equality and flips alone); a mix is not
+   comparable and raises ``ValueError``.
+2. Paired deltas: mean, Student-t interval at ``CONFIDENCE`` and the TOST equivalence
+   interval (two one-sided tests at ``TOST_ALPHA``: the ``1 - 2·alpha`` interval); both
+   widened outward to the declared resolution, so the reported ends hold the exact ones.
+3. Flips: the count, the Clopper-Pearson interval at ``CONFIDENCE`` and the one-sided
+   upper bound at ``1 - TOST_ALPHA`` that the equivalence test uses.
+4. The label is ``analysis.effect_label`` applied to exactly the reported values, so a
+   verifier re-derives it from the certificate.
+5. Minimum detectable effects for this N: the mean delta the influence rule would detect
+   with ``DEFAULT_POWER`` at the observed spread (rounded up), and the flip rate at which
+   the flip rule (at least ``MIN_FLIPS`` flips) would fire with that power.
+6. Per layer, how many samples changed between baseline and intervened arms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..analysis import (
+    DEFAULT_POWER,
+    MIN_FLIPS,
+    clopper_pearson,
+    delta_mde,
+    effect_label,
+    flip_mde,
+    mean_interval,
+)
+from ._model import LAYERS
+from ._quantize import BIN_EDGES, histogram, quantize, quantize_interval, quantize_up
+from ._results import SampleSummary
+
+__all__ = ["CONFIDENCE", "DEFAULT_FLIP_TOLERANCE", "TOST_ALPHA", "effect_of"]
+
+CONFIDENCE = 0.95
+TOST_ALPHA = 0.05
+# a decision flip rate below 5% counts as no influence on the decision (declarable)
+DEFAULT_FLIP_TOLERANCE = 0.05
+
+
+def _deltas(samples: Sequence[SampleSummary]) -> list[float] | None:
+    deltas = [s.delta for s in samples]
+    if all(d is None for d in deltas):
+        return None
+    if any(d is None for d in deltas):
+        raise ValueError("numeric and categorical samples do not mix")
+    return [float(d) for d in deltas if d is not None]
+
+
+def _numeric(deltas: list[float], *, tolerance: float, resolution: float) -> dict[str, Any]:
+    n = len(deltas)
+    mean = math.fsum(deltas) / n
+    _, lo, hi = mean_interval(deltas, CONFIDENCE)
+    _, eq_lo, eq_hi = mean_interval(deltas, 1 - 2 * TOST_ALPHA)
+    # identical deltas: keep the last ulp consistent
+    lo, hi, eq_lo, eq_hi = min(lo, mean), max(hi, mean), min(eq_lo, mean), max(eq_hi, mean)
+    sd = math.sqrt(math.fsum((d - mean) ** 2 for d in deltas) / (n - 1))
+    return {
+        "mean_delta": quantize(mean, resolution),
+        "delta_interval": list(quantize_interval(lo, hi, resolution)),
+        "equivalence_interval": list(quantize_interval(eq_lo, eq_hi, resolution)),
+        "histogram": {"edges": list(BIN_EDGES), "counts": histogram(deltas)},
+        "mde_delta": quantize_up(
+            delta_mde(sd=sd, n=n, tolerance=tolerance, confidence=CONFIDENCE), resolution
+        ),
+    }
+
+
+def effect_of(
+    samples: Sequence[SampleSummary],
+    *,
+    tolerance: float,
+    flip_tolerance: float,
+    resolution: float,
+) -> tuple[str, dict[str, Any]]:
+    """``(label, effect)`` for completed samples (see the module docstring)."""
+    n = len(samples)
+    deltas = _deltas(samples)  # 1.
+    numeric = (
+        None if deltas is None else _numeric(deltas, tolerance=tolerance, resolution=resolution)
+    )  # 2.
+    flips = sum(1 for s in samples if s.flip)  # 3.
+    flip_lo, flip_hi = clopper_pearson(flips, n, CONFIDENCE)
+    flip_upper = clopper_pearson(flips, n, 1 - 2 * TOST_ALPHA)[1]
+    label = effect_label(  # 4.
+        delta_interval=None if numeric is None else numeric["delta_interval"],
+        equivalence_interval=None if numeric is None else numeric["equivalence_interval"],
+        score_tolerance=tolerance,
+        flips=flips,
+        flip_upper=flip_upper,
+        flip_tolerance=flip_tolerance,
+    )
+    effect = {
+        "outcome": "categorical" if numeric is None else "numeric",
+        "mean_delta": None if numeric is None else numeric["mean_delta"],
+        "delta_interval": None if numeric is None else numeric["delta_interval"],
+        "flips": flips,
+        "flip_rate": flips / n,
+        "flip_interval": [flip_lo, flip_hi],
+        "baseline_rate": sum(1 for s in samples if s.baseline_hit) / n,
+        "intervened_rate": sum(1 for s in samples if s.intervened_hit) / n,
+        "histogram": None if numeric is None else numeric["histogram"],
+        "confidence": CONFIDENCE,
+        "score_tolerance": tolerance,
+        "flip_tolerance": flip_tolerance,
+        "equivalence": {
+            "test": "TOST",
+            "alpha": TOST_ALPHA,
+            "delta_interval": None if numeric is None else numeric["equivalence_interval"],
+            "flip_upper": flip_upper,
+        },
+        "mde": {  # 5.
+            "power": DEFAULT_POWER,
+            "delta": None if numeric is None else numeric["mde_delta"],
+            "flip_rate": flip_mde(n, min_flips=MIN_FLIPS, power=DEFAULT_POWER),
+        },
+        "layer_changes": {  # 6.
+            layer: sum(1 for s in samples if layer in s.changed_layers) for layer in LAYERS
+        },
+    }
+    return label, effect

@@ -1,0 +1,74 @@
+"""How each call of each arm was served, reduced to marks and counted over samples.
+
+A run's serving trace (``RunResult.served``: (call id, how) in call order) and the
+recorded calls it never consumed (``RunResult.unused``) become one mark per call id and
+arm: the first way the call was served, else ``unused``. Over N samples each (arm, call)
+row counts its marks and ``absent`` (the samples where the call did not occur), so every
+row sums to N.
+
+What a mark may say is closed: ``intervention`` only in the intervened and placebo arms
+(the baseline has no intervened call); a call the record does not know (``new_call #k``)
+only ``substitute`` or ``unservable``; ``unused`` only for recorded calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ._model import RunResult
+
+__all__ = [
+    "ABSENT",
+    "ARMS",
+    "COLUMNS",
+    "HOWS",
+    "UNUSED",
+    "mark_allowed",
+    "marks_of",
+    "served_by_table",
+]
+
+ARMS = ("baseline", "intervened", "placebo")
+HOWS = ("record", "substitute", "intervention", "unservable")
+UNUSED = "unused"
+ABSENT = "absent"
+COLUMNS = (*HOWS, UNUSED, ABSENT)
+_NEW_CALL_HOWS = frozenset({"substitute", "unservable"})
+
+
+def mark_allowed(arm: str, how: str, *, recorded: bool) -> bool:
+    """Whether a mark is possible at all: anything else is a forged reply."""
+    if arm not in ARMS or how not in (*HOWS, UNUSED):
+        return False
+    if not recorded:
+        return how in _NEW_CALL_HOWS
+    return not (arm == "baseline" and how == "intervention")
+
+
+def marks_of(run: RunResult) -> list[tuple[str, str, str]]:
+    """(arm, call id, how) for one run: first serving wins, then unused recorded calls.
+    Names are raw here (inside the worker); the supervisor renames unknown ones."""
+    marks: dict[str, str] = {}
+    for call_id, how in run.served:
+        marks.setdefault(call_id, how)
+    for call_id in run.unused:
+        marks.setdefault(call_id, UNUSED)
+    return [(run.variant, call_id, how) for call_id, how in marks.items()]
+
+
+def served_by_table(
+    marks: Iterable[Sequence[tuple[str, str, str]]], samples: int
+) -> list[dict[str, Any]]:
+    """Rows ``{arm, call, record, substitute, intervention, unservable, unused, absent}``
+    ordered by arm then call; each row's counts sum to ``samples``."""
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    for sample in marks:
+        for arm, call, how in sample:
+            row = counts.setdefault((arm, call), dict.fromkeys(COLUMNS, 0))
+            row[how] += 1
+    rows = []
+    for (arm, call), row in sorted(counts.items(), key=lambda kv: (ARMS.index(kv[0][0]), kv[0][1])):
+        row[ABSENT] = samples - sum(row[c] for c in COLUMNS if c != ABSENT)
+        rows.append({"arm": arm, "call": call, **row})
+    return rows
