@@ -2,23 +2,50 @@
 
 ``replay-enclave init`` creates it with a marker file; every other command refuses a
 folder without the marker ("not a home") instead of scattering files into it.
+
+The first runtime opened on a home binds it to its backends: ``config.toml`` gains a
+``[backend]`` table naming where the ledger is (URL without credentials), the key
+provider and, with transit keys, the Vault address. Later, a ledger URL or key provider
+from the environment must agree with it, and without one the bound backend is used — or,
+when the ledger URL carried a password, the run is refused with one line asking for it.
+A PostgreSQL home opened without its URL never falls back to an empty embedded ledger.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ._errors import BadInput
 
-__all__ = ["Home", "default_home"]
+__all__ = ["Home", "default_home", "ledger_location"]
 
 MARKER = ".replay-enclave-home"
 ENV_HOME = "REPLAY_ENCLAVE_HOME"
 ENV_LEDGER_URL = "REPLAY_ENCLAVE_LEDGER_URL"
+ENV_KEY_PROVIDER = "REPLAY_ENCLAVE_KEY_PROVIDER"
+BACKEND = "backend"
+
+
+def ledger_location(url: str) -> str:
+    """Where a ledger URL points, without user or password: what a home is bound to."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise BadInput("the ledger URL is malformed") from None
+    scheme = parts.scheme.split("+", 1)[0]
+    if scheme == "sqlite":
+        path = url.split(":///", 1)[1].split("?", 1)[0] if ":///" in url else ""
+        return f"sqlite:{Path(path).resolve()}" if path else "sqlite:memory"
+    if not scheme or not parts.hostname:
+        raise BadInput("the ledger URL is malformed")
+    return f"{scheme}://{parts.hostname}:{port or ''}{parts.path}"
 
 
 def default_home(env: dict[str, str] | None = None) -> Path:
@@ -60,14 +87,76 @@ class Home:
         except (OSError, tomllib.TOMLDecodeError):
             raise BadInput("the home's config.toml is not valid TOML") from None
 
+    @property
+    def ledger_path(self) -> Path:
+        return self.root / "ledger.db"
+
+    @property
+    def backend(self) -> dict[str, str]:
+        """The backends this home is bound to (empty before its first runtime)."""
+        table = self.config.get(BACKEND, {})
+        if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+            raise BadInput("the home's config.toml has a malformed [backend] table")
+        return dict(table)
+
     def ledger_url(self, env: dict[str, str] | None = None) -> str:
+        """The ledger's URL: the environment's, else ``[ledger] url``, else the bound
+        one, else the embedded file. Refused (``BadInput``, one line) when it disagrees
+        with the bound backend, or when the bound one needs a URL that is not given."""
         env = dict(os.environ) if env is None else env
-        if env.get(ENV_LEDGER_URL):
-            return env[ENV_LEDGER_URL]
         configured = self.config.get("ledger", {}).get("url")
-        if isinstance(configured, str) and configured:
-            return configured
-        return f"sqlite:///{(self.root / 'ledger.db').resolve()}"
+        url = env.get(ENV_LEDGER_URL) or (configured if isinstance(configured, str) else None)
+        bound = self.backend.get("ledger")
+        if url:
+            if bound is not None and ledger_location(url) != bound:
+                raise BadInput(f"this home's ledger is {bound}; {ENV_LEDGER_URL} points elsewhere")
+            return url
+        embedded = f"sqlite:///{self.ledger_path.resolve()}"
+        if bound is not None and bound != ledger_location(embedded):
+            if self.backend.get("ledger_url"):
+                return self.backend["ledger_url"]
+            raise BadInput(f"this home's ledger is {bound}: set {ENV_LEDGER_URL} to its URL")
+        return embedded
+
+    def key_provider(self, env: dict[str, str] | None = None) -> str:
+        """``local`` or ``transit``: the environment's, else the bound one, else
+        ``[keys] provider``. A disagreement with the bound provider is refused."""
+        env = dict(os.environ) if env is None else env
+        bound = self.backend.get("keys")
+        configured = self.config.get("keys", {}).get("provider", "local")
+        name = env.get(ENV_KEY_PROVIDER) or bound or configured
+        if name not in ("local", "transit"):
+            raise BadInput("unknown key provider in config (use 'local' or 'transit')")
+        if bound is not None and name != bound:
+            raise BadInput(f"this home's keys are {bound}; {ENV_KEY_PROVIDER} says otherwise")
+        return str(name)
+
+    def bind_backend(self, *, ledger_url: str, keys: str, vault_addr: str | None) -> None:
+        """Record the backends of the first runtime opened here (once; never rewritten)."""
+        if self.backend:
+            return
+        location = ledger_location(ledger_url)
+        lines = ["", f"[{BACKEND}]", f"ledger = {json.dumps(location)}"]
+        if urlsplit(ledger_url).password is None and not location.startswith("sqlite:"):
+            lines.append(f"ledger_url = {json.dumps(ledger_url)}")  # no secret in it
+        lines.append(f"keys = {json.dumps(keys)}")
+        if vault_addr:
+            lines.append(f"vault_addr = {json.dumps(vault_addr)}")
+        path = self.root / "config.toml"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+
+    def private_ledger_file(self, url: str) -> None:
+        """The embedded ledger's file exists with mode 0600 before SQLite opens it (its
+        journal files take the same mode)."""
+        if url != f"sqlite:///{self.ledger_path.resolve()}":
+            return
+        fd = os.open(self.ledger_path, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
 
     @classmethod
     def init(cls, root: Path) -> Home:

@@ -1,8 +1,8 @@
 """Everything a command needs, opened once from a home: ledger, keys, payloads, clock.
 
-The key provider is chosen by configuration alone: ``[keys] provider = "local"`` (the
+The key provider is chosen by configuration: ``[keys] provider = "local"`` (the
 embedded default) or ``"transit"`` (Vault/OpenBao, settings from the environment or the
-home's ``[vault]`` section).
+home's ``[vault]`` section); the home binds the one first used (``Home.key_provider``).
 """
 
 from __future__ import annotations
@@ -28,19 +28,19 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _provider_name(home: Home, env: dict[str, str]) -> str:
-    configured = home.config.get("keys", {}).get("provider", "local")
-    name = env.get("REPLAY_ENCLAVE_KEY_PROVIDER", configured)
-    if name not in ("local", "transit"):
-        raise BadInput("unknown key provider in config (use 'local' or 'transit')")
-    return str(name)
+def _vault_addr(home: Home, env: dict[str, str]) -> str | None:
+    addr = env.get("VAULT_ADDR") or home.config.get("vault", {}).get("addr")
+    return addr if isinstance(addr, str) and addr else None
 
 
 def _transit(home: Home, env: dict[str, str], role: str) -> KeyProvider:
     from .keys import TransitKeyProvider, VaultSettings
 
     try:
-        settings = VaultSettings.from_env_or_config(env, home.config, role=role)  # type: ignore[arg-type]
+        table = dict(home.config.get("vault", {}))
+        if not table.get("addr") and home.backend.get("vault_addr"):
+            table["addr"] = home.backend["vault_addr"]  # the address the home was bound to
+        settings = VaultSettings.from_env_or_config(env, table, role=role)  # type: ignore[arg-type]
     except ValueError:
         raise BadInput("Vault settings are incomplete (see `replay-enclave vault setup`)") from None
     return TransitKeyProvider(settings=settings)
@@ -87,14 +87,23 @@ class Runtime:
         from ledger import Ledger
 
         env = dict(os.environ) if env is None else env
-        ledger = Ledger.open(home.ledger_url(env), head_path=home.head_path)
-        ledger.migrate()
+        url = home.ledger_url(env)  # refused here on a mismatch, before anything is opened
+        provider = home.key_provider(env)
+        home.private_ledger_file(url)
+        ledger = Ledger.open(url, head_path=home.head_path)
+        try:
+            ledger.migrate()
+            vault_addr = _vault_addr(home, env) if provider == "transit" else None
+            home.bind_backend(ledger_url=url, keys=provider, vault_addr=vault_addr)
+        except BaseException:
+            ledger.close()
+            raise
         return cls(
             home=home,
             ledger=ledger,
             digests=DigestKeys(keys_dir=home.keys_dir),
             payloads=PayloadStore(root=home.payloads_dir),
-            provider=_provider_name(home, env),
+            provider=provider,
             env=env,
         )
 

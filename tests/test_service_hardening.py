@@ -11,6 +11,7 @@ import dataclasses
 import json
 import os
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -495,3 +496,116 @@ def test_rotate_and_revoke_take_effect_at_once_and_are_recorded(world: World) ->
     assert [e["name"] for e in world.entries("analyst.revoked")] == ["rota"]
     for body in world.entries("analyst.rotated") + world.entries("analyst.revoked"):
         assert "rea_" not in json.dumps(body)
+
+
+@pytest.mark.vault
+def test_vault_dev_keeps_its_secrets_off_the_command_line_and_in_private_files(
+    tmp_path: Path,
+) -> None:
+    from typer.testing import CliRunner
+
+    from enclave.cli._vault import app
+    from enclave.vaultops import read_dev_state
+    from tests.fixtures.openbao import require_bao
+    from tests.test_vault_setup import parse_exports
+
+    require_bao()
+    home, env_file = tmp_path / "home", tmp_path / "vault.env"
+    runner = CliRunner()
+    started = runner.invoke(
+        app, ["dev", "--home", str(home), "--tenant", "acme", "--env-file", str(env_file)]
+    )
+    state = read_dev_state(home)
+    try:
+        assert started.exit_code == 0, started.output
+        assert state is not None
+        assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+        exports = parse_exports(env_file.read_text())
+        secrets = [v for k, v in exports.items() if "_SECRET_ID" in k]
+        assert secrets and not any(s in started.output for s in secrets)
+        assert "export " not in started.output
+        cmdline = Path(f"/proc/{state.pid}/cmdline").read_bytes()
+        assert state.root_token.encode() not in cmdline
+        again = runner.invoke(app, ["dev", "--home", str(home), "--env-file", str(env_file)])
+        assert again.exit_code == 1
+    finally:
+        runner.invoke(app, ["dev", "--home", str(home), "--stop"])
+
+
+def test_the_embedded_ledger_is_private(tmp_path: Path) -> None:
+    home = Home.init(tmp_path / "home")
+    with Runtime.open(home, env={}) as runtime:
+        add_analyst(runtime, "a", tenant="acme", roles=["viewer"], now=utc_now())
+    created = [p for p in home.root.iterdir() if p.name.startswith("ledger.db")]
+    assert created
+    for path in created:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path.name
+
+
+@pytest.mark.postgres
+def test_a_postgresql_home_never_falls_back_to_an_empty_embedded_ledger(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    from tests.cli_runner import run_cli
+
+    # a URL with a password: the home records where, never the secret, and needs the URL
+    with_password = postgres_url.replace("@", ":CANARY-PW@", 1)
+    home = Home.init(tmp_path / "home")
+    with_pg = {**os.environ, "REPLAY_ENCLAVE_LEDGER_URL": with_password, "COLUMNS": "250"}
+    without = {k: v for k, v in with_pg.items() if k != "REPLAY_ENCLAVE_LEDGER_URL"}
+    first = run_cli(
+        home.root, "analyst", "add", "ana", "--tenant", "acme", "--role", "viewer", env=with_pg
+    )
+    assert first.returncode == 0, first.stderr
+    config = (home.root / "config.toml").read_text()
+    assert "[backend]" in config and "CANARY-PW" not in config
+    for args in (("specimens", "list", "--json"), ("analyst", "list", "--json")):
+        refused = run_cli(home.root, *args, env=without)
+        assert refused.returncode != 0 and refused.stdout == "", refused.stdout
+        assert refused.stderr.count("\n") == 1 and "REPLAY_ENCLAVE_LEDGER_URL" in refused.stderr
+        assert "Traceback" not in refused.stderr and "CANARY-PW" not in refused.stderr
+    assert not (home.root / "ledger.db").exists()
+    other = {**with_pg, "REPLAY_ENCLAVE_LEDGER_URL": f"sqlite:///{tmp_path / 'other.db'}"}
+    mismatch = run_cli(home.root, "analyst", "list", "--json", env=other)
+    assert mismatch.returncode != 0 and mismatch.stderr.count("\n") == 1
+    assert not (tmp_path / "other.db").exists()
+    listed = run_cli(home.root, "analyst", "list", "--json", env=with_pg)
+    assert [a["name"] for a in json.loads(listed.stdout)] == ["ana"]
+    # the fast listing path refuses without loading the database layer
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, pathlib\n"
+            "from enclave._home import Home\n"
+            "from enclave._errors import BadInput\n"
+            f"home = Home.open(pathlib.Path({str(home.root)!r}))\n"
+            "try:\n    home.ledger_url({})\nexcept BadInput:\n    print('refused')\n"
+            "print('sqlalchemy' in sys.modules)\n",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert probe.stdout.split() == ["refused", "False"]
+    # a URL without a secret is kept: the home works without the variable, on PostgreSQL
+    plain = Home.init(tmp_path / "plain")
+    env = {**with_pg, "REPLAY_ENCLAVE_LEDGER_URL": postgres_url}
+    assert run_cli(plain.root, "analyst", "list", "--json", env=env).returncode == 0
+    again = run_cli(plain.root, "analyst", "list", "--json", env=without)
+    assert again.returncode == 0 and [a["name"] for a in json.loads(again.stdout)] == ["ana"]
+    assert not (plain.root / "ledger.db").exists()
+
+
+def test_an_embedded_home_refuses_a_foreign_ledger_url(tmp_path: Path) -> None:
+    from tests.cli_runner import run_cli
+
+    home = Home.init(tmp_path / "home")
+    assert run_cli(home.root, "analyst", "list", "--json").returncode == 0
+    elsewhere = {
+        **os.environ,
+        "REPLAY_ENCLAVE_LEDGER_URL": "postgresql+psycopg://u:CANARY-PW@127.0.0.1:9/x",
+    }
+    refused = run_cli(home.root, "specimens", "list", "--json", env=elsewhere)
+    assert refused.returncode != 0 and refused.stderr.count("\n") == 1
+    assert "CANARY-PW" not in refused.stderr + refused.stdout

@@ -6,6 +6,7 @@ Output on stdout is only ``export NAME=value`` lines (and ``#`` comments), so
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,6 +48,21 @@ def _print(result: SetupResult) -> None:
     typer.echo("# Role ids and fresh secret ids; keep them out of shell history and logs.")
     for line in result.export_lines():
         typer.echo(line)
+
+
+def _write_env_file(path: Path, result: SetupResult) -> None:
+    """The export lines in a file only its owner can read (created 0600, never through a
+    symlink): secret ids never pass through a shell redirection's 0644 file."""
+    from enclave._errors import BadInput
+
+    text = "".join(line + "\n" for line in result.export_lines())
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        raise BadInput("the env file cannot be written") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.fchmod(handle.fileno(), 0o600)
+        handle.write(text)
 
 
 @app.command()
@@ -93,6 +109,13 @@ def dev(
     port: Annotated[int | None, typer.Option(help="Loopback port (default: a free one).")] = None,
     tenant: TenantOpt = None,
     stop: Annotated[bool, typer.Option("--stop", help="Stop the dev server started here.")] = False,
+    env_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--env-file",
+            help="Write the export lines to this file (mode 0600) instead of stdout.",
+        ),
+    ] = None,
 ) -> None:
     """Start a local in-memory OpenBao dev server with an audit log, then run setup."""
     from enclave.keys._vault_client import admin_client
@@ -118,4 +141,12 @@ def dev(
         typer.echo(f"# OpenBao dev server pid {server.pid} at {server.addr} (in-memory)")
         typer.echo(f"# root token and state: {directory / 'vault-dev.json'} (mode 0600)")
         typer.echo(f"# audit log: {server.audit_log}")
-        _print(result)
+        if env_file is None:
+            _print(result)
+            return
+        try:
+            _write_env_file(env_file, result)
+        except EnclaveError:
+            stop_dev_server(directory)
+            raise
+        typer.echo(f"# role and secret ids: {env_file} (mode 0600; load with set -a; . FILE)")

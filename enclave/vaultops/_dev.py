@@ -3,7 +3,8 @@
 ``start_dev_server`` runs ``bao server -dev`` on a loopback port with a file audit device
 (OpenBao enables audit devices only from its config file), waits for ``/v1/sys/health``
 and records PID, address, root token and audit log path in ``<home>/vault-dev.json``
-(mode 0600: it holds the root token). ``stop_dev_server`` stops exactly that PID.
+(mode 0600: it holds the root token). The root token reaches the server through its
+environment, never its command line. ``stop_dev_server`` stops exactly that PID.
 """
 
 from __future__ import annotations
@@ -150,11 +151,13 @@ def start_dev_server(
         binary,
         "server",
         "-dev",
-        f"-dev-root-token-id={root_token}",
         f"-dev-listen-address=127.0.0.1:{port}",
         f"-config={config}",
     ]
-    child_env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_")}
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith(("VAULT_", "BAO_"))}
+    # in the environment, not argv: any local user can read a process's command line
+    # (``ps``), only its owner its environment
+    child_env["BAO_DEV_ROOT_TOKEN_ID"] = root_token
     log_fd = os.open(home / "vault-dev.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         # posix_spawn rather than Popen: the server outlives this process by design, and
