@@ -309,7 +309,7 @@ def test_policies_of_the_tenant(world: World) -> None:
         ),
         ("alice", "procurement", {"value": None}, 400, "bad_input"),
         ("alice", "procurement", {"samples": 1}, 422, "invalid_request"),
-        ("alice", "procurement", {"strategy": "REPLACE"}, 422, "invalid_request"),
+        ("alice", "procurement", {"strategy": "REPLACE"}, 400, "bad_input"),
         ("alice", "procurement", {"colour": "blue"}, 422, "invalid_request"),
         ("alice", "procurement", {"purpose": ""}, 422, "invalid_request"),
     ],

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enclave._errors import Refused
+from enclave._errors import BadInput, Refused
 from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import load_agent
@@ -275,3 +275,166 @@ def test_nested_perturb_audit_matches_the_live_answer(runtime: Runtime) -> None:
     outcome = run_audit(runtime, request, now=now())
     assert outcome.failure is None, outcome.failure
     assert outcome.effect is not None and outcome.effect["flip_rate"] == 1.0
+
+
+# -- 4. one intervention model: one rule and one message, whichever front end -------------
+
+CANARY = "CANARY-IVM-51c2"
+CALL = "main/lookup#0"
+_FIELD_TARGET = {"call_id": CALL, "field": "/value"}
+
+# (wire parameters, the MESSAGES key every front end must answer with)
+BAD_INTERVENTIONS: list[tuple[dict[str, Any], str]] = [
+    ({"strategy": "REPLACE", **_FIELD_TARGET, "value": 0.5}, "strategy"),
+    ({"strategy": f"explode-{CANARY}", **_FIELD_TARGET}, "strategy"),
+    ({**_FIELD_TARGET}, "strategy"),
+    ({"strategy": "perturb", **_FIELD_TARGET, "delta": True}, "delta"),
+    ({"strategy": "perturb", **_FIELD_TARGET, "delta": "1"}, "delta"),
+    ({"strategy": "perturb", **_FIELD_TARGET, "delta": f"{CANARY}"}, "delta"),
+    ({"strategy": "perturb", **_FIELD_TARGET, "delta": float("nan")}, "delta"),
+    ({"strategy": "perturb", **_FIELD_TARGET, "delta": float("inf")}, "delta"),
+    ({"strategy": "perturb", **_FIELD_TARGET, "delta": 0}, "delta"),
+    ({"strategy": "replace", **_FIELD_TARGET}, "value"),
+    ({"strategy": "nullify", "call_id": "", "field": "/value"}, "call_id"),
+    ({"strategy": "nullify", "call_id": "   ", "field": "/value"}, "call_id"),
+    ({"strategy": "nullify", "call_id": f"{CANARY}\x1b[2J", "field": "/value"}, "call_id"),
+    ({"strategy": "nullify", "call_id": CALL, "field": f"/{CANARY}/~2"}, "field"),
+    ({"strategy": "revision", "revision": f"model{CANARY}"}, "revision"),
+    ({"strategy": "revision", "revision": "model= "}, "revision"),
+    ({"strategy": "nullify", **_FIELD_TARGET, "revision": "model=r2"}, "extra:revision"),
+    ({"strategy": "nullify", **_FIELD_TARGET, "delta": 0.1}, "extra:delta"),
+]
+_IDS = [
+    "upper-case",
+    "unknown-strategy",
+    "no-strategy",
+    "delta-true",
+    "delta-string",
+    "delta-text",
+    "delta-nan",
+    "delta-inf",
+    "delta-zero",
+    "replace-no-value",
+    "empty-call",
+    "blank-call",
+    "control-call",
+    "bad-escape",
+    "revision-form",
+    "revision-blank",
+    "revision-on-field",
+    "delta-on-nullify",
+]
+
+
+def _message_for(key: str) -> str:
+    from enclave.replay._intervention_model import MESSAGES
+
+    return MESSAGES[key]
+
+
+@pytest.mark.parametrize(("data", "key"), BAD_INTERVENTIONS, ids=_IDS)
+def test_the_model_refuses_with_one_line_that_never_echoes(data: dict[str, Any], key: str) -> None:
+    from enclave.replay._intervention_model import parse_intervention
+
+    for parse in (parse_intervention, Intervention.parse):
+        with pytest.raises(BadInput) as info:
+            parse(data)
+        assert str(info.value) == _message_for(key)
+        assert "\n" not in str(info.value) and CANARY not in str(info.value)
+
+
+def _cli_args(data: dict[str, Any]) -> list[str]:
+    import json
+
+    options = {"strategy": "--strategy", "call_id": "--call", "field": "--field"}
+    args: list[str] = []
+    for name, item in data.items():
+        if name in options:
+            args += [options[name], item]
+        elif name == "revision":
+            args += ["--revision", item]
+        else:  # value and delta are JSON on the command line
+            args += [f"--{name}", json.dumps(item)]
+    return args
+
+
+@pytest.mark.parametrize(("data", "key"), BAD_INTERVENTIONS, ids=_IDS)
+def test_the_cli_gives_the_same_line(tmp_path: Path, data: dict[str, Any], key: str) -> None:
+    from tests.cli_runner import run_cli
+
+    home = Home.init(tmp_path / "home").root
+    done = run_cli(home, "audit", "sp-none", "--purpose", "validity", *_cli_args(data))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"error: {_message_for(key)}\n"
+    assert CANARY not in done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, str]]]:
+    import warnings
+
+    from starlette.exceptions import StarletteDeprecationWarning
+
+    from enclave._runtime import utc_now
+    from enclave.governance import add_analyst
+    from enclave.service import create_app
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StarletteDeprecationWarning)
+        from fastapi.testclient import TestClient
+
+    home = Home.init(tmp_path_factory.mktemp("service") / "home")
+    rt = Runtime.open(home, env={})
+    try:
+        _, token = add_analyst(rt, "alice", tenant="acme", roles=["auditor"], now=utc_now())
+    finally:
+        rt.close()
+    with TestClient(create_app(lambda: Runtime.open(home, env={}))) as client:
+        yield client, {"Authorization": f"Bearer {token}"}
+
+
+@pytest.mark.parametrize(("data", "key"), BAD_INTERVENTIONS, ids=_IDS)
+def test_the_service_gives_the_same_line(
+    service: tuple[Any, dict[str, str]], data: dict[str, Any], key: str
+) -> None:
+    import json
+
+    client, auth = service
+    body = {"specimen_id": "sp-none", "samples": 4, "seed": 1, "purpose": "validity", **data}
+    response = client.post(
+        "/api/v1/audits",
+        headers={**auth, "Content-Type": "application/json"},
+        content=json.dumps(body).encode(),  # NaN and Infinity as Python's json writes them
+    )
+    assert response.status_code == 400, response.text
+    assert response.json() == {"error": {"code": "bad_input", "message": _message_for(key)}}
+    assert CANARY not in response.text
+
+
+def test_intervention_converts_to_and_from_the_model() -> None:
+    cases = [
+        Intervention(Strategy.REPLACE, call_id=CALL, field="/a/b~1c", value=None),
+        Intervention(Strategy.PERTURB, call_id=CALL, field="/value", delta=-0.25),
+        Intervention(Strategy.NULLIFY, call_id=CALL, bundle="caps"),
+        Intervention(Strategy.REPLACE, call_id=CALL, bundle="caps", value={"/a": 1.0}),
+        Intervention(Strategy.REVISION, revision=("model", "r2")),
+    ]
+    for iv in cases:
+        assert Intervention.from_model(iv.to_model()) == iv
+    with pytest.raises(BadInput):
+        Intervention(Strategy.REVISION, revision=("model=x", "r2"))  # would not parse back
+
+
+def test_the_replay_worker_does_not_load_pydantic() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import enclave.replay._engine, enclave.replay._worker_entry, enclave.replay._model\n"
+        "print('pydantic' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "False"

@@ -30,37 +30,36 @@ def build_intervention(
     field: str | None,
     strategy: str | None,
     value: str | None,
-    delta: float | None,
+    delta: str | None,
     revision: str | None,
     bundle: str | None = None,
 ) -> Intervention:
-    from ..replay import Intervention, Strategy
+    """The options as the one intervention model reads them (same rules and messages as
+    the service): ``--value`` and ``--delta`` are JSON (``--delta true`` is not a number);
+    ``--revision`` alone implies the revision strategy; a bare ``--field name`` is
+    shorthand for the top-level ``/name``."""
+    from ..replay import Intervention
 
-    if revision:
-        name, sep, identity = revision.partition("=")
-        if not sep or not name or not identity:
-            raise BadInput("--revision must look like NAME=IDENTITY, e.g. model=r2")
-        if strategy or call or field:
-            raise BadInput("--revision replaces --call/--field/--strategy")
-        return Intervention(Strategy.REVISION, revision=(name, identity))
-    if strategy is None:
-        raise BadInput("give --strategy nullify|replace|perturb, or --revision NAME=IDENTITY")
-    try:
-        chosen = Strategy(strategy.lower())
-    except ValueError:
-        raise BadInput("--strategy must be nullify, replace or perturb") from None
-    if chosen is Strategy.REPLACE and value is None:
-        raise BadInput("replace needs --value")
+    data: dict[str, Any] = {}
+    if strategy is not None or revision is None:
+        data["strategy"] = strategy
+    else:
+        data["strategy"] = "revision"
     if field and not field.startswith("/"):
         field = "/" + field
-    return Intervention(
-        chosen,
-        call_id=call,
-        field=field,
-        value=parse_value(value) if value is not None else None,
-        delta=delta,
-        bundle=bundle,
-    )
+    for name, given in (
+        ("call_id", call),
+        ("field", field),
+        ("bundle", bundle),
+        ("revision", revision),
+    ):
+        if given is not None:
+            data[name] = given
+    if value is not None:
+        data["value"] = parse_value(value)
+    if delta is not None:
+        data["delta"] = parse_value(delta)
+    return Intervention.parse(data)
 
 
 def run_with_progress(runtime: Runtime, request: AuditRequest, *, quiet: bool) -> AuditOutcome:
@@ -136,11 +135,14 @@ def audit_cmd(
         str | None, typer.Option(help="Call id of the recorded call to intervene on.")
     ] = None,
     field: Annotated[
-        str | None, typer.Option(help="Response field of that call, e.g. /confidence.")
+        str | None,
+        typer.Option(help="Response field of that call (a JSON Pointer), e.g. /limits/daily."),
     ] = None,
     strategy: Annotated[str | None, typer.Option(help="nullify | replace | perturb.")] = None,
     value: Annotated[str | None, typer.Option(help="REPLACE: the alternate value (JSON).")] = None,
-    delta: Annotated[float | None, typer.Option(help="PERTURB: the bounded change.")] = None,
+    delta: Annotated[
+        str | None, typer.Option(help="PERTURB: the bounded change (a JSON number).")
+    ] = None,
     revision: Annotated[
         str | None, typer.Option(help="Declared revision swap, e.g. model=r2.")
     ] = None,

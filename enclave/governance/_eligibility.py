@@ -91,13 +91,6 @@ class Eligible:
     field: str  # the budget's field key: "/name" or "#identity"
 
 
-def _strategy(draft: AuditDraft) -> Strategy:
-    try:
-        return Strategy(draft.strategy.lower())
-    except (ValueError, AttributeError):
-        raise BadInput("strategy must be nullify, replace, perturb or revision") from None
-
-
 def _tolerances(raw: Mapping[str, Any] | None) -> Tolerances:
     if raw is None:
         return Tolerances()
@@ -109,29 +102,16 @@ def _tolerances(raw: Mapping[str, Any] | None) -> Tolerances:
     return Tolerances.parse(items)
 
 
-def _intervention(draft: AuditDraft, strategy: Strategy) -> Intervention:
-    if strategy is Strategy.REVISION:
-        name, sep, identity = (draft.revision or "").partition("=")
-        if not sep or not name or not identity:
-            raise BadInput("a revision audit needs revision = 'POINT=IDENTITY', e.g. model=r2")
-        if draft.value_given or draft.delta is not None:
-            raise BadInput("a revision audit takes no value or delta")
-        return Intervention(strategy, revision=(name, identity))
-    if draft.revision is not None:
-        raise BadInput("revision is only for the revision strategy")
-    if strategy is Strategy.REPLACE and not draft.value_given:
-        raise BadInput("replace needs a value")
-    if strategy is not Strategy.REPLACE and draft.value_given:
-        raise BadInput("only replace takes a value")
-    if strategy is not Strategy.PERTURB and draft.delta is not None:
-        raise BadInput("only perturb takes a delta")
-    return Intervention(
-        strategy,
-        call_id=draft.call_id,
-        field=draft.field,
-        value=draft.value if draft.value_given else None,
-        delta=draft.delta,
-    )
+def _intervention(draft: AuditDraft) -> Intervention:
+    """The draft's intervention through the one intervention model (its rules and
+    messages); a parameter left as None was not given."""
+    data: dict[str, Any] = {"strategy": draft.strategy}
+    for name in ("call_id", "field", "delta", "revision"):
+        if getattr(draft, name) is not None:
+            data[name] = getattr(draft, name)
+    if draft.value_given:
+        data["value"] = draft.value
+    return Intervention.parse(data)
 
 
 def _sealed(runtime: Runtime, specimen_id: str, tenant: str) -> SpecimenRecord:
@@ -299,8 +279,7 @@ def check_eligibility(
     runtime: Runtime, draft: AuditDraft, *, requester: str, tenant: str
 ) -> Eligible:
     # 0.
-    strategy = _strategy(draft)
-    intervention = _intervention(draft, strategy)
+    intervention = _intervention(draft)
     if not isinstance(draft.purpose, str):
         raise BadInput("a purpose is required")
     request = AuditRequest(
@@ -321,8 +300,6 @@ def check_eligibility(
             "the specimen's agent is not registered here", code="unknown_adapter"
         ) from None
     step, field = _target(record, agent, intervention)
-    if strategy is Strategy.REVISION and draft.call_id not in (None, step.call_id):
-        raise Refused("the call id is not the revision point's call", code="unknown_call")
     _schema(agent, step, field)
     _declared(record, intervention)
     policy = _policy(runtime, record, step, field, intervention, draft.policy_id)

@@ -13,7 +13,6 @@ names them. A revision declares the identity of every call of its revision point
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -41,26 +40,50 @@ class Intervention:
     bundle: str | None = None  # a declared bundle of fields of one call, changed as one
 
     def __post_init__(self) -> None:
-        if self.strategy is Strategy.REVISION:
-            if not self.revision:
-                raise BadInput("a revision intervention needs NAME=VALUE")
-            return
-        if self.bundle is not None:
-            if not self.call_id or self.field is not None:
-                raise BadInput("a bundle intervention needs --call and --bundle, not --field")
-            if self.strategy is Strategy.REPLACE and not isinstance(self.value, dict):
-                raise BadInput("a bundle REPLACE needs a JSON object of field values")
-            if self.strategy is Strategy.PERTURB and (
-                self.delta is None or not math.isfinite(self.delta) or self.delta == 0
-            ):
-                raise BadInput("perturb needs a finite, non-zero --delta")
-            return
-        if not self.call_id or not self.field or parse_pointer(self.field) is None:
-            raise BadInput("a field intervention needs --call and a --field like /name or /a/b")
-        if self.strategy is Strategy.PERTURB and (
-            self.delta is None or not math.isfinite(self.delta) or self.delta == 0
-        ):
-            raise BadInput("perturb needs a finite, non-zero --delta")
+        # the one intervention model checks it (same rules and messages as every front end)
+        model = self.to_model()
+        if self.revision is not None and model.point != self.revision:
+            raise BadInput(_messages()["revision"])
+
+    def model_input(self) -> dict[str, Any]:
+        """The parameters as the intervention model reads them; absent ones left out."""
+        out: dict[str, Any] = {"strategy": self.strategy.value}
+        if self.revision is not None:
+            out["revision"] = "=".join(self.revision)
+        for name in ("call_id", "field", "bundle", "delta"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.strategy is Strategy.REPLACE or self.value is not None:
+            out["value"] = self.value  # a replace's value may be null: it is always given
+        return out
+
+    def to_model(self) -> Any:
+        """This intervention as the model (``_intervention_model``), or ``BadInput``."""
+        from ._intervention_model import parse_intervention  # pydantic: supervisor only
+
+        return parse_intervention(self.model_input())
+
+    @classmethod
+    def from_model(cls, model: Any) -> Intervention:
+        """From a parsed model (``parse_intervention``)."""
+        strategy = Strategy(model.strategy)
+        if strategy is Strategy.REVISION:
+            return cls(strategy, revision=model.point)
+        return cls(
+            strategy,
+            call_id=model.call_id,
+            field=model.field,
+            bundle=model.bundle,
+            value=getattr(model, "value", None),
+            delta=getattr(model, "delta", None),
+        )
+
+    @classmethod
+    def parse(cls, data: Any) -> Intervention:
+        """From wire or option parameters (a JSON object's worth), or ``BadInput``."""
+        from ._intervention_model import parse_intervention
+
+        return cls.from_model(parse_intervention(data))
 
     def to_dict(self) -> dict[str, Any]:
         """Metadata only: a REPLACE value is never included (its digest is)."""
@@ -96,6 +119,12 @@ class AppliedIntervention:
     @property
     def unchanged_digest_equal(self) -> bool:
         return self.unchanged_digest_before == self.unchanged_digest_after
+
+
+def _messages() -> dict[str, str]:
+    from ._intervention_model import MESSAGES
+
+    return MESSAGES
 
 
 def _leaves(trajectory: Trajectory) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .._errors import BadInput
 from ..governance import check_purpose
@@ -116,16 +116,24 @@ class PolicyList(BaseModel):
     items: list[PolicyModel]
 
 
+# the body's intervention part, checked by the one intervention model
+_INTERVENTION_KEYS = ("strategy", "call_id", "field", "value", "delta", "revision")
+
+
 class AuditBody(BaseModel):
     """``POST /api/v1/audits``. ``revision`` is ``POINT=IDENTITY`` (e.g. ``model=r2``)
     with ``strategy = "revision"``; ``tolerances`` maps a layer to a number (score)
-    or ``exact`` / ``ignore``."""
+    or ``exact`` / ``ignore``.
+
+    The intervention part (strategy and its parameters) is checked first by the one
+    intervention model, strictly and with its one-line messages (400 ``bad_input``);
+    ``null`` for a parameter other than ``value`` means it was not given."""
 
     model_config = ConfigDict(extra="forbid")
 
     specimen_id: str = Field(min_length=1, max_length=128, strict=True)
     call_id: str | None = Field(default=None, min_length=1, max_length=256)
-    field: str | None = Field(default=None, min_length=1, max_length=130)
+    field: str | None = Field(default=None, min_length=1, max_length=256)  # a JSON Pointer
     strategy: Literal["nullify", "replace", "perturb", "revision"]
     value: Any = None
     delta: float | None = Field(default=None, allow_inf_nan=False, ge=-1e6, le=1e6)
@@ -143,6 +151,20 @@ class AuditBody(BaseModel):
             return check_purpose(purpose)
         except BadInput:
             raise ValueError("a purpose must be visible text") from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_intervention_model(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            from ..replay._intervention_model import parse_intervention
+
+            given = {
+                k: data[k]
+                for k in _INTERVENTION_KEYS
+                if k in data and (data[k] is not None or k == "value")
+            }
+            parse_intervention(given)  # BadInput: one line, never the input
+        return data
 
 
 class CancelBody(BaseModel):
