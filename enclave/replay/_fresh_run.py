@@ -38,6 +38,8 @@ _KEYS = frozenset(
         "live_state_reads",
         "unverifiable_effects",
         "unserved_effects",
+        "served",
+        "unused",
     }
 )
 
@@ -98,6 +100,8 @@ def replay_child(
         "live_state_reads": [list(x) for x in result.live_state_reads],
         "unverifiable_effects": list(result.unverifiable_effects),
         "unserved_effects": list(result.unserved_effects),
+        "served": [list(x) for x in result.served],
+        "unused": list(result.unused),
     }
     layers = None if result.layers is None else dict(result.layers)
     try:
@@ -116,6 +120,15 @@ def _names(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ReplyInvalid()
     return tuple(value)
+
+
+def _pairs(value: Any) -> list[tuple[str, str]]:
+    """(call id, how) pairs; their names and ways are checked by the supervisor."""
+    if not isinstance(value, list) or not all(
+        isinstance(v, list) and len(v) == 2 and all(isinstance(p, str) for p in v) for v in value
+    ):
+        raise ReplyInvalid()
+    return [(v[0], v[1]) for v in value]
 
 
 def result_from_child(reply: Mapping[str, Any], *, seed: int, variant: str) -> RunResult:
@@ -152,4 +165,6 @@ def result_from_child(reply: Mapping[str, Any], *, seed: int, variant: str) -> R
         live_state_reads=tuple((r[0], r[1]) for r in reads),
         unverifiable_effects=_names(data["unverifiable_effects"]),
         unserved_effects=_names(data["unserved_effects"]),
+        served=tuple(_pairs(data["served"])),
+        unused=_names(data["unused"]),
     )

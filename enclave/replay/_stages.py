@@ -207,6 +207,7 @@ def prepare_audit(
         failure=None if failure is None else failure[0],
         failure_detail=None if failure is None else failure[1],
         vocabulary=VocabularySize.of(vocabulary).to_dict(),
+        recorded_seed=seed,
     )
 
 
@@ -334,7 +335,11 @@ def finalize_audit(
         )
     else:
         ordered = sorted((s for b in batches for s in b.samples), key=lambda s: s.seed)
-        verdict = decide(samples=ordered, tolerances=request.tolerances)
+        verdict = decide(
+            samples=ordered,
+            tolerances=request.tolerances,
+            recorded_seed=preparation.recorded_seed,
+        )
     if verdict.failure is not None and verdict.failure not in FAILURE_REASONS:
         # defence in depth: a stored stage result is not a channel for other codes either
         verdict = Verdict(FAILED, verdict.auditability, None, None, ReplyInvalid.code, REFUSED)
