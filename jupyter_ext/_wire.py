@@ -37,7 +37,8 @@ def _int(data: Mapping[str, Any], key: str) -> int:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AuditRequestBody:
     """What ``POST /audits`` takes. Either a field intervention (call, field, strategy
-    and its parameter) or a declared revision swap ``name=identity``."""
+    and its parameter) or a declared revision swap ``name=identity``. Strategies are
+    named in upper case here, as the panels show them, and sent in the service's."""
 
     specimen_id: str
     purpose: str
@@ -64,21 +65,23 @@ class AuditRequestBody:
             raise ValueError("samples must be at least 2")
         if self.seed < 0:
             raise ValueError("seed must not be negative")
-        if self.revision is not None:
-            name, sep, identity = self.revision.partition("=")
-            if not sep or not name or not identity:
-                raise ValueError("a revision looks like NAME=IDENTITY, e.g. model=r2")
-            if self.strategy not in (None, "REVISION"):
-                raise ValueError("a revision swap replaces call, field and strategy")
-            return
-        if self.strategy not in STRATEGIES[:3]:
-            raise ValueError("strategy must be NULLIFY, REPLACE or PERTURB (or give a revision)")
-        if not self.call_id or not self.field:
-            raise ValueError("a field intervention needs a call and a field")
-        if self.strategy == "REPLACE" and not self.has_value:
-            raise ValueError("REPLACE needs a value")
-        if self.strategy == "PERTURB" and self.delta is None:
-            raise ValueError("PERTURB needs a delta")
+        # the intervention itself is judged by the service's one intervention model (its
+        # refusal comes back as ``ServiceRefused`` with that model's one line): no second
+        # set of rules here to disagree with it
+
+    def intervention(self) -> dict[str, Any]:
+        """The intervention part as the service takes it (strategies in lower case)."""
+        out: dict[str, Any] = {}
+        if self.revision is not None and self.strategy in (None, "REVISION"):
+            out["strategy"] = "revision"
+        elif self.strategy is not None:
+            out["strategy"] = self.strategy.lower()  # the service's spelling
+        for name in ("call_id", "field", "delta", "revision"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.has_value:
+            out["value"] = self.value
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -86,17 +89,8 @@ class AuditRequestBody:
             "purpose": self.purpose,
             "samples": self.samples,
             "seed": self.seed,
+            **self.intervention(),
         }
-        if self.revision is not None:
-            out["strategy"] = "revision"
-            out["revision"] = self.revision
-        else:
-            strategy = (self.strategy or "").lower()  # the service's spelling
-            out.update(call_id=self.call_id, field=self.field, strategy=strategy)
-            if self.has_value:
-                out["value"] = self.value
-            if self.delta is not None:
-                out["delta"] = self.delta
         if self.tolerances:
             out["tolerances"] = dict(self.tolerances)
         if self.policy_id is not None:

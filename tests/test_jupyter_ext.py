@@ -144,15 +144,14 @@ def test_audit_body_revision_and_field_forms() -> None:
     "kwargs",
     [
         {"purpose": "  "},
-        {"revision": "model"},
-        {"strategy": "REPLACE", "call_id": "c", "field": "/f"},
-        {"strategy": "PERTURB", "call_id": "c", "field": "/f"},
-        {"strategy": "DELETE", "call_id": "c", "field": "/f"},
-        {"strategy": "NULLIFY", "call_id": "c"},
+        {"specimen_id": ""},
         {"revision": "model=r2", "samples": 0},
+        {"revision": "model=r2", "seed": -1},
     ],
 )
 def test_audit_body_refuses_incomplete_requests(kwargs: dict[str, Any]) -> None:
+    # the intervention itself is judged by the service's intervention model:
+    # tests/test_validity_values.py sends the same bad interventions through this client
     base: dict[str, Any] = {"specimen_id": "sp-1", "purpose": "po review"}
     with pytest.raises(ValueError):
         AuditRequestBody(**{**base, **kwargs})
@@ -474,8 +473,9 @@ def test_magic_usage_errors_render_without_raising() -> None:
     magics = EnclaveMagics(shell=None)
     missing = magics.enclave("audit sp-1 --revision model=r2")
     assert "purpose" in repr(missing) and "enclave-error" in missing._repr_html_()
+    # no intervention: the service's intervention model judges it (none is configured here)
     bad = magics.enclave("audit sp-1 --purpose p")
-    assert "strategy" in repr(bad)
+    assert "enclave-error" in bad._repr_html_()
     assert "usage" in repr(magics.enclave("frobnicate"))
 
 

@@ -438,3 +438,33 @@ def test_the_replay_worker_does_not_load_pydantic() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(("data", "key"), BAD_INTERVENTIONS, ids=_IDS)
+def test_the_notebook_client_gives_the_same_line(
+    service: tuple[Any, dict[str, str]], data: dict[str, Any], key: str
+) -> None:
+    from jupyter_ext import ServiceRefused
+    from jupyter_ext._client import EnclaveClient
+    from jupyter_ext._wire import AuditRequestBody
+
+    if data.get("strategy") == "REPLACE":
+        pytest.skip("the notebook names strategies in upper case, as its panels show them")
+    delta = data.get("delta")
+    if isinstance(delta, float) and not math.isfinite(delta):
+        pytest.skip("the client's JSON encoder cannot send NaN or Infinity at all")
+    http, auth = service
+    client = EnclaveClient(
+        base_url="http://testserver",
+        token=auth["Authorization"].removeprefix("Bearer "),
+        transport=http._transport,  # the service in process
+    )
+    kwargs = {k: v for k, v in data.items() if k != "value"}
+    if "value" in data:
+        kwargs |= {"value": data["value"], "has_value": True}
+    body = AuditRequestBody(specimen_id="sp-none", purpose="validity", samples=4, **kwargs)
+    with pytest.raises(ServiceRefused) as info:
+        client.request_audit(body)
+    assert (info.value.status, info.value.code) == (400, "bad_input")
+    assert info.value.message == _message_for(key)
+    assert CANARY not in str(info.value)
