@@ -609,3 +609,88 @@ def test_an_embedded_home_refuses_a_foreign_ledger_url(tmp_path: Path) -> None:
     refused = run_cli(home.root, "specimens", "list", "--json", env=elsewhere)
     assert refused.returncode != 0 and refused.stderr.count("\n") == 1
     assert "CANARY-PW" not in refused.stderr + refused.stdout
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=1))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    certfile, keyfile = directory / "cert.pem", directory / "key.pem"
+    certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    keyfile.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    keyfile.chmod(0o600)
+    return certfile, keyfile
+
+
+def test_serve_with_workers_tls_and_a_body_limit(tmp_path: Path) -> None:
+    import ssl
+
+    import httpx
+
+    home = Home.init(tmp_path / "home")
+    token = _add_analysts(home, {"alice": ("acme", ["auditor"])})["alice"]
+    certfile, keyfile = _self_signed(tmp_path)
+    port = _free_port()
+    argv = [sys.executable, "-c", _MAIN, "serve", "--home", str(home.root), "--port", str(port)]
+    argv += ["--workers", "2", "--ssl-certfile", str(certfile), "--ssl-keyfile", str(keyfile)]
+    argv += ["--max-body-bytes", "2048"]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    context = ssl.create_default_context(cafile=str(certfile))
+    auth = {"Authorization": f"Bearer {token}"}
+    try:
+        with httpx.Client(base_url=f"https://localhost:{port}/api/v1", verify=context) as client:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    answer = client.get("/whoami", headers=auth, timeout=5)
+                    break
+                except httpx.TransportError:
+                    assert process.poll() is None, "the server exited"
+                    assert time.monotonic() < deadline, "the server did not start"
+                    time.sleep(0.3)
+            assert answer.status_code == 200 and answer.json()["name"] == "alice"
+            children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text()
+            assert len(children.split()) >= 2  # the worker processes
+            big = client.post(
+                "/audits",
+                content=b"{" + b" " * 4096 + b"}",
+                headers={**auth, "Content-Type": "application/json"},
+                timeout=5,
+            )
+            assert big.status_code == 413
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_serve_refuses_half_a_tls_configuration(tmp_path: Path) -> None:
+    from tests.cli_runner import run_cli
+
+    home = Home.init(tmp_path / "home")
+    certfile, _ = _self_signed(tmp_path)
+    refused = run_cli(home.root, "serve", "--ssl-certfile", str(certfile), timeout=60)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1

@@ -26,18 +26,54 @@ def serve(
     home: HomeOption = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    workers: Annotated[
+        int, typer.Option(min=1, max=64, help="Worker processes (each opens the home).")
+    ] = 1,
+    ssl_certfile: Annotated[
+        Path | None, typer.Option("--ssl-certfile", help="TLS certificate chain (PEM).")
+    ] = None,
+    ssl_keyfile: Annotated[
+        Path | None, typer.Option("--ssl-keyfile", help="TLS private key (PEM).")
+    ] = None,
+    max_body_bytes: Annotated[
+        int,
+        typer.Option(
+            min=1024, max=2**30, help="Largest request body accepted (larger: 413, unread)."
+        ),
+    ] = 64 * 1024,
 ) -> None:
     """Run the HTTP service (REST under /api/v1, OpenAPI at /openapi.json)."""
+    import os
+
     import uvicorn
 
-    from ..service import create_app
+    from .._home import ENV_HOME, Home, default_home
+    from ..service import Limits
+    from ..service._serve import ENV_MAX_BODY, LOG_FORMAT
 
+    if (ssl_certfile is None) != (ssl_keyfile is None):
+        raise BadInput("TLS needs both --ssl-certfile and --ssl-keyfile")
     open_runtime(home).close()  # fail here, before listening, if the home is unusable
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    app = create_app(lambda: open_runtime(home))
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    # each worker process builds the app from these (an import string, not an object)
+    os.environ[ENV_HOME] = str(Home.open(home or default_home()).root.resolve())
+    os.environ[ENV_MAX_BODY] = str(max_body_bytes)
     # uvicorn's own access log prints raw paths and queries (request input): ours logs
-    # route templates instead.
-    uvicorn.run(app, host=host, port=port, access_log=False, log_config=None, server_header=False)
+    # route templates instead. Headers are bounded by the app's gate (431) and by h11's
+    # limit on a header block still arriving.
+    uvicorn.run(
+        "enclave.service._serve:app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        ssl_certfile=None if ssl_certfile is None else str(ssl_certfile),
+        ssl_keyfile=None if ssl_keyfile is None else str(ssl_keyfile),
+        access_log=False,
+        log_config=None,
+        server_header=False,
+        h11_max_incomplete_event_size=Limits().max_header_bytes,
+    )
 
 
 @analyst_app.command("add")
