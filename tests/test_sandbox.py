@@ -495,3 +495,22 @@ def test_template_allows_only_the_plain_fork(flags: str) -> None:
 
     done = _seccomp_script(_TEMPLATE_CLONE, str(NUMBERS[platform.machine()]["clone"]), flags)
     assert done.returncode == -signal.SIGSYS, (done.returncode, done.stdout, done.stderr[-300:])
+
+
+def test_runs_use_code_compiled_from_the_current_source(tmp_path: Path) -> None:
+    """The template compiles once what runs imported (``_codecache``), and serves that
+    code only while the source still holds the bytes it compiled."""
+    code = tmp_path / "code"
+    code.mkdir()
+    module = code / "agent_module_under_test.py"
+    module.write_text("VALUE = 1\ndef handle(request):\n    return {'value': VALUE}\n")
+    sandbox = Sandbox(
+        scratch_root=tmp_path / "scratch",
+        isolation="UNSAFE_development",
+        python_path=[str(Path(__file__).resolve().parents[1]), str(code), *sys.path],
+    )
+    with sandbox.start("agent_module_under_test:handle") as worker:
+        assert worker.call({}) == {"value": 1}  # served from the template's compiled code
+        module.write_text("VALUE = 2\ndef handle(request):\n    return {'value': VALUE}\n")
+        assert worker.call({}) == {"value": 2}
+        assert worker.call({}) == {"value": 2}

@@ -20,7 +20,9 @@ template, and returns the dict the child sent back. Invariants:
 5. **Nothing written survives a run**: scratch is the only place a run can write
    (bubblewrap's read-only view, Landlock), and the template empties it after each run
    and checks that it is empty.
-6. **The CPU budget is the job's**: a child's RLIMIT_CPU count restarts at fork, so the
+6. **Compiled once**: a run reports the modules it imported, and the template compiles
+   their sources for the runs after it (``_codecache``: compiling runs no code).
+7. **The CPU budget is the job's**: a child's RLIMIT_CPU count restarts at fork, so the
    template adds up its runs' CPU time after each and, past the budget, ends with the
    status of SIGXCPU (``cpu_limit``), as a worker that ran them all would have.
 """
@@ -33,11 +35,13 @@ import resource
 import signal
 import socket
 import stat
+import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 from enclave.sandbox import _frames, _tripwire
 from enclave.sandbox._channel import Channel, exception_name
+from enclave.sandbox._codecache import MAX_MODULES, CodeCache
 from enclave.sandbox._limits import (
     EXIT_CODES,
     HANDLER_ERROR,
@@ -66,15 +70,17 @@ class Template:
         self._scratch = scratch
         self._seal = seal  # None: no seccomp filter here, so none to narrow
         self._cpu_seconds = cpu_seconds
+        self._code = CodeCache()
 
     def run(self, fn: Run) -> dict[str, Any]:
         """Run ``fn`` in a fresh child; its reply, or the worker ends as the child did."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         gc.freeze()  # the template's objects stay shared: a run's collector skips them
+        imported = frozenset(sys.modules)
         pid = os.fork()
         if pid == 0:
             ours.close()
-            self._child(fn, theirs)
+            self._child(fn, theirs, imported)
         theirs.close()
         try:
             message: dict[str, Any] | None = _frames.recv(ours)
@@ -93,9 +99,10 @@ class Template:
         if status != 0 or message is None:
             os._exit(128 - status if status < 0 else status)  # the run's end is ours
         body = message.get("body")
-        if message.get("type") != "reply" or len(message) != 2 or not isinstance(body, dict):
+        if message.get("type") != "reply" or len(message) != 3 or not isinstance(body, dict):
             self._supervisor.fail(WORKER_CRASHED, "protocol violation")
         self._clean()
+        self._code.learn(message.get("modules"))
         return body
 
     def _clean(self) -> None:
@@ -112,7 +119,7 @@ class Template:
         if spent >= self._cpu_seconds:
             os._exit(128 + signal.SIGXCPU)
 
-    def _child(self, fn: Run, sock: socket.socket) -> NoReturn:
+    def _child(self, fn: Run, sock: socket.socket, imported: frozenset[str]) -> NoReturn:
         try:
             os.close(self._supervisor.sock.fileno())
             if self._seal is not None and not self._seal():
@@ -130,7 +137,8 @@ class Template:
         try:
             if not isinstance(result, dict):
                 raise TypeError("a run returned a non-dict")
-            data = _frames.encode({"type": "reply", "body": result})
+            new = [name for name in sys.modules if name not in imported][:MAX_MODULES]
+            data = _frames.encode({"type": "reply", "body": result, "modules": new})
         except MemoryError:
             channel.fail(MEMORY_LIMIT, "MemoryError")
         except Exception:  # noqa: BLE001 - unserializable, non-dict or oversize result
