@@ -157,10 +157,6 @@ def test_revision_marks_every_call_of_the_point(runtime: Runtime) -> None:
     assert others and not any(s.intervened or s.serve_by_substitute for s in others)
 
 
-@pytest.mark.xfail(
-    strict=True,  # passes (and so fails here) once the engine serves every flagged step
-    reason="the replay engine still serves a flagged step after departure from the record",
-)
 def test_revision_audit_finds_the_decisive_second_call(runtime: Runtime) -> None:
     inputs = replay_agents.baseline_inputs()
     before = agents.live_decision(agents.TWICE_AGENT, inputs, seed=5, change=agents.unchanged)
