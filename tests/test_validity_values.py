@@ -236,6 +236,26 @@ def test_replacing_an_object_that_changes_two_leaves_is_refused(runtime: Runtime
     assert info.value.code == "undeclared_change"
 
 
+def test_a_write_that_also_touches_a_nested_sibling_is_refused(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import enclave.replay._interventions as interventions_module
+
+    real_write = interventions_module._write
+
+    def sloppy(container: Any, keys: Any, value: Any) -> Any:
+        out = real_write(container, keys, value)
+        if "limits" not in out:  # the inner call of the recursion
+            return out
+        return {**out, "limits": {**out["limits"], "weekly": 0.1}}  # "tidies" a sibling
+
+    monkeypatch.setattr(interventions_module, "_write", sloppy)
+    iv = Intervention(Strategy.REPLACE, call_id=ACCOUNT_CALL, field="/limits/daily", value=0.3)
+    with pytest.raises(Refused) as info:
+        _apply_limits(runtime, iv)
+    assert info.value.code == "undeclared_change"
+
+
 def test_a_bundle_of_nested_leaves_declares_each_leaf(runtime: Runtime) -> None:
     iv = Intervention(
         Strategy.REPLACE,
