@@ -317,13 +317,15 @@ def _runs(served: tuple[tuple[str, str], ...], unused: tuple[str, ...] = ()) -> 
             variant=v,
             failure=None,
             failure_detail=None,
-            layers=dict(layers, decision="B") if v == "intervened" else layers,
+            layers=dict(layers, decision=DECISION_CANARY) if v == "intervened" else layers,
             served=served,
             unused=unused,
         )
         for v in ("baseline", "intervened", "placebo")
     ]
 
+
+DECISION_CANARY = "CANARY-d3c1s10n"
 
 VOCAB = Vocabulary(
     calls=frozenset({"main/tool#0", "main/tool#1"}),
@@ -343,7 +345,7 @@ def test_served_by_crosses_with_names_from_the_vocabulary_only() -> None:
     assert summary.changed_layers == ("decision",)
     wire = json.loads(json.dumps({"samples": [summary.to_dict()]}))
     parsed = parse_samples(wire, [3], VOCAB)[0]
-    assert "CANARY" not in json.dumps(parsed.to_dict())
+    assert "CANARY" not in json.dumps(parsed.to_dict())  # neither the call nor the decision
     assert ("intervened", "new_call #0", "substitute") in parsed.served
     assert ("baseline", "main/tool#1", "unused") in parsed.served
 

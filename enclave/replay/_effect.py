@@ -2,7 +2,7 @@
 
 1. Outcome kind: every sample has a score delta (``numeric``) or none has
    (``categorical``: compared by decision equality and flips alone); a mix is not
-   comparable and raises ``ValueError``.
+   comparable and raises ``MixedOutcomes``.
 2. Paired deltas: mean, Student-t interval at ``CONFIDENCE`` and the TOST equivalence
    interval (two one-sided tests at ``TOST_ALPHA``: the ``1 - 2·alpha`` interval); both
    widened outward to the declared resolution, so the reported ends hold the exact ones.
@@ -35,7 +35,7 @@ from ._model import LAYERS
 from ._quantize import BIN_EDGES, histogram, quantize, quantize_interval, quantize_up
 from ._results import SampleSummary
 
-__all__ = ["CONFIDENCE", "DEFAULT_FLIP_TOLERANCE", "TOST_ALPHA", "effect_of"]
+__all__ = ["CONFIDENCE", "DEFAULT_FLIP_TOLERANCE", "TOST_ALPHA", "MixedOutcomes", "effect_of"]
 
 CONFIDENCE = 0.95
 TOST_ALPHA = 0.05
@@ -43,12 +43,16 @@ TOST_ALPHA = 0.05
 DEFAULT_FLIP_TOLERANCE = 0.05
 
 
+class MixedOutcomes(ValueError):
+    """Some samples have a score delta and some do not: nothing comparable."""
+
+
 def _deltas(samples: Sequence[SampleSummary]) -> list[float] | None:
     deltas = [s.delta for s in samples]
     if all(d is None for d in deltas):
         return None
     if any(d is None for d in deltas):
-        raise ValueError("numeric and categorical samples do not mix")
+        raise MixedOutcomes("numeric and categorical samples do not mix")
     return [float(d) for d in deltas if d is not None]
 
 

@@ -33,7 +33,7 @@ from ledger import CanonicalizationError
 from ..analysis import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
 from ._compare import compare_layers
 from ._decisions import OTHER, RECORDED, decision_label
-from ._effect import DEFAULT_FLIP_TOLERANCE, effect_of
+from ._effect import DEFAULT_FLIP_TOLERANCE, MixedOutcomes, effect_of
 from ._errors import VALUE_OUT_OF_RANGE
 from ._model import LAYERS, RunResult, Tolerances
 from ._quantize import quantize, resolution_for
@@ -186,7 +186,7 @@ def decide(
             flip_tolerance=flip_tolerance,
             resolution=resolution,
         )
-    except ValueError:  # numeric and categorical samples mixed: not comparable
+    except MixedOutcomes:  # numeric and categorical samples: not comparable
         return Verdict(
             FAILED, auditability, None, placebo, VALUE_OUT_OF_RANGE, "outcome kinds differ"
         )
