@@ -57,6 +57,7 @@ from enclave.replay._verdict import (
     INFLUENTIAL,
     NOT_ASSESSED,
 )
+from tests import replay_agents as agents
 from tests.validity_verdict_agents import BASELINE_INPUTS, CATEGORICAL_AGENT
 
 TOL = Tolerances(score=0.001)
@@ -496,3 +497,30 @@ def test_end_to_end_numeric_audit_carries_the_served_by_table(runtime: Runtime) 
     assert predicate["recorded_seed"]["seed"] == base["seed"]
     terms = {t["field"] for t in predicate["disclosure"]["terms"]}
     assert {"/sample_rows", "/served_by", "/recorded_seed"} <= terms
+
+
+def test_end_to_end_an_unreproduced_baseline_is_not_assessed(runtime: Runtime) -> None:
+    specimen = agents.capture_specimen(runtime, agents.UNSEEDED_AGENT)
+    request = AuditRequest(
+        specimen_id=specimen,
+        intervention=Intervention(
+            Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=0.2
+        ),
+        purpose="engine test",
+        requester="test",
+        samples=4,
+        seed=1,
+    )
+    outcome = run_audit(runtime, request, now=datetime.now(UTC) + timedelta(hours=1))
+    assert outcome.classification == "baseline-not-reproduced"
+    assert outcome.auditability["class"] == NOT_ASSESSED
+    assert outcome.certificate_path is not None
+    envelope = json.loads(Path(outcome.certificate_path).read_text())
+    key = load_public_key_pem(signing_key(runtime).public_key_pem)
+    report = verify_certificate(
+        envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
+    )
+    assert report.ok, report.to_dict()
+    predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+    assert predicate["auditability"]["class"] == "not-assessed"
+    assert predicate["effect"] is None and predicate["served_by"] is None
