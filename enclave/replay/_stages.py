@@ -57,7 +57,9 @@ WORKER_PRELOAD = ("enclave.replay._worker_entry",)
 # that shows on every seed (an address, a start time) is caught by any one of them.
 REPEAT_FRACTION = 0.05
 UNSTABLE = "unstable"  # a sample differed on the second worker
-BATCH_SEEDS = 200  # paired samples per worker call: progress granularity, bounded replies
+# Paired samples per worker call: progress granularity, bounded replies, and well inside
+# the per-call wall clock now that each of a sample's three runs is a process of its own.
+BATCH_SEEDS = 50
 CONTAMINATED = "the replay worker was contaminated"
 REFUSED = "the replay worker's reply was refused"
 _REFUSALS = frozenset({ReplyInvalid.code, ValueOutOfRange.code})

@@ -1,8 +1,12 @@
 """Isolated worker processes for replayed agent code (invariant 2: replay never
 goes live).
 
-A :class:`Sandbox` starts one long-lived worker per replay job; the worker runs a
-handler ``"package.module:function"`` (``function(request: dict) -> dict``) inside
+A :class:`Sandbox` starts one long-lived worker per replay job. The worker is a
+template process that never runs agent code: every call of a handler
+``"package.module:function"`` (``function(request: dict) -> dict``) runs in a fresh
+fork of it, and a handler from a ``preload`` module (trusted project code) runs in the
+template as ``function(request, fresh)`` and starts each run of agent code with
+``fresh(fn)``. So every run starts from the same state. All of it runs inside
 bubblewrap (a minimal read-only view, every namespace, an unprivileged uid, no
 capabilities, a size-capped tmpfs scratch), under Landlock, a default-deny seccomp
 filter and rlimits, with an audit-hook tripwire as a diagnostic. Without bubblewrap a
@@ -13,8 +17,9 @@ for by name. Any attempt to go live, any broken limit and any handler failure ra
 ``Sandbox.environment`` / ``WorkerHandle.environment`` is what a certificate may
 state: ``isolation`` (``"bwrap"`` or ``"development — not an enclave"``), ``enclave``,
 ``verified``, ``layers_in_force`` (only layers the supervisor checked), ``enforced``
-(what each did), ``diagnostics`` (``["audit_hook"]``), ``seccomp``, ``rlimits`` and
-``wall_seconds``.
+(what each did), ``diagnostics`` (``["audit_hook"]``), ``seccomp``, ``rlimits``,
+``wall_seconds``, ``run_state`` (``"fork-per-run"``), ``hash_seed`` (0) and
+``process_environment`` (the names of the worker's fixed environment variables).
 """
 
 from enclave.sandbox._errors import Contaminated, SandboxUnavailable, WorkerClosed

@@ -135,9 +135,12 @@ class Sandbox:
     def start(self, handler: str, *, preload: tuple[str, ...] = ()) -> WorkerHandle:
         """Start a worker running ``handler`` ("package.module:function").
 
-        ``preload`` names trusted project modules imported *before* the tripwire is
-        armed (their imports may use machinery the tripwire forbids, e.g. asyncio
-        rewriting ``__code__``); agent code must never be listed here.
+        ``preload`` names trusted project modules the template imports (their imports
+        may use machinery the tripwire forbids, e.g. asyncio rewriting ``__code__``);
+        agent code must never be listed here. A handler from a preloaded module runs
+        in the template as ``handler(request, fresh)`` and must run agent code only
+        through ``fresh(fn)`` (a fresh fork per run); any other handler is agent code
+        and runs in a fresh fork for every call.
         """
         module, sep, attr = handler.partition(":")
         if not sep or not module or not attr:
