@@ -541,7 +541,7 @@ def _tampered(statement: dict[str, Any], change: Any) -> dict[str, Any]:
             lambda p: p["served_by"].append(
                 dict(
                     p["served_by"][-1],
-                    call="new_call #5",
+                    call="new calls",
                     record=20,
                     absent=0,
                     substitute=0,

@@ -292,6 +292,29 @@ def test_rows_layers_and_served_by_are_counted_over_samples() -> None:
         assert sum(counts) + row["unused"] + row["absent"] == 100
 
 
+def test_calls_the_record_does_not_know_are_one_row_per_arm() -> None:
+    # new_call #k is numbered per run: #0 of one sample is not #0 of another
+    first = (
+        ("intervened", "new_call #0", "substitute"),
+        ("intervened", "new_call #1", "unservable"),
+    )
+    second = (("intervened", "new_call #0", "substitute"),)
+    samples = [sample(1, 0.0, served=first), sample(2, 0.0, served=second), sample(3, 0.0)]
+    table = decide(samples=samples, tolerances=TOL).served_by
+    assert table == [
+        {
+            "arm": "intervened",
+            "call": "new calls",
+            "record": 0,
+            "substitute": 1,
+            "intervention": 0,
+            "unservable": 1,
+            "unused": 0,
+            "absent": 1,
+        }
+    ]
+
+
 def test_failed_and_unreproduced_audits_are_not_assessed() -> None:
     admissible = {"class": "counterfactual-admissible", "live_state_fields": [], "reason": "x"}
     for label in (FAILED, BASELINE_NOT_REPRODUCED):

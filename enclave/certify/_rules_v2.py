@@ -18,7 +18,8 @@ Checked in order (each as ``location: rule``, never a value):
    labels and with ``flips``, labels consistent with the rates.
 5. The recorded seed: sampled exactly when within the seeds, then equal to its row.
 6. Served-by: one row per (arm, call), each summing to N; no ``intervention`` in the
-   baseline arm; a call the record does not know only substitute or unservable.
+   baseline arm; the ``new calls`` row (calls the record does not know) only substitute,
+   unservable or absent.
 """
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ def _served_by(p: dict[str, Any], n: int) -> list[str]:
         problems.append("/served_by: a row's counts do not sum to the sample count")
     if any(r["arm"] == "baseline" and r["intervention"] for r in rows):
         problems.append("/served_by: the baseline arm has no intervened call")
-    new = [r for r in rows if r["call"].startswith("new_call #")]
+    new = [r for r in rows if r["call"] == "new calls"]
     if any(r["record"] or r["intervention"] or r["unused"] for r in new):
         problems.append("/served_by: a call the record does not know was served from it")
     return problems

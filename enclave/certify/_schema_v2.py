@@ -16,7 +16,8 @@ v2 is v1 (``_schema``) with these changes (``docs/certificate-v2.md``):
 ``sample_rows``     or null: [seed, baseline label, intervened label, flip] per sample.
 ``served_by``       or null: per (``arm``, ``call``) the samples whose call was served by
                     ``record`` / ``substitute`` / ``intervention`` / ``unservable``, left
-                    ``unused``, or ``absent``.
+                    ``unused``, or ``absent``; calls the record does not know are one
+                    ``new calls`` row per arm.
 
 The rules beyond the schema are in ``_rules_v2``.
 """

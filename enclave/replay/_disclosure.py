@@ -32,8 +32,8 @@ more than ``sum(log2 n_i)`` bits through it. The terms, field by field:
 * ``/served_by``: per arm and call, a composition of N samples into the marks that call
   can take (``_served``): a recorded call in the baseline arm 5 (record, substitute,
   unservable, unused, absent), in the intervened and placebo arms 6 (and intervention);
-  each of the ``MAX_NEW_CALLS`` names of calls the record does not know 3 (substitute,
-  unservable, absent): ``log2 C(N + c - 1, c - 1)`` each.
+  the one row per arm of calls the record does not know 3 (substitute, unservable,
+  absent): ``log2 C(N + c - 1, c - 1)`` each.
 
 Everything else in a certificate (request, intervention proof, samples, environment,
 lineage, grant, ledger position, times) is fixed by the request, the specimen and the
@@ -142,8 +142,7 @@ def _compositions(samples: int, marks: int) -> float:
 def _served_by(samples: int, calls: int) -> float:
     recorded = {"baseline": 5, "intervened": 6, "placebo": 6}
     return math.fsum(
-        calls * _compositions(samples, recorded[arm]) + MAX_NEW_CALLS * _compositions(samples, 3)
-        for arm in ARMS
+        calls * _compositions(samples, recorded[arm]) + _compositions(samples, 3) for arm in ARMS
     )
 
 

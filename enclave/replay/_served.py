@@ -9,6 +9,11 @@ row sums to N.
 What a mark may say is closed: ``intervention`` only in the intervened and placebo arms
 (the baseline has no intervened call); a call the record does not know (``new_call #k``)
 only ``substitute`` or ``unservable``; ``unused`` only for recorded calls.
+
+Calls the record does not know are numbered per run in order of appearance, so
+``new_call #0`` of one sample need not be the same call as in another: the table counts
+them together, per arm, as one ``NEW_CALLS`` row — per sample ``unservable`` if any of
+them was, else ``substitute`` if there was one, else ``absent``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ __all__ = [
     "ARMS",
     "COLUMNS",
     "HOWS",
+    "NEW_CALLS",
     "UNUSED",
     "mark_allowed",
     "marks_of",
@@ -35,6 +41,8 @@ UNUSED = "unused"
 ABSENT = "absent"
 COLUMNS = (*HOWS, UNUSED, ABSENT)
 _NEW_CALL_HOWS = frozenset({"substitute", "unservable"})
+NEW_CALL_PREFIX = "new_call #"
+NEW_CALLS = "new calls"
 
 
 def mark_allowed(arm: str, how: str, *, recorded: bool) -> bool:
@@ -64,9 +72,16 @@ def served_by_table(
     ordered by arm then call; each row's counts sum to ``samples``."""
     counts: dict[tuple[str, str], dict[str, int]] = {}
     for sample in marks:
+        new: dict[str, str] = {}  # arm -> the sample's mark for its unknown calls
         for arm, call, how in sample:
+            if call.startswith(NEW_CALL_PREFIX):
+                if new.get(arm) != "unservable":
+                    new[arm] = how
+                continue
             row = counts.setdefault((arm, call), dict.fromkeys(COLUMNS, 0))
             row[how] += 1
+        for arm, how in new.items():
+            counts.setdefault((arm, NEW_CALLS), dict.fromkeys(COLUMNS, 0))[how] += 1
     rows = []
     for (arm, call), row in sorted(counts.items(), key=lambda kv: (ARMS.index(kv[0][0]), kv[0][1])):
         row[ABSENT] = samples - sum(row[c] for c in COLUMNS if c != ABSENT)
