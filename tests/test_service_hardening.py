@@ -694,3 +694,51 @@ def test_serve_refuses_half_a_tls_configuration(tmp_path: Path) -> None:
     certfile, _ = _self_signed(tmp_path)
     refused = run_cli(home.root, "serve", "--ssl-certfile", str(certfile), timeout=60)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+
+
+@pytest.mark.vault
+def test_a_key_server_outage_is_named_as_such(tmp_path: Path, openbao: Any) -> None:
+    from enclave.cli._demo import capture_incidents
+    from enclave.keys._vault_client import admin_client
+    from enclave.vaultops import apply_setup
+    from enclave.jobs import audit_status, run_worker, submit_audit
+    from enclave.replay import AuditRequest, Intervention, Strategy
+    from tests.test_vault_mode import vault_env
+
+    setup = apply_setup(admin_client(openbao.addr, openbao.root_token), tenants=["acme"])
+    env = vault_env(setup.export_lines())
+    home = Home.init(tmp_path / "home")
+    with Runtime.open(home, env=env) as runtime:
+        specimen = capture_incidents(runtime)["procurement"]
+        request = AuditRequest(
+            specimen_id=specimen,
+            intervention=Intervention(Strategy.REVISION, revision=("model", "r2")),
+            purpose="purchase-order-review",
+            requester="analyst-1",
+            samples=2,
+            seed=1,
+        )
+        status = submit_audit(runtime, request, tenant_id="acme", now=utc_now(), max_attempts=2)
+    down = {**env, "VAULT_ADDR": f"http://127.0.0.1:{_free_port()}"}
+    deadline = time.monotonic() + 60
+    while True:
+        run_worker(
+            lambda: Runtime.open(home, env=down),
+            worker_id="w",
+            stop=threading.Event(),
+            once=True,
+        )
+        with Runtime.open(home, env=down) as runtime:
+            now = audit_status(runtime, status.audit_id)
+        if now.terminal:
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
+    assert now.status == "FAILED" and now.failure_code == "key_server_unavailable"
+    # a command meeting the outage says so on one line of stderr
+    from tests.cli_runner import run_cli
+
+    fresh = Home.init(tmp_path / "fresh")
+    failed = run_cli(fresh.root, "demo", env={**os.environ, **down})
+    assert failed.returncode == 3
+    assert failed.stderr.count("\n") == 1 and "key server unavailable" in failed.stderr

@@ -99,6 +99,10 @@ def _check_lease(lease_seconds: float) -> None:
         raise ValueError("lease_seconds must lie in (0, 86400]")
 
 
+# infrastructure failure codes that name what is down (enclave.keys raises the first)
+NAMED_OUTAGES = frozenset({"key_server_unavailable"})
+
+
 def job_id_for(idempotency_key: str) -> str:
     """The durable id of the job with this idempotency key (the same on every delivery)."""
     return "jb-" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:20]
@@ -355,7 +359,10 @@ def fail(
             ),
             {"status": status, "code": error_code, "now": stamp(now), "id": job_id},
         )
-        audit_code = "attempts_exhausted" if status == "dead" else error_code
+        # out of attempts: the audit names the cause when the last one was a named
+        # outage (an operator must fix the key server, not retry the audit)
+        named = status != "dead" or error_code in NAMED_OUTAGES
+        audit_code = error_code if named else "attempts_exhausted"
         failed = fail_audit(conn, audit_id, code=audit_code, now=now)
         if failed:
             record_failure(conn, audit_id, audit_code, clock=recorded_clock)

@@ -36,6 +36,7 @@ from enclave._errors import EnclaveError, InfrastructureError, Refused
 __all__ = [
     "ROLES",
     "ClientFactory",
+    "KeyServerUnavailable",
     "Role",
     "VaultSession",
     "VaultSettings",
@@ -45,6 +46,15 @@ __all__ = [
 ]
 
 _log = logging.getLogger("enclave.keys.vault")
+# a library logs for the operator's handlers; without any, Python would print these to
+# stderr beside the command's own one-line error
+_log.addHandler(logging.NullHandler())
+
+
+class KeyServerUnavailable(InfrastructureError):
+    """The key server could not be reached or failed (5xx, connection, timeout)."""
+
+    code = "key_server_unavailable"
 
 Role = Literal["capture", "broker", "rotate"]
 ROLES: tuple[Role, ...] = ("capture", "broker", "rotate")
@@ -179,7 +189,7 @@ def vault_errors(operation: str, *, refusal: Callable[[], EnclaveError]) -> Iter
         _log.warning(
             "key server unavailable", extra={"vault_op": operation, "vault_status": _kind(exc)}
         )
-        raise InfrastructureError(f"key server unavailable during {operation}") from None
+        raise KeyServerUnavailable(f"key server unavailable during {operation}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         _log.warning(
             "unexpected key server answer",
