@@ -56,6 +56,7 @@ class KeyServerUnavailable(InfrastructureError):
 
     code = "key_server_unavailable"
 
+
 Role = Literal["capture", "broker", "rotate"]
 ROLES: tuple[Role, ...] = ("capture", "broker", "rotate")
 ClientFactory = Callable[[], Any]  # returns an authenticated ``hvac.Client``
