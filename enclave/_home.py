@@ -168,8 +168,10 @@ class Home:
             (root / sub).mkdir(parents=True, exist_ok=True, mode=0o700)
         (root / MARKER).write_text("replay-enclave home v1\n")
         config = root / "config.toml"
-        if not config.exists():
-            config.write_text('[keys]\nprovider = "local"\n')
+        if not config.exists():  # 0600: a [vault] table may hold secret ids
+            fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write('[keys]\nprovider = "local"\n')
         return cls(root)
 
     @classmethod

@@ -742,3 +742,34 @@ def test_a_key_server_outage_is_named_as_such(tmp_path: Path, openbao: Any) -> N
     failed = run_cli(fresh.root, "demo", env={**os.environ, **down})
     assert failed.returncode == 3
     assert failed.stderr.count("\n") == 1 and "key server unavailable" in failed.stderr
+
+
+def test_a_new_homes_config_is_private(tmp_path: Path) -> None:
+    home = Home.init(tmp_path / "home")
+    assert stat.S_IMODE((home.root / "config.toml").stat().st_mode) == 0o600
+
+
+@pytest.mark.vault
+def test_vault_setup_writes_secret_ids_to_a_private_file(tmp_path: Path, openbao: Any) -> None:
+    from typer.testing import CliRunner
+
+    from enclave.cli._vault import app
+    from tests.test_vault_setup import parse_exports
+
+    env_file = tmp_path / "setup.env"
+    done = CliRunner().invoke(
+        app,
+        [
+            "setup",
+            "--addr",
+            openbao.addr,
+            "--token",
+            openbao.root_token,
+            "--env-file",
+            str(env_file),
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+    secrets = [v for k, v in parse_exports(env_file.read_text()).items() if "_SECRET_ID" in k]
+    assert secrets and not any(s in done.output for s in secrets)

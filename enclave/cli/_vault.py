@@ -79,6 +79,13 @@ def setup(
     no_secret_ids: Annotated[
         bool, typer.Option("--no-secret-ids", help="Print role ids only.")
     ] = False,
+    env_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--env-file",
+            help="Write the export lines to this file (mode 0600) instead of stdout.",
+        ),
+    ] = None,
 ) -> None:
     """Enable transit + AppRole, write policies and roles, create tenant keys."""
     from enclave.keys._vault_client import admin_client
@@ -97,7 +104,11 @@ def setup(
             tenants=tenant or (),
             issue_secret_ids=not no_secret_ids,
         )
-        _print(result)
+        if env_file is None:
+            _print(result)
+        else:
+            _write_env_file(env_file, result)
+            typer.echo(f"# role and secret ids: {env_file} (mode 0600)")
 
 
 @app.command()
