@@ -226,7 +226,8 @@ def apply_intervention(
     digester: TenantDigester,
 ) -> AppliedIntervention:
     steps = list(trajectory.steps)
-    declared: tuple[str, ...]
+    declared: tuple[str, ...] = ()
+    prefixes: list[str] = []  # field targets: their leaves are declared from the diff
     original: Any
     counterfactual: Any
     if intervention.strategy is Strategy.REVISION:
@@ -284,7 +285,6 @@ def apply_intervention(
             response = _write(response, keys, counterfactuals[name])
         steps[index] = replace(target, response=response, intervened=True)
         prefixes = [f"{target.call_id}#response" + join_pointer(k) for k in names.values()]
-        declared = _declared_leaves(trajectory, steps, prefixes, bundle=bool(intervention.bundle))
         if intervention.bundle:
             original, counterfactual = originals, counterfactuals
         else:
@@ -292,7 +292,12 @@ def apply_intervention(
 
     after = Trajectory(trajectory.specimen_id, trajectory.agent, trajectory.seed, tuple(steps))
     before_leaves, after_leaves = _leaves(trajectory), _leaves(after)
-    actual = tuple(sorted(_changed(before_leaves, after_leaves)))
+    changed = _changed(before_leaves, after_leaves)
+    if prefixes:
+        declared = _declared_leaves(
+            before_leaves, after_leaves, changed, prefixes, bundle=bool(intervention.bundle)
+        )
+    actual = tuple(sorted(changed))
     undeclared_before = {k: v for k, v in before_leaves.items() if k not in declared}
     undeclared_after = {k: v for k, v in after_leaves.items() if k not in declared}
     applied = AppliedIntervention(
@@ -328,28 +333,31 @@ def _changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
 
 
 def _declared_leaves(
-    trajectory: Trajectory, steps: list[RecordedStep], prefixes: list[str], *, bundle: bool
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    changed: list[str],
+    prefixes: list[str],
+    *,
+    bundle: bool,
 ) -> tuple[str, ...]:
     """The leaves a field intervention declares. A bundle declares every leaf under its
     members. A single target declares the one leaf it changes: an object replaced so
     that several leaves change is not one declared change, and is refused."""
-    before = _leaves(trajectory)
-    after = _leaves(
-        Trajectory(trajectory.specimen_id, trajectory.agent, trajectory.seed, tuple(steps))
-    )
     out: list[str] = []
+    both = {**before, **after}
     for prefix in prefixes:
-        under = _under({**before, **after}, prefix)
+        under = _under(both, prefix)
         if bundle:
             out.extend(k for k in under if k not in out)
             continue
-        changed = [k for k in _changed(before, after) if k in under]
-        if len(changed) > 1:
+        inside = set(under)
+        here = [k for k in changed if k in inside]
+        if len(here) > 1:
             raise Refused(
                 "the intervention would change several leaves; declare a bundle",
                 code="undeclared_change",
             )
-        out.extend(changed or [prefix])
+        out.extend(here or [prefix])
     return tuple(out)
 
 
