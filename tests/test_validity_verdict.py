@@ -47,6 +47,7 @@ from enclave.replay import (
 from enclave.replay._certificates import RuntimeLedgerLookup, signing_key
 from enclave.replay._compare import compare_layers
 from enclave.replay._errors import ReplyInvalid
+from enclave.replay._quantize import quantize_interval, resolution_for
 from enclave.replay._reply import Vocabulary, parse_samples
 from enclave.replay._verdict import (
     BASELINE_NOT_REPRODUCED,
@@ -245,6 +246,22 @@ def test_the_label_is_the_one_the_reported_intervals_and_tolerances_imply(
         lo, hi = effect["delta_interval"]
         assert lo <= max(-1.0, exact_lo) and min(1.0, exact_hi) <= hi
         assert lo <= effect["mean_delta"] <= hi
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    a=st.floats(min_value=-1.5, max_value=1.5, allow_nan=False),
+    b=st.floats(min_value=-1.5, max_value=1.5, allow_nan=False),
+    tolerance=st.sampled_from([1e-9, 1e-4, 0.001, 0.0123456, 0.05, 0.3]),
+)
+def test_reported_intervals_hold_the_exact_ones(a: float, b: float, tolerance: float) -> None:
+    low, high = min(a, b), max(a, b)
+    resolution = resolution_for(tolerance)
+    lo, hi = quantize_interval(low, high, resolution)
+    assert lo <= max(-1.0, low) and min(1.0, high) <= hi  # widened, never narrowed
+    for end in (lo, hi):
+        assert abs(end) == 1 or abs(end / resolution - round(end / resolution)) < 1e-6
+    assert hi - lo <= (high - low) + 2 * resolution + 1e-9  # by at most a step each side
 
 
 # -- recorded seed, rows, layers, served-by ------------------------------------------
