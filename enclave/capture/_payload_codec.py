@@ -44,7 +44,12 @@ def _plain(value: Any) -> Any:
 
 
 def encode_payload(value: Any) -> bytes:
-    """The sealed plaintext of one field value (call only on canonicalisable values)."""
+    """The sealed plaintext of one field value (call only on canonicalisable values:
+    orjson would also write a datetime or a dataclass, which canonical JSON refuses)."""
+    try:
+        return PAYLOAD_V1 + orjson.dumps(value)  # built-in types: written as they are
+    except orjson.JSONEncodeError:
+        pass  # another Mapping or Sequence type: copy into built-ins first
     try:
         return PAYLOAD_V1 + orjson.dumps(_plain(value))
     except (orjson.JSONEncodeError, RecursionError) as exc:
