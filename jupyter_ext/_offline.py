@@ -7,7 +7,8 @@ Steps (each yields one check; a step runs only if the earlier ones passed):
 2. ``signature`` — an Ed25519 signature over ``PAE(type, payload)`` verifies with the
                    issuer's public key (PEM, given by the reviewer).
 3. ``statement`` — the payload is canonical JSON (RFC 8785): an in-toto Statement v1
-                   with the certificate v1 predicate type, one ``specimen:<id>`` subject,
+                   with a certificate predicate type (v2, or v1 for certificates issued
+                   before v2), one ``specimen:<id>`` subject,
                    and ``predicate.issuer`` is the key that verified.
 4. ``ledger``    — (only with a service client) the certificate the service recorded for
                    this audit has the same digest (sha256 of the canonical envelope), and
@@ -36,7 +37,12 @@ __all__ = ["verify_file", "verify_envelope_offline", "envelope_digest", "load_pu
 
 IN_TOTO = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
-PREDICATE_TYPE = "https://replay-enclave.dev/certificate/v1"
+# The versions this check knows, newest first; the predicate's own schema is checked by
+# the service's verification (step 4), which knows what each version carries.
+PREDICATE_TYPES = {
+    "https://replay-enclave.dev/certificate/v2": "certificate v2",
+    "https://replay-enclave.dev/certificate/v1": "certificate v1",
+}
 STEPS = ("envelope", "signature", "statement", "ledger")
 
 
@@ -133,8 +139,9 @@ def _statement(s: _State) -> str:
         raise _Failed("payload is not canonical JSON (RFC 8785)")
     if not isinstance(parsed, dict) or parsed.get("_type") != STATEMENT_TYPE:
         raise _Failed("/_type: not an in-toto Statement v1")
-    if parsed.get("predicateType") != PREDICATE_TYPE:
-        raise _Failed("/predicateType: not a certificate v1")
+    version = PREDICATE_TYPES.get(str(parsed.get("predicateType")))
+    if version is None:
+        raise _Failed("/predicateType: not a certificate this version knows")
     subject = parsed.get("subject")
     if not (
         isinstance(subject, list)
@@ -147,7 +154,7 @@ def _statement(s: _State) -> str:
     if not isinstance(predicate, dict) or predicate.get("issuer") != keyid_of(s.key):
         raise _Failed("/predicate/issuer: is not the key that signed")
     s.statement = parsed
-    return f"in-toto Statement v1 about {subject[0]['name']}"
+    return f"in-toto Statement v1 ({version}) about {subject[0]['name']}"
 
 
 def _audit_id(statement: Mapping[str, Any]) -> str | None:

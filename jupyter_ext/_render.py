@@ -60,7 +60,7 @@ def _interval(pair: Any, fmt: str = "{:+.4f}") -> str:
     return "—"
 
 
-_TONES = {"influential": "effect", "no-measurable-influence": "none"}
+_TONES = {"influential": "effect", "equivalent": "none", "no-measurable-influence": "none"}
 
 
 def _tone(classification: str) -> str:

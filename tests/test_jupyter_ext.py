@@ -383,11 +383,14 @@ def _statement(issuer: str) -> dict[str, Any]:
     }
 
 
-def test_golden_certificate_verifies_offline() -> None:
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_golden_certificates_verify_offline(version: str) -> None:
     report = verify_file(
-        str(GOLDEN / "certificate_v1.dsse.json"), str(GOLDEN / "certificate_v1.pub.pem")
+        str(GOLDEN / f"certificate_{version}.dsse.json"),
+        str(GOLDEN / f"certificate_{version}.pub.pem"),
     )
     assert report.ok and [c.name for c in report.checks] == ["envelope", "signature", "statement"]
+    assert f"certificate {version}" in report.checks[-1].detail
 
 
 def test_offline_verification_fails_where_it_should() -> None:
@@ -412,6 +415,11 @@ def test_offline_verification_fails_where_it_should() -> None:
     assert first_failure(dict(good, payloadType="text/plain")) == "envelope"
     assert first_failure(_sign(_statement(_keyid(key)), key, canonical=False)) == "statement"
     assert first_failure(_sign(_statement(_keyid(other)), key)) == "statement"
+    unknown = {
+        **_statement(_keyid(key)),
+        "predicateType": "https://replay-enclave.dev/certificate/v9",
+    }
+    assert first_failure(_sign(unknown, key)) == "statement"
     assert first_failure(None) == "envelope"
 
 
