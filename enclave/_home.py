@@ -152,11 +152,13 @@ class Home:
         journal files take the same mode)."""
         if url != f"sqlite:///{self.ledger_path.resolve()}":
             return
-        fd = os.open(self.ledger_path, os.O_WRONLY | os.O_CREAT, 0o600)
+        # Never open (and so close) an existing ledger file here: closing any descriptor
+        # of a file drops every POSIX lock this process holds on it, SQLite's included.
         try:
-            os.fchmod(fd, 0o600)
-        finally:
-            os.close(fd)
+            os.close(os.open(self.ledger_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            if self.ledger_path.stat().st_mode & 0o077:
+                os.chmod(self.ledger_path, 0o600)
 
     @classmethod
     def init(cls, root: Path) -> Home:
