@@ -30,6 +30,7 @@ ENV_HOME = "REPLAY_ENCLAVE_HOME"
 ENV_LEDGER_URL = "REPLAY_ENCLAVE_LEDGER_URL"
 ENV_KEY_PROVIDER = "REPLAY_ENCLAVE_KEY_PROVIDER"
 BACKEND = "backend"
+EMBEDDED = "embedded"
 
 
 def ledger_location(url: str) -> str:
@@ -99,6 +100,13 @@ class Home:
             raise BadInput("the home's config.toml has a malformed [backend] table")
         return dict(table)
 
+    def _embedded_url(self) -> str:
+        return f"sqlite:///{self.ledger_path.resolve()}"
+
+    def _location(self, url: str) -> str:
+        # the home's own file is "embedded" wherever the home is (a copied home is whole)
+        return EMBEDDED if url == self._embedded_url() else ledger_location(url)
+
     def ledger_url(self, env: dict[str, str] | None = None) -> str:
         """The ledger's URL: the environment's, else ``[ledger] url``, else the bound
         one, else the embedded file. Refused (``BadInput``, one line) when it disagrees
@@ -108,11 +116,11 @@ class Home:
         url = env.get(ENV_LEDGER_URL) or (configured if isinstance(configured, str) else None)
         bound = self.backend.get("ledger")
         if url:
-            if bound is not None and ledger_location(url) != bound:
+            if bound is not None and self._location(url) != bound:
                 raise BadInput(f"this home's ledger is {bound}; {ENV_LEDGER_URL} points elsewhere")
             return url
-        embedded = f"sqlite:///{self.ledger_path.resolve()}"
-        if bound is not None and bound != ledger_location(embedded):
+        embedded = self._embedded_url()
+        if bound is not None and bound != EMBEDDED:
             if self.backend.get("ledger_url"):
                 return self.backend["ledger_url"]
             raise BadInput(f"this home's ledger is {bound}: set {ENV_LEDGER_URL} to its URL")
@@ -135,9 +143,9 @@ class Home:
         """Record the backends of the first runtime opened here (once; never rewritten)."""
         if self.backend:
             return
-        location = ledger_location(ledger_url)
+        location = self._location(ledger_url)
         lines = ["", f"[{BACKEND}]", f"ledger = {json.dumps(location)}"]
-        if urlsplit(ledger_url).password is None and not location.startswith("sqlite:"):
+        if urlsplit(ledger_url).password is None and location != EMBEDDED:
             lines.append(f"ledger_url = {json.dumps(ledger_url)}")  # no secret in it
         lines.append(f"keys = {json.dumps(keys)}")
         if vault_addr:
@@ -150,7 +158,7 @@ class Home:
     def private_ledger_file(self, url: str) -> None:
         """The embedded ledger's file exists with mode 0600 before SQLite opens it (its
         journal files take the same mode)."""
-        if url != f"sqlite:///{self.ledger_path.resolve()}":
+        if url != self._embedded_url():
             return
         # Never open (and so close) an existing ledger file here: closing any descriptor
         # of a file drops every POSIX lock this process holds on it, SQLite's included.

@@ -616,6 +616,12 @@ def test_an_embedded_home_refuses_a_foreign_ledger_url(tmp_path: Path) -> None:
     refused = run_cli(home.root, "specimens", "list", "--json", env=elsewhere)
     assert refused.returncode != 0 and refused.stderr.count("\n") == 1
     assert "CANARY-PW" not in refused.stderr + refused.stdout
+    # the embedded ledger is the home's own file wherever the home is: a copy is whole
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(home.root, copy)
+    assert run_cli(copy, "analyst", "list", "--json").returncode == 0
 
 
 def _self_signed(directory: Path) -> tuple[Path, Path]:
