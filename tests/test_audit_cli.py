@@ -131,7 +131,10 @@ def test_audit_table(demo_home: tuple[Path, dict[str, Any]]) -> None:
         "5",
     )
     assert done.returncode == 0, done.stderr
-    assert "influential" in done.stdout and "decision flip rate" in done.stdout
+    out = done.stdout
+    assert "influential" in out and "decision flips" in out and "minimum detectable" in out
+    # the served-by table names the intervened call, served by the intervention in all 5
+    assert "how each call was served" in out and "intervention 5" in out
 
 
 # -- verify --------------------------------------------------------------------------------

@@ -89,6 +89,60 @@ def run_with_progress(runtime: Runtime, request: AuditRequest, *, quiet: bool) -
         return run_audit(runtime, request, now=utc_now(), progress=advance)
 
 
+def _interval(pair: list[float], places: int = 4) -> str:
+    return f"[{pair[0]:+.{places}f}, {pair[1]:+.{places}f}]"
+
+
+def _effect_rows(e: dict[str, Any]) -> dict[str, str]:
+    """The effect as a person reads it: what moved, how sure, what could have been seen."""
+    rows: dict[str, str] = {}
+    n = round(e["flips"] / e["flip_rate"]) if e.get("flip_rate") else None
+    if e.get("mean_delta") is not None:
+        rows["mean paired score delta"] = (
+            f"{e['mean_delta']:+.4f}  95% {_interval(e['delta_interval'])}"
+        )
+        rows["equivalence (TOST)"] = (
+            f"90% {_interval(e['equivalence']['delta_interval'])} "
+            f"vs tolerance ±{e['score_tolerance']:g}"
+        )
+    flips = f"{e['flips']}" + (f"/{n}" if n else "")
+    rows["decision flips"] = (
+        f"{flips} ({e['flip_rate']:.3f})  95% [{e['flip_interval'][0]:.3f}, "
+        f"{e['flip_interval'][1]:.3f}]"
+    )
+    rows["recorded decision rate"] = (
+        f"baseline {e['baseline_rate']:.3f} -> intervened {e['intervened_rate']:.3f}"
+    )
+    mde = e["mde"]
+    detectable = [f"flip rate {mde['flip_rate']:.3f}"]
+    if mde.get("delta") is not None:
+        detectable.insert(0, f"score delta {mde['delta']:g}")
+    rows["minimum detectable"] = f"{', '.join(detectable)} (power {mde['power']:g})"
+    changed = [f"{layer} {count}" for layer, count in e["layer_changes"].items() if count]
+    rows["layers changed (samples)"] = ", ".join(changed) or "none"
+    return rows
+
+
+def _predicate(outcome: AuditOutcome) -> dict[str, Any]:
+    if not outcome.envelope:
+        return {}
+    import base64
+
+    predicate = json.loads(base64.b64decode(outcome.envelope["payload"])).get("predicate")
+    return predicate if isinstance(predicate, dict) else {}
+
+
+def _recorded_seed_row(seen: dict[str, Any]) -> str:
+    if not seen.get("sampled"):
+        return "not among the sampled seeds"
+    delta = "" if seen.get("delta") is None else f", score delta {seen['delta']:+.4f}"
+    flip = "flipped" if seen.get("flip") else "unchanged"
+    return f"decision {seen['baseline']} -> {seen['intervened']} ({flip}){delta}"
+
+
+SERVED_WAYS = ("record", "substitute", "intervention", "unservable", "unused")
+
+
 def show_outcome(outcome: AuditOutcome) -> None:
     data: dict[str, Any] = {
         "audit": outcome.audit_id,
@@ -99,17 +153,12 @@ def show_outcome(outcome: AuditOutcome) -> None:
         data["first unverifiable step"] = outcome.auditability["first_unverifiable_step"]
     if outcome.auditability.get("live_state_fields"):
         data["live-state fields read"] = ", ".join(outcome.auditability["live_state_fields"])
+    predicate = _predicate(outcome)
     if outcome.effect:
-        e = outcome.effect
-        data["mean paired score delta"] = (
-            f"{e['mean_delta']:+.4f}  "
-            f"95% [{e['delta_interval'][0]:+.4f}, {e['delta_interval'][1]:+.4f}]"
-        )
-        data["decision flip rate"] = (
-            f"{e['flip_rate']:.3f}  95% [{e['flip_interval'][0]:.3f}, {e['flip_interval'][1]:.3f}]"
-        )
-        data["recorded decision rate"] = (
-            f"baseline {e['baseline_rate']:.3f} -> intervened {e['intervened_rate']:.3f}"
+        data.update(_effect_rows(outcome.effect))
+    if isinstance(predicate.get("recorded_seed"), dict):
+        data[f"recorded seed {predicate['recorded_seed']['seed']}"] = _recorded_seed_row(
+            predicate["recorded_seed"]
         )
     if outcome.placebo:
         data["placebo"] = "passed" if outcome.placebo["passed"] else "FAILED"
@@ -124,6 +173,15 @@ def show_outcome(outcome: AuditOutcome) -> None:
         else "(none: failed audits are not certified)"
     )
     pairs("audit result", data)
+    served = predicate.get("served_by")
+    if served:
+        rows = (
+            (row["arm"], row["call"], ", ".join(f"{w} {row[w]}" for w in SERVED_WAYS if row.get(w)))
+            for row in served
+        )
+        table(
+            "how each call was served (samples)", ("arm", "call", "served"), rows, whole=("call",)
+        )
 
 
 def audit_cmd(

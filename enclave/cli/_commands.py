@@ -35,7 +35,9 @@ class Entry:
             group = typer.main.get_group(target)
             group.name = name
             return group
-        holder = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+        holder = typer.Typer(
+            add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None
+        )
         holder.command(name, rich_help_panel=None)(target)
         command = typer.main.get_command(holder)
         assert isinstance(command, typer.core.TyperCommand)

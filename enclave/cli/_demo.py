@@ -121,7 +121,7 @@ def _row(title: str, outcome: AuditOutcome) -> dict[str, Any]:
         "classification": outcome.classification,
         "auditability": outcome.auditability["class"],
         "flip_rate": None if not effect else round(effect["flip_rate"], 3),
-        "mean_delta": None if not effect else round(effect["mean_delta"], 4),
+        "mean_delta": None if effect.get("mean_delta") is None else round(effect["mean_delta"], 4),
         "certificate": str(outcome.certificate_path) if outcome.certificate_path else None,
     }
 
