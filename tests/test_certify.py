@@ -533,7 +533,25 @@ def _tampered(statement: dict[str, Any], change: Any) -> dict[str, Any]:
             lambda p: p.update(recorded_seed={"seed": 41, "sampled": False}),
             "contradicts the sampled",
         ),
-        (lambda p: p["recorded_seed"].update(sampled=False), "/recorded_seed: "),  # schema
+        (lambda p: p["recorded_seed"].update(sampled=False), "contradicts the sampled"),
+        # run on its own at preparation (outside the sampled seeds): valid when consistent
+        (lambda p: p["recorded_seed"].update(seed=7, sampled=False), ""),
+        (
+            lambda p: p["recorded_seed"].update(seed=7, sampled=False, flip=False),
+            "/recorded_seed: a flip contradicts",
+        ),
+        (lambda p: p.update(substitute_fidelity={"m": {"checked": 1, "faithful": True}}), ""),
+        (
+            lambda p: (
+                p["served_by"][0].update(call="main/m#0", record=19, substitute=1),
+                p.update(substitute_fidelity={"m": {"checked": 1, "faithful": False}}),
+            ),
+            "an unfaithful substitute served",
+        ),  # fmt: skip
+        (
+            lambda p: p.update(substitute_fidelity={"m": {"checked": 0, "faithful": True}}),
+            "/substitute_fidelity",
+        ),
         (lambda p: p["served_by"][0].update(record=19), "do not sum to the sample count"),
         (lambda p: p["served_by"][0].update(intervention=1, absent=0, record=19), "baseline"),
         (lambda p: p["served_by"].append(dict(p["served_by"][0])), "appears twice"),

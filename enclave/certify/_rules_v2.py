@@ -19,7 +19,8 @@ Checked in order (each as ``location: rule``, never a value):
 5. The recorded seed: sampled exactly when within the seeds, then equal to its row.
 6. Served-by: one row per (arm, call), each summing to N; no ``intervention`` in the
    baseline arm; the ``new calls`` row (calls the record does not know) only substitute,
-   unservable or absent.
+   unservable or absent; a boundary whose substitute did not reproduce the record
+   (``substitute_fidelity``) served no call by substitute.
 """
 
 from __future__ import annotations
@@ -155,6 +156,10 @@ def _rows(p: dict[str, Any], seed: int, n: int) -> list[str]:
             _, b, i, f = rows[recorded["seed"] - seed]
             if (recorded["baseline"], recorded["intervened"], recorded["flip"]) != (b, i, f):
                 problems.append("/recorded_seed: differs from its sample row")
+        if "flip" in recorded:
+            ran = (recorded["baseline"], recorded["intervened"], recorded["flip"])
+            if not _flip_consistent(*ran):
+                problems.append("/recorded_seed: a flip contradicts its decision labels")
             if (recorded["delta"] is None) != (effect["outcome"] == "categorical"):
                 problems.append("/recorded_seed/delta: contradicts the outcome kind")
     return problems
@@ -172,7 +177,16 @@ def _served_by(p: dict[str, Any], n: int) -> list[str]:
     new = [r for r in rows if r["call"] == "new calls"]
     if any(r["record"] or r["intervention"] or r["unused"] for r in new):
         problems.append("/served_by: a call the record does not know was served from it")
+    fidelity = p.get("substitute_fidelity") or {}
+    unfaithful = {name for name, checked in fidelity.items() if not checked["faithful"]}
+    if any(r["substitute"] and _boundary(r["call"]) in unfaithful for r in rows):
+        problems.append("/served_by: an unfaithful substitute served a call")
     return problems
+
+
+def _boundary(call: str) -> str:
+    """The boundary of a call id ``scope/name#k``."""
+    return call.partition("/")[2].rpartition("#")[0]
 
 
 def predicate_problems_v2(predicate: Any) -> list[str]:

@@ -92,7 +92,7 @@ _RECORDED_SEED = _nullable(
                 ["seed", "sampled", "flip", "baseline", "intervened", "delta"],
                 {
                     "seed": {"type": "integer", "minimum": 0},
-                    "sampled": {"const": True},
+                    "sampled": {"type": "boolean"},  # else run on its own at preparation
                     "flip": {"type": "boolean"},
                     "baseline": _DECISION,
                     "intervened": _DECISION,
@@ -100,6 +100,19 @@ _RECORDED_SEED = _nullable(
                 },
             ),
         ]
+    }
+)
+
+# per recorded boundary with a declared substitute: did it reproduce the record? (optional:
+# certificates issued before it was checked have none)
+_SUBSTITUTE_FIDELITY = _nullable(
+    {
+        "type": "object",
+        "maxProperties": 256,
+        "additionalProperties": _closed(
+            ["checked", "faithful"],
+            {"checked": {"type": "integer", "minimum": 1}, "faithful": {"type": "boolean"}},
+        ),
     }
 )
 
@@ -148,6 +161,7 @@ def _v2() -> dict[str, Any]:
     properties["recorded_seed"] = _RECORDED_SEED
     properties["sample_rows"] = _SAMPLE_ROWS
     properties["served_by"] = _SERVED_BY
+    properties["substitute_fidelity"] = _SUBSTITUTE_FIDELITY
     schema["required"] = [*schema["required"], "recorded_seed", "sample_rows", "served_by"]
     return schema
 

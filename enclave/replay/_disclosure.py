@@ -34,6 +34,8 @@ more than ``sum(log2 n_i)`` bits through it. The terms, field by field:
   unservable, unused, absent), in the intervened and placebo arms 6 (and intervention);
   the one row per arm of calls the record does not know 3 (substitute, unservable,
   absent): ``log2 C(N + c - 1, c - 1)`` each.
+* ``/substitute_fidelity``: per recorded boundary, whether its substitute reproduced the
+  record: at most one bit per recorded call name (the counts are the record's).
 
 Everything else in a certificate (request, intervention proof, samples, environment,
 lineage, grant, ledger position, times) is fixed by the request, the specimen and the
@@ -185,6 +187,8 @@ def disclosure_bound(
         ("/recorded_seed", math.log2(row) + math.log2(grid_values(r) + 1)),
         ("/sample_rows", samples * math.log2(row)),
         ("/served_by", _served_by(samples, vocabulary.calls)),
+        # one bit per recorded boundary: whether its substitute reproduced the record
+        ("/substitute_fidelity", float(vocabulary.calls)),
     )
     terms = tuple((name, _up(bits)) for name, bits in raw)
     return DisclosureBound(

@@ -23,9 +23,17 @@ from .._errors import BadInput
 from ..capture import AgentSpec, available_agents
 from ._engine import replay_run
 from ._errors import RUN_FAILURES, ReplyInvalid
+from ._fidelity import check_substitutes
 from ._model import RunResult, Trajectory
 
-__all__ = ["UNCOMPARABLE", "agent_target", "replay_child", "result_from_child"]
+__all__ = [
+    "UNCOMPARABLE",
+    "agent_target",
+    "fidelity_child",
+    "fidelity_from_child",
+    "replay_child",
+    "result_from_child",
+]
 
 _KEYS = frozenset(
     {
@@ -82,7 +90,13 @@ def _import_agent(target: str) -> AgentSpec:
 
 
 def replay_child(
-    *, target: str, trajectory: Trajectory, seed: int, variant: str, audit_time: datetime
+    *,
+    target: str,
+    trajectory: Trajectory,
+    seed: int,
+    variant: str,
+    audit_time: datetime,
+    unfaithful: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """In the run's own process: import the agent, replay once, encode the result."""
     result = replay_run(
@@ -91,6 +105,7 @@ def replay_child(
         seed=seed,
         variant=variant,
         audit_time=audit_time,
+        unfaithful=unfaithful,
     )
     wire: dict[str, Any] = {
         "seed": result.seed,
@@ -108,6 +123,35 @@ def replay_child(
         return {"run": json.dumps({**wire, "layers": layers, "uncomparable": False})}
     except (TypeError, ValueError, RecursionError):
         return {"run": json.dumps({**wire, "layers": None, "uncomparable": True})}
+
+
+def fidelity_child(
+    *, target: str, trajectory: Trajectory, score_tolerance: float
+) -> dict[str, Any]:
+    """In a process of its own: run every declared substitute on its recorded requests."""
+    checked = check_substitutes(_import_agent(target), trajectory, score_tolerance=score_tolerance)
+    return {"fidelity": json.dumps(checked)}
+
+
+def fidelity_from_child(reply: Mapping[str, Any], boundaries: frozenset[str]) -> dict[str, Any]:
+    """The fidelity report, rebuilt: recorded boundary names, a count and a verdict each."""
+    text = reply.get("fidelity")
+    if set(reply) != {"fidelity"} or not isinstance(text, str) or len(text) > 1 << 20:
+        raise ReplyInvalid()
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ReplyInvalid() from None
+    if not isinstance(data, dict) or not set(data) <= boundaries:
+        raise ReplyInvalid()
+    out: dict[str, Any] = {}
+    for name, item in data.items():
+        if not isinstance(item, dict) or set(item) != {"checked", "faithful"}:
+            raise ReplyInvalid()
+        if type(item["checked"]) is not int or type(item["faithful"]) is not bool:
+            raise ReplyInvalid()
+        out[name] = {"checked": item["checked"], "faithful": item["faithful"]}
+    return out
 
 
 def load_only(target: str) -> dict[str, Any]:

@@ -156,6 +156,7 @@ def build_predicate(
         "recorded_seed": verdict.recorded_seed,
         "sample_rows": verdict.sample_rows,
         "served_by": verdict.served_by,
+        "substitute_fidelity": preparation.substitute_fidelity,
         "classification": verdict.classification,
         "auditability": verdict.auditability,
         "not_established": not_established(verdict.classification),

@@ -331,9 +331,24 @@ def _layers(value: Any) -> dict[str, Any] | None:
 # -- replies --------------------------------------------------------------------------------
 
 
-def parse_loaded(reply: Any) -> None:
-    if type(reply) is not dict or reply != {"loaded": sorted(VARIANTS)}:
+def parse_loaded(reply: Any, boundaries: frozenset[str]) -> dict[str, dict[str, Any]]:
+    """``{"loaded": [...], "fidelity": {boundary: {"checked": n, "faithful": bool}}}``:
+    the substitutes' fidelity, by recorded boundary name only."""
+    if type(reply) is not dict or reply.keys() != {"loaded", "fidelity"}:
         raise ReplyInvalid()
+    if reply["loaded"] != sorted(VARIANTS) or type(reply["fidelity"]) is not dict:
+        raise ReplyInvalid()
+    fidelity: dict[str, dict[str, Any]] = {}
+    for name, item in reply["fidelity"].items():
+        if name not in boundaries or type(item) is not dict:
+            raise ReplyInvalid()
+        if item.keys() != {"checked", "faithful"}:
+            raise ReplyInvalid()
+        checked, faithful = _int(item["checked"]), item["faithful"]
+        if checked < 1 or type(faithful) is not bool:
+            raise ReplyInvalid()
+        fidelity[str(name)] = {"checked": checked, "faithful": faithful}
+    return fidelity
 
 
 def parse_runs(

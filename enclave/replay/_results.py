@@ -44,6 +44,9 @@ class Preparation:
     # per boundary name: did its declared substitute reproduce the recorded responses?
     # {"checked": n, "faithful": bool}; None where not checked (rows stored before)
     substitute_fidelity: dict[str, dict[str, Any]] | None = None
+    # the recorded seed's own paired sample (``SampleSummary.to_dict``), run here so the
+    # certificate reports its counterfactual even when it is not among the sampled seeds
+    recorded_sample: dict[str, Any] | None = None
     # the specimen's recorded seed: its counterfactual is reported apart from the
     # population; None in rows stored before it was recorded
     recorded_seed: int | None = None

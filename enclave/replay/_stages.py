@@ -115,7 +115,9 @@ def _load_worker(
     applied: AppliedIntervention,
     placebo: Trajectory,
     now: datetime,
-) -> None:
+    score_tolerance: float,
+) -> dict[str, dict[str, Any]]:
+    """Load the job into the worker; returns each declared substitute's fidelity."""
     reply = worker.call(
         {
             "op": "load",
@@ -126,9 +128,10 @@ def _load_worker(
                 "placebo": placebo.to_dict(),
             },
             "audit_time": now.isoformat(),
+            "score_tolerance": score_tolerance,
         }
     )
-    parse_loaded(reply)
+    return parse_loaded(reply, frozenset(step.name for step in opened.trajectory.steps))
 
 
 def _grant(opened: OpenedSpecimen, lease_seconds: int) -> dict[str, Any]:
@@ -155,13 +158,18 @@ def prepare_audit(
     sandbox = _start(runtime, isolation, limits)
     vocabulary = Vocabulary.of(opened.trajectory)
     gate: RunResult | None = None
+    own: SampleSummary | None = None
+    fidelity: dict[str, dict[str, Any]] | None = None
     failure: tuple[str, str] | None = None
     seed = opened.trajectory.seed
     try:
         with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
-            _load_worker(worker, opened, applied, placebo, now)
+            fidelity = _load_worker(worker, opened, applied, placebo, now, request.tolerances.score)
             reply = worker.call({"op": "run", "runs": [{"variant": "baseline", "seed": seed}]})
             gate = parse_runs(reply, [("baseline", seed)], vocabulary)[0]
+            if gate.failure is None:  # the recorded seed's counterfactual, reported apart
+                reply = worker.call({"op": "samples", "seeds": [seed]})
+                own = parse_samples(reply, [seed], vocabulary)[0]
     except Contaminated as exc:
         failure = (exc.reason, CONTAMINATED)
     except ReplyRefused as exc:
@@ -210,6 +218,8 @@ def prepare_audit(
         failure_detail=None if failure is None else failure[1],
         vocabulary=VocabularySize.of(vocabulary).to_dict(),
         recorded_seed=seed,
+        substitute_fidelity=fidelity,
+        recorded_sample=None if own is None else own.to_dict(),
     )
 
 
@@ -248,11 +258,14 @@ def run_sample_batch(
     failure: str | None = None
     try:
         sandbox = _start(runtime, isolation, limits)
+        tolerance = request.tolerances.score
         samples = _sample_worker(
-            sandbox, opened, applied, placebo, now, seeds, vocabulary, progress
+            sandbox, opened, applied, placebo, now, seeds, vocabulary, tolerance, progress
         )
         again = repeat_seeds(seeds)
-        repeated = _sample_worker(sandbox, opened, applied, placebo, now, again, vocabulary)
+        repeated = _sample_worker(
+            sandbox, opened, applied, placebo, now, again, vocabulary, tolerance
+        )
     except (Contaminated, ReplyRefused) as exc:
         failure = exc.reason if isinstance(exc, Contaminated) else exc.code
     else:
@@ -276,12 +289,13 @@ def _sample_worker(
     now: datetime,
     seeds: Sequence[int],
     vocabulary: Vocabulary,
+    tolerance: float,
     progress: Any = None,
 ) -> list[SampleSummary]:
     """``seeds``' paired samples from one fresh worker."""
     samples: list[SampleSummary] = []
     with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
-        _load_worker(worker, opened, applied, placebo, now)
+        _load_worker(worker, opened, applied, placebo, now, tolerance)
         for start in range(0, len(seeds), BATCH_SEEDS):
             chunk = [int(s) for s in seeds[start : start + BATCH_SEEDS]]
             reply = worker.call({"op": "samples", "seeds": chunk})
@@ -341,6 +355,9 @@ def finalize_audit(
             samples=ordered,
             tolerances=request.tolerances,
             recorded_seed=preparation.recorded_seed,
+            recorded_sample=None
+            if preparation.recorded_sample is None
+            else SampleSummary.from_dict(preparation.recorded_sample),
         )
     if verdict.failure is not None and verdict.failure not in FAILURE_REASONS:
         # defence in depth: a stored stage result is not a channel for other codes either

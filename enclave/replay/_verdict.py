@@ -114,17 +114,25 @@ def _labels(sample: SampleSummary) -> tuple[str, str]:
 
 
 def _recorded_seed(
-    samples: Sequence[SampleSummary], seed: int | None, resolution: float
+    samples: Sequence[SampleSummary],
+    seed: int | None,
+    resolution: float,
+    own: SampleSummary | None = None,
 ) -> dict[str, Any] | None:
+    """The counterfactual on the recorded seed: its sample row when the seed was among
+    the sampled ones, else ``own`` (the preparation's run of it), else seed only."""
     if seed is None:
         return None
-    found = next((s for s in samples if s.seed == seed), None)
+    sampled = next((s for s in samples if s.seed == seed), None)
+    found = sampled or (
+        own if own is not None and own.seed == seed and own.failure is None else None
+    )
     if found is None:
         return {"seed": seed, "sampled": False}
     baseline, intervened = _labels(found)
     return {
         "seed": seed,
-        "sampled": True,
+        "sampled": sampled is not None,
         "flip": found.flip,
         "baseline": baseline,
         "intervened": intervened,
@@ -138,6 +146,7 @@ def decide(
     tolerances: Tolerances,
     flip_tolerance: float = DEFAULT_FLIP_TOLERANCE,
     recorded_seed: int | None = None,
+    recorded_sample: SampleSummary | None = None,
 ) -> Verdict:
     if not 0 <= flip_tolerance <= 1:
         raise ValueError("a flip tolerance lies in [0, 1]")
@@ -197,7 +206,7 @@ def decide(
         auditability,
         effect,
         placebo,
-        recorded_seed=_recorded_seed(samples, recorded_seed, resolution),
+        recorded_seed=_recorded_seed(samples, recorded_seed, resolution, recorded_sample),
         sample_rows=rows,
         served_by=served_by,
     )

@@ -22,7 +22,14 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from ._fresh_run import agent_target, load_only, replay_child, result_from_child
+from ._fresh_run import (
+    agent_target,
+    fidelity_child,
+    fidelity_from_child,
+    load_only,
+    replay_child,
+    result_from_child,
+)
 from ._model import RunResult, Trajectory
 from ._reply import run_wire
 from ._verdict import summarize_seed
@@ -50,7 +57,22 @@ def _load(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
     }
     _job["audit_time"] = datetime.fromisoformat(str(request["audit_time"]))
     fresh(functools.partial(load_only, target))
-    return {"loaded": sorted(_job["variants"])}
+    # every declared substitute against the record, once per worker: one that does not
+    # reproduce what was recorded serves no call (its calls become unservable)
+    baseline = _job["variants"]["baseline"]
+    checked = fidelity_from_child(
+        fresh(
+            functools.partial(
+                fidelity_child,
+                target=target,
+                trajectory=baseline,
+                score_tolerance=float(request["score_tolerance"]),
+            )
+        ),
+        frozenset(step.name for step in baseline.steps),
+    )
+    _job["unfaithful"] = frozenset(name for name, c in checked.items() if not c["faithful"])
+    return {"loaded": sorted(_job["variants"]), "fidelity": checked}
 
 
 def _replay(fresh: Fresh, variant: str, seed: int) -> RunResult:
@@ -63,6 +85,7 @@ def _replay(fresh: Fresh, variant: str, seed: int) -> RunResult:
             seed=seed,
             variant=variant,
             audit_time=_job["audit_time"],
+            unfaithful=_job["unfaithful"],
         )
     )
     return result_from_child(reply, seed=seed, variant=variant)
