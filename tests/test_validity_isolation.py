@@ -165,6 +165,7 @@ def test_each_call_starts_from_the_template(tmp_path: Path, isolation: str) -> N
 def test_result_that_depends_on_the_worker_process_is_unstable(runtime: Runtime) -> None:
     outcome = audit(runtime, agents.ADDRESS_AGENT)
     assert (outcome.classification, outcome.failure) == ("failed", "unstable")
+    assert outcome.failure_detail == "a sample came out otherwise on a second fresh worker"
     assert outcome.certificate_path is None
     assert "unstable" in FAILURE_REASONS
 

@@ -61,6 +61,7 @@ UNSTABLE = "unstable"  # a sample differed on the second worker
 # the per-call wall clock now that each of a sample's three runs is a process of its own.
 BATCH_SEEDS = 50
 CONTAMINATED = "the replay worker was contaminated"
+DIFFERED = "a sample came out otherwise on a second fresh worker"
 REFUSED = "the replay worker's reply was refused"
 _REFUSALS = frozenset({ReplyInvalid.code, ValueOutOfRange.code})
 
@@ -335,7 +336,7 @@ def finalize_audit(
             None,
             None,
             bad.failure,
-            REFUSED if bad.failure in _REFUSALS else CONTAMINATED,
+            _batch_failure_detail(str(bad.failure)),
         )
     elif sorted(seeds_of(batches)) != expected or [
         s.seed for b in batches for s in b.samples
@@ -420,6 +421,12 @@ def finalize_audit(
         envelope,
         bound.to_dict(),
     )
+
+
+def _batch_failure_detail(reason: str) -> str:
+    if reason == UNSTABLE:
+        return DIFFERED
+    return REFUSED if reason in _REFUSALS else CONTAMINATED
 
 
 def _vocabulary_size(
