@@ -75,8 +75,10 @@ class PolicyStatus(StrEnum):
 
 
 # What one audit of a budget given as a count stands for: above the disclosure bound of
-# a 100,000-sample audit (the most an audit may run) of a specimen with a few dozen calls.
-BITS_PER_AUDIT = 512.0
+# a 1,000-sample audit of a specimen with a few dozen calls (about 3,800 bits, most of it
+# the per-sample decision rows). A larger audit discloses more and is charged its own
+# bound: a budget in bits admits it only if the policy grants that much.
+BITS_PER_AUDIT = 4096.0
 _MAX_BITS = 1e9
 
 
