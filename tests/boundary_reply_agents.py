@@ -9,15 +9,14 @@ supervisor must not pass on at full precision):
                           the canary (a call id that exists only in the replay);
 * ``PROPOSAL_KEY_AGENT``  adds a proposal key named by the canary;
 * ``SCORE_DIGITS_AGENT``  adds 17 significant digits of its choosing to the score;
-* ``PATCH_REPLY_AGENT``   monkeypatches the worker's own reply code so every sample
-                          reports canary-named live-state reads;
+* ``PATCH_REPLY_AGENT``   tampers with its run's own report so every run reports
+                          canary-named live-state reads;
 * ``PATCH_FLOOD_AGENT``   the same, with names from the specimen but a huge list;
 * ``BIG_INT_AGENT``       returns 2**60 in its proposal (beyond what JSON carries exactly).
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -89,20 +88,13 @@ def _score_digits(ctx: Context, outcome: dict[str, Any]) -> None:
 
 
 def _patch_reply(names: Callable[[], list[list[str]]]) -> Callable[[Context, dict[str, Any]], None]:
+    """Tamper with the run's own report from inside: the process a run executes in sends
+    whatever its agent makes of it, so the template and the supervisor must refuse it."""
+
     def act(ctx: Context, outcome: dict[str, Any]) -> None:
-        entry = sys.modules["enclave.replay._worker_entry"]
-        original = entry.summarize_seed
-        if getattr(original, "patched", False):
-            return
-
-        def patched(*runs: Any, **kw: Any) -> Any:
-            summary = original(*runs, **kw)
-            return type(summary)(
-                **{**summary.__dict__, "live_state_reads": tuple(map(tuple, names()))}
-            )
-
-        patched.patched = True  # type: ignore[attr-defined]
-        setattr(entry, "summarize_seed", patched)  # noqa: B010 - patching, as an agent would
+        reads = getattr(ctx, "live_state_reads", None)
+        if isinstance(reads, list):
+            reads.extend(tuple(pair) for pair in names())
 
     return act
 

@@ -32,6 +32,7 @@ from enclave._home import Home
 from enclave._runtime import Runtime, utc_now
 from enclave.capture import AgentSpec, Answer, BoundarySpec, Context, SpecError, capture, policy
 from enclave.capture._code_identity import CodeIdentity, code_identity
+from enclave.capture._payload_codec import decode_payload
 from enclave.incidents import procurement
 from enclave.replay import AuditRequest, Intervention, Strategy, open_specimen, run_audit
 from ledger import RunStatus, StepKind
@@ -275,7 +276,8 @@ def test_answer_times_are_sealed_or_coarse(runtime: Runtime) -> None:
     assert charge.effect is not None
     assert charge.effect.token_expires_at == "2031-07-04T12:34:57Z"
     decrypted = decrypt_specimen(runtime, "t1", result.specimen_id)
-    assert decrypted[(lookup.seq, "identity", "/valid_time")] == b'"2031-07-04T12:34:56.789012Z"'
+    sealed = decode_payload(decrypted[(lookup.seq, "identity", "/valid_time")])
+    assert sealed == "2031-07-04T12:34:56.789012Z"
 
 
 def test_capture_failure_code_is_not_agent_chosen(runtime: Runtime) -> None:

@@ -324,7 +324,7 @@ def test_unreproducible_baseline_gives_no_effect(runtime: Runtime) -> None:
     assert not [c for c in predicate["lineage"] if c["kind"] == "replays"]  # no samples were run
 
 
-def test_a_loose_tolerance_lets_the_gate_pass_but_the_placebo_catches_the_noise(
+def test_a_loose_tolerance_lets_the_gate_pass_but_the_apparatus_catches_the_noise(
     runtime: Runtime,
 ) -> None:
     outcome = audit(
@@ -332,8 +332,10 @@ def test_a_loose_tolerance_lets_the_gate_pass_but_the_placebo_catches_the_noise(
         agents.capture_specimen(runtime, agents.UNSEEDED_AGENT),
         tolerances=Tolerances(score=0.05),
     )
-    assert_failed(runtime, outcome, "apparatus_fault")
-    assert outcome.placebo is not None and outcome.placebo["passed"] is False
+    # unseeded noise differs on the second fresh worker before the placebo is compared;
+    # either way the audit fails closed and certifies nothing
+    assert_failed(runtime, outcome, "unstable")
+    assert outcome.certificate_path is None and outcome.effect is None
 
 
 # -- 5. refusals: erased, incomplete, unknown ---------------------------------------------------
