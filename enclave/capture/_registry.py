@@ -38,6 +38,11 @@ def load_agent(name: str) -> AgentSpec:
         if not _REF.fullmatch(name):
             raise BadInput("unknown agent (see `replay-enclave agents`)")
         target = name
+    return import_agent(target)
+
+
+def import_agent(target: str) -> AgentSpec:
+    """The ``AgentSpec`` at ``module:attribute`` (no entry-point lookup)."""
     module_name, _, attr = target.partition(":")
     try:
         found = getattr(importlib.import_module(module_name), attr)

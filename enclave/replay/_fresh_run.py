@@ -13,14 +13,13 @@ refuses every comparison as an in-process reduction would have refused them.
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any, NoReturn
 
-from .._errors import BadInput
-from ..capture import AgentSpec, available_agents
+from ..capture import available_agents
+from ..capture._registry import import_agent
 from ._engine import replay_run
 from ._errors import RUN_FAILURES, ReplyInvalid
 from ._fidelity import check_substitutes
@@ -78,17 +77,6 @@ def agent_target(name: str) -> str:
     return available_agents().get(name, name)
 
 
-def _import_agent(target: str) -> AgentSpec:
-    module_name, _, attr = target.partition(":")
-    try:
-        found = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError):
-        raise BadInput("unknown agent (see `replay-enclave agents`)") from None
-    if not isinstance(found, AgentSpec):
-        raise BadInput("the named object is not an AgentSpec")
-    return found
-
-
 def replay_child(
     *,
     target: str,
@@ -101,7 +89,7 @@ def replay_child(
     """In the run's own process: import the agent, replay once, encode the result."""
     result = replay_run(
         trajectory=trajectory,
-        agent=_import_agent(target),
+        agent=import_agent(target),
         seed=seed,
         variant=variant,
         audit_time=audit_time,
@@ -129,7 +117,7 @@ def fidelity_child(
     *, target: str, trajectory: Trajectory, score_tolerance: float
 ) -> dict[str, Any]:
     """In a process of its own: run every declared substitute on its recorded requests."""
-    checked = check_substitutes(_import_agent(target), trajectory, score_tolerance=score_tolerance)
+    checked = check_substitutes(import_agent(target), trajectory, score_tolerance=score_tolerance)
     return {"fidelity": json.dumps(checked)}
 
 
@@ -156,7 +144,7 @@ def fidelity_from_child(reply: Mapping[str, Any], boundaries: frozenset[str]) ->
 
 def load_only(target: str) -> dict[str, Any]:
     """In a process of its own: import the agent once, as every run will."""
-    _import_agent(target)
+    import_agent(target)
     return {"loaded": True}
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from enclave.sandbox import _frames
-from enclave.sandbox._limits import EXIT_CODES
+from enclave.sandbox._limits import EXIT_CODES, HANDLER_ERROR, MEMORY_LIMIT
 
 
 def exception_name(exc: BaseException) -> list[str]:
@@ -29,6 +30,28 @@ class Channel:
 
     def send(self, message: dict[str, Any]) -> None:
         data = _frames.encode(message)
+        with self.lock:
+            self.sock.sendall(data)
+
+    def reply(
+        self, call: Callable[[], Any], frame: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> None:
+        """Send ``frame(call())``; whatever ``call`` (agent code) raises, or a result that
+        is no dict or cannot be framed, ends the process with a closed reason instead."""
+        try:
+            result = call()
+        except MemoryError:
+            self.fail(MEMORY_LIMIT, "MemoryError")
+        except BaseException as exc:  # noqa: BLE001 - agent code may raise anything
+            self.fail(HANDLER_ERROR, exception_name(exc))
+        try:
+            if not isinstance(result, dict):
+                raise TypeError("a non-dict result")
+            data = _frames.encode(frame(result))
+        except MemoryError:
+            self.fail(MEMORY_LIMIT, "MemoryError")
+        except Exception:  # noqa: BLE001 - unserializable, non-dict or oversize reply
+            self.fail(HANDLER_ERROR, ["enclave.sandbox", "BadReply"])
         with self.lock:
             self.sock.sendall(data)
 

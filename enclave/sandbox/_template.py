@@ -40,12 +40,11 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from enclave.sandbox import _frames, _tripwire
-from enclave.sandbox._channel import Channel, exception_name
+from enclave.sandbox._channel import Channel
 from enclave.sandbox._codecache import MAX_MODULES, CodeCache
 from enclave.sandbox._limits import (
     EXIT_CODES,
     HANDLER_ERROR,
-    MEMORY_LIMIT,
     WORKER_CRASHED,
 )
 
@@ -128,23 +127,12 @@ class Template:
             _tripwire.arm(scratch=self._scratch, report_fd=sock.fileno(), send_lock=channel.lock)
         except BaseException:  # noqa: BLE001 - not sealed: no agent code may run
             os._exit(EXIT_CODES[WORKER_CRASHED])
-        try:
-            result = fn()
-        except MemoryError:
-            channel.fail(MEMORY_LIMIT, "MemoryError")
-        except BaseException as exc:  # noqa: BLE001 - agent code may raise anything
-            channel.fail(HANDLER_ERROR, exception_name(exc))
-        try:
-            if not isinstance(result, dict):
-                raise TypeError("a run returned a non-dict")
+
+        def frame(result: dict[str, Any]) -> dict[str, Any]:
             new = [name for name in sys.modules if name not in imported][:MAX_MODULES]
-            data = _frames.encode({"type": "reply", "body": result, "modules": new})
-        except MemoryError:
-            channel.fail(MEMORY_LIMIT, "MemoryError")
-        except Exception:  # noqa: BLE001 - unserializable, non-dict or oversize result
-            channel.fail(HANDLER_ERROR, ["enclave.sandbox", "BadReply"])
-        with channel.lock:
-            sock.sendall(data)
+            return {"type": "reply", "body": result, "modules": new}
+
+        channel.reply(fn, frame)
         os._exit(0)
 
 

@@ -32,6 +32,7 @@ class name only; a MemoryError ends it with ``memory_limit``.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import resource
@@ -44,10 +45,8 @@ from typing import Any, NoReturn
 import orjson
 
 from enclave.sandbox import _frames, _landlock, _seccomp
-from enclave.sandbox._channel import Channel, exception_name
+from enclave.sandbox._channel import Channel
 from enclave.sandbox._limits import (
-    HANDLER_ERROR,
-    MEMORY_LIMIT,
     WORKER_CRASHED,
     SandboxLimits,
 )
@@ -111,22 +110,14 @@ def _serve(channel: Channel, handler: Handler) -> NoReturn:
             os._exit(0)
         if message.get("type") != "call" or not isinstance(message.get("body"), dict):
             channel.fail(WORKER_CRASHED, "protocol violation")
-        try:
-            result = handler(message["body"])
-        except MemoryError:
-            channel.fail(MEMORY_LIMIT, "MemoryError")
-        except BaseException as exc:  # noqa: BLE001 - agent code may raise anything
-            channel.fail(HANDLER_ERROR, exception_name(exc))
-        try:
-            if not isinstance(result, dict):
-                raise TypeError("handler returned a non-dict")
-            reply = _frames.encode({"type": "reply", "id": message.get("id"), "body": result})
-        except MemoryError:
-            channel.fail(MEMORY_LIMIT, "MemoryError")
-        except Exception:  # noqa: BLE001 - unserializable, non-dict or oversize reply
-            channel.fail(HANDLER_ERROR, ["enclave.sandbox", "BadReply"])
-        with channel.lock:
-            channel.sock.sendall(reply)
+        channel.reply(
+            functools.partial(handler, message["body"]),
+            functools.partial(_framed, message.get("id")),
+        )
+
+
+def _framed(call_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "reply", "id": call_id, "body": result}
 
 
 def main(argv: list[str]) -> NoReturn:
