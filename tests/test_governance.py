@@ -1051,3 +1051,17 @@ def test_cli_analyst_and_policy_commands(tmp_path: Path) -> None:
     )
     bad = runner.invoke(app, ["policy", "list", "--status", "sideways", "--home", str(home)])
     assert bad.exit_code != 0
+
+
+def test_a_categorical_outcome_is_bounded_but_a_score_without_bounds_is_not(
+    runtime: Runtime, captured: dict[str, str]
+) -> None:
+    from enclave.capture import capture
+    from enclave.governance._eligibility import _categorical
+    from tests.validity_verdict_agents import BASELINE_INPUTS, CATEGORICAL_AGENT
+
+    routed = capture(runtime, CATEGORICAL_AGENT, BASELINE_INPUTS, tenant_id="acme", seed=3)
+    assert _categorical(runtime.ledger.get_specimen(routed.specimen_id).manifest)
+    scored = runtime.ledger.get_specimen(captured["procurement"]).manifest
+    assert not _categorical(scored)  # bounded: admitted by its bounds, not as categorical
+    assert not _categorical({**scored, "score_bounds": None})  # a score with no bounds

@@ -7,7 +7,9 @@ that does not refuses with a code naming it (``Refused.code``). Steps, in order:
    ``not_sealed``           its run is sealed and complete;
    ``erased``               it has not been erased.
 2. ``unbounded_outcome``    its manifest declares a bounded numeric outcome
-                            (``score_bounds`` = [low, high], finite, low < high).
+                            (``score_bounds`` = [low, high], finite, low < high), or a
+                            categorical one: no score bounds and no ``/score`` field in
+                            its outcome (compared by decision flips alone).
 3. the target call:
    ``unknown_call``         the call id names a recorded step (for a revision: the
                             step of the declared revision point);
@@ -129,8 +131,20 @@ def _sealed(runtime: Runtime, specimen_id: str, tenant: str) -> SpecimenRecord:
     return record
 
 
+def _categorical(manifest: Mapping[str, Any]) -> bool:
+    """No score bounds and an outcome without a score: decisions are compared alone."""
+    if manifest.get("score_bounds") is not None:
+        return False
+    outcomes = [s for s in manifest.get("steps") or [] if s.get("kind") == "outcome"]
+    return len(outcomes) == 1 and all(
+        f.get("path") != "/score" for f in outcomes[0].get("fields") or []
+    )
+
+
 def _bounded(record: SpecimenRecord) -> None:
     # 2.
+    if _categorical(record.manifest):
+        return
     bounds = record.manifest.get("score_bounds")
     ok = (
         isinstance(bounds, list)
