@@ -267,7 +267,7 @@ def test_every_shipped_policy_file_parses_and_names_a_declared_tool() -> None:
         {"strategy": "perturb", "params": {"delta": [0.3, -0.3]}},
         {"strategy": "perturb", "params": {"delta": [0.1]}},
         {"strategy": "explode"},
-        {"field": "/a/b"},
+        {"field": "/a/~2"},  # not a JSON Pointer (a nested one like /a/b is allowed)
         {"strategy": "revision", "params": {"revision_point": "model", "alternates": ["r2"]}},
         {"params": {"alternates": [0.5, 0.5]}},
         {"budget": {"audits": 0, "window_seconds": 3600}},
@@ -1065,3 +1065,20 @@ def test_a_categorical_outcome_is_bounded_but_a_score_without_bounds_is_not(
     scored = runtime.ledger.get_specimen(captured["procurement"]).manifest
     assert not _categorical(scored)  # bounded: admitted by its bounds, not as categorical
     assert not _categorical({**scored, "score_bounds": None})  # a score with no bounds
+
+
+def test_a_policy_may_target_a_nested_member_its_schema_declares() -> None:
+    from enclave.governance._schemas import field_schema
+    from tests.validity_values_agents import ACCOUNT
+
+    nested = InterventionPolicy.from_toml(
+        policy_text(field="/limits/daily", strategy="nullify", params=None)
+    )
+    assert nested.field == "/limits/daily"
+    assert field_schema(ACCOUNT, "/limits/daily")["type"] == "number"
+    with pytest.raises(Refused) as refused:
+        field_schema(ACCOUNT, "/limits/monthly")
+    assert refused.value.code == "unknown_field"
+    for bad in ("/limits/", "/limits//daily", "limits/daily", "/a b"):
+        with pytest.raises(BadInput):
+            InterventionPolicy.from_toml(policy_text(field=bad, strategy="nullify", params=None))

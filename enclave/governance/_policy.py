@@ -33,6 +33,7 @@ from ledger import CanonicalizationError, canonical_json, loads
 
 from .._errors import BadInput
 from ..replay import Strategy
+from ..replay._pointer import parse_pointer
 from ..store import validate_id
 
 __all__ = [
@@ -146,12 +147,18 @@ class PolicyParams:
         return out
 
 
+def _is_field(target: str) -> bool:
+    """A JSON Pointer to a response member, each of its names a plain field name."""
+    keys = parse_pointer(target)
+    return bool(keys) and all(_FIELD.fullmatch("/" + key) for key in keys or ())
+
+
 def _check_params(strategy: Strategy, target: str, params: PolicyParams) -> None:
     if strategy is Strategy.REVISION:
         if target != IDENTITY_FIELD:
             raise BadInput(f"a revision policy's field must be {IDENTITY_FIELD}")
-    elif not _FIELD.fullmatch(target):
-        raise BadInput("policy field must be a top-level response field like /name")
+    elif not _is_field(target):
+        raise BadInput("policy field must be a response field pointer like /name or /a/b")
     wants = {
         Strategy.NULLIFY: set(),
         Strategy.REPLACE: {"alternates"},

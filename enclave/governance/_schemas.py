@@ -17,6 +17,7 @@ from .._schemas import is_valid, schema_is_valid
 from ..capture import AgentSpec, BoundarySpec, available_agents, load_agent
 from ..replay import Strategy
 from ..replay._interventions import neutral_value
+from ..replay._pointer import parse_pointer, schema_at
 from ._policy import InterventionPolicy
 
 __all__ = ["ToolDeclaration", "field_schema", "find_tool", "parameter_problems"]
@@ -61,10 +62,11 @@ def find_tool(policy: InterventionPolicy, agents: list[AgentSpec] | None = None)
 
 
 def field_schema(boundary: BoundarySpec, field: str) -> Mapping[str, Any]:
-    props = (boundary.json_schema or {}).get("properties", {})
-    if not isinstance(props, Mapping) or field[1:] not in props:
+    """The declared schema of the target, a top-level field or a nested member."""
+    keys = parse_pointer(field)
+    schema = None if not keys else schema_at(boundary.json_schema, keys)
+    if schema is None:
         raise Refused("the tool's schema does not declare the target field", code="unknown_field")
-    schema = props[field[1:]]
     if not isinstance(schema, Mapping) or not schema_is_valid(schema):
         raise Refused(
             "the field's declared schema is not a valid JSON Schema", code="invalid_schema"
