@@ -254,9 +254,10 @@ def test_stopped_worker_cannot_overwrite_its_successor(
     home, env = make_home(tmp_path, request, "sqlite")
     rt = Runtime.open(home, env=env)
     try:
-        # one replay job of 10,000 seeds: a few seconds inside the replay worker, so the
-        # first worker can be stopped there and not while it holds a database lock
-        (audit_id,) = submit_many(rt, 1, samples=10_000, batch_size=10_000)
+        # one replay job of 200 seeds: a few seconds inside the replay worker (every run is
+        # its own process, ~15 ms each), so the first worker can be stopped there and not
+        # while it holds a database lock
+        (audit_id,) = submit_many(rt, 1, samples=200, batch_size=200)
         pool = workers(home, env)
         pool.start("w-first")
 
