@@ -185,8 +185,9 @@ class _LiveContext(Context):
     def now(self) -> datetime:
         return datetime(2026, 1, 1, tzinfo=UTC)
 
-    def random(self) -> random.Random:
-        return random.Random(self._seed)  # noqa: S311 - the agents' replayable jitter
+    def random(self, stream: str | None = None) -> random.Random:
+        # the SDK's own streams (one per run, named sub-streams), with nothing to record
+        return self._stream(stream, self._seed, lambda request: None)
 
 
 def live_decision(agent: AgentSpec, inputs: Mapping[str, Any], *, seed: int, change: Change) -> str:
