@@ -83,3 +83,29 @@ def test_a_faithful_substitute_serves_and_the_certificate_lists_it(runtime: Runt
     # both calls of the revision point, in every sample: the swap (the substitute with r2)
     oracle = [r for r in intervened if r["call"].startswith("main/oracle#")]
     assert [r["intervention"] for r in oracle] == [8, 8]
+
+
+@pytest.mark.parametrize(
+    "fidelity",
+    [
+        {"oracle": {"checked": 2**40, "faithful": True}},  # a count of the agent's choosing
+        {"oracle": {"checked": 1, "faithful": True}},  # not the record's count
+        {},  # a boundary left out
+        {"oracle": {"checked": 2, "faithful": True}, "scorer": {"checked": 1, "faithful": True}},
+        {"oracle": {"checked": 2, "faithful": 1}},
+    ],
+)
+def test_a_fidelity_report_carries_one_bit_per_boundary_and_nothing_chosen(
+    fidelity: dict[str, Any],
+) -> None:
+    # what a run's process sends is agent-influenced: only the faithful bit is kept, the
+    # boundaries and counts must be the supervisor's own
+    from enclave.replay._errors import ReplyInvalid
+    from enclave.replay._reply import parse_loaded
+
+    loaded = ["baseline", "intervened", "placebo"]
+    expected = {"oracle": 2}
+    good = {"oracle": {"checked": 2, "faithful": False}}
+    assert parse_loaded({"loaded": loaded, "fidelity": good}, expected) == good
+    with pytest.raises(ReplyInvalid):
+        parse_loaded({"loaded": loaded, "fidelity": fidelity}, expected)

@@ -38,14 +38,29 @@ def check_substitutes(
     ):
         raise ValueError("score tolerance must lie in [0, 1]")
     report: dict[str, dict[str, Any]] = {}
+    for spec, steps in _substituted(agent, trajectory):
+        faithful = all(_reproduces(spec, step, score_tolerance) for step in steps)
+        report[spec.name] = {"checked": len(steps), "faithful": faithful}
+    return report
+
+
+def substitute_calls(agent: AgentSpec, trajectory: Trajectory) -> dict[str, int]:
+    """How many recorded calls each boundary with a substitute has: what a fidelity
+    report must cover, known without running any agent code."""
+    return {spec.name: len(steps) for spec, steps in _substituted(agent, trajectory)}
+
+
+def _substituted(
+    agent: AgentSpec, trajectory: Trajectory
+) -> list[tuple[BoundarySpec, list[RecordedStep]]]:
+    found = []
     for spec in agent.boundaries:
         if spec.substitute is None:
             continue
         steps = [s for s in trajectory.steps if s.kind == spec.kind.value and s.name == spec.name]
         if steps:
-            faithful = all(_reproduces(spec, step, score_tolerance) for step in steps)
-            report[spec.name] = {"checked": len(steps), "faithful": faithful}
-    return report
+            found.append((spec, steps))
+    return found
 
 
 def _reproduces(spec: BoundarySpec, step: RecordedStep, tolerance: float) -> bool:

@@ -331,23 +331,25 @@ def _layers(value: Any) -> dict[str, Any] | None:
 # -- replies --------------------------------------------------------------------------------
 
 
-def parse_loaded(reply: Any, boundaries: frozenset[str]) -> dict[str, dict[str, Any]]:
-    """``{"loaded": [...], "fidelity": {boundary: {"checked": n, "faithful": bool}}}``:
-    the substitutes' fidelity, by recorded boundary name only."""
+def parse_loaded(reply: Any, expected: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+    """``{"loaded": [...], "fidelity": {boundary: {"checked": n, "faithful": bool}}}``.
+    ``expected`` (boundary -> recorded calls) is the supervisor's own count: the reply
+    must cover exactly those boundaries with exactly those counts, so of it only one
+    bit per boundary is kept — whether its substitute reproduced the record."""
     if type(reply) is not dict or reply.keys() != {"loaded", "fidelity"}:
         raise ReplyInvalid()
     if reply["loaded"] != sorted(VARIANTS) or type(reply["fidelity"]) is not dict:
         raise ReplyInvalid()
+    if reply["fidelity"].keys() != expected.keys():
+        raise ReplyInvalid()
     fidelity: dict[str, dict[str, Any]] = {}
-    for name, item in reply["fidelity"].items():
-        if name not in boundaries or type(item) is not dict:
+    for name, count in expected.items():
+        item = reply["fidelity"][name]
+        if type(item) is not dict or item.keys() != {"checked", "faithful"}:
             raise ReplyInvalid()
-        if item.keys() != {"checked", "faithful"}:
+        if _int(item["checked"]) != count or type(item["faithful"]) is not bool:
             raise ReplyInvalid()
-        checked, faithful = _int(item["checked"]), item["faithful"]
-        if checked < 1 or type(faithful) is not bool:
-            raise ReplyInvalid()
-        fidelity[str(name)] = {"checked": checked, "faithful": faithful}
+        fidelity[name] = {"checked": count, "faithful": item["faithful"]}
     return fidelity
 
 

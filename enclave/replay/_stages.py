@@ -32,6 +32,7 @@ from ._certificates import RuntimeLedgerLookup, issue_certificate
 from ._compare import compare_layers, recorded_layers
 from ._disclosure import VocabularySize, disclosure_bound
 from ._errors import ReplyInvalid, ReplyRefused, ValueOutOfRange
+from ._fidelity import substitute_calls
 from ._interventions import AppliedIntervention, apply_intervention, placebo_of
 from ._load import OpenedSpecimen, open_specimen
 from ._model import RunResult, Trajectory
@@ -132,7 +133,8 @@ def _load_worker(
             "score_tolerance": score_tolerance,
         }
     )
-    return parse_loaded(reply, frozenset(step.name for step in opened.trajectory.steps))
+    agent = _load_agent(recorded_reference(opened.record.manifest["agent"]))  # imported already
+    return parse_loaded(reply, substitute_calls(agent, opened.trajectory))
 
 
 def _grant(opened: OpenedSpecimen, lease_seconds: int) -> dict[str, Any]:
