@@ -5,7 +5,9 @@ Order of commitments (fail closed, nothing half-written):
 1. Check the input file's fields are declared and canonicalisable — before any write.
 2. Record the run as RUNNING in the ledger; open the specimen's payload folder.
 3. Run the agent through a ``Recorder``; record its outcome.
-4. Flush the ciphertext, build the manifest, and seal it in ONE ledger transaction.
+4. Flush the ciphertext, re-key every field and step digest for this specimen (the
+   published form, ``enclave.keys.TenantDigester.published``; ``docs/digests.md``),
+   build the manifest, and seal it in ONE ledger transaction.
 
 A crash in 3 or 4 deletes the specimen's payload folder and marks the run INCOMPLETE:
 such a run is never eligible for replay.
@@ -33,9 +35,10 @@ from ledger import (
 
 from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
+from ..keys import TenantDigester
 from ..store import validate_id
 from ._code_identity import CodeIdentity, code_identity
-from ._recorder import Recorder, SpecError, iso
+from ._recorder import Recorder, SpecError, _Step, iso
 from ._registry import reference_of
 from ._spec import AgentSpec, Answer, BoundarySpec, FieldPolicy, policy
 
@@ -43,7 +46,8 @@ __all__ = ["CaptureResult", "capture", "build_manifest", "source_ref"]
 
 # 2: aliases and resolved identities are declared names or keyed digests, idempotency
 # tokens are keyed digests (plaintext in the payload store), and ``code`` is recorded
-MANIFEST_VERSION = 2
+# 3: field and step digests are keyed per specimen, place and purpose (published form)
+MANIFEST_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,36 @@ def _check_inputs(
     except CanonicalizationError:
         raise BadInput("input holds a value that cannot be canonicalised (RFC 8785)") from None
     return declared
+
+
+def published_steps(steps: list[_Step], digester: TenantDigester, specimen_id: str) -> list[_Step]:
+    """The steps with each field digest and each step's request/response digest in the
+    published form: keyed to this specimen, the field's place and its purpose, so the
+    ledger shows no equality across specimens or across fields (``docs/digests.md``)."""
+
+    def publish(digest: str, call_id: str, side: str, path: str, purpose: str) -> str:
+        return digester.published(
+            digest, specimen_id=specimen_id, locator=(call_id, side, path), purpose=purpose
+        )
+
+    out = []
+    for step in steps:
+        r = step.record
+        record = r._replace(
+            request_digest=publish(r.request_digest, r.call_id, "request", "", "step"),
+            response_digest=publish(r.response_digest, r.call_id, "response", "", "step"),
+        )
+        fields = [
+            # a withheld field has no digest: nothing to key
+            f
+            if f.keyed_digest is None
+            else f._replace(
+                keyed_digest=publish(f.keyed_digest, r.call_id, f.side, f.path, "field")
+            )
+            for f in step.fields
+        ]
+        out.append(_Step(record, fields))
+    return out
 
 
 def build_manifest(
@@ -198,9 +232,10 @@ def capture(
             tenant_id, specimen_id, wrapped=wrapped, data_key=data_key, durable=durable
         )
         del data_key
+        digester = runtime.digests.for_tenant(tenant_id)
         recorder = Recorder(
             tenant_id=tenant_id,
-            digester=runtime.digests.for_tenant(tenant_id),
+            digester=digester,
             writer=writer,
             clock=clock,
             seed=seed,
@@ -220,7 +255,8 @@ def capture(
         recorder.record(outcome_spec, {}, Answer(response=outcome), alias=None)
         _check_score(agent, outcome)
         writer.close()
-        # 4. seal
+        # 4. seal: from here on the steps carry only the digests the ledger may keep
+        recorder.steps = published_steps(recorder.steps, digester, specimen_id)
         adapter = AdapterInfo(
             name=agent.name,
             version=agent.version,

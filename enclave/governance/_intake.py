@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from ledger import EntryRecord, canonical_json
+from ledger import EntryRecord
 
 from .._errors import BadInput, Refused
 from .._runtime import Runtime
@@ -222,7 +222,7 @@ def _requested_body(
     runtime: Runtime, eligible: Eligible, *, analyst: Analyst, request_id: str, now: datetime
 ) -> dict[str, Any]:
     request = eligible.request
-    kind, value = request.parameters()
+    kind, _ = request.parameters()
     digester = runtime.digests.for_tenant(eligible.record.tenant_id)
     return {
         "disclosure_bits": request_bits(eligible),
@@ -236,7 +236,12 @@ def _requested_body(
         "call_id": eligible.target_call_id,
         "field": eligible.field,
         "strategy": request.intervention.strategy.value,
-        "parameters": {"kind": kind, "digest": digester.digest(canonical_json(value))},
+        # the certificate's request digest: keyed to the specimen and target, purpose
+        # "request" (``docs/digests.md``)
+        "parameters": {
+            "kind": kind,
+            "digest": request.parameters_digest(call_id=eligible.target_call_id, digester=digester),
+        },
         "policy": {"id": eligible.policy.id, "version": eligible.policy.version},
         "samples": request.samples,
         "seed": request.seed,

@@ -2,13 +2,25 @@
 
 Digests leave the enclave (ledger, certificates). An unkeyed hash of a low-entropy value
 (a score, a yes/no) would be a leak: anyone could hash the few candidates and compare.
+
+Two forms (``docs/digests.md``):
+
+* internal — ``digest(canonical bytes)``, one key per tenant: equal values give equal
+  digests across the tenant. Only enclave code compares these, in memory.
+* published — ``published(internal, ...)``: the internal digest re-keyed with a key
+  bound to one specimen, one place in it (call, side, pointer) and one purpose. Equal
+  values in two specimens, two fields or two purposes give unrelated digests; the same
+  value at the same place for the same purpose gives the same digest. Everything that
+  leaves the enclave (ledger rows, API, CLI, certificates) carries this form.
 """
 
 from __future__ import annotations
 
 import base64
+import hmac
 import json
 import secrets
+from collections.abc import Sequence
 from hashlib import sha256
 from pathlib import Path
 
@@ -16,9 +28,15 @@ from .._errors import InfrastructureError
 from ._files import write_private
 from ._local import keys_lock
 
-__all__ = ["DigestKeys", "TenantDigester"]
+__all__ = ["PURPOSES", "DigestKeys", "TenantDigester"]
 
 _BLOCK = 64  # SHA-256 block size in bytes
+# What a published digest is for; each gets keys of its own, so a digest made for one
+# purpose never equals one made for another (a requested value vs the recorded field).
+PURPOSES = frozenset({"field", "step", "request", "counterfactual", "unchanged"})
+# Derivation inputs start with a NUL byte: RFC 8785 text never does, so a derivation
+# input is never the canonical bytes of a captured value digested under the same secret.
+_DERIVE = b"\0replay-enclave/published-digest/v1\0"
 
 
 class TenantDigester:
@@ -37,12 +55,37 @@ class TenantDigester:
         self._inner = sha256(bytes(b ^ 0x36 for b in padded))
         self._outer = sha256(bytes(b ^ 0x5C for b in padded))
 
-    def digest(self, data: bytes) -> str:
+    def _mac(self, data: bytes) -> bytes:
         inner = self._inner.copy()
         inner.update(data)
         outer = self._outer.copy()
         outer.update(inner.digest())
-        return "hmac-sha256:" + outer.hexdigest()
+        return outer.digest()
+
+    def digest(self, data: bytes) -> str:
+        """The internal digest: equal for equal bytes anywhere in the tenant."""
+        return "hmac-sha256:" + self._mac(data).hex()
+
+    def published(
+        self, digest: str, *, specimen_id: str, locator: Sequence[str], purpose: str
+    ) -> str:
+        """The form of an internal ``digest`` that may leave the enclave.
+
+        Key = HMAC(tenant secret, NUL label + canonical JSON [specimen, *locator, purpose]);
+        the published digest is HMAC(key, internal digest). ``locator`` names the place
+        in the specimen: (call id, side, JSON pointer or target label).
+        """
+        if purpose not in PURPOSES:
+            raise ValueError("unknown digest purpose")
+        if not digest.startswith("hmac-sha256:"):
+            raise ValueError("only an internal keyed digest can be published")
+        parts = [specimen_id, *locator, purpose]
+        if not all(isinstance(p, str) for p in parts):
+            raise TypeError("a digest locator is made of strings")
+        # a JSON array of strings: an unambiguous, length-delimited encoding of the parts
+        context = json.dumps(parts, separators=(",", ":")).encode()
+        key = self._mac(_DERIVE + context)
+        return "hmac-sha256:" + hmac.new(key, digest.encode(), sha256).hexdigest()
 
 
 class DigestKeys:

@@ -112,13 +112,36 @@ class AuditRequest:
             return "revision", list(iv.revision or ())
         return "neutral", None
 
+    def published_digest(
+        self, digester: TenantDigester, digest: str, *, call_id: str, purpose: str
+    ) -> str:
+        """An internal digest about this request's target, in the form that leaves the
+        enclave: keyed to the specimen, the target (call, side, label) and ``purpose``."""
+        label = self.intervention.target_label
+        side = "identity" if label == "#identity" else "response"
+        return digester.published(
+            digest, specimen_id=self.specimen_id, locator=(call_id, side, label), purpose=purpose
+        )
+
+    def parameters_digest(self, *, call_id: str, digester: TenantDigester) -> str:
+        """The published digest of what the intervention sets. Purpose "request": never
+        equal to the recorded field's digest, even for the same value (else a request
+        would test a guess of the recorded value), but the same for the same request on
+        the same specimen and target."""
+        _, value = self.parameters()
+        internal = digester.digest(canonical_json(value))
+        return self.published_digest(digester, internal, call_id=call_id, purpose="request")
+
     def to_predicate(self, *, call_id: str, digester: TenantDigester) -> dict[str, Any]:
-        kind, value = self.parameters()
+        kind, _ = self.parameters()
         out: dict[str, Any] = {
             "specimen": self.specimen_id,
             "call": call_id,
             "strategy": self.intervention.strategy.value.upper(),
-            "parameters": {"digest": digester.digest(canonical_json(value)), "kind": kind},
+            "parameters": {
+                "digest": self.parameters_digest(call_id=call_id, digester=digester),
+                "kind": kind,
+            },
             "field": self.intervention.target_label,
             "samples": self.samples,
             "seed": self.seed,
