@@ -1,0 +1,5 @@
+/** Names shared by the viewer, the commands and the MIME renderer. */
+
+export const FACTORY = 'Replay Enclave Certificate';
+export const FILE_TYPE = 'replay-enclave-certificate';
+export const MIME_TYPE = 'application/vnd.replay-enclave.certificate+json';

@@ -1,0 +1,49 @@
+/**
+ * Where the browser's trusted issuer key comes from: the user's settings — a PEM pasted
+ * into ``trustedKeyPem``, or ``trustedKeyPath``, a ``.pub``/``.pem`` file in the Jupyter
+ * root the user points to. Never from the certificate, never from the enclave service.
+ */
+
+import { Contents } from '@jupyterlab/services';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+
+import { KeyError, loadTrustedKey, TrustedKey } from './verify/key';
+
+export const PLUGIN_ID = 'replay-enclave:plugin';
+
+export class TrustedKeySource {
+  constructor(
+    private readonly settings: ISettingRegistry.ISettings | null,
+    private readonly contents: Contents.IManager
+  ) {}
+
+  get path(): string {
+    return String(this.settings?.get('trustedKeyPath').composite ?? '');
+  }
+
+  async setPath(path: string): Promise<void> {
+    if (this.settings === null) {
+      throw new KeyError('settings are not available');
+    }
+    await this.settings.set('trustedKeyPath', path);
+  }
+
+  /** The configured key, or null when the user has not configured one. */
+  async load(): Promise<TrustedKey | null> {
+    const pem = String(this.settings?.get('trustedKeyPem').composite ?? '').trim();
+    if (pem) {
+      return loadTrustedKey(pem);
+    }
+    const path = this.path.trim();
+    if (!path) {
+      return null;
+    }
+    let model: Contents.IModel;
+    try {
+      model = await this.contents.get(path, { content: true, type: 'file', format: 'text' });
+    } catch {
+      throw new KeyError(`the trusted key file ${path} cannot be read`);
+    }
+    return loadTrustedKey(String(model.content));
+  }
+}

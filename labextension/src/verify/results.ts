@@ -1,0 +1,96 @@
+/**
+ * The two verifications side by side: one row per named check, the browser's verdict
+ * and the server's, the first failing check highlighted.
+ */
+
+import { el } from '../certificate/dom';
+import { VerifyReport } from './verifier';
+
+export type Outcome = { report: VerifyReport } | { error: string };
+
+function cell(side: string, outcome: Outcome, name: string): HTMLElement {
+  if ('error' in outcome) {
+    return el('td', { class: 'enclave-verify-cell', 'data-side': side, 'data-ok': 'error' }, '—');
+  }
+  const check = outcome.report.checks.find(c => c.name === name);
+  if (check === undefined) {
+    return el('td', { class: 'enclave-verify-cell', 'data-side': side, 'data-ok': 'absent' }, 'not checked');
+  }
+  const verdict = check.ok ? '✓ pass' : check.detail === 'not run' ? '· not run' : '✗ FAIL';
+  return el(
+    'td',
+    {
+      class: 'enclave-verify-cell',
+      'data-side': side,
+      'data-name': name,
+      'data-ok': String(check.ok),
+      'aria-label': `${side}: ${name} ${check.ok ? 'passes' : 'fails'}`
+    },
+    el('span', { class: 'enclave-verdict' }, verdict),
+    el('span', { class: 'enclave-verify-detail' }, check.detail)
+  );
+}
+
+function firstFailure(outcome: Outcome): string | null {
+  return 'report' in outcome ? (outcome.report.checks.find(c => !c.ok)?.name ?? null) : null;
+}
+
+function summary(side: string, outcome: Outcome): HTMLElement {
+  const state = 'error' in outcome ? 'error' : String(outcome.report.ok);
+  const text =
+    'error' in outcome
+      ? `${side}: could not verify — ${outcome.error}`
+      : `${side}: ${outcome.report.ok ? 'all checks pass' : `fails at ${firstFailure(outcome)}`}`;
+  return el('li', { class: 'enclave-verify-summary', 'data-side': side, 'data-ok': state }, text);
+}
+
+export function renderResults(browser: Outcome, server: Outcome): HTMLElement {
+  const names: string[] = [];
+  for (const outcome of [browser, server]) {
+    if ('report' in outcome) {
+      for (const check of outcome.report.checks) {
+        if (!names.includes(check.name)) {
+          names.push(check.name);
+        }
+      }
+    }
+  }
+  const failing = firstFailure(browser) ?? firstFailure(server);
+  const ok = 'report' in browser && 'report' in server && browser.report.ok && server.report.ok;
+  const rows = names.map(name =>
+    el(
+      'tr',
+      {
+        class: `enclave-verify-check${name === failing ? ' enclave-first-failure' : ''}`,
+        'data-name': name
+      },
+      el('th', { scope: 'row' }, name),
+      cell('browser', browser, name),
+      cell('server', server, name)
+    )
+  );
+  return el(
+    'div',
+    {
+      class: 'enclave-verification',
+      'data-ok': String(ok),
+      'data-first-failure': failing ?? '',
+      role: 'region',
+      'aria-label': 'Verification results',
+      'aria-live': 'polite'
+    },
+    el('h3', {}, ok ? 'Verified in the browser and on the server' : 'Verification FAILED'),
+    el('ul', { class: 'enclave-verify-summaries' }, summary('browser', browser), summary('server', server)),
+    el(
+      'table',
+      { class: 'enclave-table enclave-verify-table' },
+      el('caption', {}, 'Named checks: the browser (WebCrypto) and the server extension (Python)'),
+      el(
+        'thead',
+        {},
+        el('tr', {}, el('th', { scope: 'col' }, 'check'), el('th', { scope: 'col' }, 'browser'), el('th', { scope: 'col' }, 'server'))
+      ),
+      el('tbody', {}, ...rows)
+    )
+  );
+}

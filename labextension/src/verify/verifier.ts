@@ -1,0 +1,215 @@
+/**
+ * Verifying a certificate envelope in the browser, with the same named checks as the
+ * Python offline verifier (jupyter_ext/_offline.py), so a reviewer can compare the two
+ * side by side and a tampered file fails at the same step on both.
+ *
+ * Steps (each yields one check; a step runs only if the earlier ones passed):
+ *
+ * 1. ``envelope``  — a DSSE envelope (exactly payload, payloadType, signatures; canonical
+ *                    base64) with type ``application/vnd.in-toto+json``.
+ * 2. ``signature`` — an Ed25519 signature over ``PAE(type, payload)`` verifies with the
+ *                    trusted issuer key.
+ * 3. ``statement`` — the payload is canonical JSON (RFC 8785): an in-toto Statement v1
+ *                    with a known certificate predicate type, one ``specimen:<id>``
+ *                    subject, and ``predicate.issuer`` is the key that verified.
+ *
+ * Failure details are fixed sentences: nothing of the file is echoed back before its
+ * signature has verified.
+ */
+
+import { Bytes, decodeCanonicalBase64 } from './base64';
+import { canonicalJson } from './canonical';
+import { TrustedKey } from './key';
+
+export const IN_TOTO = 'application/vnd.in-toto+json';
+export const STATEMENT_TYPE = 'https://in-toto.io/Statement/v1';
+export const PREDICATE_TYPES: Readonly<Record<string, string>> = {
+  'https://replay-enclave.dev/certificate/v2': 'certificate v2',
+  'https://replay-enclave.dev/certificate/v1': 'certificate v1'
+};
+export const STEPS = ['envelope', 'signature', 'statement'] as const;
+
+export interface VerifyCheck {
+  step: number;
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  checks: VerifyCheck[];
+}
+
+class Failed extends Error {}
+
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function b64(text: unknown): Bytes {
+  const data = decodeCanonicalBase64(text);
+  if (data === null) {
+    throw new Failed('not a DSSE envelope (base64)');
+  }
+  return data;
+}
+
+/** DSSE's pre-authentication encoding: ``DSSEv1 <len> <type> <len> <payload>``. */
+export function pae(payloadType: string, payload: Uint8Array): Bytes {
+  const encoder = new TextEncoder();
+  const type = encoder.encode(payloadType);
+  const head = encoder.encode(`DSSEv1 ${type.length} `);
+  const middle = encoder.encode(` ${payload.length} `);
+  const out = new Uint8Array(head.length + type.length + middle.length + payload.length);
+  out.set(head, 0);
+  out.set(type, head.length);
+  out.set(middle, head.length + type.length);
+  out.set(payload, head.length + type.length + middle.length);
+  return out;
+}
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
+}
+
+class State {
+  payload: Bytes = new Uint8Array(0);
+  payloadType = '';
+  sigs: Array<[Bytes, unknown]> = [];
+  statement: JsonObject = {};
+
+  constructor(
+    readonly raw: unknown,
+    readonly trusted: TrustedKey
+  ) {}
+}
+
+async function envelope(s: State): Promise<string> {
+  const raw = s.raw;
+  const keys = isObject(raw) ? Object.keys(raw).sort() : [];
+  if (!isObject(raw) || keys.join(',') !== 'payload,payloadType,signatures') {
+    throw new Failed('not a DSSE envelope (keys)');
+  }
+  const sigs = raw.signatures;
+  if (!Array.isArray(sigs) || sigs.length < 1 || sigs.length > 16) {
+    throw new Failed('not a DSSE envelope (signatures)');
+  }
+  for (const item of sigs) {
+    if (
+      !isObject(item) ||
+      !('sig' in item) ||
+      !Object.keys(item).every(k => k === 'sig' || k === 'keyid')
+    ) {
+      throw new Failed('not a DSSE envelope (signature entry)');
+    }
+    s.sigs.push([b64(item.sig), item.keyid ?? null]);
+  }
+  s.payload = b64(raw.payload);
+  s.payloadType = typeof raw.payloadType === 'string' ? raw.payloadType : '';
+  if (s.payloadType !== IN_TOTO) {
+    throw new Failed(`payloadType is not ${IN_TOTO}`);
+  }
+  return `DSSE envelope with ${s.sigs.length} signature(s)`;
+}
+
+async function signature(s: State): Promise<string> {
+  const { key, keyid } = s.trusted;
+  const message = pae(s.payloadType, s.payload);
+  for (const [sig, hint] of s.sigs) {
+    if (hint !== null && hint !== keyid) {
+      continue;
+    }
+    let valid = false;
+    try {
+      valid = await crypto.subtle.verify({ name: 'Ed25519' }, key, sig, message);
+    } catch {
+      valid = false; // a malformed signature is one that does not verify
+    }
+    if (valid) {
+      return `signed by ${keyid}`;
+    }
+  }
+  throw new Failed('no signature verifies with the issuer key');
+}
+
+async function statement(s: State): Promise<string> {
+  let parsed: unknown;
+  let canonical: Uint8Array;
+  try {
+    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(s.payload));
+    canonical = new TextEncoder().encode(canonicalJson(parsed));
+  } catch {
+    throw new Failed('payload is not strict JSON');
+  }
+  if (!equalBytes(canonical, s.payload)) {
+    throw new Failed('payload is not canonical JSON (RFC 8785)');
+  }
+  if (!isObject(parsed) || parsed._type !== STATEMENT_TYPE) {
+    throw new Failed('/_type: not an in-toto Statement v1');
+  }
+  const predicateType = String(parsed.predicateType);
+  const version = Object.prototype.hasOwnProperty.call(PREDICATE_TYPES, predicateType)
+    ? PREDICATE_TYPES[predicateType]
+    : undefined;
+  if (version === undefined) {
+    throw new Failed('/predicateType: not a certificate this version knows');
+  }
+  const subject = parsed.subject;
+  if (
+    !(
+      Array.isArray(subject) &&
+      subject.length === 1 &&
+      isObject(subject[0]) &&
+      String(subject[0].name ?? '').startsWith('specimen:')
+    )
+  ) {
+    throw new Failed('/subject: must be one specimen:<id>');
+  }
+  const predicate = parsed.predicate;
+  if (!isObject(predicate) || predicate.issuer !== s.trusted.keyid) {
+    throw new Failed('/predicate/issuer: is not the key that signed');
+  }
+  s.statement = parsed;
+  return `in-toto Statement v1 (${version}) about ${String(subject[0].name)}`;
+}
+
+const STEP_FUNCTIONS: ReadonlyArray<[string, (s: State) => Promise<string>]> = [
+  ['envelope', envelope],
+  ['signature', signature],
+  ['statement', statement]
+];
+
+/** Verify ``envelope`` (a parsed file, or anything else) against the trusted key. */
+export async function verifyEnvelope(envelope: unknown, trusted: TrustedKey): Promise<VerifyReport> {
+  const state = new State(envelope, trusted);
+  const checks: VerifyCheck[] = [];
+  let failed = false;
+  for (const [index, [name, step]] of STEP_FUNCTIONS.entries()) {
+    if (failed) {
+      checks.push({ step: index + 1, name, ok: false, detail: 'not run' });
+      continue;
+    }
+    try {
+      checks.push({ step: index + 1, name, ok: true, detail: await step(state) });
+    } catch (error) {
+      if (!(error instanceof Failed)) {
+        throw error;
+      }
+      failed = true;
+      checks.push({ step: index + 1, name, ok: false, detail: error.message });
+    }
+  }
+  return { ok: !failed, checks };
+}
+
+/** Parse the file's text the way the Python side does: unparseable text is no envelope. */
+export function parseEnvelopeText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The certificate document: the rendered certificate, marked unverified, with a Verify
+ * button that runs the browser's and the server's verification side by side.
+ */
+
+import { DocumentRegistry, DocumentWidget } from '@jupyterlab/docregistry';
+import { Widget } from '@lumino/widgets';
+
+import { el } from '../certificate/dom';
+import { readCertificate, UnreadableCertificate } from '../certificate/model';
+import { renderCertificate } from '../certificate/view';
+import { TrustedKeySource } from '../trustedKey';
+import { KeyError } from '../verify/key';
+import { Outcome, renderResults } from '../verify/results';
+import { ServerVerifyError, verifyOnServer } from '../verify/server';
+import { parseEnvelopeText, verifyEnvelope } from '../verify/verifier';
+
+export class CertificateView extends Widget {
+  private readonly body = el('div', { class: 'enclave-certificate-body' });
+  private readonly results = el('div', { class: 'enclave-verification-slot' });
+  private readonly button = el(
+    'button',
+    { class: 'jp-Button jp-mod-styled jp-mod-accept enclave-verify-button', type: 'button' },
+    'Verify certificate'
+  );
+  private readonly status = el(
+    'p',
+    { class: 'enclave-verify-status', 'data-state': 'unverified', role: 'status' },
+    'Not verified: the content below is what the file says, unchecked.'
+  );
+
+  constructor(
+    private readonly context: DocumentRegistry.Context,
+    private readonly keys: TrustedKeySource
+  ) {
+    super();
+    this.addClass('enclave-certificate-viewer');
+    this.node.tabIndex = -1;
+    this.button.addEventListener('click', () => void this.verify());
+    this.node.append(
+      el('div', { class: 'enclave-verify-bar' }, this.button, this.status),
+      this.results,
+      this.body
+    );
+    void context.ready.then(() => {
+      this.show_();
+      context.model.contentChanged.connect(() => this.show_());
+    });
+  }
+
+  get path(): string {
+    return this.context.path;
+  }
+
+  private text(): string {
+    return this.context.model.toString();
+  }
+
+  private show_(): void {
+    this.results.replaceChildren();
+    this.setStatus('unverified', 'Not verified: the content below is what the file says, unchecked.');
+    try {
+      this.body.replaceChildren(renderCertificate(readCertificate(parseEnvelopeText(this.text()))));
+    } catch (error) {
+      if (!(error instanceof UnreadableCertificate)) {
+        throw error;
+      }
+      this.body.replaceChildren(el('p', { class: 'enclave-unreadable', role: 'alert' }, error.message));
+    }
+  }
+
+  private setStatus(state: string, message: string): void {
+    this.status.dataset.state = state;
+    this.status.textContent = message;
+  }
+
+  /** Run both verifications on the file's current bytes and show them side by side. */
+  async verify(): Promise<void> {
+    await this.context.ready;
+    const text = this.text();
+    this.button.disabled = true;
+    this.setStatus('running', 'Verifying in the browser and on the server…');
+    try {
+      const [browser, server] = await Promise.all([this.verifyInBrowser(text), this.verifyOnServer(text)]);
+      this.results.replaceChildren(renderResults(browser, server));
+      const ok = 'report' in browser && 'report' in server && browser.report.ok && server.report.ok;
+      this.setStatus(ok ? 'verified' : 'failed', ok ? 'Verified.' : 'Verification failed: see the checks below.');
+    } finally {
+      this.button.disabled = false;
+    }
+  }
+
+  private async verifyInBrowser(text: string): Promise<Outcome> {
+    try {
+      const key = await this.keys.load();
+      if (key === null) {
+        return { error: 'no trusted issuer key is configured (Settings → Replay Enclave)' };
+      }
+      return { report: await verifyEnvelope(parseEnvelopeText(text), key) };
+    } catch (error) {
+      if (error instanceof KeyError) {
+        return { error: error.message };
+      }
+      throw error;
+    }
+  }
+
+  private async verifyOnServer(text: string): Promise<Outcome> {
+    try {
+      return { report: await verifyOnServer(text) };
+    } catch (error) {
+      if (error instanceof ServerVerifyError) {
+        return { error: error.message };
+      }
+      throw error;
+    }
+  }
+}
+
+export class CertificateDocument extends DocumentWidget<CertificateView> {}

@@ -1,0 +1,68 @@
+/** Goldens from tests/golden and the tamper classes a verifier must catch. */
+
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+import { encodeBase64 } from '../src/verify/base64';
+import { canonicalJson } from '../src/verify/canonical';
+import { pae, VerifyReport } from '../src/verify/verifier';
+
+export const REPO = resolve(__dirname, '..', '..');
+const GOLDEN = resolve(REPO, 'tests', 'golden');
+
+export type Envelope = { payload: string; payloadType: string; signatures: Array<{ keyid?: string; sig: string }> };
+
+export function golden(version: 'v1' | 'v2'): { envelope: Envelope; pem: string } {
+  return {
+    envelope: JSON.parse(readFileSync(resolve(GOLDEN, `certificate_${version}.dsse.json`), 'utf-8')),
+    pem: readFileSync(resolve(GOLDEN, `certificate_${version}.pub.pem`), 'utf-8')
+  };
+}
+
+export function statementOf(envelope: Envelope): Record<string, any> {
+  return JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf-8'));
+}
+
+export async function newSigner(): Promise<{ pem: string; keyid: string; sign: (payload: Uint8Array) => Promise<string> }> {
+  const pair = (await crypto.subtle.generateKey({ name: 'Ed25519' }, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const spki = new Uint8Array(await crypto.subtle.exportKey('spki', pair.publicKey));
+  const raw = await crypto.subtle.exportKey('raw', pair.publicKey);
+  const keyid = 'sha256:' + Buffer.from(await crypto.subtle.digest('SHA-256', raw)).toString('hex');
+  const pem = `-----BEGIN PUBLIC KEY-----\n${encodeBase64(spki)}\n-----END PUBLIC KEY-----\n`;
+  const sign = async (payload: Uint8Array) =>
+    encodeBase64(new Uint8Array(await crypto.subtle.sign({ name: 'Ed25519' }, pair.privateKey, pae('application/vnd.in-toto+json', payload))));
+  return { pem, keyid, sign };
+}
+
+/** An envelope over ``statement`` (canonical unless ``text`` is given), signed by ``signer``. */
+export async function signed(
+  signer: Awaited<ReturnType<typeof newSigner>>,
+  statement: unknown,
+  text?: string
+): Promise<Envelope> {
+  const payload = new TextEncoder().encode(text ?? canonicalJson(statement));
+  return {
+    payload: encodeBase64(payload),
+    payloadType: 'application/vnd.in-toto+json',
+    signatures: [{ keyid: signer.keyid, sig: await signer.sign(payload) }]
+  };
+}
+
+/** The Python offline verifier's report on each (envelope, key PEM) case, in one process. */
+export function pythonReports(cases: Array<{ envelope: unknown; pem: string }>): VerifyReport[] {
+  const script = [
+    'import json, sys',
+    'from jupyter_ext._offline import load_public_key, verify_envelope_offline',
+    'out = []',
+    'for case in json.load(sys.stdin):',
+    '    report = verify_envelope_offline(case["envelope"], load_public_key(case["pem"].encode()))',
+    '    out.append({"ok": report.ok, "checks": [c.to_dict() for c in report.checks]})',
+    'json.dump(out, sys.stdout)'
+  ].join('\n');
+  const stdout = execFileSync(process.env.PYTHON ?? 'python', ['-c', script], {
+    cwd: REPO,
+    input: JSON.stringify(cases)
+  });
+  return JSON.parse(stdout.toString('utf-8'));
+}

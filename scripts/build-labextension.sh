@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Build the JupyterLab extension (labextension/ → jupyter_ext/labextension/) and make
+# the JupyterLab of the active Python environment load it from there. Cheap when
+# nothing changed: npm ci runs only when the lockfile is newer than node_modules, the
+# build only when a source is newer than the built package.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ext=labextension
+out=jupyter_ext/labextension
+if [ ! -f "$ext/node_modules/.package-lock.json" ] ||
+  [ "$ext/package-lock.json" -nt "$ext/node_modules/.package-lock.json" ]; then
+  (cd "$ext" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ ! -f "$out/package.json" ] ||
+  [ -n "$(find "$ext/src" "$ext/style" "$ext/schema" "$ext/package.json" "$ext/tsconfig.json" \
+    -newer "$out/package.json" -print -quit)" ]; then
+  (cd "$ext" && npm run --silent build)
+  cp "$ext/install.json" "$out/install.json"
+  touch "$out/package.json"
+fi
+# What `jupyter labextension develop` does, without importing the package: the
+# environment's labextensions folder points at the build output.
+target="$(python -c 'import sys; print(sys.prefix)')/share/jupyter/labextensions/replay-enclave"
+mkdir -p "$(dirname "$target")"
+if [ "$(readlink "$target" 2>/dev/null)" != "$PWD/$out" ]; then
+  rm -rf "$target"
+  ln -s "$PWD/$out" "$target"
+fi
