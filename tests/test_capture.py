@@ -281,6 +281,16 @@ def test_each_incident_round_trips_every_field(runtime: Runtime, incident: Any) 
         sealed_digest = digester.digest(b"identity/idempotency_token:" + canon)
         assert effects[seq].idempotency_token == sealed_digest
     assert {(f.seq, f.side, f.path) for f in record.fields} == set(values)
+    call_ids = {s.seq: s.call_id for s in record.steps}
+
+    def published(internal: str, seq: int, side: str, path: str, purpose: str) -> str:
+        # the ledger keeps digests keyed per specimen, place and purpose (docs/digests.md)
+        place = (call_ids[seq], side, path)
+        return digester.published(
+            internal, specimen_id=result.specimen_id, locator=place, purpose=purpose
+        )
+
+    internal: dict[tuple[int, str, str], str] = {}
     for f in record.fields:
         where = (f.seq, f.side, f.path)
         if f.retention is Retention.ENCRYPTED:
@@ -289,17 +299,23 @@ def test_each_incident_round_trips_every_field(runtime: Runtime, incident: Any) 
         if f.retention is Retention.WITHHELD:
             assert f.keyed_digest is None and f.payload_ref is None
         else:
-            assert f.keyed_digest == digester.digest(canonical_json(values[where])), where
+            internal[where] = digester.digest(canonical_json(values[where]))
+            assert f.keyed_digest == published(internal[where], *where, "field"), where
     assert result.holes == sum(1 for f in record.fields if f.retention is Retention.WITHHELD)
-    # a step digest is the keyed digest of its canonical {path: field digest | "withheld"}
+    # a step digest is the published form of the keyed digest of its canonical
+    # {path: internal field digest | "withheld"}
     for step in record.steps:
         for side, expected in (
             ("request", step.request_digest),
             ("response", step.response_digest),
         ):
             fields = [f for f in record.fields if f.seq == step.seq and f.side == side]
-            digest_map = {f.path: f.keyed_digest or "withheld" for f in fields}
-            assert digester.digest(canonical_json(digest_map)) == expected, (step.seq, side)
+            digest_map = {f.path: internal.get((f.seq, f.side, f.path), "withheld") for f in fields}
+            step_internal = digester.digest(canonical_json(digest_map))
+            assert published(step_internal, step.seq, side, "", "step") == expected, (
+                step.seq,
+                side,
+            )
     assert runtime.ledger.run_status(result.specimen_id) is RunStatus.SEALED
     assert runtime.ledger.verify().ok
 
@@ -412,7 +428,16 @@ def test_digest_only_field_has_keyed_digest_and_no_ciphertext(runtime: Runtime) 
     (h,) = [f for f in record.fields if f.path == "/h"]
     assert h.retention is Retention.DIGEST_ONLY and h.payload_ref is None
     digester = runtime.digests.for_tenant("t1")
-    assert h.keyed_digest == digester.digest(canonical_json(f"{TEST_CANARY}-hash-only"))
+    internal = digester.digest(canonical_json(f"{TEST_CANARY}-hash-only"))
+    (call_id,) = [s.call_id for s in record.steps if s.seq == h.seq]
+    # the ledger keeps the published form (per specimen, place and purpose); the enclave,
+    # holding the secret, recomputes it from the value
+    assert h.keyed_digest == digester.published(
+        internal,
+        specimen_id=result.specimen_id,
+        locator=(call_id, "response", "/h"),
+        purpose="field",
+    )
     decrypted = decrypt_specimen(runtime, "t1", result.specimen_id)
     assert (h.seq, "response", "/h") not in decrypted
     assert decode_payload(decrypted[(h.seq, "response", "/a")]) == TEXT["text"]
@@ -434,12 +459,14 @@ def test_keyed_digests_differ_between_tenants(runtime: Runtime) -> None:
         sa.request_digest != sb.request_digest
         for sa, sb in zip(rec_a.steps, rec_b.steps, strict=True)
     )
-    # same value, same tenant: the same digest (equality is what a digest is for)
+    # same values, same tenant, another specimen: unrelated digests too (the ledger keeps
+    # digests keyed per specimen, docs/digests.md), so the ledger shows no cross-specimen
+    # equality; the enclave compares values, or recomputes the keyed form from them
     c = capture_baseline(runtime, procurement, tenant_id="acme")
     rec_c = runtime.ledger.get_specimen(c.specimen_id)
-    assert {
-        (f.seq, f.side, f.path): f.keyed_digest for f in rec_c.fields if f.keyed_digest
-    } == digests_a
+    digests_c = {(f.seq, f.side, f.path): f.keyed_digest for f in rec_c.fields if f.keyed_digest}
+    assert digests_c.keys() == digests_a.keys()
+    assert all(digests_a[k] != digests_c[k] for k in digests_a)
     assert rec_c.manifest_digest != rec_a.manifest_digest  # specimen ids differ
 
 
