@@ -9,6 +9,7 @@ from traitlets import Float, Unicode, default
 
 from ._client import TOKEN_ENV, TOKEN_FILE_ENV, URL_ENV
 from ._handlers import URL_PATTERN, EnclaveAPIHandler
+from ._verify_handler import ISSUER_KEY_ENV, VERIFY_URL_PATTERN, VerifyHandler
 
 __all__ = ["EnclaveExtension"]
 
@@ -16,7 +17,8 @@ __all__ = ["EnclaveExtension"]
 class EnclaveExtension(ExtensionApp):
     """Forwards the analyst's requests to the enclave service.
 
-    Config: ``EnclaveExtension.service_url``, ``.token_env``, ``.token_file``, ``.timeout``.
+    Config: ``EnclaveExtension.service_url``, ``.token_env``, ``.token_file``, ``.timeout``,
+    ``.issuer_key`` (the certificate issuer's public key, for ``POST /enclave/verify``).
     """
 
     name = "jupyter_ext"
@@ -33,10 +35,18 @@ class EnclaveExtension(ExtensionApp):
         "takes precedence over token_env."
     ).tag(config=True)
     timeout = Float(30.0, help="Seconds to wait for the enclave service.").tag(config=True)
+    issuer_key = Unicode(
+        help="PEM file of the certificate issuer's Ed25519 public key, trusted by "
+        f"POST /enclave/verify (default: ${ISSUER_KEY_ENV})."
+    ).tag(config=True)
 
     @default("service_url")
     def _default_service_url(self) -> str:
         return os.environ.get(URL_ENV, "")
+
+    @default("issuer_key")
+    def _default_issuer_key(self) -> str:
+        return os.environ.get(ISSUER_KEY_ENV, "")
 
     @default("token_file")
     def _default_token_file(self) -> str:
@@ -44,3 +54,4 @@ class EnclaveExtension(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.handlers.append((URL_PATTERN, EnclaveAPIHandler))
+        self.handlers.append((VERIFY_URL_PATTERN, VerifyHandler))

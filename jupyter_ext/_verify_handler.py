@@ -1,0 +1,86 @@
+"""``POST /enclave/verify``: the offline verifier (``_offline.py``), run in the Jupyter
+server on the envelope the browser posts, with the issuer key configured on this server.
+
+The browser shows this report beside its own WebCrypto verification of the same bytes.
+Invariants: the key is never taken from the request or the certificate; nothing is
+forwarded to the enclave service; the answer is the named checks only (their details are
+fixed sentences until the signature has verified), so nothing posted is echoed back.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.extension.handler import ExtensionHandlerMixin
+from tornado import web
+
+from ._forward import error_body
+from ._handlers import AUTH_RESOURCE
+from ._offline import load_public_key, verify_envelope_offline
+
+if TYPE_CHECKING:
+    from ._app import EnclaveExtension
+
+__all__ = ["ISSUER_KEY_ENV", "MAX_ENVELOPE_BYTES", "VERIFY_URL_PATTERN", "VerifyHandler"]
+
+VERIFY_URL_PATTERN = r"/enclave/verify"
+# the variable the %enclave verify magic reads too
+ISSUER_KEY_ENV = "REPLAY_ENCLAVE_ISSUER_KEY"
+# a v2 certificate is about 12 KB; a megabyte is generous and bounds the parse
+MAX_ENVELOPE_BYTES = 1 << 20
+
+
+class VerifyHandler(ExtensionHandlerMixin, APIHandler):
+    auth_resource = AUTH_RESOURCE
+
+    @property
+    def app(self) -> EnclaveExtension:
+        return self.extensionapp  # type: ignore[return-value]
+
+    def _reply(self, status: int, body: bytes) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.set_header("Cache-Control", "no-store")
+        self.finish(body)
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        if len(self.request.body) > MAX_ENVELOPE_BYTES:
+            self._reply(413, error_body("too_large", "a certificate envelope is at most 1 MiB"))
+            return
+        if not self.app.issuer_key:
+            self._reply(
+                503,
+                error_body(
+                    "not_configured",
+                    "no trusted issuer key is configured on the Jupyter server "
+                    f"(EnclaveExtension.issuer_key or ${ISSUER_KEY_ENV})",
+                ),
+            )
+            return
+        try:
+            key = load_public_key(Path(self.app.issuer_key).read_bytes())
+        except (OSError, ValueError):
+            self.log.warning("enclave verify: the configured issuer key cannot be loaded")
+            self._reply(
+                503, error_body("not_configured", "the configured issuer key cannot be loaded")
+            )
+            return
+        try:
+            envelope: object = json.loads(self.request.body)
+        except ValueError:
+            envelope = None  # as verify_file does: unreadable text is not an envelope
+        report = verify_envelope_offline(envelope, key)
+        body = {"ok": report.ok, "checks": [c.to_dict() for c in report.checks]}
+        self._reply(200, json.dumps(body).encode())
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        # one-line JSON for every error raised by the server itself, never a traceback
+        reason = self._reason if status_code < 500 else "internal error"
+        self.set_header("Content-Type", "application/json")
+        self.finish(error_body(f"http_{status_code}", reason))
