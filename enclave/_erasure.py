@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ledger import Conflict, NotFound
+from ledger import Conflict, NotFound, SpecimenFilter
 
 from ._errors import Refused
 from ._runtime import Runtime
@@ -44,16 +44,18 @@ def erase_specimen(runtime: Runtime, specimen_id: str, *, now: datetime) -> int:
 def rewrap_tenant(runtime: Runtime, tenant_id: str) -> int:
     """Re-wrap every live specimen of a tenant under its newest KEK version."""
     count = 0
-    offset = 0
-    while True:
-        page = runtime.ledger.list_specimens(tenant_id=tenant_id, limit=200, offset=offset)
-        if not page:
-            return count
-        for summary in page:
+    before: int | None = None
+    while True:  # keyset pages: a specimen sealed meanwhile neither shifts nor repeats one
+        page = runtime.ledger.specimen_page(
+            SpecimenFilter(tenant_id=tenant_id), limit=200, before=before
+        )
+        for summary in page.items:
             if summary.erased:
                 continue
             wrapped = runtime.payloads.wrapped_key(tenant_id, summary.specimen_id)
             fresh = runtime.rotator.rewrap(tenant_id, summary.specimen_id, wrapped)
             runtime.payloads.replace_wrapped_key(tenant_id, summary.specimen_id, fresh)
             count += 1
-        offset += len(page)
+        if page.next_before is None:
+            return count
+        before = page.next_before

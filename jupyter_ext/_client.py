@@ -162,14 +162,16 @@ class EnclaveClient:
         agent: str | None = None,
         auditability: str | None = None,
         limit: int = 20,
-        offset: int = 0,
+        cursor: str | None = None,
     ) -> dict[str, Any]:
+        """One page: ``{"items", "limit", "next", "total"}``; pass ``next`` as ``cursor``
+        for the following page (``None``: there is none)."""
         query = {
             "tenant": tenant,
             "agent": agent,
             "auditability": auditability,
             "limit": limit,
-            "offset": offset,
+            "cursor": cursor,
         }
         return dict(self.call("GET", "specimens", query=query))
 
@@ -183,8 +185,9 @@ class EnclaveClient:
     def request_audit(self, body: AuditRequestBody) -> AuditStatus:
         return AuditStatus.from_dict(self.call("POST", "audits", body=body.to_dict()))
 
-    def audits(self, *, limit: int = 50) -> list[AuditStatus]:
-        data = self.call("GET", "audits", query={"limit": limit})
+    def audits(self, *, limit: int = 50, cursor: str | None = None) -> list[AuditStatus]:
+        """The newest ``limit`` audits (after ``cursor``, a page's ``next``)."""
+        data = self.call("GET", "audits", query={"limit": limit, "cursor": cursor})
         items = data.get("items", []) if isinstance(data, Mapping) else data
         if not isinstance(items, list):
             raise BadResponse("audit list is not a list")

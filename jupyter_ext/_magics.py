@@ -2,7 +2,7 @@
 
     %load_ext jupyter_ext
     %enclave whoami
-    %enclave specimens [--tenant T] [--agent A] [--auditability CLASS] [--limit N] [--offset N]
+    %enclave specimens [--tenant T] [--agent A] [--auditability CLASS] [--limit N] [--cursor C]
     %enclave audit SPECIMEN (--revision NAME=ID | --call C --field F --strategy S
                    [--value V] [--delta D]) [--samples N] [--seed S]
                    [--tolerance LAYER=VALUE ...] [--policy ID] --purpose TEXT [--no-wait]
@@ -78,7 +78,7 @@ def _parser() -> _Parser:
     for opt in ("--tenant", "--agent", "--auditability"):
         sp.add_argument(opt)
     sp.add_argument("--limit", type=int, default=20)
-    sp.add_argument("--offset", type=int, default=0)
+    sp.add_argument("--cursor")
     au = sub.add_parser("audit", add_help=False)
     au.add_argument("specimen")
     for opt in ("--call", "--field", "--strategy", "--value", "--revision", "--policy"):
@@ -177,7 +177,7 @@ class EnclaveMagics(Magics):
             agent=a.agent,
             auditability=a.auditability,
             limit=a.limit,
-            offset=a.offset,
+            cursor=a.cursor,
         )
         return Rendered(specimens_html(page), specimens_text(page), page)
 

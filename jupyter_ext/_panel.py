@@ -47,7 +47,10 @@ class EnclavePanel(w.VBox):
         export_dir: str = "certificates",
     ) -> None:
         self._client = client
-        self._page_size, self._offset, self._total = page_size, 0, 0
+        self._page_size, self._total = page_size, 0
+        # keyset paging: the cursor of every page shown so far (None: the first page)
+        self._cursors: list[str | None] = [None]
+        self._next: str | None = None
         self._poll_interval, self._export_dir = poll_interval, export_dir
         self._audits: dict[str, AuditStatus] = {}
         self._follow: str | None = None
@@ -104,11 +107,9 @@ class EnclavePanel(w.VBox):
             (self.show, "enclave-show"),
         ):
             widget.add_class(css)
-        self.refresh.on_click(lambda _: self.load_specimens(offset=0))
-        self.prev.on_click(
-            lambda _: self.load_specimens(offset=max(0, self._offset - self._page_size))
-        )
-        self.next.on_click(lambda _: self.load_specimens(offset=self._offset + self._page_size))
+        self.refresh.on_click(lambda _: self.load_specimens())
+        self.prev.on_click(lambda _: self._previous_page())
+        self.next.on_click(lambda _: self._next_page())
         self.refresh_audits.on_click(lambda _: self.load_audits())
         self.show.on_click(lambda _: self._show_picked())
         self.verify.on_click(lambda _: self.verify_current())
@@ -134,7 +135,7 @@ class EnclavePanel(w.VBox):
         )
         self.add_class("enclave-panel")
         if self._connect():
-            self.load_specimens(offset=0)
+            self.load_specimens()
             self.form.refresh_policies()
             self.load_audits()
 
@@ -180,22 +181,37 @@ class EnclavePanel(w.VBox):
 
     # -- specimens -------------------------------------------------------------------
 
-    def load_specimens(self, *, offset: int) -> None:
+    def load_specimens(self) -> None:
+        """The first page (with the current filters)."""
+        self._show_page([None])
+
+    def _next_page(self) -> None:
+        if self._next is not None:
+            self._show_page([*self._cursors, self._next])
+
+    def _previous_page(self) -> None:
+        if len(self._cursors) > 1:
+            self._show_page(self._cursors[:-1])
+
+    def _show_page(self, cursors: list[str | None]) -> None:
         page = self._guard(
             lambda: self.client.specimens(
                 tenant=self.tenant.value or None,
                 agent=self.agent.value or None,
                 auditability=self.auditability.value or None,
                 limit=self._page_size,
-                offset=offset,
+                cursor=cursors[-1],
             )
         )
         if page is None:
             return
-        self._offset, self._total = int(page.get("offset") or 0), int(page.get("total") or 0)
-        self.specimens.value = specimens_html(page)
-        self.prev.disabled = self._offset == 0
-        self.next.disabled = self._offset + self._page_size >= self._total
+        self._cursors, self._next = cursors, page.get("next")
+        self._total = int(page.get("total") or 0)
+        # where this page starts, for the "specimens 11-20 of N" line
+        first = (len(cursors) - 1) * self._page_size
+        self.specimens.value = specimens_html({**page, "offset": first})
+        self.prev.disabled = len(cursors) == 1
+        self.next.disabled = self._next is None
         self.form.set_specimens([str(it["specimen_id"]) for it in page.get("items") or []])
 
     # -- audits ----------------------------------------------------------------------

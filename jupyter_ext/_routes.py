@@ -35,11 +35,11 @@ def _route(
 
 ROUTES: tuple[Route, ...] = (
     _route("GET", "whoami", "whoami"),
-    _route("GET", "specimens", "specimens", ("tenant", "agent", "auditability", "limit", "offset")),
+    _route("GET", "specimens", "specimens", ("tenant", "agent", "auditability", "limit", "cursor")),
     _route("GET", "specimen", f"specimens/{_ID}"),
     _route("GET", "policies", "policies", ("status", "tenant")),
     _route("POST", "request_audit", "audits", body=True),
-    _route("GET", "audits", "audits", ("status", "limit", "offset")),
+    _route("GET", "audits", "audits", ("limit", "cursor")),
     _route("GET", "audit", f"audits/{_ID}"),
     _route("POST", "cancel_audit", f"audits/{_ID}/cancel"),
     _route("GET", "certificate", f"certificates/{_ID}"),

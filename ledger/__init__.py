@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # deferred below: a replay worker or a command must start wit
         StepRecord,
         VerifyReport,
     )
-    from ._summaries import read_summaries
+    from ._summaries import SpecimenFilter, SpecimenPage, read_summaries
 __getattr__ = deferred(
     __name__,
     globals(),
@@ -53,6 +53,8 @@ __getattr__ = deferred(
         "Ledger": "._ledger",
         "utc_clock": "._ledger",
         "read_summaries": "._summaries",
+        "SpecimenFilter": "._summaries",
+        "SpecimenPage": "._summaries",
         "AdapterInfo": "._records",
         "Classification": "._records",
         "EffectInfo": "._records",
@@ -87,6 +89,8 @@ __all__ = [
     "NotFound",
     "Retention",
     "RunStatus",
+    "SpecimenFilter",
+    "SpecimenPage",
     "SpecimenRecord",
     "SpecimenSummary",
     "StepKind",

@@ -287,9 +287,12 @@ def _insert(conn: sa.Connection, rows: list[tuple[Any, ...]]) -> None:
     conn.exec_driver_sql(sql, rows)
 
 
-def iter_entry_rows(conn: sa.Connection, *, batch: int = 2000) -> Iterable[tuple[Any, ...]]:
-    """Every entry row in index order, fetched in bounded batches (keyset pagination)."""
-    last = -1
+def iter_entry_rows(
+    conn: sa.Connection, *, batch: int = 2000, after: int = -1
+) -> Iterable[tuple[Any, ...]]:
+    """Every entry row after index ``after`` in index order, fetched in bounded batches
+    (keyset pagination)."""
+    last = after
     query = sa.text(
         "SELECT entry_index, kind, subject, body_json, prev_hash, entry_hash, recorded_at "
         "FROM ledger_entries WHERE entry_index > :last ORDER BY entry_index LIMIT :n"

@@ -14,6 +14,8 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -37,17 +39,43 @@ from ._records import (
     SpecimenSummary,
     VerifyReport,
 )
-from ._specimens import check_record, insert_specimen, list_summaries, load_specimen, sealed_body
-from ._verify import verify_ledger
+from ._specimens import (
+    check_record,
+    count_specimens,
+    insert_specimen,
+    load_specimen,
+    sealed_body,
+    specimen_page,
+)
+from ._summaries import SpecimenFilter, SpecimenPage
+from ._verify import latest_checkpoint, record_checkpoint, verify_ledger
 
 __all__ = ["Ledger", "utc_clock"]
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
 _ENTRY_COLUMNS = "entry_index, kind, subject, body_json, prev_hash, entry_hash, recorded_at"
 _MIGRATION_LOCK = 0x4C454447  # pg advisory lock key ("LEDG")
-# The Alembic heads this code expects (a test keeps it equal to the scripts' heads):
-# a ledger already there is opened without importing Alembic at all.
-SCHEMA_HEADS = frozenset({"0002", "0003"})
+_REVISION = re.compile(r'^revision = "([^"]+)"$', re.MULTILINE)
+_DOWN_REVISION = re.compile(r"^down_revision = (.*)$", re.MULTILINE)
+
+
+@functools.cache
+def schema_heads() -> frozenset[str]:
+    """The heads of the revision scripts, read from their ``revision`` and
+    ``down_revision`` lines: a ledger already there is opened without importing Alembic
+    at all, and a new revision needs no second list kept by hand (a test compares this
+    with Alembic's own answer)."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for script in (_MIGRATIONS / "versions").glob("*.py"):
+        text = script.read_text()
+        found = _REVISION.search(text)
+        down = _DOWN_REVISION.search(text)
+        if found is None or down is None:
+            continue
+        revisions.add(found.group(1))
+        parents.update(re.findall(r'"([^"]+)"', down.group(1)))
+    return frozenset(revisions - parents)
 
 
 def utc_clock() -> str:
@@ -126,7 +154,7 @@ class Ledger:
     def migrate(self) -> None:
         """Upgrade the schema to every Alembic head (independent revision branches,
         e.g. jobs and governance, all apply)."""
-        if self._schema_heads() == SCHEMA_HEADS:
+        if self._schema_heads() == schema_heads():
             return
         from alembic import command
         from alembic.config import Config
@@ -284,12 +312,26 @@ class Ledger:
         tenant_id: str | None = None,
         agent_name: str | None = None,
         limit: int = 50,
-        offset: int = 0,
+        before: int | None = None,
     ) -> list[SpecimenSummary]:
+        """One page, newest seal first (see ``specimen_page`` for what comes next)."""
+        where = SpecimenFilter(tenant_id=tenant_id, agent_name=agent_name)
+        return list(self.specimen_page(where, limit=limit, before=before).items)
+
+    @guarded("list_specimens")
+    def specimen_page(
+        self, where: SpecimenFilter, *, limit: int = 50, before: int | None = None
+    ) -> SpecimenPage:
+        """Up to ``limit`` specimens matching ``where`` sealed before ledger index
+        ``before``, newest first, in one bounded statement; ``next_before`` continues."""
         with self._read() as conn:
-            return list_summaries(
-                conn, tenant_id=tenant_id, agent_name=agent_name, limit=limit, offset=offset
-            )
+            return specimen_page(conn, where, limit=limit, before=before)
+
+    @guarded("count_specimens")
+    def count_specimens(self, where: SpecimenFilter) -> int:
+        """How many specimens match ``where`` (an index count; no rows are read)."""
+        with self._read() as conn:
+            return count_specimens(conn, where)
 
     @guarded("mark_erased")
     def mark_erased(self, specimen_id: str, *, erased_at: str) -> LedgerPosition:
@@ -415,12 +457,26 @@ class Ledger:
         return [self._entry(tuple(row)) for row in rows]
 
     @guarded("verify")
-    def verify(self, saved_head: LedgerPosition | None = None) -> VerifyReport:
-        """Check the whole ledger (see ``ledger._verify``).
+    def verify(
+        self,
+        saved_head: LedgerPosition | None = None,
+        *,
+        incremental: bool = False,
+        record: bool = False,
+    ) -> VerifyReport:
+        """Check the ledger (see ``ledger._verify``).
 
-        ``saved_head`` defaults to the head saved at ``head_path``, if any.
+        ``saved_head`` defaults to the head saved at ``head_path``, if any. By default
+        every entry is checked; ``incremental`` resumes after the latest recorded
+        checkpoint (itself checked first). ``record`` saves the head of a run that
+        passed as the next checkpoint — what the operator's verify action does.
         """
         if saved_head is None and self._head_path is not None:
             saved_head = read_saved_head(self._head_path)
         with self._read(snapshot=True) as conn:
-            return verify_ledger(conn, saved_head)
+            checkpoint = latest_checkpoint(conn) if incremental else None
+            report = verify_ledger(conn, saved_head, checkpoint=checkpoint)
+        if record and report.ok and report.head is not None:
+            with self._write() as conn:
+                record_checkpoint(conn, report.head, verified_at=self._clock())
+        return report

@@ -23,6 +23,7 @@ __all__ = [
     "FieldRowModel",
     "EntryRow",
     "TipRow",
+    "CheckpointRow",
     "LEDGER_TABLES",
     "table_of",
 ]
@@ -70,6 +71,9 @@ class SpecimenRow(SQLModel, table=True):
             name="ck_specimens_classification",
         ),
         sa.UniqueConstraint("sealed_index", name="uq_specimens_sealed_index"),
+        # keyset pages, newest seal first, per tenant and per tenant and agent
+        sa.Index("ix_specimens_tenant_sealed", "tenant_id", "sealed_index"),
+        sa.Index("ix_specimens_tenant_agent_sealed", "tenant_id", "agent_name", "sealed_index"),
     )
 
     id: str = Field(
@@ -107,6 +111,16 @@ class SpecimenRow(SQLModel, table=True):
     sealed_index: int = Field(sa_column=sa.Column("sealed_index", sa.BigInteger, nullable=False))
     erased: bool = Field(sa_column=sa.Column("erased", sa.Boolean, nullable=False))
     erased_at: str | None = Field(default=None, sa_column=sa.Column("erased_at", sa.Text))
+    # filter facts written at seal (``ledger._facts``), so lists filter in SQL
+    effects_reverifiable: bool = Field(
+        sa_column=sa.Column("effects_reverifiable", sa.Boolean, nullable=False)
+    )
+    effects_expire_at: str | None = Field(
+        default=None, sa_column=sa.Column("effects_expire_at", sa.Text)
+    )
+    classification_rank: int = Field(
+        sa_column=sa.Column("classification_rank", sa.SmallInteger, nullable=False)
+    )
 
 
 class StepRow(SQLModel, table=True):
@@ -208,6 +222,21 @@ class TipRow(SQLModel, table=True):
     head_hash: str = Field(sa_column=sa.Column("head_hash", sa.Text, nullable=False))
 
 
+class CheckpointRow(SQLModel, table=True):
+    """A position a full or incremental verification found sound (``ledger._verify``).
+
+    The next verification starts here instead of at entry 0, after checking that this
+    entry still hashes to ``entry_hash``; ``--full`` ignores checkpoints altogether."""
+
+    __tablename__ = "ledger_checkpoints"
+
+    entry_index: int = Field(
+        sa_column=sa.Column("entry_index", sa.BigInteger, primary_key=True, autoincrement=False)
+    )
+    entry_hash: str = Field(sa_column=sa.Column("entry_hash", sa.Text, nullable=False))
+    verified_at: str = Field(sa_column=sa.Column("verified_at", sa.Text, nullable=False))
+
+
 LEDGER_TABLES: tuple[str, ...] = (
     "tenants",
     "runs",
@@ -216,6 +245,7 @@ LEDGER_TABLES: tuple[str, ...] = (
     "fields",
     "ledger_entries",
     "ledger_tip",
+    "ledger_checkpoints",
 )
 
 

@@ -156,6 +156,7 @@ class VerifyReport:
     first_bad_index: int | None = None
     reason: str | None = None
     checked: tuple[str, ...] = field(default_factory=tuple)
+    verified_from: int = 0  # the first index checked: 0, or one past a trusted checkpoint
 
 
 @dataclass(frozen=True, slots=True)

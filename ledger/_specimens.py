@@ -8,6 +8,7 @@ import sqlalchemy as sa
 
 from ._canonical import canonical_digest, canonical_json, loads
 from ._errors import NotFound
+from ._facts import CLASSIFICATION_RANK, effect_facts
 from ._records import (
     AdapterInfo,
     Classification,
@@ -15,17 +16,17 @@ from ._records import (
     FieldRecord,
     Retention,
     SpecimenRecord,
-    SpecimenSummary,
     StepKind,
     StepRecord,
 )
-from ._summaries import SUMMARIES_SQL, summary_from_row, summary_params
+from ._summaries import SpecimenFilter, SpecimenPage, count_sql, page_from_rows, page_sql
 
 __all__ = [
     "check_record",
     "insert_specimen",
     "load_specimen",
-    "list_summaries",
+    "count_specimens",
+    "specimen_page",
     "sealed_body",
 ]
 
@@ -69,6 +70,8 @@ def _table(model: str) -> sa.Table:
 
 
 def insert_specimen(conn: sa.Connection, record: SpecimenRecord, sealed_index: int) -> None:
+    facts = effect_facts(step.effect for step in record.steps)
+    classification = Classification(record.highest_classification).value
     conn.execute(
         sa.insert(_table("SpecimenRow")),
         {
@@ -82,13 +85,16 @@ def insert_specimen(conn: sa.Connection, record: SpecimenRecord, sealed_index: i
             "adapter_version": record.adapter.version,
             "adapter_strategies": canonical_json(list(record.adapter.strategies)).decode(),
             "adapter_source_ref": record.adapter.source_ref,
-            "highest_classification": Classification(record.highest_classification).value,
+            "highest_classification": classification,
             "retention_class": record.retention_class,
             "legal_hold": bool(record.legal_hold),
             "sealed_at": record.sealed_at,
             "sealed_index": sealed_index,
             "erased": False,
             "erased_at": None,
+            "effects_reverifiable": facts.reverifiable,
+            "effects_expire_at": facts.expire_at,
+            "classification_rank": CLASSIFICATION_RANK[classification],
         },
     )
     if record.steps:
@@ -229,16 +235,14 @@ def _field_record(row: sa.RowMapping) -> FieldRecord:
     ).check()
 
 
-def list_summaries(
-    conn: sa.Connection,
-    *,
-    tenant_id: str | None,
-    agent_name: str | None,
-    limit: int,
-    offset: int,
-) -> list[SpecimenSummary]:
-    """Newest seal first (descending ledger position)."""
-    params = summary_params(tenant_id=tenant_id, agent_name=agent_name, limit=limit, offset=offset)
-    return [
-        summary_from_row(row) for row in conn.execute(sa.text(SUMMARIES_SQL), params).mappings()
-    ]
+def specimen_page(
+    conn: sa.Connection, where: SpecimenFilter, *, limit: int, before: int | None
+) -> SpecimenPage:
+    """Newest seal first (descending ledger position), one bounded statement."""
+    sql, params = page_sql(where, limit=limit, before=before)
+    return page_from_rows(conn.execute(sa.text(sql), params).mappings().all(), limit)
+
+
+def count_specimens(conn: sa.Connection, where: SpecimenFilter) -> int:
+    sql, params = count_sql(where)
+    return int(conn.execute(sa.text(sql), params).scalar_one())

@@ -16,6 +16,20 @@ The checks, in order (the report names the first that fails, and the first bad i
 4. **specimens** — each specimen row's stored manifest must be canonical and hash to
    its ``manifest_digest``, and must match its ``specimen.sealed`` entry (subject,
    tenant, digest); each ``specimen.sealed`` entry must have its specimen row.
+
+**Checkpoints** (incremental runs). A run that succeeds may record its head as a
+checkpoint (``ledger_checkpoints``). An incremental run starts from the latest one
+instead of entry 0, after step 0:
+
+0. **checkpoint** — the entry at the checkpoint's index must exist, still carry the
+   checkpoint's hash, and still hash to it from its contents. A checkpoint whose entry
+   was edited (or re-hashed) fails here; it is never trusted.
+
+Steps 1 and 4 then cover only entries (and specimens sealed) after the checkpoint;
+steps 2 and 3 are unchanged (the saved head is compared wherever it lies, reading one
+row if it lies before the checkpoint). A checkpoint lives in the database it vouches
+for, so an edit before it is caught by the saved head when history was rewritten up to
+it, and otherwise only by a full run (no checkpoint): run one regularly.
 """
 
 from __future__ import annotations
@@ -29,7 +43,7 @@ from ._chain import GENESIS_HASH, compute_entry_hash, iter_entry_rows
 from ._errors import CanonicalizationError
 from ._records import LedgerPosition, VerifyReport
 
-__all__ = ["verify_ledger"]
+__all__ = ["latest_checkpoint", "record_checkpoint", "verify_ledger"]
 
 _SEALED = "specimen.sealed"
 
@@ -52,20 +66,31 @@ def _canonical_object(text: str) -> dict[str, Any] | None:
     return value
 
 
-def verify_ledger(conn: sa.Connection, saved_head: LedgerPosition | None) -> VerifyReport:
+def verify_ledger(
+    conn: sa.Connection,
+    saved_head: LedgerPosition | None,
+    *,
+    checkpoint: LedgerPosition | None = None,
+) -> VerifyReport:
     checked: list[str] = []
     length = 0
     head: LedgerPosition | None = None
+    start = 0 if checkpoint is None else checkpoint.index + 1
     try:
+        if checkpoint is not None:
+            checked.append("checkpoint")
+            _check_checkpoint(conn, checkpoint)
         checked.append("chain")
-        length, head, sealed, saved_hash = _check_chain(conn, saved_head)
+        length, head, sealed, saved_hash = _check_chain(conn, saved_head, checkpoint)
         checked.append("tip")
         _check_tip(conn, length, head)
         if saved_head is not None:
             checked.append("saved_head")
+            if saved_head.index < start:
+                saved_hash = _stored_hash(conn, saved_head.index)
             _check_saved_head(saved_head, length, saved_hash)
         checked.append("specimens")
-        _check_specimens(conn, sealed)
+        _check_specimens(conn, sealed, after=start - 1)
     except _Bad as bad:
         return VerifyReport(
             ok=False,
@@ -74,17 +99,53 @@ def verify_ledger(conn: sa.Connection, saved_head: LedgerPosition | None) -> Ver
             first_bad_index=bad.index,
             reason=bad.reason,
             checked=tuple(checked),
+            verified_from=start,
         )
-    return VerifyReport(ok=True, length=length, head=head, checked=tuple(checked))
+    return VerifyReport(
+        ok=True, length=length, head=head, checked=tuple(checked), verified_from=start
+    )
+
+
+_ENTRY_SQL = (
+    "SELECT entry_index, kind, subject, body_json, prev_hash, entry_hash, recorded_at "
+    "FROM ledger_entries WHERE entry_index = :i"
+)
+
+
+def _stored_hash(conn: sa.Connection, index: int) -> str | None:
+    row = conn.execute(
+        sa.text("SELECT entry_hash FROM ledger_entries WHERE entry_index = :i"), {"i": index}
+    ).first()
+    return None if row is None else str(row[0])
+
+
+def _check_checkpoint(conn: sa.Connection, checkpoint: LedgerPosition) -> None:
+    row = conn.execute(sa.text(_ENTRY_SQL), {"i": checkpoint.index}).first()
+    if row is None:
+        raise _Bad(checkpoint.index, "the checkpoint's entry is missing")
+    _, kind, subject, body_json, prev_hash, entry_hash, recorded_at = row
+    recomputed = compute_entry_hash(
+        index=checkpoint.index,
+        kind=kind,
+        subject=subject,
+        body_json=body_json.encode(),
+        prev_hash=prev_hash,
+        recorded_at=recorded_at,
+    )
+    if entry_hash != checkpoint.entry_hash or recomputed != entry_hash:
+        raise _Bad(checkpoint.index, "entry differs from the verified checkpoint")
 
 
 def _check_chain(
-    conn: sa.Connection, saved_head: LedgerPosition | None
+    conn: sa.Connection, saved_head: LedgerPosition | None, checkpoint: LedgerPosition | None
 ) -> tuple[int, LedgerPosition | None, dict[int, dict[str, Any]], str | None]:
-    expected, prev = 0, GENESIS_HASH
+    if checkpoint is None:
+        expected, prev = 0, GENESIS_HASH
+    else:
+        expected, prev = checkpoint.index + 1, checkpoint.entry_hash
     sealed: dict[int, dict[str, Any]] = {}
     saved_hash: str | None = None
-    for row in iter_entry_rows(conn):
+    for row in iter_entry_rows(conn, after=expected - 1):
         index, kind, subject, body_json, prev_hash, entry_hash, recorded_at = row
         if int(index) != expected:
             raise _Bad(expected, "missing entry (gap in the index sequence)")
@@ -133,14 +194,16 @@ def _check_saved_head(saved: LedgerPosition, length: int, saved_hash: str | None
         raise _Bad(saved.index, "entry differs from the saved head (history rewritten)")
 
 
-def _check_specimens(conn: sa.Connection, sealed: dict[int, dict[str, Any]]) -> None:
+def _check_specimens(conn: sa.Connection, sealed: dict[int, dict[str, Any]], *, after: int) -> None:
+    """Specimens sealed after index ``after`` against the sealed entries read."""
     problems: list[tuple[int, str]] = []
     seen: set[int] = set()
     rows = conn.execute(
         sa.text(
             "SELECT id, tenant_id, manifest_json, manifest_digest, sealed_index "
-            "FROM specimens ORDER BY sealed_index"
-        )
+            "FROM specimens WHERE sealed_index > :after ORDER BY sealed_index"
+        ),
+        {"after": after},
     )
     for specimen_id, tenant_id, manifest_json, digest, sealed_index in rows:
         index = int(sealed_index)
@@ -164,3 +227,25 @@ def _check_specimens(conn: sa.Connection, sealed: dict[int, dict[str, Any]]) -> 
     if problems:
         index, reason = min(problems)
         raise _Bad(index, reason)
+
+
+def latest_checkpoint(conn: sa.Connection) -> LedgerPosition | None:
+    row = conn.execute(
+        sa.text(
+            "SELECT entry_index, entry_hash FROM ledger_checkpoints "
+            "ORDER BY entry_index DESC LIMIT 1"
+        )
+    ).first()
+    return None if row is None else LedgerPosition(index=int(row[0]), entry_hash=str(row[1]))
+
+
+def record_checkpoint(conn: sa.Connection, position: LedgerPosition, *, verified_at: str) -> None:
+    """Record ``position`` as verified (once per index: a later run of the same head
+    keeps the first record)."""
+    conn.execute(
+        sa.text(
+            "INSERT INTO ledger_checkpoints (entry_index, entry_hash, verified_at) "
+            "VALUES (:i, :h, :at) ON CONFLICT (entry_index) DO NOTHING"
+        ),
+        {"i": position.index, "h": position.entry_hash, "at": verified_at},
+    )

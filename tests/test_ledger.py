@@ -32,12 +32,14 @@ from ledger import (
     NotFound,
     Retention,
     RunStatus,
+    SpecimenFilter,
     SpecimenRecord,
     SpecimenSummary,
     StepKind,
     StepRecord,
     canonical_digest,
 )
+from ledger._ledger import schema_heads
 from ledger._models import LEDGER_TABLES
 
 CANARY = "CANARY-7f3e9a-payload-value"
@@ -246,6 +248,8 @@ def test_public_names_are_pinned() -> None:
             "NotFound",
             "Retention",
             "RunStatus",
+            "SpecimenFilter",
+            "SpecimenPage",
             "SpecimenRecord",
             "SpecimenSummary",
             "StepKind",
@@ -304,7 +308,7 @@ def test_migrated_schema_matches_models(ledger_db: Ledger) -> None:
         versions = set(conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars())
     # independent branches (jobs, governance) all sit on the ledger core revision
     script = ScriptDirectory(str(Path(ledger.__file__).parent / "migrations"))
-    assert versions == set(script.get_heads())
+    assert versions == set(script.get_heads()) == set(schema_heads())
     assert "0001" in {rev.revision for rev in script.walk_revisions()}
     ledger_db.migrate()  # idempotent: already at head
     assert ledger_db.head() is None
@@ -519,10 +523,11 @@ def test_list_specimens_filters_and_pages(ledger_db: Ledger) -> None:
         "spec-1",
     ]
     assert [s.specimen_id for s in ledger_db.list_specimens(agent_name="claims")] == ["spec-4"]
-    assert [s.specimen_id for s in ledger_db.list_specimens(limit=2, offset=1)] == [
-        "spec-3",
-        "spec-2",
-    ]
+    first = ledger_db.specimen_page(SpecimenFilter(), limit=2)
+    assert [s.specimen_id for s in first.items] == ["spec-4", "spec-3"]
+    assert first.next_before is not None
+    second = ledger_db.specimen_page(SpecimenFilter(), limit=2, before=first.next_before)
+    assert [s.specimen_id for s in second.items] == ["spec-2", "spec-1"]
     held = ledger_db.list_specimens(tenant_id="tenant-b")[1]
     assert held.legal_hold and not held.erased
     assert held.highest_classification is Classification.RESTRICTED

@@ -168,14 +168,15 @@ def test_whoami(world: World) -> None:
 def test_listing_and_paging(world: World) -> None:
     get = world.client.get
     everything = get(f"{API}/specimens", headers=world.auth("vera")).json()
-    assert everything["total"] == 4 and everything["limit"] == 50 and everything["offset"] == 0
+    assert everything["total"] == 4 and everything["limit"] == 50 and everything["next"] is None
     ids = [item["specimen_id"] for item in everything["items"]]
     assert set(ids) == {
         world.specimens[k] for k in ("procurement", "claims", "shard-maintenance", "held")
     }
     assert all(item["tenant"] == "acme" for item in everything["items"])
-    first = get(f"{API}/specimens?limit=3&offset=0", headers=world.auth("vera")).json()
-    rest = get(f"{API}/specimens?limit=3&offset=3", headers=world.auth("vera")).json()
+    first = get(f"{API}/specimens?limit=3", headers=world.auth("vera")).json()
+    rest = get(f"{API}/specimens?limit=3&cursor={first['next']}", headers=world.auth("vera")).json()
+    assert rest["next"] is None
     assert [i["specimen_id"] for i in first["items"] + rest["items"]] == ids
     assert first["total"] == rest["total"] == 4 and len(rest["items"]) == 1
     claims_only = get(f"{API}/specimens?agent=claims", headers=world.auth("vera")).json()
@@ -363,11 +364,17 @@ def test_budget_exhausted_is_429(world: World) -> None:
     assert other.status_code == 202
     listed = world.client.get(f"{API}/audits?limit=3", headers=world.auth("bud")).json()["items"]
     assert len(listed) == 3 and all(a["status"] == "QUEUED" for a in listed)
-    page2 = world.client.get(f"{API}/audits?limit=3&offset=3", headers=world.auth("bud")).json()[
-        "items"
-    ]
+    first = world.client.get(f"{API}/audits?limit=3", headers=world.auth("bud")).json()
+    page2 = world.client.get(
+        f"{API}/audits?limit=3&cursor={first['next']}", headers=world.auth("bud")
+    ).json()["items"]
     assert len(page2) == 3 and not {a["audit_id"] for a in listed} & {a["audit_id"] for a in page2}
-    assert world.client.get(f"{API}/audits", headers=world.auth("otto")).json() == {"items": []}
+    assert world.client.get(f"{API}/audits", headers=world.auth("otto")).json() == {
+        "items": [],
+        "limit": 50,
+        "next": None,
+        "total": 0,
+    }
     # another tenant can neither read nor cancel them
     audit_id = listed[0]["audit_id"]
     assert (
@@ -406,6 +413,7 @@ def test_ledger_routes(world: World) -> None:
         "length": head["index"] + 1,
         "first_bad_index": None,
         "reason": None,
+        "verified_from": 0,  # the first run has no checkpoint to resume from
     }
 
 

@@ -102,23 +102,29 @@ def specimens_list(
     json_out: JsonOption = False,
     tenant: Annotated[str | None, typer.Option(help="Only this tenant.")] = None,
     agent: Annotated[str | None, typer.Option(help="Only this agent.")] = None,
-    limit: int = 50,
-    offset: int = 0,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many.")] = 50,
+    before: Annotated[
+        int | None,
+        typer.Option(min=0, help="Only specimens sealed before this ledger index (the next page)."),
+    ] = None,
 ) -> None:
-    """List sealed specimens."""
+    """List sealed specimens, newest first; a full page ends with the --before for the next."""
     # An embedded ledger is read as it is, without loading the database layer.
-    rows = read_summaries(
+    page = read_summaries(
         Home.open(home or default_home()).ledger_url(),
         tenant_id=tenant,
         agent_name=agent,
         limit=limit,
-        offset=offset,
+        before=before,
     )
-    if rows is None:
+    if page is None:
+        from ledger import SpecimenFilter
+
         with open_runtime(home) as runtime:
-            rows = runtime.ledger.list_specimens(
-                tenant_id=tenant, agent_name=agent, limit=limit, offset=offset
+            page = runtime.ledger.specimen_page(
+                SpecimenFilter(tenant_id=tenant, agent_name=agent), limit=limit, before=before
             )
+    rows = page.items
     items = [
         {
             "specimen_id": r.specimen_id,
@@ -146,6 +152,8 @@ def specimens_list(
         )
         cells = ([i[c] for c in columns] for i in items)
         table("sealed specimens", columns, cells, whole=("specimen_id", "highest_classification"))
+    if page.next_before is not None:  # on stderr: --json output stays a plain list
+        typer.echo(f"more: --before {page.next_before}", err=True)
 
 
 @specimens_app.command("show")
@@ -227,16 +235,21 @@ def ledger_verify(
     head: Annotated[
         str | None, typer.Option(help="Saved head INDEX:HASH (default: the home's ledger.head).")
     ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Check every entry, trusting no checkpoint.")
+    ] = False,
 ) -> None:
-    """Verify the whole hash chain against a saved head; name the first bad index."""
+    """Verify the hash chain against a saved head from the last verified checkpoint
+    (every entry with --full); name the first bad index; record the new checkpoint."""
     from ledger import read_saved_head
 
     with open_runtime(home) as runtime:
         saved = _parse_head(head) if head else read_saved_head(runtime.home.head_path)
-        report = runtime.ledger.verify(saved)
+        report = runtime.ledger.verify(saved, incremental=not full, record=True)
     result = {
         "ok": report.ok,
         "length": report.length,
+        "verified_from": report.verified_from,
         "head": None
         if report.head is None
         else {"index": report.head.index, "hash": report.head.entry_hash},
@@ -246,7 +259,11 @@ def ledger_verify(
     if json_out:
         emit_json(result)
     elif report.ok:
-        console.print(f"ledger verified: {report.length} entries, head matches")
+        checked = report.length - report.verified_from
+        console.print(
+            f"ledger verified: {report.length} entries ({checked} checked from index "
+            f"{report.verified_from}), head matches"
+        )
     else:
         where = report.first_bad_index
         console.print(f"[red]ledger verification FAILED at index {where}: {report.reason}[/red]")

@@ -35,7 +35,10 @@ from ._model import TERMINAL_AUDIT_STATUSES, AuditStatus, dumps, stamp
 from ._queue import enqueue, read_tx, stop_open_jobs, write_tx
 
 __all__ = [
+    "AuditPage",
     "CANCEL_REASONS",
+    "ListedAudit",
+    "audit_page",
     "audit_status",
     "cancel_audit",
     "certificate",
@@ -203,35 +206,121 @@ def audit_status(runtime: Runtime, audit_id: str) -> AuditStatus:
     return status
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListedAudit:
+    """An audit in a listing, with what access to it depends on: its specimen's
+    classification and legal hold (None and False if the specimen row is gone)."""
+
+    status: AuditStatus
+    specimen_classification: str | None
+    specimen_legal_hold: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AuditPage:
+    """Up to ``limit`` audits; ``next_after`` (created_at, id) continues (None: the end)."""
+
+    items: tuple[ListedAudit, ...]
+    next_after: tuple[str, str] | None
+    total: int
+
+
+_UNKNOWN_RANK = 3  # an audit whose specimen row is gone reads as restricted
+
+
+def _audit_where(
+    tenant_id: str | None, requester: str | None, ranks: frozenset[int] | None
+) -> tuple[list[str], dict[str, Any]]:
+    where: list[str] = []
+    params: dict[str, Any] = {}
+    if tenant_id is not None:
+        where.append("a.tenant_id = :tenant")
+        params["tenant"] = tenant_id
+    if requester is not None:
+        where.append("a.requester = :requester")
+        params["requester"] = requester
+    if ranks is not None:
+        if not ranks:
+            where.append("1 = 0")
+        else:
+            names = [f":rank{r}" for r in sorted(ranks)]
+            where.append(
+                f"COALESCE(s.classification_rank, {_UNKNOWN_RANK}) IN ({', '.join(names)})"
+            )
+            params.update({f"rank{r}": r for r in ranks})
+    return where or ["1 = 1"], params
+
+
 @guarded("jobs.list_audits")
+def audit_page(
+    runtime: Runtime,
+    *,
+    tenant_id: str | None = None,
+    requester: str | None = None,
+    ranks: frozenset[int] | None = None,
+    limit: int = 50,
+    after: tuple[str, str] | None = None,
+) -> AuditPage:
+    """Newest first (created_at, id), one keyset page in one bounded statement, with an
+    index count of all that match. ``ranks`` keeps audits whose specimen's
+    classification rank (``ledger._facts``) is one of them."""
+    if isinstance(limit, bool) or not 1 <= limit <= 1000:
+        raise BadInput("limit must lie in 1..1000")
+    where, params = _audit_where(tenant_id, requester, ranks)
+    count_sql = (
+        "SELECT count(*) FROM audits AS a LEFT JOIN specimens AS s ON s.id = a.specimen_id "  # noqa: S608 - fixed text
+        f"WHERE {' AND '.join(where)}"
+    )
+    if after is not None:
+        where = [
+            *where,
+            "(a.created_at < :after_at OR (a.created_at = :after_at AND a.id < :after_id))",
+        ]
+    columns = ", ".join(f"a.{c.strip()}" for c in _STATUS_COLUMNS.split(","))
+    sql = (
+        f"SELECT {columns}, s.highest_classification AS specimen_classification, "  # noqa: S608 - fixed text
+        "s.legal_hold AS specimen_legal_hold "
+        "FROM audits AS a LEFT JOIN specimens AS s ON s.id = a.specimen_id "
+        f"WHERE {' AND '.join(where)} ORDER BY a.created_at DESC, a.id DESC LIMIT :limit"
+    )
+    with read_tx(runtime.ledger.engine) as conn:
+        rows = conn.execute(
+            sa.text(sql),
+            {
+                **params,
+                "limit": limit + 1,
+                **({} if after is None else {"after_at": after[0], "after_id": after[1]}),
+            },
+        ).all()
+        total = int(conn.execute(sa.text(count_sql), params).scalar_one())
+    shown = rows[:limit]
+    items = tuple(
+        ListedAudit(
+            status=_status_of(row),
+            specimen_classification=row._mapping["specimen_classification"],
+            specimen_legal_hold=bool(row._mapping["specimen_legal_hold"]),
+        )
+        for row in shown
+    )
+    last = items[-1].status if items and len(rows) > limit else None
+    return AuditPage(
+        items=items,
+        next_after=None if last is None else (str(last.created_at), str(last.audit_id)),
+        total=total,
+    )
+
+
 def list_audits(
     runtime: Runtime,
     *,
     tenant_id: str | None = None,
     requester: str | None = None,
     limit: int = 50,
-    offset: int = 0,
+    after: tuple[str, str] | None = None,
 ) -> list[AuditStatus]:
-    """Newest first, filtered by tenant and/or requester."""
-    if isinstance(limit, bool) or not 1 <= limit <= 1000:
-        raise BadInput("limit must lie in 1..1000")
-    if isinstance(offset, bool) or offset < 0:
-        raise BadInput("offset must be non-negative")
-    where = ["1 = 1"]
-    params: dict[str, Any] = {"limit": limit, "offset": offset}
-    if tenant_id is not None:
-        where.append("tenant_id = :tenant")
-        params["tenant"] = tenant_id
-    if requester is not None:
-        where.append("requester = :requester")
-        params["requester"] = requester
-    sql = (
-        f"SELECT {_STATUS_COLUMNS} FROM audits WHERE {' AND '.join(where)} "  # noqa: S608 - fixed text
-        "ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset"
-    )
-    with read_tx(runtime.ledger.engine) as conn:
-        rows = conn.execute(sa.text(sql), params).all()
-    return [_status_of(row) for row in rows]
+    """Newest first, filtered by tenant and/or requester; ``after`` continues a page."""
+    page = audit_page(runtime, tenant_id=tenant_id, requester=requester, limit=limit, after=after)
+    return [item.status for item in page.items]
 
 
 CANCEL_REASONS = ("withdrawn", "duplicate", "wrong_parameters", "superseded", "operator")

@@ -50,6 +50,11 @@ class AuditRow(SQLModel, table=True):
     __table_args__ = (
         sa.CheckConstraint(f"status IN {_in(AUDIT_STATUSES)}", name="ck_audits_status"),
         sa.UniqueConstraint("idempotency_key", name="uq_audits_idempotency_key"),
+        # keyset pages, newest first, per tenant and per tenant and requester
+        sa.Index("ix_audits_tenant_created", "tenant_id", "created_at", "id"),
+        sa.Index(
+            "ix_audits_tenant_requester_created", "tenant_id", "requester", "created_at", "id"
+        ),
     )
 
     id: str = Field(sa_column=sa.Column("id", sa.Text, primary_key=True))

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
 from ledger import LedgerError, NotFound, loads
+from ledger._facts import CLASSIFICATION_RANK
 
 from .._errors import BadInput, Refused
 from ..certify import load_public_key_pem, verify_certificate
@@ -25,6 +26,7 @@ from ..governance import Action, AuditDraft, Resource, admit_audit, record_refus
 from ..replay import RuntimeLedgerLookup
 from . import _jobs as jobs
 from ._auth import CurrentAnalyst, State, require
+from ._cursor import audits_cursor, read_audits_cursor
 from ._errors import ERROR_RESPONSES, ServiceError
 from ._models import AuditBody, AuditList, AuditStatusModel, CancelBody, VerifyReport
 from ._state import ServiceState
@@ -115,26 +117,74 @@ def request_audit(state: State, analyst: CurrentAnalyst, body: AuditBody) -> dic
     return result
 
 
+def _readable_ranks(state: ServiceState, analyst: Any, now: Any) -> frozenset[int]:
+    """The specimen classification ranks whose audits the access policy lets this
+    analyst read, asked of the policy itself (one probe per classification) so the
+    listing can filter in SQL. Each listed audit is still authorised on its own."""
+    return frozenset(
+        rank
+        for name, rank in CLASSIFICATION_RANK.items()
+        if state.access.authorize(
+            analyst,
+            Action.READ_AUDIT,
+            Resource(
+                kind="Audit",
+                id="-",
+                tenant=analyst.tenant,
+                classification=name,
+                requester=analyst.name,
+            ),
+            now=now,
+        ).allowed
+    )
+
+
 @router.get("/audits", response_model=AuditList, summary="Audits of your tenant, newest first")
 def audits(
     state: State,
     analyst: CurrentAnalyst,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    cursor: Annotated[str | None, Query(description="`next` of the previous page.")] = None,
 ) -> dict[str, Any]:
+    """One keyset page of the audits the analyst may open: the classification wall is a
+    SQL condition (``_readable_ranks``), so a page costs the same however many audits
+    there are; then each audit on the page is authorised with its specimen's walls, and
+    one the policy refuses for another reason is left out (the page is then shorter)."""
+    after = None if cursor is None else read_audits_cursor(cursor)
     require(state, analyst, Action.READ_AUDIT, Resource.tenant_of(analyst.tenant))
-    found = jobs.list_audits(state.runtime, tenant_id=analyst.tenant, limit=limit, offset=offset)
     now = state.clock()
-    # each audit carries its specimen's walls: an audit the analyst may not open is left
-    # out (a page may then hold fewer than ``limit``)
+    page = jobs.audit_page(
+        state.runtime,
+        tenant_id=analyst.tenant,
+        ranks=_readable_ranks(state, analyst, now),
+        limit=limit,
+        after=after,
+    )
     visible = [
-        s
-        for s in found
+        item.status
+        for item in page.items
         if state.access.authorize(
-            analyst, Action.READ_AUDIT, _audit_resource(state, s), now=now
+            analyst, Action.READ_AUDIT, _listed_resource(item), now=now
         ).allowed
     ]
-    return {"items": [s.to_dict() for s in visible]}
+    return {
+        "items": [s.to_dict() for s in visible],
+        "limit": limit,
+        "next": None if page.next_after is None else audits_cursor(*page.next_after),
+        "total": page.total,
+    }
+
+
+def _listed_resource(item: Any) -> Resource:
+    status = item.status
+    return Resource(
+        kind="Audit",
+        id=status.audit_id,
+        tenant=status.tenant_id,
+        classification=item.specimen_classification or "restricted",
+        legal_hold=item.specimen_legal_hold,
+        requester=status.requester,
+    )
 
 
 @router.get("/audits/{audit_id}", response_model=AuditStatusModel, summary="One audit's status")

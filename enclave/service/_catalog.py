@@ -6,17 +6,20 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
 
+from ledger import SpecimenFilter
+
 from ..governance import Action, PolicyStatus, Resource, list_policies
 from ._auth import CurrentAnalyst, State, require
+from ._cursor import read_specimens_cursor, specimens_cursor
 from ._errors import ERROR_RESPONSES
 from ._models import PolicyList, SpecimenDetail, SpecimenList, WhoAmI
-from ._views import expected_auditability, specimen_detail, specimen_resource, specimen_summary
+from ._views import ADMISSIBLE, specimen_detail, specimen_resource, specimen_summary
 
 __all__ = ["router"]
 
 router = APIRouter(responses=ERROR_RESPONSES)
 
-_ALL = 1_000_000
+MAX_LIMIT = 500
 SpecimenId = Annotated[str, Path(min_length=1, max_length=128)]
 
 
@@ -32,25 +35,27 @@ def specimens(
     tenant: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
     agent: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
     auditability: Literal["counterfactual-admissible", "observable-only"] | None = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0, le=_ALL)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 50,
+    cursor: Annotated[str | None, Query(description="`next` of the previous page.")] = None,
 ) -> dict[str, Any]:
+    """Newest seal first, one keyset page: every filter is an indexed column, so a page
+    costs the same however many specimens there are."""
     tenant = tenant or analyst.tenant
+    before = None if cursor is None else read_specimens_cursor(cursor)
     require(state, analyst, Action.LIST_SPECIMENS, Resource.tenant_of(tenant))
+    where = SpecimenFilter(
+        tenant_id=tenant,
+        agent_name=agent,
+        admissible=None if auditability is None else auditability == ADMISSIBLE,
+        now=None if auditability is None else state.clock(),
+    )
     ledger = state.runtime.ledger
-    rows = ledger.list_specimens(tenant_id=tenant, agent_name=agent, limit=_ALL, offset=0)
-    if auditability is not None:
-        now = state.clock()
-        rows = [
-            r
-            for r in rows
-            if expected_auditability(ledger.get_specimen(r.specimen_id), now=now) == auditability
-        ]
+    page = ledger.specimen_page(where, limit=limit, before=before)
     return {
-        "items": [specimen_summary(r) for r in rows[offset : offset + limit]],
-        "total": len(rows),
+        "items": [specimen_summary(r) for r in page.items],
         "limit": limit,
-        "offset": offset,
+        "next": None if page.next_before is None else specimens_cursor(page.next_before),
+        "total": ledger.count_specimens(where),
     }
 
 

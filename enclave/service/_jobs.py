@@ -11,8 +11,9 @@ from typing import Any
 from .._runtime import Runtime
 from ..replay import AuditRequest
 from ._errors import ServiceError
+from ._grant_records import bind_admission
 
-__all__ = ["audit_status", "cancel_audit", "certificate", "list_audits", "submit_audit"]
+__all__ = ["audit_page", "audit_status", "cancel_audit", "certificate", "submit_audit"]
 
 
 def _jobs() -> ModuleType:
@@ -25,17 +26,27 @@ def _jobs() -> ModuleType:
 def submit_audit(
     runtime: Runtime, request: AuditRequest, *, tenant_id: str, now: datetime, idempotency_key: str
 ) -> Any:
-    return _jobs().submit_audit(
+    status = _jobs().submit_audit(
         runtime, request, tenant_id=tenant_id, now=now, idempotency_key=idempotency_key
     )
+    # Vault mode: bind the admitted audit to its specimen for the grant route
+    bind_admission(runtime, status, now=now)
+    return status
 
 
 def audit_status(runtime: Runtime, audit_id: str) -> Any:
     return _jobs().audit_status(runtime, audit_id)
 
 
-def list_audits(runtime: Runtime, *, tenant_id: str, limit: int, offset: int) -> list[Any]:
-    return list(_jobs().list_audits(runtime, tenant_id=tenant_id, limit=limit, offset=offset))
+def audit_page(
+    runtime: Runtime,
+    *,
+    tenant_id: str,
+    ranks: frozenset[int],
+    limit: int,
+    after: tuple[str, str] | None,
+) -> Any:
+    return _jobs().audit_page(runtime, tenant_id=tenant_id, ranks=ranks, limit=limit, after=after)
 
 
 def cancel_audit(runtime: Runtime, audit_id: str, *, now: datetime, by: str, reason: str) -> Any:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
 from ..governance import Action, Resource
 from ._auth import CurrentAnalyst, State, require
@@ -28,14 +28,21 @@ def head(state: State, analyst: CurrentAnalyst) -> dict[str, Any]:
 @router.get(
     "/ledger/verify",
     response_model=LedgerVerify,
-    summary="Verify the whole hash chain against the saved head",
+    summary="Verify the hash chain against the saved head, from the last checkpoint",
 )
-def verify(state: State, analyst: CurrentAnalyst) -> dict[str, Any]:
+def verify(
+    state: State,
+    analyst: CurrentAnalyst,
+    full: Annotated[bool, Query(description="Check every entry, trusting no checkpoint.")] = False,
+) -> dict[str, Any]:
+    """An operator action: checks the entries after the last verified checkpoint (all of
+    them with ``full``) and records the head it reached as the next checkpoint."""
     require(state, analyst, Action.READ_LEDGER, Resource.ledger())
-    report = state.runtime.ledger.verify()
+    report = state.runtime.ledger.verify(incremental=not full, record=True)
     return {
         "ok": report.ok,
         "length": report.length,
         "first_bad_index": report.first_bad_index,
         "reason": report.reason,
+        "verified_from": report.verified_from,
     }

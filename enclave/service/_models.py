@@ -67,10 +67,12 @@ class SpecimenSummaryModel(BaseModel):
 
 
 class SpecimenList(BaseModel):
+    """One keyset page; ``next`` is the cursor of the following page (None: the end)."""
+
     items: list[SpecimenSummaryModel]
-    total: int
     limit: int
-    offset: int
+    next: str | None
+    total: int
 
 
 class FieldModel(BaseModel):
@@ -193,7 +195,12 @@ class AuditStatusModel(BaseModel):
 
 
 class AuditList(BaseModel):
+    """One keyset page; ``next`` is the cursor of the following page (None: the end)."""
+
     items: list[AuditStatusModel]
+    limit: int
+    next: str | None
+    total: int
 
 
 class VerifyCheck(BaseModel):
@@ -218,3 +225,5 @@ class LedgerVerify(BaseModel):
     length: int
     first_bad_index: int | None
     reason: str | None
+    # where checking began: 0 for a full run, else the checkpoint it resumed from
+    verified_from: int
