@@ -276,12 +276,15 @@ def test_each_incident_round_trips_every_field(runtime: Runtime, incident: Any) 
     assert set(decrypted) - set(identities) == encrypted
     effects = {s.seq: s.effect for s in record.steps if s.effect is not None}
     assert set(identities) == {(seq, "identity", "/idempotency_token") for seq in effects}
-    for (seq, _side, _path), token in identities.items():
+    call_ids = {s.seq: s.call_id for s in record.steps}
+    for (seq, side, path), token in identities.items():
         canon = canonical_json(decode_payload(token))
         sealed_digest = digester.digest(b"identity/idempotency_token:" + canon)
-        assert effects[seq].idempotency_token == sealed_digest
+        place = (call_ids[seq], side, path)
+        assert effects[seq].idempotency_token == digester.published(
+            sealed_digest, specimen_id=result.specimen_id, locator=place, purpose="identity"
+        )
     assert {(f.seq, f.side, f.path) for f in record.fields} == set(values)
-    call_ids = {s.seq: s.call_id for s in record.steps}
 
     def published(internal: str, seq: int, side: str, path: str, purpose: str) -> str:
         # the ledger keeps digests keyed per specimen, place and purpose (docs/digests.md)

@@ -19,7 +19,7 @@ import pytest
 from enclave._home import Home
 from enclave._runtime import Runtime, utc_now
 from enclave.capture import capture
-from enclave.incidents import procurement
+from enclave.incidents import procurement, shard
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.service._views import specimen_detail
 from ledger import canonical_json
@@ -206,3 +206,20 @@ def test_published_digests_are_keyed_per_specimen_place_and_purpose(runtime: Run
     )
     with pytest.raises(ValueError):
         digester.published(internal, specimen_id="sp-x", locator=("a",), purpose="guess")
+
+
+def test_run_time_identity_digests_are_keyed_per_specimen(runtime: Runtime) -> None:
+    # the shard incident's effects return the same idempotency tokens on every run
+    base = shard.BASELINE_INPUT
+    a, b = (
+        capture(runtime, shard.AGENT, base["inputs"], tenant_id="acme", seed=base["seed"])
+        for _ in range(2)
+    )
+    ra, rb = runtime.ledger.get_specimen(a.specimen_id), runtime.ledger.get_specimen(b.specimen_id)
+    tokens_a = [s.effect.idempotency_token for s in ra.steps if s.effect is not None]
+    tokens_b = [s.effect.idempotency_token for s in rb.steps if s.effect is not None]
+    assert len(tokens_a) == len(tokens_b) >= 1
+    assert all(DIGEST.fullmatch(t) for t in tokens_a)
+    assert not set(tokens_a) & set(tokens_b)
+    # declared names stay in clear and equal: they are the agent's vocabulary, not values
+    assert [(s.alias, s.resolved) for s in ra.steps] == [(s.alias, s.resolved) for s in rb.steps]

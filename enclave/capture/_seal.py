@@ -15,6 +15,8 @@ such a run is never eligible for replay.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import secrets
 import sys
 from collections.abc import Mapping
@@ -38,7 +40,7 @@ from .._runtime import Runtime
 from ..keys import TenantDigester
 from ..store import validate_id
 from ._code_identity import CodeIdentity, code_identity
-from ._recorder import Recorder, SpecError, _Step, iso
+from ._recorder import IDENTITY_SIDE, Recorder, SpecError, _Step, iso
 from ._registry import reference_of
 from ._spec import AgentSpec, Answer, BoundarySpec, FieldPolicy, policy
 
@@ -92,22 +94,50 @@ def _check_inputs(
     return declared
 
 
-def published_steps(steps: list[_Step], digester: TenantDigester, specimen_id: str) -> list[_Step]:
-    """The steps with each field digest and each step's request/response digest in the
-    published form: keyed to this specimen, the field's place and its purpose, so the
-    ledger shows no equality across specimens or across fields (``docs/digests.md``)."""
+_DIGEST = re.compile(r"hmac-sha256:[0-9a-f]{64}")
+
+
+def declared_names(agent: AgentSpec) -> frozenset[str]:
+    """Every alias and identity the agent declares: the recorder keeps these in clear."""
+    names = {n for b in agent.boundaries for n in (*b.aliases, *b.identities)}
+    names.update(alt for point in agent.revisions.values() for alt in point.alternatives)
+    return frozenset(names)
+
+
+def published_steps(
+    steps: list[_Step], digester: TenantDigester, specimen_id: str, *, declared: frozenset[str]
+) -> list[_Step]:
+    """The steps with every digest in the published form: keyed to this specimen, the
+    digest's place and its purpose, so the ledger shows no equality across specimens or
+    across places (``docs/digests.md``). Field digests ("field"), each step's
+    request/response digest ("step") and run-time identities the recorder digested —
+    an undeclared alias or resolved identity, an answer's own valid time, an effect's
+    idempotency token ("identity"); a declared name stays as it is."""
 
     def publish(digest: str, call_id: str, side: str, path: str, purpose: str) -> str:
         return digester.published(
             digest, specimen_id=specimen_id, locator=(call_id, side, path), purpose=purpose
         )
 
+    def identity(value: str, call_id: str, name: str) -> str:
+        if value in declared or not _DIGEST.fullmatch(value):
+            return value  # a declared name in clear, or the observed time
+        return publish(value, call_id, IDENTITY_SIDE, "/" + name, "identity")
+
     out = []
     for step in steps:
         r = step.record
+        effect = r.effect
+        if effect is not None:
+            token = identity(effect.idempotency_token, r.call_id, "idempotency_token")
+            effect = dataclasses.replace(effect, idempotency_token=token)
         record = r._replace(
+            alias=None if r.alias is None else identity(r.alias, r.call_id, "alias"),
+            resolved=None if r.resolved is None else identity(r.resolved, r.call_id, "resolved"),
+            valid_time=identity(r.valid_time, r.call_id, "valid_time"),
             request_digest=publish(r.request_digest, r.call_id, "request", "", "step"),
             response_digest=publish(r.response_digest, r.call_id, "response", "", "step"),
+            effect=effect,
         )
         fields = [
             # a withheld field has no digest: nothing to key
@@ -256,7 +286,9 @@ def capture(
         _check_score(agent, outcome)
         writer.close()
         # 4. seal: from here on the steps carry only the digests the ledger may keep
-        recorder.steps = published_steps(recorder.steps, digester, specimen_id)
+        recorder.steps = published_steps(
+            recorder.steps, digester, specimen_id, declared=declared_names(agent)
+        )
         adapter = AdapterInfo(
             name=agent.name,
             version=agent.version,

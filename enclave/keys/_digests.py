@@ -33,9 +33,9 @@ __all__ = ["PURPOSES", "DigestKeys", "TenantDigester"]
 _BLOCK = 64  # SHA-256 block size in bytes
 # What a published digest is for; each gets keys of its own, so a digest made for one
 # purpose never equals one made for another (a requested value vs the recorded field).
-PURPOSES = frozenset({"field", "step", "request", "counterfactual", "unchanged"})
-# Derivation inputs start with a NUL byte: RFC 8785 text never does, so a derivation
-# input is never the canonical bytes of a captured value digested under the same secret.
+PURPOSES = frozenset({"field", "step", "identity", "request", "counterfactual", "unchanged"})
+# Derivation inputs start with a NUL byte: RFC 8785 text (and the recorder's "identity/"
+# inputs) never do, so a derivation input is never what ``digest`` keys for a value.
 _DERIVE = b"\0replay-enclave/published-digest/v1\0"
 
 
@@ -71,7 +71,7 @@ class TenantDigester:
     ) -> str:
         """The form of an internal ``digest`` that may leave the enclave.
 
-        Key = HMAC(tenant secret, NUL label + canonical JSON [specimen, *locator, purpose]);
+        Key = HMAC(tenant secret, NUL label + length-prefixed [specimen, *locator, purpose]);
         the published digest is HMAC(key, internal digest). ``locator`` names the place
         in the specimen: (call id, side, JSON pointer or target label).
         """
@@ -82,10 +82,11 @@ class TenantDigester:
         parts = [specimen_id, *locator, purpose]
         if not all(isinstance(p, str) for p in parts):
             raise TypeError("a digest locator is made of strings")
-        # a JSON array of strings: an unambiguous, length-delimited encoding of the parts
-        context = json.dumps(parts, separators=(",", ":")).encode()
+        # length-prefixed parts: no two part lists share an encoding
+        encoded = [p.encode("utf-8", "surrogatepass") for p in parts]
+        context = b"".join(len(b).to_bytes(4, "big") + b for b in encoded)
         key = self._mac(_DERIVE + context)
-        return "hmac-sha256:" + hmac.new(key, digest.encode(), sha256).hexdigest()
+        return "hmac-sha256:" + hmac.digest(key, digest.encode(), "sha256").hex()
 
 
 class DigestKeys:
