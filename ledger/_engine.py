@@ -8,6 +8,13 @@ bound value. SQLite connections get, on connect:
 * ``secure_delete=ON`` (deleted pages are zeroed, not left readable in the file),
 * ``foreign_keys=ON`` and ``busy_timeout`` (writers wait instead of failing).
 
+Pool: ``POOL_SIZE`` connections stay open, up to ``MAX_OVERFLOW`` more are opened
+under load and closed when returned. The total (50) is above the threads a service
+process can run queries on (its 40-thread pool plus the list threads,
+``enclave.service._state``), so a burst of requests never leaves a thread waiting for a
+connection — waiting there is what turned a burst of listings into 30 s ``/whoami``
+answers and 503s. ``POOL_TIMEOUT`` bounds the wait should it ever happen.
+
 The pysqlite driver's own transaction handling is switched off (``isolation_level =
 None``) and ``BEGIN`` is emitted by the engine: ``BEGIN IMMEDIATE`` when a connection
 carries the execution option ``ledger_write=True`` (the write lock is taken at the
@@ -26,9 +33,12 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
 from ._errors import LedgerUnavailable
 
-__all__ = ["make_engine", "BUSY_TIMEOUT_MS", "WRITE_OPTION"]
+__all__ = ["make_engine", "BUSY_TIMEOUT_MS", "MAX_OVERFLOW", "POOL_SIZE", "WRITE_OPTION"]
 
 BUSY_TIMEOUT_MS = 30_000
+POOL_SIZE = 5
+MAX_OVERFLOW = 45
+POOL_TIMEOUT_S = 10
 WRITE_OPTION = "ledger_write"
 
 
@@ -39,6 +49,8 @@ def make_engine(url: str) -> Engine:
     except ArgumentError as exc:
         raise ValueError("not a database URL") from exc
     kwargs: dict[str, Any] = {"hide_parameters": True, "future": True}
+    if not (parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:")):
+        kwargs.update(pool_size=POOL_SIZE, max_overflow=MAX_OVERFLOW, pool_timeout=POOL_TIMEOUT_S)
     if parsed.get_backend_name() == "postgresql":
         kwargs["pool_pre_ping"] = True
     try:

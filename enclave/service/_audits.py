@@ -140,7 +140,7 @@ def _readable_ranks(state: ServiceState, analyst: Any, now: Any) -> frozenset[in
 
 
 @router.get("/audits", response_model=AuditList, summary="Audits of your tenant, newest first")
-def audits(
+async def audits(
     state: State,
     analyst: CurrentAnalyst,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -149,30 +149,35 @@ def audits(
     """One keyset page of the audits the analyst may open: the classification wall is a
     SQL condition (``_readable_ranks``), so a page costs the same however many audits
     there are; then each audit on the page is authorised with its specimen's walls, and
-    one the policy refuses for another reason is left out (the page is then shorter)."""
+    one the policy refuses for another reason is left out (the page is then shorter).
+    Async: its reads run on the list threads (``_state``)."""
     after = None if cursor is None else read_audits_cursor(cursor)
-    require(state, analyst, Action.READ_AUDIT, Resource.tenant_of(analyst.tenant))
-    now = state.clock()
-    page = jobs.audit_page(
-        state.runtime,
-        tenant_id=analyst.tenant,
-        ranks=_readable_ranks(state, analyst, now),
-        limit=limit,
-        after=after,
-    )
-    visible = [
-        item.status
-        for item in page.items
-        if state.access.authorize(
-            analyst, Action.READ_AUDIT, _listed_resource(item), now=now
-        ).allowed
-    ]
-    return {
-        "items": [s.to_dict() for s in visible],
-        "limit": limit,
-        "next": None if page.next_after is None else audits_cursor(*page.next_after),
-        "total": page.total,
-    }
+
+    def read() -> dict[str, Any]:
+        require(state, analyst, Action.READ_AUDIT, Resource.tenant_of(analyst.tenant))
+        now = state.clock()
+        page = jobs.audit_page(
+            state.runtime,
+            tenant_id=analyst.tenant,
+            ranks=_readable_ranks(state, analyst, now),
+            limit=limit,
+            after=after,
+        )
+        visible = [
+            item.status
+            for item in page.items
+            if state.access.authorize(
+                analyst, Action.READ_AUDIT, _listed_resource(item), now=now
+            ).allowed
+        ]
+        return {
+            "items": [s.to_dict() for s in visible],
+            "limit": limit,
+            "next": None if page.next_after is None else audits_cursor(*page.next_after),
+            "total": page.total,
+        }
+
+    return await state.list_read(read)
 
 
 def _listed_resource(item: Any) -> Resource:

@@ -29,7 +29,7 @@ def whoami(analyst: CurrentAnalyst) -> dict[str, Any]:
 
 
 @router.get("/specimens", response_model=SpecimenList, summary="Sealed specimens of a tenant")
-def specimens(
+async def specimens(
     state: State,
     analyst: CurrentAnalyst,
     tenant: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
@@ -39,24 +39,29 @@ def specimens(
     cursor: Annotated[str | None, Query(description="`next` of the previous page.")] = None,
 ) -> dict[str, Any]:
     """Newest seal first, one keyset page: every filter is an indexed column, so a page
-    costs the same however many specimens there are."""
+    costs the same however many specimens there are. Async: its reads run on the list
+    threads (``_state``), so a burst of listings cannot hold every thread."""
     tenant = tenant or analyst.tenant
     before = None if cursor is None else read_specimens_cursor(cursor)
-    require(state, analyst, Action.LIST_SPECIMENS, Resource.tenant_of(tenant))
     where = SpecimenFilter(
         tenant_id=tenant,
         agent_name=agent,
         admissible=None if auditability is None else auditability == ADMISSIBLE,
         now=None if auditability is None else state.clock(),
     )
-    ledger = state.runtime.ledger
-    page = ledger.specimen_page(where, limit=limit, before=before)
-    return {
-        "items": [specimen_summary(r) for r in page.items],
-        "limit": limit,
-        "next": None if page.next_before is None else specimens_cursor(page.next_before),
-        "total": ledger.count_specimens(where),
-    }
+
+    def read() -> dict[str, Any]:
+        require(state, analyst, Action.LIST_SPECIMENS, Resource.tenant_of(tenant))
+        ledger = state.runtime.ledger
+        page = ledger.specimen_page(where, limit=limit, before=before)
+        return {
+            "items": [specimen_summary(r) for r in page.items],
+            "limit": limit,
+            "next": None if page.next_before is None else specimens_cursor(page.next_before),
+            "total": ledger.count_specimens(where),
+        }
+
+    return await state.list_read(read)
 
 
 @router.get(

@@ -57,7 +57,10 @@ def expected_auditability(record: SpecimenRecord, *, now: datetime) -> str:
         if effect is None:
             continue
         expires = _parse(effect.token_expires_at) if effect.token_expires_at else None
-        expired = effect.token_expires_at is not None and (expires is None or expires <= now)
+        # an unreadable expiry, or one without a zone, reads as expired (fail closed)
+        expired = effect.token_expires_at is not None and (
+            expires is None or expires.tzinfo is None or expires <= now
+        )
         if not effect.reverifiable or expired or effect.live_state_fields:
             return OBSERVABLE_ONLY
     return ADMISSIBLE
