@@ -3,6 +3,11 @@
 The key provider is chosen by configuration: ``[keys] provider = "local"`` (the
 embedded default) or ``"transit"`` (Vault/OpenBao, settings from the environment or the
 home's ``[vault]`` section); the home binds the one first used (``Home.key_provider``).
+
+Where a replay's grant comes from is ``Runtime.grants`` (``enclave.keys._provider.
+GrantSource``): by default the broker identity of this process (``BrokerGrants``); a
+replay worker in Vault mode is opened with ``ServiceGrants`` and ``vault_identities=False``
+instead — it holds no Vault credential, and asking it for one is refused.
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from ._errors import BadInput
+from ._errors import BadInput, Refused
 from ._home import Home
 from .keys import DigestKeys, KeyProvider, LocalKeyProvider
+from .keys._provider import BrokerGrants, GrantSource
 from .store import PayloadStore
 
 if TYPE_CHECKING:  # the database layer is imported when a runtime is opened
@@ -55,11 +61,15 @@ class Runtime:
     provider: str = "local"
     env: dict[str, str] = field(default_factory=dict)
     clock: Callable[[], datetime] = field(default=utc_now)
+    grant_source: GrantSource | None = None
+    vault_identities: bool = True
     _identities: dict[str, KeyProvider] = field(default_factory=dict)
 
     def _identity(self, role: str) -> KeyProvider:
         # Each Vault identity is built on first use: a capture-only process never
         # needs (or holds) the broker's credentials, and vice versa.
+        if self.provider != "local" and not self.vault_identities:
+            raise Refused("this process holds no Vault identity", code="no_vault_identity")
         if role not in self._identities:
             if self.provider == "local":
                 self._identities[role] = LocalKeyProvider(keys_dir=self.home.keys_dir)
@@ -78,12 +88,26 @@ class Runtime:
         return self._identity("broker")
 
     @property
+    def grants(self) -> GrantSource:
+        """Where a replay's single-use grant comes from (see the module docstring)."""
+        if self.grant_source is None:
+            self.grant_source = BrokerGrants(lambda: self.broker, name=self.provider)
+        return self.grant_source
+
+    @property
     def rotator(self) -> KeyProvider:
         """The rotation identity: rotate, rewrap, trim."""
         return self._identity("rotate")
 
     @classmethod
-    def open(cls, home: Home, *, env: dict[str, str] | None = None) -> Runtime:
+    def open(
+        cls,
+        home: Home,
+        *,
+        env: dict[str, str] | None = None,
+        grant_source: GrantSource | None = None,
+        vault_identities: bool = True,
+    ) -> Runtime:
         from ledger import Ledger
 
         env = dict(os.environ) if env is None else env
@@ -105,6 +129,8 @@ class Runtime:
             payloads=PayloadStore(root=home.payloads_dir),
             provider=provider,
             env=env,
+            grant_source=grant_source,
+            vault_identities=vault_identities,
         )
 
     def close(self) -> None:

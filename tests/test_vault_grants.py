@@ -413,3 +413,36 @@ def test_unreachable_server_is_an_infrastructure_error(
     shown += " ".join(str(r.__dict__) for r in caplog.records)
     for secret in secrets_:
         assert secret and secret not in shown
+
+
+def test_a_handed_over_grant_is_dead_here_and_redeems_once_where_it_was_sent(
+    openbao: OpenBaoServer, capture: TransitKeyProvider, broker: TransitKeyProvider, tenant: str
+) -> None:
+    """The service mints and hands the token over; the worker redeems it with no
+    credential of its own, after looking up its creation path."""
+    from enclave.keys._vault_client import anonymous_adapter
+
+    key, wrapped = capture.new_data_key(tenant, "spec-1")
+    grant = broker.issue_grant(tenant, "spec-1", wrapped, job_id="j", ttl_seconds=30, now=now())
+    token = grant.hand_over()
+    assert token and grant._token == ""
+    with pytest.raises(GrantRefused):
+        grant.redeem(now=now())  # the minting side keeps no way to use it
+    grant.revoke()  # a no-op: it cannot revoke what it gave away
+
+    def received(path: str) -> TransitGrant:
+        return TransitGrant.received(
+            adapter=anonymous_adapter(openbao.addr),
+            token=token,
+            accessor=grant.accessor,
+            specimen_id="spec-1",
+            job_id="j",
+            expires_at=now() + timedelta(seconds=30),
+            expected_path=path,
+        )
+
+    with pytest.raises(GrantRefused):  # another tenant's path: refused before any unwrap
+        received("transit/decrypt/replay-enclave-someone-else").redeem(now=now())
+    assert received(f"transit/decrypt/replay-enclave-{tenant}").redeem(now=now()) == key
+    with pytest.raises(GrantRefused):
+        received(f"transit/decrypt/replay-enclave-{tenant}").redeem(now=now())

@@ -24,6 +24,7 @@ from enclave.vaultops import (
     read_dev_state,
     render_policy,
 )
+from enclave.vaultops._policies import load_tenant_template, render_tenant_policy
 from tests.fixtures.openbao import OpenBaoServer, require_bao
 
 runner = CliRunner()
@@ -41,8 +42,11 @@ def parse_exports(output: str) -> dict[str, str]:
 def test_policy_files_render_for_another_mount_and_prefix() -> None:
     roles = {r.role: r for r in load_roles(mount="kms/transit", key_prefix="acme-")}
     assert set(roles) == {"capture", "broker", "rotate"}
-    broker = roles["broker"].policy_hcl
-    assert 'path "kms/transit/decrypt/acme-*"' in broker and "transit/decrypt/replay" not in broker
+    assert "decrypt" not in roles["broker"].policy_hcl.split("# Nothing else")[0]
+    template = load_tenant_template()
+    broker = render_tenant_policy(template, tenant="t1", mount="kms/transit", key_prefix="acme-")
+    assert 'path "kms/transit/decrypt/acme-t1"' in broker and "transit/decrypt/replay" not in broker
+    assert "*" not in broker and "+" not in broker.split("allowed_parameters")[0]
     assert "batch_input" not in broker.split("allowed_parameters")[1]
     assert 'path "kms/transit/datakey/plaintext/acme-*"' in roles["capture"].policy_hcl
     for role in roles.values():

@@ -85,6 +85,11 @@ COMMANDS: dict[str, Entry] = {
         "worker",
         "Claim and run audit jobs (prepare, replay batches, finalize) until stopped.",
     ),
+    "worker-token": Entry(
+        "_worker_cmd",
+        "worker_token_app",
+        "Replay workers' tokens for the grant service (Vault mode).",
+    ),
     "specimens": Entry(
         "_capture_cmds", "specimens_app", "Sealed specimens (metadata only).", also=("_keys_cmds",)
     ),

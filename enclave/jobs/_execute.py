@@ -292,7 +292,9 @@ def execute(runtime: Runtime, job: ClaimedJob, *, clock: Clock, options: StageOp
     Raises ``Conflict`` if the lease was lost (nothing of this attempt is committed).
     """
     ledger = FencedLedger(runtime.ledger, job_id=job.job_id, fencing_token=job.fencing_token)
-    rt = dataclasses.replace(runtime, ledger=ledger)
+    # a grant is asked for this claim: the service checks its lease and fencing token
+    grants = runtime.grants.for_job(job.job_id, job.fencing_token)
+    rt = dataclasses.replace(runtime, ledger=ledger, grant_source=grants)
     engine = runtime.ledger.engine
     try:
         request = _request(engine, job.audit_id)

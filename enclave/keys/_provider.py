@@ -9,11 +9,16 @@ Invariants every provider keeps:
 3. Plaintext data keys for replay come only through a ``Grant``: one specimen, one job,
    expiring no later than the job lease, redeemable once, revocable. Failures are
    opaque (``GrantRefused``).
+4. Where a replay's grant comes from is one small interface, ``GrantSource`` ("a grant
+   for this claimed job"), chosen by configuration: ``BrokerGrants`` when this process
+   holds the broker identity itself (embedded mode with local keys; the service; the
+   one-process CLI flows), ``ServiceGrants`` (``_service_grants``) for a replay worker in
+   Vault mode, which holds no Vault credential and asks the service for each grant.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -104,3 +109,53 @@ class KeyProvider(Protocol):
     def trim_versions(self, tenant_id: str, *, keep_from: int) -> None:
         """Destroy KEK versions below ``keep_from``: every data key still wrapped by
         one of them becomes unrecoverable (erasure per key version)."""
+
+
+@runtime_checkable
+class GrantSource(Protocol):
+    """Where a replay obtains the grant for the job it holds."""
+
+    @property
+    def name(self) -> str:
+        """The key provider behind the grants (``local`` | ``transit``)."""
+
+    def for_job(self, job_id: str, fencing_token: int) -> GrantSource:
+        """This source bound to one claimed job (its lease's fencing token)."""
+
+    def grant(
+        self,
+        tenant_id: str,
+        specimen_id: str,
+        wrapped: WrappedKey,
+        *,
+        job_id: str,
+        ttl_seconds: int,
+        now: datetime,
+    ) -> Grant:
+        """A single-use grant for exactly this specimen (opaque ``GrantRefused`` else)."""
+
+
+class BrokerGrants:
+    """Grants issued by a broker identity this process holds itself (built on first use:
+    a job that opens no specimen never logs in)."""
+
+    def __init__(self, broker: Callable[[], KeyProvider], *, name: str) -> None:
+        self._broker = broker
+        self.name = name
+
+    def for_job(self, job_id: str, fencing_token: int) -> GrantSource:
+        return self  # the broker needs no claim: this process is the governance plane
+
+    def grant(
+        self,
+        tenant_id: str,
+        specimen_id: str,
+        wrapped: WrappedKey,
+        *,
+        job_id: str,
+        ttl_seconds: int,
+        now: datetime,
+    ) -> Grant:
+        return self._broker().issue_grant(
+            tenant_id, specimen_id, wrapped, job_id=job_id, ttl_seconds=ttl_seconds, now=now
+        )

@@ -25,6 +25,17 @@ Invariants (``tests/test_vault_grants.py`` proves each against a real OpenBao):
 
    Any failure raises ``GrantRefused`` without a reason; the reason goes to the log
    record field ``grant_diagnostic`` (no token, ciphertext or key material).
+
+5. Who holds the broker identity: the governance plane (the service's admission path),
+   never a replay worker. The broker is split per tenant (one policy per tenant key, see
+   ``policies/vault/broker-tenant.hcl``). The service mints a grant for a worker's
+   claimed job and gives the wrapping token away with ``TransitGrant.hand_over`` (the
+   minting side can then neither redeem nor revoke it); the worker rebuilds it with
+   ``TransitGrant.received``, which holds no credential and goes through step 2's lookup
+   before unwrapping (``enclave/keys/_service_grants.py``, ``docs/grants.md``).
+6. Admission bindings: ``admission_mac``/``verify_admission_mac`` are transit HMACs
+   under the tenant's key (the broker's tenant policy allows ``hmac`` and ``verify`` on
+   that one key), so only the governance plane can bind an audit to its specimen.
 """
 
 from __future__ import annotations
@@ -38,7 +49,7 @@ from typing import Any, Literal, NoReturn
 
 import hvac.adapters
 
-from enclave._errors import EnclaveError, GrantRefused, Refused
+from enclave._errors import EnclaveError, GrantRefused, InfrastructureError, Refused
 from enclave.keys._provider import WrappedKey
 from enclave.keys._vault_client import ClientFactory, VaultSession, VaultSettings, vault_errors
 
@@ -50,7 +61,7 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 _BLOB = re.compile(r"^vault:v([1-9][0-9]{0,9}):[A-Za-z0-9+/=]+$")
 _DATA_KEY_BYTES = 32
 
-_State = Literal["issued", "spent", "revoking", "revoked"]
+_State = Literal["issued", "spent", "revoking", "revoked", "handed_over"]
 
 
 def derivation_context(tenant_id: str, specimen_id: str) -> str:
@@ -187,6 +198,34 @@ class TransitKeyProvider:
             path_checked=True,
         )
 
+    # -- admission bindings (broker identity, governance plane) -----------------------
+
+    def admission_mac(self, tenant_id: str, message_b64: str) -> str:
+        """Transit HMAC of ``message_b64`` (standard base64) under the tenant's key."""
+        key = self.key_name(tenant_id)
+        with vault_errors("admission binding", refusal=_refused):
+            answer = self._client_factory().adapter.post(
+                f"/v1/{self._mount}/hmac/{key}", json={"input": message_b64}
+            )
+            mac = str(answer["data"]["hmac"])
+        if not mac.startswith("vault:v"):
+            raise InfrastructureError("unexpected key server answer during admission binding")
+        return mac
+
+    def verify_admission_mac(self, tenant_id: str, message_b64: str, mac: str) -> bool:
+        """Whether ``mac`` is the tenant key's HMAC of ``message_b64`` (any live version)."""
+        key = self.key_name(tenant_id)
+        if not isinstance(mac, str) or not mac.startswith("vault:v"):
+            return False
+        try:
+            with vault_errors("admission check", refusal=_refused):
+                answer = self._client_factory().adapter.post(
+                    f"/v1/{self._mount}/verify/{key}", json={"input": message_b64, "hmac": mac}
+                )
+                return answer["data"]["valid"] is True
+        except Refused:
+            return False  # a malformed or foreign MAC is refused by transit: not valid
+
     # -- rotation (rotate identity) ---------------------------------------------------
 
     def rotate(self, tenant_id: str) -> int:
@@ -284,6 +323,40 @@ class TransitGrant:
         self._path_checked = path_checked
         self._state: _State = "issued"
 
+    @classmethod
+    def received(
+        cls,
+        *,
+        adapter: Any,
+        token: str,
+        accessor: str,
+        specimen_id: str,
+        job_id: str,
+        expires_at: datetime,
+        expected_path: str,
+    ) -> TransitGrant:
+        """A grant minted elsewhere and handed over (a worker's side). ``adapter`` carries
+        no token of its own; ``redeem`` looks the wrapping token up before unwrapping."""
+        adapter.token = None
+        return cls(
+            _adapter=adapter,
+            _token=token,
+            accessor=accessor,
+            specimen_id=specimen_id,
+            job_id=job_id,
+            expires_at=expires_at,
+            expected_path=expected_path,
+            path_checked=False,
+        )
+
+    def hand_over(self) -> str:
+        """Give the wrapping token away, once (the service to the job's worker). This
+        object can then neither redeem nor revoke it: whoever holds the token does."""
+        if self._state != "issued":
+            self._refuse(f"grant is {self._state}")
+        token, self._token, self._state = self._token, "", "handed_over"
+        return token
+
     @property
     def accessor(self) -> str:
         return self._accessor
@@ -354,7 +427,7 @@ class TransitGrant:
         server cannot be reached the grant stays unusable locally and ``InfrastructureError``
         tells the caller to retry (the token still dies at its TTL).
         """
-        if self._state in ("spent", "revoked"):
+        if self._state in ("spent", "revoked", "handed_over"):
             return
         self._state = "revoking"
         try:

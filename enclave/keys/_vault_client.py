@@ -41,6 +41,7 @@ __all__ = [
     "VaultSession",
     "VaultSettings",
     "admin_client",
+    "anonymous_adapter",
     "role_env_names",
     "vault_errors",
 ]
@@ -254,6 +255,16 @@ def admin_client(addr: str, token: str, *, verify: bool | str = True, timeout: f
     """A client for an operator token (setup, rotation drills, tests)."""
     settings = VaultSettings(addr=addr.rstrip("/"), token=token, verify=verify, timeout=timeout)
     return _new_client(settings, requests.Session(), token)
+
+
+def anonymous_adapter(addr: str, *, verify: bool | str = True, timeout: float = 10.0) -> Any:
+    """An adapter that holds no token at all: for calls that authenticate with a wrapping
+    token (lookup, unwrap, revoke-self) on a host that holds no Vault credential."""
+    if not re.match(r"^https?://[^\s/]+(/[^\s]*)?$", addr):
+        raise ValueError("vault addr must be an http(s) URL")
+    client = hvac.Client(url=addr.rstrip("/"), token="", verify=verify, timeout=timeout)
+    client.adapter.token = None
+    return client.adapter
 
 
 def _new_client(settings: VaultSettings, http: requests.Session, token: str | None) -> Any:

@@ -4,7 +4,9 @@ Before any grant is issued, the agent's code on disk must be the code the specim
 captured with (``enclave.capture._code_identity.check_code``), or the audit's declared
 code revision. The data key is obtained through a single-use grant for exactly this
 specimen and job, redeemed once, and the grant is revoked whatever happens. Only the
-grant's accessor leaves this module.
+grant's accessor leaves this module. The grant comes from ``runtime.grants``: this
+process's own broker, or — a replay worker in Vault mode — the service, for the job
+the worker has claimed (``enclave.keys._provider.GrantSource``).
 
 Run-time identities (an undeclared alias or resolved identity, every idempotency token,
 an answer's own valid time) are keyed digests in the ledger; the trajectory takes their
@@ -68,7 +70,8 @@ def open_specimen(
         raise Refused(
             "the specimen's key material is gone; unresolvable", code="unresolvable"
         ) from None
-    grant = runtime.broker.issue_grant(
+    grants = runtime.grants
+    grant = grants.grant(
         record.tenant_id, specimen_id, wrapped, job_id=job_id, ttl_seconds=lease_seconds, now=now
     )
     try:
@@ -85,7 +88,7 @@ def open_specimen(
         record=record,
         trajectory=_trajectory(record, fields),
         grant_accessor=grant.accessor,
-        grant_provider=runtime.broker.name,
+        grant_provider=grants.name,
     )
 
 

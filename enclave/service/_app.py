@@ -20,6 +20,8 @@ from ._audits import router as audits_router
 from ._catalog import router as catalog_router
 from ._errors import install_error_handlers
 from ._gate import Limits, RequestGate
+from ._grants import INTERNAL_PREFIX
+from ._grants import router as grants_router
 from ._ledger_routes import router as ledger_router
 from ._middleware import GuardMiddleware
 from ._state import ServiceState
@@ -66,4 +68,5 @@ def create_app(
     app.add_middleware(GuardMiddleware)
     for router in (catalog_router, audits_router, ledger_router):
         app.include_router(router, prefix=API_PREFIX)
+    app.include_router(grants_router, prefix=INTERNAL_PREFIX)  # workers, not analysts
     return app

@@ -3,6 +3,10 @@
 The files are written for the default mount ``transit`` and key prefix
 ``replay-enclave-``; ``render_policy`` rewrites exactly those two tokens when a deployment
 uses others. Policy names are ``replay-enclave-<identity>`` whatever the key prefix.
+
+The broker is split by tenant: ``broker.hcl`` is its tenant-free base, and
+``broker-tenant.hcl`` is rendered once per tenant (``render_tenant_policy``) into
+``replay-enclave-broker-<tenant>``, naming that tenant's key and nothing else.
 """
 
 from __future__ import annotations
@@ -18,11 +22,21 @@ from enclave._errors import BadInput
 from enclave._policies import ENV_POLICY_DIR, policies_root
 from enclave.keys._vault_client import ROLES, Role
 
-__all__ = ["POLICY_NAME_PREFIX", "RoleDefinition", "load_roles", "policy_dir", "render_policy"]
+__all__ = [
+    "POLICY_NAME_PREFIX",
+    "RoleDefinition",
+    "load_roles",
+    "policy_dir",
+    "render_policy",
+    "render_tenant_policy",
+    "tenant_broker_name",
+]
 
 POLICY_NAME_PREFIX = "replay-enclave-"
 DEFAULT_MOUNT = "transit"
 DEFAULT_KEY_PREFIX = "replay-enclave-"
+TENANT_TEMPLATE = "broker-tenant.hcl"
+_TENANT_SLOT = '/replay-enclave-<tenant>"'
 
 _ALLOWED_ROLE_FIELDS = {
     "token_policies",
@@ -69,6 +83,32 @@ def render_policy(text: str, *, mount: str, key_prefix: str) -> str:
         raise ValueError("key prefix must be 1..32 of letters, digits, '_', '.', '-'")
     text = text.replace(f'path "{DEFAULT_MOUNT}/', f'path "{mount}/')
     return text.replace(f"/{DEFAULT_KEY_PREFIX}*", f"/{key_prefix}*")
+
+
+def tenant_broker_name(tenant: str) -> str:
+    """The per-tenant broker policy and AppRole name: ``replay-enclave-broker-<tenant>``."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}", tenant):
+        raise ValueError("tenant ids use letters, digits, '.', '_', ':', '-'")
+    return f"{POLICY_NAME_PREFIX}broker-{tenant}"
+
+
+def render_tenant_policy(
+    text: str, *, tenant: str, mount: str = DEFAULT_MOUNT, key_prefix: str = DEFAULT_KEY_PREFIX
+) -> str:
+    """``broker-tenant.hcl`` for exactly one tenant key (refused if the slot is missing)."""
+    tenant_broker_name(tenant)  # validates the tenant id
+    if _TENANT_SLOT not in text or re.search(r'path "[^"]*[*+]', text):
+        raise BadInput("the tenant broker policy must name <tenant> and hold no glob")
+    rendered = text.replace(_TENANT_SLOT, f'/{key_prefix}{tenant}"')
+    return render_policy(rendered, mount=mount, key_prefix=key_prefix)
+
+
+def load_tenant_template(directory: Path | None = None) -> str:
+    directory = directory if directory is not None else policy_dir()
+    try:
+        return (directory / TENANT_TEMPLATE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput("cannot read the tenant broker policy file") from exc
 
 
 def load_roles(

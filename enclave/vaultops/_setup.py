@@ -8,14 +8,23 @@ Steps of ``apply_setup`` (each idempotent):
 
 1. enable the transit secrets engine at ``mount`` (refuse if the path holds another type);
 2. enable the AppRole auth method at ``approle/``;
-3. write the capture, broker and rotate policies and AppRole roles;
-4. create each requested tenant key (derived, non-exportable, no plaintext backup), or
-   check that an existing one has exactly those properties;
-5. read each role id and generate one fresh secret id per role (optional).
+3. write the capture, broker (tenant-free base) and rotate policies and AppRole roles;
+4. for each requested tenant (``ensure_tenant_key``): create its key (derived,
+   non-exportable, no plaintext backup) or check that an existing one has exactly those
+   properties; write its own broker policy ``replay-enclave-broker-<tenant>`` (decrypt
+   wrapped, HMAC and verify on that one key) and its own AppRole of that name; add the
+   policy to the governance broker role (the service's identity, which then serves the
+   tenants it is configured for — a policy per tenant, no glob over tenants);
+5. read each role id and generate one fresh secret id per role (optional), per-tenant
+   broker roles included.
+
+Replay workers get nothing here: in Vault mode a worker holds no Vault credential and
+asks the service for each grant (``docs/grants.md``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,8 +37,12 @@ from enclave.keys._vault_client import ENV_PREFIX, Role, role_env_names, vault_e
 from enclave.vaultops._policies import (
     DEFAULT_KEY_PREFIX,
     DEFAULT_MOUNT,
+    POLICY_NAME_PREFIX,
     RoleDefinition,
     load_roles,
+    load_tenant_template,
+    render_tenant_policy,
+    tenant_broker_name,
 )
 
 __all__ = ["RoleCredentials", "SetupResult", "apply_setup", "ensure_tenant_key"]
@@ -50,6 +63,7 @@ class RoleCredentials:
     role_id: str
     secret_id: str | None = field(default=None, repr=False)
     secret_id_accessor: str | None = None
+    tenant: str | None = None  # set for a per-tenant broker role
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,9 +74,10 @@ class SetupResult:
     credentials: tuple[RoleCredentials, ...]
     tenant_keys: tuple[str, ...]
 
-    def credentials_for(self, role: Role) -> RoleCredentials:
+    def credentials_for(self, role: Role, *, tenant: str | None = None) -> RoleCredentials:
+        """One identity's credentials; ``tenant`` picks that tenant's own broker role."""
         for cred in self.credentials:
-            if cred.role == role:
+            if cred.role == role and cred.tenant == tenant:
                 return cred
         raise KeyError(role)
 
@@ -75,6 +90,9 @@ class SetupResult:
             lines.append(f"export {ENV_PREFIX}KEY_PREFIX={shlex.quote(self.key_prefix)}")
         for cred in self.credentials:
             role_var, secret_var = role_env_names(cred.role)
+            if cred.tenant is not None:
+                suffix = "_" + "".join(c if c.isalnum() else "_" for c in cred.tenant.upper())
+                role_var, secret_var = role_var + suffix, secret_var + suffix
             lines.append(f"export {role_var}={shlex.quote(cred.role_id)}")
             if cred.secret_id is not None:
                 lines.append(f"export {secret_var}={shlex.quote(cred.secret_id)}")
@@ -113,15 +131,21 @@ def apply_setup(
         # 3. policies and roles
         for role in roles:
             _write_role(admin, role)
-    # 4. tenant keys
+    # 4. tenant keys, each with its own broker policy and role
     keys = tuple(
-        ensure_tenant_key(admin, tenant, mount=mount, key_prefix=key_prefix) for tenant in tenants
+        ensure_tenant_key(admin, tenant, mount=mount, key_prefix=key_prefix, directory=directory)
+        for tenant in tenants
     )
     # 5. credentials
     creds = []
+    broker = next(role for role in roles if role.role == "broker")
     with vault_errors("setup", refusal=_setup_refused):
         for role in roles:
-            creds.append(_credentials(admin, role, issue_secret_ids))
+            creds.append(_credentials(admin, role.role, role.role_name, issue_secret_ids))
+        for tenant in tenants:
+            name = tenant_broker_name(tenant)
+            cred = _credentials(admin, broker.role, name, issue_secret_ids)
+            creds.append(dataclasses.replace(cred, tenant=tenant))
     return SetupResult(
         addr=str(admin.url).rstrip("/"),
         mount=mount,
@@ -132,9 +156,15 @@ def apply_setup(
 
 
 def ensure_tenant_key(
-    admin: Any, tenant: str, *, mount: str = DEFAULT_MOUNT, key_prefix: str = DEFAULT_KEY_PREFIX
+    admin: Any,
+    tenant: str,
+    *,
+    mount: str = DEFAULT_MOUNT,
+    key_prefix: str = DEFAULT_KEY_PREFIX,
+    directory: Path | None = None,
 ) -> str:
-    """Create the tenant's KEK if missing; refuse an existing one with unsafe settings."""
+    """Create the tenant's KEK if missing (refuse an existing one with unsafe settings),
+    then its broker policy and role (``_provision_tenant_broker``)."""
     derivation_context(tenant, "x")
     name = key_prefix + tenant
     path = f"/v1/{mount}/keys/{name}"
@@ -150,7 +180,30 @@ def ensure_tenant_key(
         actual = {k: data.get(k) for k in TENANT_KEY_SETTINGS}
     if actual != TENANT_KEY_SETTINGS:
         raise _key_config_unsafe()
+    _provision_tenant_broker(admin, tenant, mount=mount, key_prefix=key_prefix, directory=directory)
     return name
+
+
+def _provision_tenant_broker(
+    admin: Any, tenant: str, *, mount: str, key_prefix: str, directory: Path | None
+) -> None:
+    """``replay-enclave-broker-<tenant>``: the policy, its own AppRole, and its place in
+    the governance broker role's policies (kept with those of earlier tenants)."""
+    broker = next(
+        r
+        for r in load_roles(mount=mount, key_prefix=key_prefix, directory=directory)
+        if r.role == "broker"
+    )
+    hcl = render_tenant_policy(
+        load_tenant_template(directory), tenant=tenant, mount=mount, key_prefix=key_prefix
+    )
+    name = tenant_broker_name(tenant)
+    with vault_errors("tenant broker", refusal=_setup_refused):
+        _enable(admin, "auth", APPROLE_MOUNT, "approle")
+        admin.adapter.put(f"/v1/sys/policies/acl/{name}", json={"policy": hcl})
+        own = {**broker.settings, "token_policies": [broker.policy_name, name]}
+        admin.adapter.post(f"/v1/auth/{APPROLE_MOUNT}/role/{name}", json=own)
+        _write_role(admin, broker, extra_policies=(name,))
 
 
 def _enable(admin: Any, kind: str, path: str, engine_type: str) -> None:
@@ -163,21 +216,39 @@ def _enable(admin: Any, kind: str, path: str, engine_type: str) -> None:
         raise Refused(f"path {path}/ is already used by another engine", code="vault_mount_taken")
 
 
-def _write_role(admin: Any, role: RoleDefinition) -> None:
+def _write_role(admin: Any, role: RoleDefinition, *, extra_policies: tuple[str, ...] = ()) -> None:
     admin.adapter.put(f"/v1/sys/policies/acl/{role.policy_name}", json={"policy": role.policy_hcl})
-    admin.adapter.post(f"/v1/auth/{APPROLE_MOUNT}/role/{role.role_name}", json=dict(role.settings))
+    settings = dict(role.settings)
+    if role.role == "broker":  # keep the per-tenant policies earlier setups attached
+        settings["token_policies"] = [
+            role.policy_name,
+            *_tenant_policies(admin, role, extra_policies),
+        ]
+    admin.adapter.post(f"/v1/auth/{APPROLE_MOUNT}/role/{role.role_name}", json=settings)
 
 
-def _credentials(admin: Any, role: RoleDefinition, issue_secret_id: bool) -> RoleCredentials:
-    base = f"/v1/auth/{APPROLE_MOUNT}/role/{role.role_name}"
+def _tenant_policies(admin: Any, role: RoleDefinition, extra: tuple[str, ...]) -> list[str]:
+    answer = admin.adapter.get(
+        f"/v1/auth/{APPROLE_MOUNT}/role/{role.role_name}", raise_exception=False
+    )
+    current: list[str] = []
+    if getattr(answer, "status_code", 200) == 200:
+        current = [str(p) for p in answer["data"].get("token_policies") or []]
+    tenant_prefix = f"{POLICY_NAME_PREFIX}broker-"
+    kept = [p for p in current if p.startswith(tenant_prefix)]
+    return sorted(set(kept) | set(extra))
+
+
+def _credentials(admin: Any, role: Role, role_name: str, issue_secret_id: bool) -> RoleCredentials:
+    base = f"/v1/auth/{APPROLE_MOUNT}/role/{role_name}"
     role_id = str(admin.adapter.get(f"{base}/role-id")["data"]["role_id"])
     secret_id = accessor = None
     if issue_secret_id:
         data = admin.adapter.post(f"{base}/secret-id")["data"]
         secret_id, accessor = str(data["secret_id"]), str(data["secret_id_accessor"])
     return RoleCredentials(
-        role=role.role,
-        role_name=role.role_name,
+        role=role,
+        role_name=role_name,
         role_id=role_id,
         secret_id=secret_id,
         secret_id_accessor=accessor,

@@ -1,0 +1,136 @@
+"""Grants a replay worker obtains from the service (Vault mode): no Vault credential here.
+
+A worker in Vault mode holds only its worker token (``replay-enclave worker-token add``)
+and the service's URL. For the job it has claimed it asks, in order:
+
+1. ``POST <service>/internal/v1/grants`` with ``{job_id, fencing_token}`` and its worker
+   token as bearer. The service checks the lease, the admission binding and the tenant,
+   mints one wrapped decrypt for exactly that job's specimen (TTL bound to the lease)
+   and answers with the wrapping token, its accessor and expiry.
+2. The answer must name the specimen and tenant this process is opening; anything else
+   is refused before the token is used.
+3. The token becomes a ``TransitGrant.received`` — no credential of its own — whose
+   ``redeem`` looks the token up (creation path ``<mount>/decrypt/<prefix><tenant>``,
+   server-side TTL) and unwraps it exactly once; ``revoke`` uses the token itself.
+
+Refusals by the service are one opaque ``GrantRefused``; an unreachable or failing
+service is an ``InfrastructureError`` (the job is retried). Neither carries the token.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import requests
+
+from enclave._errors import GrantRefused, InfrastructureError
+from enclave.keys._provider import Grant, GrantSource, WrappedKey
+from enclave.keys._transit import TransitGrant, _parse_time, derivation_context
+from enclave.keys._vault_client import anonymous_adapter
+
+__all__ = ["GRANTS_PATH", "GrantServiceUnavailable", "ServiceGrants"]
+
+GRANTS_PATH = "/internal/v1/grants"
+_log = logging.getLogger("enclave.keys.grants")
+_URL = re.compile(r"^https?://[^\s/]+(/[^\s]*)?$")
+
+
+class GrantServiceUnavailable(InfrastructureError):
+    code = "grant_service_unavailable"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServiceGrants:
+    """``GrantSource`` for a worker: the service mints, the worker redeems."""
+
+    service_url: str
+    worker_token: str = field(repr=False)
+    vault_addr: str
+    mount: str = "transit"
+    key_prefix: str = "replay-enclave-"
+    verify: bool | str = True
+    timeout: float = 10.0
+    job_id: str | None = None
+    fencing_token: int | None = None
+    name: str = "transit"
+
+    def __post_init__(self) -> None:
+        if not _URL.match(self.service_url) or not _URL.match(self.vault_addr):
+            raise ValueError("the grant service and Vault addresses must be http(s) URLs")
+        if not self.worker_token:
+            raise ValueError("a worker token is required")
+
+    def for_job(self, job_id: str, fencing_token: int) -> GrantSource:
+        return replace(self, job_id=job_id, fencing_token=fencing_token)
+
+    def grant(
+        self,
+        tenant_id: str,
+        specimen_id: str,
+        wrapped: WrappedKey,
+        *,
+        job_id: str,
+        ttl_seconds: int,
+        now: datetime,
+    ) -> Grant:
+        derivation_context(tenant_id, specimen_id)  # validates both ids
+        if self.job_id is None or self.fencing_token is None:
+            _log.warning("key grant refused", extra={"grant_diagnostic": "no claimed job"})
+            raise GrantRefused()
+        answer = self._ask()
+        # 2. exactly the specimen this process is opening
+        try:
+            token, accessor = str(answer["wrapping_token"]), str(answer["accessor"])
+            same = answer["specimen_id"] == specimen_id and answer["tenant_id"] == tenant_id
+            expires_at = _parse_time(str(answer["expires_at"]))
+        except (KeyError, TypeError, ValueError):
+            raise GrantServiceUnavailable("unexpected grant service answer") from None
+        if not same:
+            _log.warning(
+                "key grant refused",
+                extra={"grant_diagnostic": "grant names another specimen", "job_id": self.job_id},
+            )
+            raise GrantRefused()
+        # 3. no credential: redeem looks the token up, then unwraps it once
+        return TransitGrant.received(
+            adapter=anonymous_adapter(self.vault_addr, verify=self.verify, timeout=self.timeout),
+            token=token,
+            accessor=accessor,
+            specimen_id=specimen_id,
+            job_id=self.job_id,
+            expires_at=min(expires_at, now + timedelta(seconds=ttl_seconds)),
+            expected_path=f"{self.mount.strip('/')}/decrypt/{self.key_prefix}{tenant_id}",
+        )
+
+    def _ask(self) -> dict[str, Any]:
+        # 1. the claimed job and its fencing token; the worker token as bearer
+        try:
+            response = requests.post(
+                self.service_url.rstrip("/") + GRANTS_PATH,
+                json={"job_id": self.job_id, "fencing_token": self.fencing_token},
+                headers={"Authorization": f"Bearer {self.worker_token}"},
+                timeout=self.timeout,
+                verify=self.verify,
+                allow_redirects=False,
+            )
+        except requests.RequestException:
+            raise GrantServiceUnavailable("the grant service is unavailable") from None
+        if 400 <= response.status_code < 500:
+            _log.warning(
+                "key grant refused",
+                extra={"grant_diagnostic": f"service answered {response.status_code}"},
+            )
+            raise GrantRefused()
+        try:
+            if response.status_code != 200:
+                raise ValueError
+            body = response.json()
+            if not isinstance(body, dict):
+                raise ValueError
+        except ValueError:
+            raise GrantServiceUnavailable("the grant service is unavailable") from None
+        return body

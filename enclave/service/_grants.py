@@ -1,0 +1,216 @@
+"""The grant route: the governance plane mints each replay grant (Vault mode).
+
+``POST /internal/v1/grants`` with body ``{job_id, fencing_token}`` and a worker token as
+bearer (``replay-enclave worker-token add``; workers are not analysts, so this route is
+outside ``/api/v1`` and its analyst gate). The service holds the broker identity; a
+worker holds none. In order — each refusal mints nothing and names only its code:
+
+1. the bearer is an enabled worker's token, else 401 ``unauthenticated``;
+2. the service is in Vault mode, else 404 ``grants_unavailable`` (local keys: every
+   process uses its own broker, nothing to hand over);
+3. the job is ``leased`` to this worker (``lease_owner`` is its name or
+   ``<name>/...``) with exactly this fencing token and a lease that has not expired,
+   else 409 ``lease_not_held`` (one code whatever the cause: no oracle);
+4. its audit is ``QUEUED``, ``RUNNING`` or ``FINALIZING``, else 409 ``audit_not_running``
+   (cancelled, failed and completed audits get nothing);
+5. the audit has an admission binding whose HMAC verifies under its tenant's transit key
+   (written at admission by this service, ``_grant_records.bind_admission``), naming the
+   same tenant and specimen as the audit row, admitted less than ``MAX_AUDIT_AGE`` ago,
+   else 403 ``not_admitted`` — a job or audit row a worker wrote itself has none;
+6. the specimen's wrapped key is still there, else 409 ``unresolvable``;
+7. TTL = min(whole seconds left on the lease, ``max_grant_ttl``); under 1 s: step 3's
+   refusal;
+8. one response-wrapped decrypt of exactly that specimen (``issue_grant``);
+9. the lease is checked again; if it was lost meanwhile the wrapping token is revoked
+   with itself and step 3's refusal is returned; else the token is handed over
+   (``TransitGrant.hand_over``: this process keeps no way to use it);
+10. ``grant.issued`` (subject: the job) records worker, job, audit, specimen, accessor and
+    expiry — never the token — and the answer carries the wrapping token.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Annotated, Any
+
+import sqlalchemy as sa
+from fastapi import APIRouter, Depends
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+
+from .._errors import DecryptionFailed, EnclaveError, GrantRefused
+from .._runtime import Runtime
+from ..governance._db import read
+from ._auth import State
+from ._errors import ERROR_RESPONSES, ServiceError
+from ._grant_records import admission_of, authenticate_worker
+
+__all__ = ["INTERNAL_PREFIX", "MAX_AUDIT_AGE", "MAX_GRANT_TTL_SECONDS", "router"]
+
+INTERNAL_PREFIX = "/internal/v1"
+MAX_GRANT_TTL_SECONDS = 900  # the broker policy's max_wrapping_ttl
+MAX_AUDIT_AGE = timedelta(hours=24)
+_RUNNING = ("QUEUED", "RUNNING", "FINALIZING")
+log = logging.getLogger("enclave.service")
+
+router = APIRouter(responses=ERROR_RESPONSES)
+_bearer = HTTPBearer(
+    auto_error=False, description="A worker token (`replay-enclave worker-token`)."
+)
+
+
+class GrantBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    job_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+    fencing_token: int = Field(ge=0, le=2**53)
+
+
+class GrantAnswer(BaseModel):
+    wrapping_token: str
+    accessor: str
+    tenant_id: str
+    specimen_id: str
+    expires_at: str
+    ttl_seconds: int
+
+
+def current_worker(
+    state: State, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> str:
+    worker = None
+    if credentials is not None and credentials.scheme.lower() == "bearer":
+        worker = authenticate_worker(state.runtime, credentials.credentials)
+    if worker is None:
+        raise ServiceError(
+            401,
+            "unauthenticated",
+            "a valid worker token is required",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return worker
+
+
+def _lease_lost() -> ServiceError:
+    return ServiceError(409, "lease_not_held", "the job's lease is not held by this worker")
+
+
+def _leased(runtime: Runtime, worker: str, body: GrantBody, now: datetime) -> tuple[str, datetime]:
+    """Step 3: the job's audit id and lease expiry, if this worker holds it now."""
+    from ..jobs._model import parse_time
+
+    with read(runtime.ledger.engine) as conn:
+        row = conn.execute(
+            sa.text(
+                "SELECT audit_id, status, fencing_token, lease_owner, lease_expires_at "
+                "FROM jobs WHERE id = :id"
+            ),
+            {"id": body.job_id},
+        ).first()
+    if row is None:
+        raise _lease_lost()
+    audit_id, status, token, owner, expires = row
+    mine = isinstance(owner, str) and (owner == worker or owner.startswith(worker + "/"))
+    if status != "leased" or int(token) != body.fencing_token or not mine or expires is None:
+        raise _lease_lost()
+    lease_expires = parse_time(str(expires))
+    if lease_expires <= now:
+        raise _lease_lost()
+    return str(audit_id), lease_expires
+
+
+def _audit(runtime: Runtime, audit_id: str) -> tuple[str, str]:
+    """Step 4: the running audit's tenant and specimen."""
+    with read(runtime.ledger.engine) as conn:
+        row = conn.execute(
+            sa.text("SELECT tenant_id, specimen_id, status FROM audits WHERE id = :id"),
+            {"id": audit_id},
+        ).first()
+    if row is None or row[2] not in _RUNNING:
+        raise ServiceError(409, "audit_not_running", "the job's audit is not running")
+    return str(row[0]), str(row[1])
+
+
+def _admitted(runtime: Runtime, audit_id: str, tenant: str, specimen: str, now: datetime) -> None:
+    """Step 5: a binding this service made at admission, for this tenant and specimen."""
+    found = admission_of(runtime, audit_id)
+    refused = ServiceError(403, "not_admitted", "the job's audit was not admitted")
+    if found is None or (found.tenant_id, found.specimen_id) != (tenant, specimen):
+        raise refused
+    admitted_at = datetime.fromisoformat(found.admitted_at.replace("Z", "+00:00"))
+    if not admitted_at <= now < admitted_at + MAX_AUDIT_AGE:
+        raise refused
+
+
+@router.post(
+    "/grants",
+    response_model=GrantAnswer,
+    summary="Mint the grant of a claimed job (replay workers in Vault mode)",
+)
+def mint_grant(
+    state: State, worker: Annotated[str, Depends(current_worker)], body: GrantBody
+) -> dict[str, Any]:
+    runtime, now = state.runtime, state.clock()
+    # 2.
+    if runtime.provider != "transit":
+        raise ServiceError(404, "grants_unavailable", "grants are minted here in Vault mode only")
+    # 3. - 5.
+    audit_id, lease_expires = _leased(runtime, worker, body, now)
+    tenant, specimen = _audit(runtime, audit_id)
+    _admitted(runtime, audit_id, tenant, specimen, now)
+    # 6.
+    try:
+        wrapped = runtime.payloads.wrapped_key(tenant, specimen)
+    except DecryptionFailed:
+        raise ServiceError(409, "unresolvable", "the specimen's key material is gone") from None
+    # 7.
+    ttl = min(int((lease_expires - now).total_seconds()), MAX_GRANT_TTL_SECONDS)
+    if ttl < 1:
+        raise _lease_lost()
+    # 8.
+    try:
+        grant = runtime.broker.issue_grant(
+            tenant, specimen, wrapped, job_id=body.job_id, ttl_seconds=ttl, now=now
+        )
+    except GrantRefused:
+        raise ServiceError(403, "grant_refused", "the key server refused the grant") from None
+    # 9.
+    try:
+        _leased(runtime, worker, body, now)
+    except ServiceError:
+        _revoke(grant)
+        raise
+    token = grant.hand_over()  # type: ignore[attr-defined]
+    # 10.
+    expires_at = grant.expires_at.isoformat().replace("+00:00", "Z")
+    runtime.ledger.append(
+        "grant.issued",
+        body.job_id,
+        {
+            "job_id": body.job_id,
+            "audit_id": audit_id,
+            "specimen_id": specimen,
+            "worker": worker,
+            "provider": "transit",
+            "accessor": grant.accessor,
+            "expires_at": expires_at,
+        },
+    )
+    log.info("grant issued job=%s worker=%s accessor=%s", body.job_id, worker, grant.accessor)
+    return {
+        "wrapping_token": token,
+        "accessor": grant.accessor,
+        "tenant_id": tenant,
+        "specimen_id": specimen,
+        "expires_at": expires_at,
+        "ttl_seconds": ttl,
+    }
+
+
+def _revoke(grant: Any) -> None:
+    """The wrapping token revokes itself (no broker right needed)."""
+    try:
+        grant.revoke()
+    except EnclaveError:
+        log.warning("a grant minted for a lost lease could not be revoked; it dies at its TTL")
