@@ -73,7 +73,10 @@ const certificateViewer: JupyterFrontEndPlugin<void> = {
       isEnabled: () =>
         tracker.currentWidget !== null || isCertificatePath(selectedPath()),
       execute: async args => {
-        const asked = typeof args.path === 'string' ? args.path : undefined;
+        // the file browser's context menu names its selection; the palette means the
+        // certificate in front of the analyst, else the file browser's selection
+        const asked =
+          typeof args.path === 'string' ? args.path : args.fromFileBrowser ? selectedPath() : undefined;
         let widget: CertificateDocument | null = null;
         if (asked === undefined && tracker.currentWidget && app.shell.currentWidget === tracker.currentWidget) {
           widget = tracker.currentWidget;
@@ -109,6 +112,7 @@ const certificateViewer: JupyterFrontEndPlugin<void> = {
 
     app.contextMenu.addItem({
       command: CommandIDs.verify,
+      args: { fromFileBrowser: true },
       selector: `.jp-DirListing-item[data-file-type="${FILE_TYPE}"]`,
       rank: 3
     });

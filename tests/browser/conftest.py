@@ -197,3 +197,65 @@ def copy_notebook(lab: Lab, name: str = "investigation.ipynb") -> Path:
     target = lab.root / name
     shutil.copyfile(source, target)
     return target
+
+
+@pytest.fixture(scope="session")
+def lab_trusting(
+    stack: EnclaveStack, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[[str, Path], Lab]]:
+    """Like ``lab``, but the server extension trusts ``issuer_key`` for ``/enclave/verify``
+    (the certificate viewer's tests use the golden certificates' issuer)."""
+    started: list[Lab] = []
+
+    def start(analyst: str, issuer_key: Path) -> Lab:
+        base = tmp_path_factory.mktemp(f"lab-trusting-{analyst}")
+        root = base / "root"
+        root.mkdir()
+        dirs = _lab_config(base)
+        port, token = free_port(), secrets.token_hex(16)
+        env = child_env(
+            {
+                "JUPYTER_CONFIG_DIR": dirs["config"],
+                "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+                "REPLAY_ENCLAVE_URL": stack.url,
+                "REPLAY_ENCLAVE_TOKEN": stack.tokens[analyst],
+                "REPLAY_ENCLAVE_ISSUER_KEY": str(issuer_key),
+            }
+        )
+        env.pop("REPLAY_ENCLAVE_TOKEN_FILE", None)
+        with open(base / "lab.log", "wb") as log:  # the child keeps its own descriptor
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "jupyterlab",
+                    "--no-browser",
+                    "--allow-root",
+                    "--ip=127.0.0.1",
+                    f"--port={port}",
+                    f"--IdentityProvider.token={token}",
+                    f"--ServerApp.root_dir={root}",
+                    "--LabApp.expose_app_in_browser=True",
+                    f"--LabApp.workspaces_dir={dirs['workspaces']}",
+                    f"--LabApp.user_settings_dir={dirs['settings']}",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=str(root),
+            )
+        url = f"http://127.0.0.1:{port}"
+        wait_http(f"{url}/api/status", proc=proc, headers={"Authorization": f"token {token}"})
+        started.append(Lab(url=url, token=token, root=root, proc=proc))
+        return started[-1]
+
+    yield start
+    stop([lab.proc for lab in started])
+
+
+def lab_settings(lab: Lab, plugin: str, values: dict[str, Any]) -> None:
+    """Write a user setting before the page loads (``<package>:<plugin>`` ids)."""
+    package, name = plugin.split(":", 1)
+    target = lab.root.parent / "settings" / package / f"{name}.jupyterlab-settings"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(values))

@@ -27,7 +27,7 @@ function cell(side: string, outcome: Outcome, name: string): HTMLElement {
       'aria-label': `${side}: ${name} ${check.ok ? 'passes' : 'fails'}`
     },
     el('span', { class: 'enclave-verdict' }, verdict),
-    el('span', { class: 'enclave-verify-detail' }, check.detail)
+    check.detail === 'not run' ? null : el('span', { class: 'enclave-verify-detail' }, check.detail)
   );
 }
 
