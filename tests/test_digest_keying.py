@@ -223,3 +223,17 @@ def test_run_time_identity_digests_are_keyed_per_specimen(runtime: Runtime) -> N
     assert not set(tokens_a) & set(tokens_b)
     # declared names stay in clear and equal: they are the agent's vocabulary, not values
     assert [(s.alias, s.resolved) for s in ra.steps] == [(s.alias, s.resolved) for s in rb.steps]
+
+
+def test_a_specimen_sealed_with_tenant_wide_digests_publishes_none_of_them(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import enclave.capture._seal as seal
+
+    # a specimen sealed before per-specimen keying (manifest v2): tenant-wide digests
+    monkeypatch.setattr(seal, "MANIFEST_VERSION", 2)
+    monkeypatch.setattr(seal, "published_steps", lambda steps, *_, **__: steps, raising=False)
+    old = _capture(runtime, 0.70)
+    assert runtime.ledger.get_specimen(old).manifest["manifest_version"] == 2
+    view = _view(runtime, old)
+    assert view and all(digest is None for digest in view.values())

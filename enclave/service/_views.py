@@ -86,7 +86,11 @@ def specimen_detail(record: SpecimenRecord, summary: dict[str, Any]) -> dict[str
                         "path": f["path"],
                         "classification": f["classification"],
                         "retention": f["retention"],
-                        "digest": f.get("digest"),
+                        # keyed per specimen from manifest v3 (docs/digests.md); an older
+                        # specimen's tenant-wide digest compares across specimens: not shown
+                        "digest": f.get("digest")
+                        if record.manifest.get("manifest_version", 0) >= 3
+                        else None,
                     }
                     for f in step.get("fields", [])
                 ],
