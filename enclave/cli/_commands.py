@@ -85,7 +85,7 @@ COMMANDS: dict[str, Entry] = {
         "worker",
         "Claim and run audit jobs (prepare, replay batches, finalize) until stopped.",
     ),
-    "worker-token": Entry(
+    "workers": Entry(
         "_worker_cmd",
         "worker_token_app",
         "Replay workers' tokens for the grant service (Vault mode).",

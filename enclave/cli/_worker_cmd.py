@@ -7,7 +7,7 @@ takes the job over.
 
 In Vault mode a worker holds no Vault credential: it asks the service for each job's
 grant (``--grant-service`` / ``REPLAY_ENCLAVE_GRANT_SERVICE``) with a worker token from
-``replay-enclave worker-token add`` — read from ``REPLAY_ENCLAVE_WORKER_TOKEN`` or from a
+``replay-enclave workers add`` — read from ``REPLAY_ENCLAVE_WORKER_TOKEN`` or from a
 file only its owner can read (``REPLAY_ENCLAVE_WORKER_TOKEN_FILE`` / ``--worker-token-file``),
 never from the command line (``ps`` shows every command line). Its leases are named
 ``<worker name>/<host:pid>``, the name the service checks them against.
@@ -64,7 +64,7 @@ def _read_token(env: Mapping[str, str], token_file: Path | None) -> str:
     if path is None:
         raise BadInput(
             f"in Vault mode a worker needs a worker token ({ENV_WORKER_TOKEN} or "
-            f"{ENV_WORKER_TOKEN_FILE}; see `replay-enclave worker-token add`)"
+            f"{ENV_WORKER_TOKEN_FILE}; see `replay-enclave workers add`)"
         )
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
@@ -233,4 +233,4 @@ def worker_token_revoke(
 
 def register(app: typer.Typer) -> None:
     app.command("worker")(worker)
-    app.add_typer(worker_token_app, name="worker-token")
+    app.add_typer(worker_token_app, name="workers")

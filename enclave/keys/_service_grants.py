@@ -1,6 +1,6 @@
 """Grants a replay worker obtains from the service (Vault mode): no Vault credential here.
 
-A worker in Vault mode holds only its worker token (``replay-enclave worker-token add``)
+A worker in Vault mode holds only its worker token (``replay-enclave workers add``)
 and the service's URL. For the job it has claimed it asks, in order:
 
 1. ``POST <service>/internal/v1/grants`` with ``{job_id, fencing_token}`` and its worker

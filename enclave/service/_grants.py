@@ -1,7 +1,7 @@
 """The grant route: the governance plane mints each replay grant (Vault mode).
 
 ``POST /internal/v1/grants`` with body ``{job_id, fencing_token}`` and a worker token as
-bearer (``replay-enclave worker-token add``; workers are not analysts, so this route is
+bearer (``replay-enclave workers add``; workers are not analysts, so this route is
 outside ``/api/v1`` and its analyst gate). The service holds the broker identity; a
 worker holds none. In order — each refusal mints nothing and names only its code:
 
@@ -55,9 +55,7 @@ _RUNNING = ("QUEUED", "RUNNING", "FINALIZING")
 log = logging.getLogger("enclave.service")
 
 router = APIRouter(responses=ERROR_RESPONSES)
-_bearer = HTTPBearer(
-    auto_error=False, description="A worker token (`replay-enclave worker-token`)."
-)
+_bearer = HTTPBearer(auto_error=False, description="A worker token (`replay-enclave workers add`).")
 
 
 class GrantBody(BaseModel):
