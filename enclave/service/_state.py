@@ -12,6 +12,7 @@ connection pool above both pools together, so no thread waits for a connection.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ class ServiceState:
     _runtime: Runtime | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _list_limiter: CapacityLimiter | None = None
+    _limiter_loop: object = None
 
     @property
     def runtime(self) -> Runtime:
@@ -49,8 +51,10 @@ class ServiceState:
 
     async def list_read(self, read: Callable[[], _T]) -> _T:
         """Run a listing's blocking reads on the list threads (see the module doc)."""
-        if self._list_limiter is None:  # made in the event loop that serves requests
-            self._list_limiter = CapacityLimiter(LIST_THREADS)
+        loop = asyncio.get_running_loop()
+        if self._list_limiter is None or self._limiter_loop is not loop:
+            # one per event loop: a limiter's waiters belong to the loop they wait in
+            self._list_limiter, self._limiter_loop = CapacityLimiter(LIST_THREADS), loop
         return await anyio.to_thread.run_sync(read, limiter=self._list_limiter)
 
     def close(self) -> None:
