@@ -237,3 +237,35 @@ def test_a_specimen_sealed_with_tenant_wide_digests_publishes_none_of_them(
     assert runtime.ledger.get_specimen(old).manifest["manifest_version"] == 2
     view = _view(runtime, old)
     assert view and all(digest is None for digest in view.values())
+
+
+def test_the_admission_record_names_the_request_as_its_certificate_will(
+    runtime: Runtime,
+) -> None:
+    from enclave.governance import Analyst, admit_audit
+    from enclave.jobs import submit_audit
+    from tests.test_governance import T0, active, draft, policy_text
+
+    x, y = _capture(runtime, 0.70), _capture(runtime, 0.56)
+    active(runtime, policy_text())
+    alice = Analyst(name="alice", tenant="acme", roles=("auditor",), created_at="x")
+    admitted = admit_audit(
+        runtime,
+        draft(x, value=0.56),
+        analyst=alice,
+        now=T0,
+        submit=lambda request, key: submit_audit(
+            runtime, request, tenant_id="acme", now=T0, idempotency_key=key
+        ),
+    )
+    assert admitted.status.status == "QUEUED"
+    (entry,) = runtime.ledger.entries(kind="audit.admitted", subject=x)
+    recorded = entry.body["parameters"]["digest"]
+    # operators reading the ledger cannot match the request to Y's recorded value ...
+    assert recorded != _view(runtime, y)[RISK, "response", "/confidence"]
+    assert recorded not in _digests_in(runtime.ledger.get_specimen(y).manifest)
+    # ... and the certificate will carry the same request digest
+    certificate = _replace(x, 0.56).to_predicate(
+        call_id=RISK, digester=runtime.digests.for_tenant("acme")
+    )
+    assert recorded == certificate["parameters"]["digest"]
