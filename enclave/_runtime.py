@@ -41,14 +41,23 @@ def _vault_addr(home: Home, env: dict[str, str]) -> str | None:
 
 def _transit(home: Home, env: dict[str, str], role: str) -> KeyProvider:
     from .keys import TransitKeyProvider, VaultSettings
+    from .keys._tenant_brokers import TenantBrokers
 
-    try:
-        table = dict(home.config.get("vault", {}))
-        if not table.get("addr") and home.backend.get("vault_addr"):
-            table["addr"] = home.backend["vault_addr"]  # the address the home was bound to
-        settings = VaultSettings.from_env_or_config(env, table, role=role)  # type: ignore[arg-type]
-    except ValueError:
-        raise BadInput("Vault settings are incomplete (see `replay-enclave vault setup`)") from None
+    table = dict(home.config.get("vault", {}))
+    if not table.get("addr") and home.backend.get("vault_addr"):
+        table["addr"] = home.backend["vault_addr"]  # the address the home was bound to
+
+    def settings_for(tenant: str | None) -> VaultSettings | None:
+        try:
+            return VaultSettings.from_env_or_config(env, table, role=role, tenant=tenant)  # type: ignore[arg-type]
+        except ValueError:
+            return None
+
+    if role == "broker":  # a tenant's own broker identity where one is configured
+        return TenantBrokers(settings_for)
+    settings = settings_for(None)
+    if settings is None:
+        raise BadInput("Vault settings are incomplete (see `replay-enclave vault setup`)")
     return TransitKeyProvider(settings=settings)
 
 

@@ -27,7 +27,7 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from enclave._errors import GrantRefused, Refused
+from enclave._errors import BadInput, GrantRefused, Refused
 from enclave._home import Home
 from enclave._policies import policies_root
 from enclave._runtime import Runtime, utc_now
@@ -298,6 +298,31 @@ def test_one_tenants_broker_cannot_touch_another_tenants_key(plane: Plane) -> No
     for name in ("replay-enclave-broker", "replay-enclave-broker-acme"):
         policy = admin.adapter.get(f"/v1/sys/policies/acl/{name}")["data"]["policy"]
         assert "replay-enclave-*" not in policy and "globex" not in policy
+
+
+def test_a_service_with_per_tenant_identities_serves_each_tenant_through_its_own(
+    plane: Plane,
+) -> None:
+    # the operator gives this service acme's broker identity only (no governance role)
+    env = {
+        k: v
+        for k, v in plane.service_env.items()
+        if not k.endswith("_BROKER") and not k.endswith("_BROKER_GLOBEX")
+    }
+    assert any(k.endswith("_BROKER_ACME") for k in env)
+    a_tenant, a_spec, a_wrapped = _wrapped(plane, "procurement")
+    g_tenant, g_spec, g_wrapped = _wrapped(plane, "globex-claims")
+    with Runtime.open(plane.home, env=env) as runtime:
+        grant = runtime.broker.issue_grant(
+            a_tenant, a_spec, a_wrapped, job_id="j", ttl_seconds=5, now=utc_now()
+        )
+        grant.revoke()
+        with pytest.raises(BadInput):  # no identity at all for globex here
+            runtime.broker.issue_grant(
+                g_tenant, g_spec, g_wrapped, job_id="j", ttl_seconds=5, now=utc_now()
+            )
+        with pytest.raises(Refused):  # a broker is a broker: no capture, no rotation
+            runtime.broker.new_data_key(a_tenant, "sp-new")
 
 
 # -- 2. + 6. the worker host holds nothing that decrypts; the audit still completes -------

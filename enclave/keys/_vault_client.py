@@ -79,9 +79,12 @@ _REFUSALS = (
 )
 
 
-def role_env_names(role: Role | None) -> tuple[str, str]:
-    """The (role_id, secret_id) environment variable names for one identity."""
+def role_env_names(role: Role | None, tenant: str | None = None) -> tuple[str, str]:
+    """The (role_id, secret_id) environment variable names for one identity; with
+    ``tenant``, that tenant's own broker (``..._BROKER_<TENANT>``, other characters ``_``)."""
     suffix = "" if role is None else "_" + role.upper()
+    if tenant is not None:
+        suffix += "_" + "".join(c if c.isalnum() else "_" for c in tenant.upper())
     return f"{ENV_PREFIX}ROLE_ID{suffix}", f"{ENV_PREFIX}SECRET_ID{suffix}"
 
 
@@ -126,11 +129,15 @@ class VaultSettings:
         config: Mapping[str, Any] | None = None,
         *,
         role: Role | None = None,
+        tenant: str | None = None,
     ) -> VaultSettings:
         """Environment first, then the ``[vault]`` table of the home's ``config.toml``.
 
-        ``config`` may be the whole parsed file or just its ``vault`` table.
+        ``config`` may be the whole parsed file or just its ``vault`` table. ``tenant``
+        (broker only) asks for that tenant's own AppRole and nothing else.
         """
+        if tenant is not None and role != "broker":
+            raise ValueError("only the broker has per-tenant identities")
         if role is not None and role not in ROLES:
             raise ValueError("unknown vault role")
         table: Mapping[str, Any] = config or {}
@@ -148,14 +155,16 @@ class VaultSettings:
                 raise ValueError(f"[vault] {key} has the wrong type")
             return str(conf)
 
-        role_var, secret_var = role_env_names(role)
+        role_var, secret_var = role_env_names(role, tenant)
         key_suffix = "" if role is None else "_" + role
+        if tenant is not None:
+            key_suffix += "_" + tenant
         addr = pick("VAULT_ADDR", "addr")
         if not addr:
             raise ValueError("no vault address: set VAULT_ADDR or [vault] addr")
         role_id = pick(role_var, "role_id" + key_suffix)
         secret_id = pick(secret_var, "secret_id" + key_suffix)
-        token = None if (role_id or secret_id) else pick("VAULT_TOKEN", "token")
+        token = None if (role_id or secret_id or tenant) else pick("VAULT_TOKEN", "token")
         verify: bool | str = True
         cacert = pick("VAULT_CACERT", "ca_cert")
         skip = pick("VAULT_SKIP_VERIFY", "skip_verify")

@@ -89,10 +89,7 @@ class SetupResult:
         if self.key_prefix != DEFAULT_KEY_PREFIX:
             lines.append(f"export {ENV_PREFIX}KEY_PREFIX={shlex.quote(self.key_prefix)}")
         for cred in self.credentials:
-            role_var, secret_var = role_env_names(cred.role)
-            if cred.tenant is not None:
-                suffix = "_" + "".join(c if c.isalnum() else "_" for c in cred.tenant.upper())
-                role_var, secret_var = role_var + suffix, secret_var + suffix
+            role_var, secret_var = role_env_names(cred.role, cred.tenant)
             lines.append(f"export {role_var}={shlex.quote(cred.role_id)}")
             if cred.secret_id is not None:
                 lines.append(f"export {secret_var}={shlex.quote(cred.secret_id)}")
