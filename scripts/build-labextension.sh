@@ -15,7 +15,6 @@ if [ ! -f "$out/package.json" ] ||
   [ -n "$(find "$ext/src" "$ext/style" "$ext/schema" "$ext/package.json" "$ext/tsconfig.json" \
     -newer "$out/package.json" -print -quit)" ]; then
   (cd "$ext" && npm run --silent build)
-  cp "$ext/install.json" "$out/install.json"
   touch "$out/package.json"
 fi
 # What `jupyter labextension develop` does, without importing the package: the
