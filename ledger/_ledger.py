@@ -43,6 +43,7 @@ from ._specimens import (
     check_record,
     count_specimens,
     insert_specimen,
+    insert_specimens,
     load_specimen,
     sealed_body,
     specimen_page,
@@ -299,6 +300,45 @@ class Ledger:
             insert_specimen(conn, record, positions[0].index)
         self._saved(positions[0])
         return positions[0]
+
+    @guarded("seal_specimen")
+    def seal_many(self, records: Sequence[SpecimenRecord]) -> list[LedgerPosition]:
+        """Seal runs never begun with ``begin_run`` (an import, a backfill) in one
+        transaction and one batched append: all of them or none. A record whose run is
+        already known is a ``Conflict``; use ``seal_specimen`` for a begun run."""
+        records = list(records)
+        for record in records:
+            check_record(record)
+        if len({r.specimen_id for r in records}) != len(records):
+            raise ValueError("a specimen id repeats")
+        if not records:
+            return []
+        with self._write() as conn:
+            tip = lock_tip(conn)
+            for tenant in sorted({r.tenant_id for r in records}):
+                self._ensure_tenant(conn, tenant)
+            conn.execute(
+                sa.text(
+                    "INSERT INTO runs (id, tenant_id, agent_name, agent_version, status, "
+                    "started_at, ended_at) VALUES (:id, :tenant, :agent, :version, "
+                    "'sealed', :at, :at)"
+                ),
+                [
+                    {
+                        "id": r.specimen_id,
+                        "tenant": r.tenant_id,
+                        "agent": r.agent_name,
+                        "version": r.agent_version,
+                        "at": r.sealed_at,
+                    }
+                    for r in records
+                ],
+            )
+            items = [("specimen.sealed", r.specimen_id, sealed_body(r)) for r in records]
+            positions, _ = append_rows(conn, tip, items, self._clock())
+            insert_specimens(conn, [(r, p.index) for r, p in zip(records, positions, strict=True)])
+        self._saved(positions[-1])
+        return positions
 
     @guarded("get_specimen")
     def get_specimen(self, specimen_id: str) -> SpecimenRecord:

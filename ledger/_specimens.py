@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -24,6 +25,7 @@ from ._summaries import SpecimenFilter, SpecimenPage, count_sql, page_from_rows,
 __all__ = [
     "check_record",
     "insert_specimen",
+    "insert_specimens",
     "load_specimen",
     "count_specimens",
     "specimen_page",
@@ -70,43 +72,48 @@ def _table(model: str) -> sa.Table:
 
 
 def insert_specimen(conn: sa.Connection, record: SpecimenRecord, sealed_index: int) -> None:
+    insert_specimens(conn, [(record, sealed_index)])
+
+
+def insert_specimens(conn: sa.Connection, sealed: Sequence[tuple[SpecimenRecord, int]]) -> None:
+    """The rows of ``sealed`` (record, sealed index) pairs: three batched inserts."""
+    specimens, steps, fields = [], [], []
+    for record, sealed_index in sealed:
+        specimens.append(_specimen_row(record, sealed_index))
+        steps += [_step_row(record.specimen_id, i, s) for i, s in enumerate(record.steps)]
+        fields += [_field_row(record.specimen_id, i, f) for i, f in enumerate(record.fields)]
+    conn.execute(sa.insert(_table("SpecimenRow")), specimens)
+    if steps:
+        conn.execute(sa.insert(_table("StepRow")), steps)
+    if fields:
+        conn.execute(sa.insert(_table("FieldRowModel")), fields)
+
+
+def _specimen_row(record: SpecimenRecord, sealed_index: int) -> dict[str, Any]:
     facts = effect_facts(step.effect for step in record.steps)
     classification = Classification(record.highest_classification).value
-    conn.execute(
-        sa.insert(_table("SpecimenRow")),
-        {
-            "id": record.specimen_id,
-            "tenant_id": record.tenant_id,
-            "agent_name": record.agent_name,
-            "agent_version": record.agent_version,
-            "manifest_json": canonical_json(record.manifest).decode(),
-            "manifest_digest": record.manifest_digest,
-            "adapter_name": record.adapter.name,
-            "adapter_version": record.adapter.version,
-            "adapter_strategies": canonical_json(list(record.adapter.strategies)).decode(),
-            "adapter_source_ref": record.adapter.source_ref,
-            "highest_classification": classification,
-            "retention_class": record.retention_class,
-            "legal_hold": bool(record.legal_hold),
-            "sealed_at": record.sealed_at,
-            "sealed_index": sealed_index,
-            "erased": False,
-            "erased_at": None,
-            "effects_reverifiable": facts.reverifiable,
-            "effects_expire_at": facts.expire_at,
-            "classification_rank": CLASSIFICATION_RANK[classification],
-        },
-    )
-    if record.steps:
-        conn.execute(
-            sa.insert(_table("StepRow")),
-            [_step_row(record.specimen_id, i, s) for i, s in enumerate(record.steps)],
-        )
-    if record.fields:
-        conn.execute(
-            sa.insert(_table("FieldRowModel")),
-            [_field_row(record.specimen_id, i, f) for i, f in enumerate(record.fields)],
-        )
+    return {
+        "id": record.specimen_id,
+        "tenant_id": record.tenant_id,
+        "agent_name": record.agent_name,
+        "agent_version": record.agent_version,
+        "manifest_json": canonical_json(record.manifest).decode(),
+        "manifest_digest": record.manifest_digest,
+        "adapter_name": record.adapter.name,
+        "adapter_version": record.adapter.version,
+        "adapter_strategies": canonical_json(list(record.adapter.strategies)).decode(),
+        "adapter_source_ref": record.adapter.source_ref,
+        "highest_classification": classification,
+        "retention_class": record.retention_class,
+        "legal_hold": bool(record.legal_hold),
+        "sealed_at": record.sealed_at,
+        "sealed_index": sealed_index,
+        "erased": False,
+        "erased_at": None,
+        "effects_reverifiable": facts.reverifiable,
+        "effects_expire_at": facts.expire_at,
+        "classification_rank": CLASSIFICATION_RANK[classification],
+    }
 
 
 def _step_row(specimen_id: str, ordinal: int, step: StepRecord) -> dict[str, Any]:

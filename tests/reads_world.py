@@ -66,9 +66,30 @@ def synthetic_specimen(
 ) -> SpecimenRecord:
     steps = [_step(1, StepKind.CONTEXT), _step(2, StepKind.MODEL)]
     steps += [_step(3 + i, StepKind.EFFECT, effect) for i, effect in enumerate(effects)]
-    manifest: dict[str, Any] = {
+    manifest: dict[str, Any] = {  # the shape the detail view reads, no content
         "run": specimen_id,
-        "steps": [{"seq": s.seq, "resolved": s.resolved} for s in steps],
+        "steps": [
+            {
+                "seq": s.seq,
+                "call_id": s.call_id,
+                "kind": s.kind.value,
+                "name": s.name,
+                "agent": s.agent,
+                "resolved": s.resolved,
+                "fields": [
+                    {
+                        "side": "response",
+                        "path": "/score",
+                        "classification": classification.value,
+                        "retention": "digest",
+                        "digest": _DIGEST,
+                    }
+                ]
+                if s.seq == 2
+                else [],
+            }
+            for s in steps
+        ],
     }
     return SpecimenRecord(
         specimen_id=specimen_id,

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from enclave.service._views import ADMISSIBLE, expected_auditability
-from ledger import Classification, EffectInfo, Ledger, SpecimenFilter
+from ledger import Classification, Conflict, EffectInfo, Ledger, SpecimenFilter
 from ledger._chain import compute_entry_hash
 from tests.reads_world import CLASSES, seal_many, synthetic_specimen
 
@@ -383,3 +383,14 @@ def test_sealed_specimens_after_the_checkpoint_are_checked(led: Ledger) -> None:
         conn.execute(sa.text("UPDATE specimens SET manifest_digest = 'sha256:x' WHERE id = 'b'"))
     report = led.verify(incremental=True)
     assert not report.ok and report.reason == "specimen manifest does not match its digest"
+
+
+def test_seal_many_seals_all_or_nothing(led: Ledger) -> None:
+    led.seal_specimen(synthetic_specimen("a"))
+    with pytest.raises(Conflict):
+        led.seal_many([synthetic_specimen("b"), synthetic_specimen("a")])
+    assert _ids(led, SpecimenFilter()) == ["a"]
+    positions = led.seal_many([synthetic_specimen(n) for n in ("b", "c")])
+    assert [p.index for p in positions] == [1, 2]
+    assert _ids(led, SpecimenFilter()) == ["c", "b", "a"]
+    assert led.verify().ok
