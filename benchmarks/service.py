@@ -9,6 +9,16 @@ finalize job; every prepare and replay job starts one isolated replay worker.
 
 Run: ``python benchmarks/service.py [--audits N] [--samples S] [--batch-size B]
 [--workers 1,2] [--backends sqlite,postgres]``.
+
+Read-load mode (``--read-load``): a home seeded with ``--specimens`` specimens (sealed in
+batches through ``Ledger.seal_many``) and ``--certificates`` completed audits (one real
+audit run by an in-process worker; the others submitted through ``submit_audit`` and
+concluded with a copy of its certificate — a seeding shortcut, the rows are what a
+worker writes), served by ``replay-enclave serve`` on SQLite and on PostgreSQL;
+``--clients`` concurrent clients for ``--seconds`` against the list, filter and detail
+routes (list clients follow ``next`` cursors ten pages deep), then ``/whoami`` alone
+and while 45 clients run filter queries. Run: ``python benchmarks/service.py
+--read-load [--seconds 30] [--backends sqlite,postgres] [--serve-workers 2]``.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ from enclave.cli._demo import capture_incidents  # noqa: E402
 from enclave.jobs import audit_status, submit_audit  # noqa: E402
 from enclave.replay import AuditRequest, Intervention, Strategy  # noqa: E402
 
-__all__ = ["local_postgres", "measure_service_overhead", "measure_workers"]
+__all__ = ["local_postgres", "measure_read_load", "measure_service_overhead", "measure_workers"]
 
 WORKER_MAIN = (
     "from enclave.cli import app, main\n"
@@ -287,6 +297,323 @@ def measure_service_overhead(*, samples: int = 1000, rounds: int = 3) -> dict[st
     }
 
 
+# -- read load -------------------------------------------------------------------------
+
+READ_TARGET_MS = 100.0
+WHOAMI_TARGET_RATIO = 2.0
+
+
+def _seed_reads(
+    runtime: Runtime, env: dict[str, str], specimens: int, certificates: int
+) -> tuple[list[str], list[str]]:
+    """Specimens sealed in batches; ``certificates`` concluded audits (see the module doc)."""
+    import threading
+
+    import sqlalchemy as sa
+
+    from enclave.jobs import certificate, run_worker
+    from ledger import EffectInfo
+    from tests.reads_world import CLASSES, synthetic_specimen
+
+    ids: list[str] = []
+    batch = []
+    for i in range(specimens):
+        effects: tuple[EffectInfo, ...] = ()
+        if i % 3 == 1:
+            effects = (EffectInfo("tok", "2099-01-01T00:00:00Z", True),)
+        elif i % 3 == 2:
+            effects = (EffectInfo("tok", "2025-03-01T10:00:35Z", False, ("lock_id",)),)
+        batch.append(
+            synthetic_specimen(
+                f"sp-load-{i:06d}",
+                agent_name="procurement" if i % 2 else "claims",
+                classification=CLASSES[i % 4],
+                effects=effects,
+            )
+        )
+        if len(batch) == 1000 or i == specimens - 1:
+            runtime.ledger.seal_many(batch)
+            ids += [r.specimen_id for r in batch]
+            batch = []
+    specimen = capture_incidents(runtime)["procurement"]
+    first = submit_audit(
+        runtime, _request(specimen, 4), tenant_id="acme", now=datetime.now(UTC)
+    ).audit_id
+    run_worker(
+        lambda: Runtime.open(runtime.home, env=env),
+        worker_id="seed",
+        stop=threading.Event(),
+        once=True,
+    )
+    envelope = certificate(runtime, first)
+    if envelope is None:
+        raise RuntimeError("the seeding audit did not complete")
+    audits = [first]
+    for _ in range(certificates - 1):
+        audits.append(
+            submit_audit(
+                runtime, _request(specimen, 4), tenant_id="acme", now=datetime.now(UTC)
+            ).audit_id
+        )
+    with runtime.ledger.engine.begin() as conn:
+        done = conn.execute(
+            sa.text(
+                "SELECT status, classification, auditability, certificate_json, ledger_index "
+                "FROM audits WHERE id = :id"
+            ),
+            {"id": first},
+        ).one()
+        conn.execute(
+            sa.text(
+                "UPDATE audits SET status = :s, classification = :c, auditability = :a, "
+                "certificate_json = :j, ledger_index = :i WHERE id <> :first"
+            ),
+            {"s": done[0], "c": done[1], "a": done[2], "j": done[3], "i": done[4], "first": first},
+        )
+        conn.execute(sa.text("UPDATE jobs SET status = 'done' WHERE status = 'queued'"))
+    return ids, audits
+
+
+def _serve(home: Path, env: dict[str, str], port: int, workers: int, log: Path) -> Any:
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from enclave.cli import main; main()",
+                "serve",
+                "--home",
+                str(home),
+                "--port",
+                str(port),
+                "--workers",
+                str(workers),
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+        )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the service did not start") from None
+            time.sleep(0.2)
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _drive(
+    base: str,
+    token: str,
+    plan: Sequence[tuple[str, Any]],
+    seconds: float,
+) -> dict[str, dict[str, Any]]:
+    """One thread per (route name, next-path function), each a closed loop for
+    ``seconds``; latencies and errors per route name."""
+    import random
+    import threading
+
+    import httpx
+
+    results: dict[str, dict[str, Any]] = {}
+    lock = threading.Lock()
+    start = threading.Barrier(len(plan) + 1)
+
+    def client(name: str, next_path: Any, seed: int) -> None:
+        rng = random.Random(seed)
+        latencies: list[float] = []
+        errors = 0
+        state: dict[str, Any] = {}
+        with httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60
+        ) as http:
+            start.wait()
+            ends = time.monotonic() + seconds
+            while time.monotonic() < ends:
+                path = next_path(rng, state)
+                began = time.perf_counter()
+                try:
+                    answer = http.get(path)
+                    ok = answer.status_code == 200
+                except httpx.HTTPError:
+                    ok, answer = False, None
+                latencies.append((time.perf_counter() - began) * 1000)
+                if not ok:
+                    errors += 1
+                elif answer is not None and "cursor" in state:
+                    state["cursor"] = answer.json().get("next")
+        with lock:
+            row = results.setdefault(name, {"latencies": [], "errors": 0})
+            row["latencies"] += latencies
+            row["errors"] += errors
+
+    threads = [
+        threading.Thread(target=client, args=(name, fn, n), daemon=True)
+        for n, (name, fn) in enumerate(plan)
+    ]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def _pages(path: str) -> Any:
+    """A list client: follows ``next`` ten pages deep, then starts over."""
+
+    def next_path(_rng: Any, state: dict[str, Any]) -> str:
+        depth = state.get("depth", 0)
+        cursor = state.get("cursor")
+        if depth >= 10 or (depth and cursor is None):
+            depth, cursor = 0, None
+        state["depth"], state["cursor"] = depth + 1, cursor
+        sep = "&" if "?" in path else "?"
+        return path if cursor is None else f"{path}{sep}cursor={cursor}"
+
+    return next_path
+
+
+def _one_of(template: str, ids: Sequence[str]) -> Any:
+    return lambda rng, _state: template.format(rng.choice(ids))
+
+
+def measure_read_load(
+    *,
+    backend: str,
+    specimens: int = 10_000,
+    certificates: int = 1_000,
+    clients: int = 50,
+    seconds: float = 30.0,
+    serve_workers: int = 2,
+) -> dict[str, Any]:
+    """Per-route latency under ``clients`` concurrent clients, and /whoami alone vs
+    under 45 filter clients, against ``replay-enclave serve`` on ``backend``."""
+    from contextlib import nullcontext
+
+    from enclave.governance import add_analyst
+    from tests.fixtures.postgres import running_postgres
+
+    with tempfile.TemporaryDirectory(prefix="bench-reads-") as tmp:
+        server = (
+            running_postgres(durable=True, max_connections=250)
+            if backend == "postgres"
+            else nullcontext()
+        )
+        with server as pg:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("REPLAY_ENCLAVE_")}
+            if pg is not None:
+                pg.admin('CREATE DATABASE "bench"')
+                env["REPLAY_ENCLAVE_LEDGER_URL"] = pg.url("bench")
+            home = Home.init(Path(tmp) / "home")
+            runtime = Runtime.open(home, env=env)
+            try:
+                began = time.monotonic()
+                ids, audits = _seed_reads(runtime, env, specimens, certificates)
+                seeded = time.monotonic() - began
+                _, token = add_analyst(
+                    runtime,
+                    "reader",
+                    tenant="acme",
+                    roles=["viewer", "restricted-clearance"],
+                    now=datetime.now(UTC),
+                )
+            finally:
+                runtime.close()
+            port = _free_port()
+            proc = _serve(home.root, env, port, serve_workers, Path(tmp) / "serve.log")
+            base = f"http://127.0.0.1:{port}/api/v1"
+            admissible = "/specimens?auditability=counterfactual-admissible&limit=50"
+            routes: list[tuple[str, str, Any]] = [
+                ("list", "/specimens?limit=50 (+next)", _pages("/specimens?limit=50")),
+                ("filter", admissible + " (+next)", _pages(admissible)),
+                (
+                    "filter",
+                    "/specimens?agent=claims&auditability=observable-only",
+                    _pages("/specimens?agent=claims&auditability=observable-only&limit=50"),
+                ),
+                ("detail", "/specimens/{id}", _one_of("/specimens/{}", ids)),
+                ("list", "/audits?limit=50 (+next)", _pages("/audits?limit=50")),
+                ("detail", "/audits/{id}", _one_of("/audits/{}", audits)),
+                (
+                    "detail",
+                    "/certificates/{id}/summary",
+                    _one_of("/certificates/{}/summary", audits),
+                ),
+            ]
+            try:
+                _drive(base, token, [(r[1], r[2]) for r in routes], 2.0)  # warm up
+                plan = [
+                    (routes[n % len(routes)][1], routes[n % len(routes)][2]) for n in range(clients)
+                ]
+                load = _drive(base, token, plan, seconds)
+                window = min(seconds, 10.0)
+                whoami = ("/whoami", lambda _rng, _state: "/whoami")
+                alone = _drive(base, token, [whoami], window)["/whoami"]
+                filters = [("filter", _pages(admissible))] * 45
+                busy = _drive(base, token, [*filters, whoami], window)
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=60)
+    rows = []
+    for kind, name, _ in routes:
+        found = load.get(name, {"latencies": [], "errors": 0})
+        lat = found["latencies"]
+        rows.append(
+            {
+                "kind": kind,
+                "route": name,
+                "requests": len(lat),
+                "p50_ms": round(_percentile(lat, 0.5), 1),
+                "p99_ms": round(_percentile(lat, 0.99), 1),
+                "errors": found["errors"],
+                "target": f"p99<={READ_TARGET_MS:.0f}",
+            }
+        )
+    alone_p99 = _percentile(alone["latencies"], 0.99)
+    busy_p99 = _percentile(busy["/whoami"]["latencies"], 0.99)
+    return {
+        "backend": backend,
+        "specimens": specimens,
+        "certificates": certificates,
+        "seed_seconds": round(seeded, 1),
+        "rows": rows,
+        "whoami": {
+            "alone_p99_ms": round(alone_p99, 1),
+            "under_45_filters_p99_ms": round(busy_p99, 1),
+            "filter_p99_ms": round(_percentile(busy["filter"]["latencies"], 0.99), 1),
+            "ratio": round(busy_p99 / alone_p99, 2),
+            "errors": alone["errors"] + busy["/whoami"]["errors"] + busy["filter"]["errors"],
+            "target": f"ratio<={WHOAMI_TARGET_RATIO:.0f}",
+        },
+    }
+
+
+def print_read_load(result: dict[str, Any]) -> None:
+    print(
+        f"read load on {result['backend']}: {result['specimens']} specimens, "
+        f"{result['certificates']} certificates (seeded in {result['seed_seconds']} s), "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+    )
+    header = ("kind", "route", "requests", "p50_ms", "p99_ms", "errors", "target")
+    widths = (6, 52, 9, 8, 8, 7, 10)
+    print("  ".join(f"{h:<{w}}" for h, w in zip(header, widths, strict=True)))
+    for row in result["rows"]:
+        print("  ".join(f"{row[h]!s:<{w}}" for h, w in zip(header, widths, strict=True)))
+    print("  ".join(f"{k}={v}" for k, v in result["whoami"].items()))
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--audits", type=int, default=10)
@@ -295,7 +622,26 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--overhead-samples", type=int, default=1000)
+    parser.add_argument("--read-load", action="store_true", help="run the read-load mode only")
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--specimens", type=int, default=10_000)
+    parser.add_argument("--certificates", type=int, default=1_000)
+    parser.add_argument("--serve-workers", type=int, default=2)
     args = parser.parse_args()
+    if args.read_load:
+        for backend in args.backends.split(","):
+            print_read_load(
+                measure_read_load(
+                    backend=backend,
+                    specimens=args.specimens,
+                    certificates=args.certificates,
+                    clients=args.clients,
+                    seconds=args.seconds,
+                    serve_workers=args.serve_workers,
+                )
+            )
+        return
     overhead = measure_service_overhead(samples=args.overhead_samples)
     print("service overhead: one audit through HTTP + worker vs `replay-enclave audit`")
     print("  ".join(f"{k:>16}" for k in overhead))
