@@ -131,7 +131,7 @@ export function flipRateChart(effect: Json): SVGElement | null {
   const conf = asNumber(effect.confidence);
   const chart = svg('svg', {
     class: 'enclave-flip-chart',
-    viewBox: `0 0 ${W} 80`,
+    viewBox: `0 0 ${W} 92`,
     role: 'img',
     'aria-label': `Decision flip rate ${fmt(rate, 3, false)}, interval ${range ? `${fmt(range[0], 3, false)} to ${fmt(range[1], 3, false)}` : 'not stated'}`
   });
@@ -158,5 +158,11 @@ export function flipRateChart(effect: Json): SVGElement | null {
     chart.append(svg('line', { class: 'enclave-axis', x1: scale(tick), y1: 50, x2: scale(tick), y2: 54 }));
     chart.append(svg('text', { class: 'enclave-tick', x: scale(tick), y: 66, 'text-anchor': 'middle' }, String(tick)));
   }
+  const legend = [
+    'band: interval',
+    tol !== null ? 'grey: flip tolerance' : '',
+    upper !== null ? 'line: one-sided upper bound (TOST)' : ''
+  ].filter(Boolean);
+  chart.append(svg('text', { class: 'enclave-label', x: left, y: 86 }, legend.join(' · ')));
   return chart;
 }
