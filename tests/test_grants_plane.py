@@ -579,3 +579,45 @@ def _release(plane: Plane, job: Held) -> None:
             error_code="test_released",
             retry=False,
         )
+
+
+# -- the worker command in Vault mode -------------------------------------------------------
+
+
+def _worker_cli(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    home = Home.init(tmp_path / "home")
+    return subprocess.run(
+        [sys.executable, "-c", _MAIN, "worker", "--once", "--home", str(home.root)],
+        env={**_base_env(), "REPLAY_ENCLAVE_KEY_PROVIDER": "transit", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_vault_mode_worker_without_the_grant_service_is_refused_in_one_line(
+    tmp_path: Path,
+) -> None:
+    done = _worker_cli(tmp_path, {"VAULT_ADDR": "http://127.0.0.1:9"})
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "REPLAY_ENCLAVE_GRANT_SERVICE" in done.stderr
+
+
+def test_a_worker_token_file_others_can_read_is_refused_without_echoing_it(
+    tmp_path: Path,
+) -> None:
+    token = "rew_w1:" + "CANARY-PROC-2f9c1e" + "x" * 25
+    path = tmp_path / "token"
+    path.write_text(token)
+    path.chmod(0o644)
+    done = _worker_cli(
+        tmp_path,
+        {
+            "VAULT_ADDR": "http://127.0.0.1:9",
+            "REPLAY_ENCLAVE_GRANT_SERVICE": "http://127.0.0.1:9",
+            "REPLAY_ENCLAVE_WORKER_TOKEN_FILE": str(path),
+        },
+    )
+    assert done.returncode == 2 and "0600" in done.stderr and done.stderr.count("\n") == 1
+    assert "CANARY" not in done.stdout + done.stderr
