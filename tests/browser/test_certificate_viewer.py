@@ -2,8 +2,9 @@
 tampered copy in the root folder; double-click opens the viewer; Verify runs the browser's
 WebCrypto verifier and the server extension's Python one side by side, all checks passing
 for the golden and both naming the same failing check for the copy; the file browser's
-context menu verifies too; screenshots in the light and dark themes; a canary scan of the
-DOM, every HTTP response and every WebSocket frame."""
+context menu verifies too; the MIME renderer shows the same view in a notebook output;
+screenshots in the light and dark themes; a canary scan of the DOM, every HTTP response
+and every WebSocket frame."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 
 from tests.canary import INCIDENT_CANARIES, find_canaries
@@ -25,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"
 SCREENSHOTS = REPO / "docs" / "screenshots"
 CHECKS = ["envelope", "signature", "statement"]
+MIME = "application/vnd.replay-enclave.certificate+json"
 VIEWER = ".jp-MainAreaWidget:not(.lm-mod-hidden) .enclave-certificate-viewer"
 
 
@@ -36,6 +39,14 @@ def _folder(lab: Lab) -> None:
     payload[payload.index(b'"flips":13') + 9] = ord("2")  # the certificate now claims 12 flips
     tampered["payload"] = base64.b64encode(bytes(payload)).decode()
     (lab.root / "tampered.dsse.json").write_text(json.dumps(tampered))
+    # a notebook output carrying the certificate's MIME type (rendered with no kernel code)
+    envelope = json.loads((GOLDEN / "certificate_v2.dsse.json").read_text())
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("certificate")]
+    notebook.cells[0].outputs = [
+        nbformat.v4.new_output("display_data", data={MIME: envelope, "text/plain": "<certificate>"})
+    ]
+    nbformat.write(notebook, lab.root / "outputs.ipynb")
     # the browser's trusted key: a file the analyst points to in the settings
     lab_settings(lab, "replay-enclave:plugin", {"trustedKeyPath": "issuer.pub.pem"})
 
@@ -137,5 +148,21 @@ def test_certificate_viewer_verifies_golden_and_names_the_tampered_check(
     assert highlighted.count() == 1 and highlighted.get_attribute("data-name") == "signature"
     assert viewer.locator(".enclave-verify-status").get_attribute("data-state") == "failed"
     _shoot(page, "certificate-tampered-dark.png")
+
+    # the MIME renderer: the same view in a notebook output, marked unverified
+    page.evaluate(
+        "async () => { await window.jupyterapp.commands.execute('docmanager:open',"
+        " {path: 'outputs.ipynb', factory: 'Notebook'}); }"
+    )
+    output = page.locator(
+        ".jp-NotebookPanel:not(.lm-mod-hidden) .enclave-certificate-output .enclave-certificate"
+    )
+    output.wait_for()
+    assert output.get_attribute("data-version") == "v2"
+    assert (
+        output.locator(".enclave-classification").get_attribute("data-classification")
+        == "influential"
+    )
+    assert output.locator("svg.enclave-histogram").get_attribute("data-count") == "20"
 
     _scan(record, page)
