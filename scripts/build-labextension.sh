@@ -5,6 +5,7 @@
 # build only when a source is newer than the built package.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+command -v npm >/dev/null || { echo "build-labextension: npm (Node.js 20) is not on PATH" >&2; exit 1; }
 ext=labextension
 out=jupyter_ext/labextension
 if [ ! -f "$ext/node_modules/.package-lock.json" ] ||
