@@ -8,6 +8,15 @@ cd "$(dirname "$0")/.."
 command -v npm >/dev/null || { echo "build-labextension: npm (Node.js 20) is not on PATH" >&2; exit 1; }
 ext=labextension
 out=jupyter_ext/labextension
+# The @jupyterlab/* packages the extension builds against are the ones of the locked
+# jupyterlab (requirements/test.lock): a drift would build against another core.
+lab="$(python -c 'from importlib.metadata import version; print(version("jupyterlab"))')"
+pinned="$(node -p 'require("./labextension/package.json").dependencies["@jupyterlab/application"]')"
+if [ "$lab" != "$pinned" ]; then
+  echo "build-labextension: @jupyterlab/application $pinned does not match jupyterlab $lab;" \
+    "update labextension/package.json and its lockfile" >&2
+  exit 1
+fi
 if [ ! -f "$ext/node_modules/.package-lock.json" ] ||
   [ "$ext/package-lock.json" -nt "$ext/node_modules/.package-lock.json" ]; then
   (cd "$ext" && npm ci --no-audit --no-fund --loglevel=error)

@@ -43,8 +43,8 @@ export class CertificateView extends Widget {
       this.body
     );
     void context.ready.then(() => {
-      this.show_();
-      context.model.contentChanged.connect(() => this.show_());
+      this.renderFile();
+      context.model.contentChanged.connect(() => this.renderFile());
     });
   }
 
@@ -56,7 +56,7 @@ export class CertificateView extends Widget {
     return this.context.model.toString();
   }
 
-  private show_(): void {
+  private renderFile(): void {
     this.results.replaceChildren();
     this.setStatus('unverified', 'Not verified: the content below is what the file says, unchecked.');
     try {
