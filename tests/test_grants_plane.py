@@ -421,6 +421,13 @@ def test_grant_requests_outside_a_held_lease_are_refused_and_mint_nothing(plane:
     assert granted.json()["specimen_id"] == plane.specimens["procurement"]
     assert 1 <= granted.json()["ttl_seconds"] <= 60
     assert plane.decrypts_logged() == before + 1
+    # the ledger records the accessor, never the token: nowhere in the home's files
+    token = granted.json()["wrapping_token"].encode()
+    for path in plane.home.root.rglob("*"):
+        assert not path.is_file() or token not in path.read_bytes(), path.name
+    with plane.runtime() as runtime:
+        issued = runtime.ledger.entries(kind="grant.issued", subject=job.job_id)
+    assert [e.body["accessor"] for e in issued] == [granted.json()["accessor"]]
     _release(plane, job)
 
 
