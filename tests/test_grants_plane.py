@@ -440,9 +440,13 @@ def test_an_expired_lease_gets_nothing(plane: Plane) -> None:
     _release(plane, job)
 
 
-def test_a_cancelled_audit_gets_nothing(plane: Plane) -> None:
+def test_a_cancelled_audit_gets_nothing_and_its_unused_grant_is_revoked(plane: Plane) -> None:
     audit_id = plane.request_audit(samples=2)
     job = _claim(plane, audit_id, "w1/host:3")
+    # a grant handed over but not yet used when the audit is cancelled
+    handed = plane.ask("w1", job.job_id, job.fencing_token)
+    assert handed.status_code == 200, handed.text
+    tenant, specimen, _ = _wrapped(plane, "procurement")
     before = plane.decrypts_logged()
     cancelled = requests.post(
         plane.url + f"{API}/audits/{audit_id}/cancel",
@@ -451,6 +455,17 @@ def test_a_cancelled_audit_gets_nothing(plane: Plane) -> None:
     )
     assert cancelled.status_code == 200, cancelled.text
     _assert_refused(plane, plane.ask("w1", job.job_id, job.fencing_token), 409, "lease_not_held")
+    late = TransitGrant.received(
+        adapter=anonymous_adapter(plane.worker_env["VAULT_ADDR"]),
+        token=handed.json()["wrapping_token"],
+        accessor=handed.json()["accessor"],
+        specimen_id=specimen,
+        job_id=job.job_id,
+        expires_at=utc_now() + timedelta(seconds=60),
+        expected_path=f"transit/decrypt/replay-enclave-{tenant}",
+    )
+    with pytest.raises(GrantRefused):  # revoked by the cancel
+        late.redeem(now=utc_now())
     # even a worker that rewrites its job row back to 'leased' meets the audit's status
     with plane.runtime() as runtime, runtime.ledger.engine.begin() as conn:
         conn.execute(

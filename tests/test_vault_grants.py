@@ -425,10 +425,9 @@ def test_a_handed_over_grant_is_dead_here_and_redeems_once_where_it_was_sent(
     key, wrapped = capture.new_data_key(tenant, "spec-1")
     grant = broker.issue_grant(tenant, "spec-1", wrapped, job_id="j", ttl_seconds=30, now=now())
     token = grant.hand_over()
-    assert token and grant._token == ""
+    assert token
     with pytest.raises(GrantRefused):
-        grant.redeem(now=now())  # the minting side keeps no way to use it
-    grant.revoke()  # a no-op: it cannot revoke what it gave away
+        grant.redeem(now=now())  # the minting side can no longer redeem it
 
     def received(path: str) -> TransitGrant:
         return TransitGrant.received(
@@ -444,5 +443,12 @@ def test_a_handed_over_grant_is_dead_here_and_redeems_once_where_it_was_sent(
     with pytest.raises(GrantRefused):  # another tenant's path: refused before any unwrap
         received("transit/decrypt/replay-enclave-someone-else").redeem(now=now())
     assert received(f"transit/decrypt/replay-enclave-{tenant}").redeem(now=now()) == key
+    with pytest.raises(GrantRefused):
+        received(f"transit/decrypt/replay-enclave-{tenant}").redeem(now=now())
+    grant.revoke()  # after use: nothing left to revoke, no error
+    # the minting side may still revoke a handed-over grant nobody used (a cancel)
+    unused = broker.issue_grant(tenant, "spec-1", wrapped, job_id="j", ttl_seconds=30, now=now())
+    token = unused.hand_over()
+    unused.revoke()
     with pytest.raises(GrantRefused):
         received(f"transit/decrypt/replay-enclave-{tenant}").redeem(now=now())

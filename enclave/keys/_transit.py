@@ -30,7 +30,7 @@ Invariants (``tests/test_vault_grants.py`` proves each against a real OpenBao):
    never a replay worker. The broker is split per tenant (one policy per tenant key, see
    ``policies/vault/broker-tenant.hcl``). The service mints a grant for a worker's
    claimed job and gives the wrapping token away with ``TransitGrant.hand_over`` (the
-   minting side can then neither redeem nor revoke it); the worker rebuilds it with
+   minting side can then no longer redeem it, only revoke it); the worker rebuilds it with
    ``TransitGrant.received``, which holds no credential and goes through step 2's lookup
    before unwrapping (``enclave/keys/_service_grants.py``, ``docs/grants.md``).
 6. Admission bindings: ``admission_mac``/``verify_admission_mac`` are transit HMACs
@@ -351,11 +351,12 @@ class TransitGrant:
 
     def hand_over(self) -> str:
         """Give the wrapping token away, once (the service to the job's worker). This
-        object can then neither redeem nor revoke it: whoever holds the token does."""
+        object can no longer redeem it; it can still ``revoke`` it (a cancelled audit's
+        outstanding grant), which is a no-op once the receiver has unwrapped it."""
         if self._state != "issued":
             self._refuse(f"grant is {self._state}")
-        token, self._token, self._state = self._token, "", "handed_over"
-        return token
+        self._state = "handed_over"
+        return self._token
 
     @property
     def accessor(self) -> str:
@@ -427,7 +428,7 @@ class TransitGrant:
         server cannot be reached the grant stays unusable locally and ``InfrastructureError``
         tells the caller to retry (the token still dies at its TTL).
         """
-        if self._state in ("spent", "revoked", "handed_over"):
+        if self._state in ("spent", "revoked"):
             return
         self._state = "revoking"
         try:

@@ -23,7 +23,10 @@ worker holds none. In order — each refusal mints nothing and names only its co
 8. one response-wrapped decrypt of exactly that specimen (``issue_grant``);
 9. the lease is checked again; if it was lost meanwhile the wrapping token is revoked
    with itself and step 3's refusal is returned; else the token is handed over
-   (``TransitGrant.hand_over``: this process keeps no way to use it);
+   (``TransitGrant.hand_over``: this process can no longer redeem it, only revoke it);
+   the grant is kept until its expiry so that cancelling the audit revokes it
+   (``revoke_outstanding``; this process's grants only — with several service processes,
+   those minted by another die at their TTL, at most the lease);
 10. ``grant.issued`` (subject: the job) records worker, job, audit, specimen, accessor and
     expiry — never the token — and the answer carries the wrapping token.
 """
@@ -31,6 +34,7 @@ worker holds none. In order — each refusal mints nothing and names only its co
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
@@ -46,13 +50,22 @@ from ._auth import State
 from ._errors import ERROR_RESPONSES, ServiceError
 from ._grant_records import admission_of, authenticate_worker
 
-__all__ = ["INTERNAL_PREFIX", "MAX_AUDIT_AGE", "MAX_GRANT_TTL_SECONDS", "router"]
+__all__ = [
+    "INTERNAL_PREFIX",
+    "MAX_AUDIT_AGE",
+    "MAX_GRANT_TTL_SECONDS",
+    "revoke_outstanding",
+    "router",
+]
 
 INTERNAL_PREFIX = "/internal/v1"
 MAX_GRANT_TTL_SECONDS = 900  # the broker policy's max_wrapping_ttl
 MAX_AUDIT_AGE = timedelta(hours=24)
 _RUNNING = ("QUEUED", "RUNNING", "FINALIZING")
 log = logging.getLogger("enclave.service")
+# grants handed over and not yet expired, per audit: revoked when the audit is cancelled
+_outstanding: dict[str, list[Any]] = {}
+_outstanding_lock = threading.Lock()
 
 router = APIRouter(responses=ERROR_RESPONSES)
 _bearer = HTTPBearer(auto_error=False, description="A worker token (`replay-enclave workers add`).")
@@ -180,6 +193,7 @@ def mint_grant(
         _revoke(grant)
         raise
     token = grant.hand_over()  # type: ignore[attr-defined]
+    _keep(audit_id, grant, now)
     # 10.
     expires_at = grant.expires_at.isoformat().replace("+00:00", "Z")
     runtime.ledger.append(
@@ -212,3 +226,22 @@ def _revoke(grant: Any) -> None:
         grant.revoke()
     except EnclaveError:
         log.warning("a grant minted for a lost lease could not be revoked; it dies at its TTL")
+
+
+def _keep(audit_id: str, grant: Any, now: datetime) -> None:
+    with _outstanding_lock:
+        for key in list(_outstanding):
+            _outstanding[key] = [g for g in _outstanding[key] if g.expires_at > now]
+            if not _outstanding[key]:
+                del _outstanding[key]
+        _outstanding.setdefault(audit_id, []).append(grant)
+
+
+def revoke_outstanding(audit_id: str) -> int:
+    """Revoke every grant this process handed over for ``audit_id`` (used ones are left
+    as they are by the server). Returns how many were revoked or already dead."""
+    with _outstanding_lock:
+        grants = _outstanding.pop(audit_id, [])
+    for grant in grants:
+        _revoke(grant)
+    return len(grants)

@@ -12,6 +12,7 @@ from .._runtime import Runtime
 from ..replay import AuditRequest
 from ._errors import ServiceError
 from ._grant_records import bind_admission
+from ._grants import revoke_outstanding
 
 __all__ = ["audit_page", "audit_status", "cancel_audit", "certificate", "submit_audit"]
 
@@ -50,7 +51,9 @@ def audit_page(
 
 
 def cancel_audit(runtime: Runtime, audit_id: str, *, now: datetime, by: str, reason: str) -> Any:
-    return _jobs().cancel_audit(runtime, audit_id, now=now, by=by, reason=reason)
+    status = _jobs().cancel_audit(runtime, audit_id, now=now, by=by, reason=reason)
+    revoke_outstanding(audit_id)  # grants handed over for its jobs and not yet used
+    return status
 
 
 def certificate(runtime: Runtime, audit_id: str) -> dict[str, Any] | None:
