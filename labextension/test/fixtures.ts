@@ -49,14 +49,24 @@ export async function signed(
   };
 }
 
-/** The Python offline verifier's report on each (envelope, key PEM) case, in one process. */
-export function pythonReports(cases: Array<{ envelope: unknown; pem: string }>): VerifyReport[] {
+/** The Python offline verifier's report on each case, in one process: an envelope given
+ * as a value, or as file text parsed by Python the way the server extension parses it. */
+export function pythonReports(
+  cases: Array<{ envelope: unknown; pem: string } | { text: string; pem: string }>
+): VerifyReport[] {
   const script = [
     'import json, sys',
     'from jupyter_ext._offline import load_public_key, verify_envelope_offline',
     'out = []',
+    'def envelope(case):',
+    '    if "text" not in case:',
+    '        return case["envelope"]',
+    '    try:',
+    '        return json.loads(case["text"])',
+    '    except ValueError:',
+    '        return None',
     'for case in json.load(sys.stdin):',
-    '    report = verify_envelope_offline(case["envelope"], load_public_key(case["pem"].encode()))',
+    '    report = verify_envelope_offline(envelope(case), load_public_key(case["pem"].encode()))',
     '    out.append({"ok": report.ok, "checks": [c.to_dict() for c in report.checks]})',
     'json.dump(out, sys.stdout)'
   ].join('\n');
