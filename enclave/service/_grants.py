@@ -18,7 +18,7 @@ worker holds none. In order — each refusal mints nothing and names only its co
    same tenant and specimen as the audit row, admitted less than ``MAX_AUDIT_AGE`` ago,
    else 403 ``not_admitted`` — a job or audit row a worker wrote itself has none;
 6. the specimen's wrapped key is still there, else 409 ``unresolvable``;
-7. TTL = min(whole seconds left on the lease, ``max_grant_ttl``); under 1 s: step 3's
+7. TTL = min(whole seconds left on the lease, ``MAX_GRANT_TTL_SECONDS``); under 1 s: step 3's
    refusal;
 8. one response-wrapped decrypt of exactly that specimen (``issue_grant``);
 9. the lease is checked again; if it was lost meanwhile the wrapping token is revoked
