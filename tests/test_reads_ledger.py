@@ -135,6 +135,8 @@ _LEDGERS: dict[Path, Ledger] = {}
 def _hypothesis_ledger(tmp_path: Path) -> Ledger:
     """One ledger per test run (hypothesis calls the body many times per fixture)."""
     if tmp_path not in _LEDGERS:
+        for stale in _LEDGERS.values():
+            stale.close()
         _LEDGERS.clear()
         opened = Ledger.open(f"sqlite:///{tmp_path / 'h.db'}", clock=Clock())
         opened.migrate()
