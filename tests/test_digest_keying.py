@@ -29,6 +29,7 @@ RISK = "main/supplier_risk#0"
 INPUTS = "main/inputs#0"
 APPROVAL = "main/approval-policy#0"
 DIGEST = re.compile(r"hmac-sha256:[0-9a-f]{64}")
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -269,3 +270,49 @@ def test_the_admission_record_names_the_request_as_its_certificate_will(
         call_id=RISK, digester=runtime.digests.for_tenant("acme")
     )
     assert recorded == certificate["parameters"]["digest"]
+
+
+def _internal(runtime: Runtime, value: Any) -> str:
+    return runtime.digests.for_tenant("acme").digest(canonical_json(value))
+
+
+def _stored_bytes(home: Path) -> bytes:
+    """Every byte the home holds outside the encrypted payload store: the ledger
+    database (jobs, audits and entries tables, WAL included), certificates, config."""
+    return b"".join(
+        p.read_bytes()
+        for p in sorted(home.rglob("*"))
+        if p.is_file() and "payloads" not in p.relative_to(home).parts
+    )
+
+
+def test_no_job_row_or_preview_holds_a_tenant_wide_digest(runtime: Runtime) -> None:
+    """A queued audit's job rows (operator-visible) carried the preparation's per-tenant
+    digests of the original and the requested value: comparable across every specimen of
+    the tenant. Only published forms may be stored or shown."""
+    import threading
+
+    from enclave.governance import InterventionPolicy, preview_policy
+    from enclave.jobs import audit_status, run_worker, submit_audit
+
+    specimen = _capture(runtime, 0.61)
+    audit = submit_audit(runtime, _replace(specimen, 0.33), tenant_id="acme", now=utc_now())
+    run_worker(
+        lambda: Runtime.open(runtime.home, env={}),
+        worker_id="w",
+        stop=threading.Event(),
+        once=True,
+    )
+    assert audit_status(runtime, audit.audit_id).status == "COMPLETED"
+    tenant_wide = {_internal(runtime, 0.61), _internal(runtime, 0.33)}
+    stored = _stored_bytes(runtime.home.root)
+    assert not [d for d in tenant_wide if d.encode() in stored]
+
+    policy = InterventionPolicy.from_toml(
+        (REPO / "policies/interventions/procurement-supplier-confidence-replace.toml").read_bytes()
+    )  # alternates 0.5, 0.56, 0.6, 0.65
+    tenant_wide |= {_internal(runtime, v) for v in (0.5, 0.56, 0.6, 0.65)}
+    shown = preview_policy(runtime, policy, specimen, now=utc_now())
+    assert shown.parameters and shown.parameters[0].original_digest is not None
+    assert not _digests_in([p.original_digest for p in shown.parameters]) & tenant_wide
+    assert not _digests_in([p.counterfactual_digest for p in shown.parameters]) & tenant_wide

@@ -21,7 +21,7 @@ from typing import Any
 from .._errors import BadInput, Refused
 from .._runtime import Runtime
 from ..capture import load_agent
-from ..replay import Intervention, Strategy, apply_intervention, open_specimen
+from ..replay import Intervention, Strategy, apply_intervention, open_specimen, publish_digests
 from ._policy import InterventionPolicy
 
 __all__ = ["Preview", "PreviewParameter", "preview_policy"]
@@ -139,8 +139,13 @@ def preview_policy(
     for step in targets:
         for label, intervention in _interventions(policy, step.call_id):
             try:
-                applied = apply_intervention(
-                    opened.trajectory, intervention, agent=agent, digester=digester
+                applied = publish_digests(
+                    specimen_id,
+                    intervention,
+                    apply_intervention(
+                        opened.trajectory, intervention, agent=agent, digester=digester
+                    ),
+                    digester,
                 )
             except (Refused, BadInput) as exc:
                 # only "no_change" is raised after the schema check passed

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # deferred below: the worker imports only the engine
     from ._disclosure import DisclosureBound, VocabularySize, disclosure_bound
     from ._interventions import AppliedIntervention, Intervention, apply_intervention, placebo_of
     from ._load import OpenedSpecimen, open_specimen
+    from ._predicate import publish_digests
     from ._reply import FAILURE_REASONS
     from ._request import AuditRequest
     from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary
@@ -50,6 +51,7 @@ __getattr__ = deferred(
         "placebo_of": "._interventions",
         "OpenedSpecimen": "._load",
         "open_specimen": "._load",
+        "publish_digests": "._predicate",
         "AuditRequest": "._request",
         "Verdict": "._verdict",
         "auditability_of": "._verdict",
@@ -97,6 +99,7 @@ __all__ = [
     "issue_certificate",
     "open_specimen",
     "placebo_of",
+    "publish_digests",
     "recorded_layers",
     "replay_run",
     "run_audit",

@@ -7,14 +7,16 @@ per-sample decision rows and the served-by table (``docs/certificate-v2.md``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from ..analysis import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
 from ..keys import TenantDigester
 from ._disclosure import DisclosureBound
-from ._request import AuditRequest
+from ._interventions import AppliedIntervention, Intervention
+from ._request import AuditRequest, published_target_digest
 from ._results import BatchResult, Preparation
 from ._verdict import BASELINE_NOT_REPRODUCED, OBSERVABLE_ONLY, Verdict
 
@@ -67,26 +69,36 @@ def not_established(classification: str) -> list[str]:
     return items
 
 
-def published_digests(
-    request: AuditRequest, preparation: Preparation, digester: TenantDigester
-) -> dict[str, str]:
-    """The preparation's internal digests as the certificate publishes them, each keyed to
-    the specimen, the target and its purpose (``docs/digests.md``): the original value as
-    a "field" (equal to the specimen view's digest of a top-level target field), the
-    counterfactual, and the two unchanged-rest digests under one key so that their
-    equality stays visible."""
+def publish_digests(
+    specimen_id: str,
+    intervention: Intervention,
+    applied: AppliedIntervention,
+    digester: TenantDigester,
+) -> AppliedIntervention:
+    """``applied`` with its internal digests in the form that leaves the enclave, each
+    keyed to the specimen, the target and its purpose (``docs/digests.md``): the original
+    value as a "field" (equal to the specimen view's digest of a top-level target field),
+    the counterfactual, and the two unchanged-rest digests under one key so that their
+    equality stays visible. Done as soon as the intervention is applied, so no job row,
+    preview or certificate ever holds an internal (per-tenant) digest."""
 
     def publish(digest: str, purpose: str) -> str:
-        return request.published_digest(
-            digester, digest, call_id=preparation.target_call_id, purpose=purpose
+        return published_target_digest(
+            digester,
+            digest,
+            specimen_id=specimen_id,
+            intervention=intervention,
+            call_id=applied.target_call_id,
+            purpose=purpose,
         )
 
-    return {
-        "original": publish(preparation.original_digest, "field"),
-        "counterfactual": publish(preparation.counterfactual_digest, "counterfactual"),
-        "unchanged_before": publish(preparation.unchanged_digest_before, "unchanged"),
-        "unchanged_after": publish(preparation.unchanged_digest_after, "unchanged"),
-    }
+    return replace(
+        applied,
+        original_digest=publish(applied.original_digest, "field"),
+        counterfactual_digest=publish(applied.counterfactual_digest, "counterfactual"),
+        unchanged_digest_before=publish(applied.unchanged_digest_before, "unchanged"),
+        unchanged_digest_after=publish(applied.unchanged_digest_after, "unchanged"),
+    )
 
 
 def lineage(
@@ -94,8 +106,6 @@ def lineage(
     preparation: Preparation,
     verdict: Verdict,
     batches: Sequence[BatchResult],
-    *,
-    digests: Mapping[str, str],
 ) -> list[dict[str, Any]]:
     chain: list[dict[str, Any]] = []
     if request.policy:
@@ -105,13 +115,13 @@ def lineage(
             "kind": "intervention",
             "strategy": request.intervention.strategy.value,
             "target": preparation.target_call_id,
-            "digest": digests["counterfactual"],
+            "digest": preparation.counterfactual_digest,
         },
         {
             "kind": "evidence",
             "call_id": preparation.target_call_id,
-            "original_digest": digests["original"],
-            "counterfactual_digest": digests["counterfactual"],
+            "original_digest": preparation.original_digest,
+            "counterfactual_digest": preparation.counterfactual_digest,
         },
         {
             "kind": "baseline-gate",
@@ -155,7 +165,6 @@ def build_predicate(
 ) -> dict[str, Any]:
     iv = request.intervention
     ran_samples = any(b.samples for b in batches)
-    digests = published_digests(request, preparation, digester)
     return {
         "request": request.to_predicate(call_id=preparation.target_call_id, digester=digester),
         "baseline": preparation.baseline,
@@ -164,9 +173,11 @@ def build_predicate(
             "target": {"call_id": preparation.target_call_id, "field": iv.target_label},
             "declared_changes": list(preparation.declared_changes),
             "actual_changes": list(preparation.actual_changes),
-            "unchanged_digest_before": digests["unchanged_before"],
-            "unchanged_digest_after": digests["unchanged_after"],
-            "unchanged_digest_equal": digests["unchanged_before"] == digests["unchanged_after"],
+            "unchanged_digest_before": preparation.unchanged_digest_before,
+            "unchanged_digest_after": preparation.unchanged_digest_after,
+            "unchanged_digest_equal": (
+                preparation.unchanged_digest_before == preparation.unchanged_digest_after
+            ),
         },
         "samples": None
         if not ran_samples
@@ -188,7 +199,7 @@ def build_predicate(
             "isolation_layers": isolation_layers(preparation.environment),
             **preparation.environment,
         },
-        "lineage": lineage(request, preparation, verdict, batches, digests=digests),
+        "lineage": lineage(request, preparation, verdict, batches),
         "grant": dict(preparation.grant),
         "ledger": {
             "specimen_entry_index": specimen_entry[0],

@@ -116,11 +116,14 @@ class AuditRequest:
         self, digester: TenantDigester, digest: str, *, call_id: str, purpose: str
     ) -> str:
         """An internal digest about this request's target, in the form that leaves the
-        enclave: keyed to the specimen, the target (call, side, label) and ``purpose``."""
-        label = self.intervention.target_label
-        side = "identity" if label == "#identity" else "response"
-        return digester.published(
-            digest, specimen_id=self.specimen_id, locator=(call_id, side, label), purpose=purpose
+        enclave (see :func:`published_target_digest`)."""
+        return published_target_digest(
+            digester,
+            digest,
+            specimen_id=self.specimen_id,
+            intervention=self.intervention,
+            call_id=call_id,
+            purpose=purpose,
         )
 
     def parameters_digest(self, *, call_id: str, digester: TenantDigester) -> str:
@@ -158,3 +161,21 @@ class AuditRequest:
         if self.code_revision:
             out["code_revision"] = self.code_revision  # the code that ran, not the captured
         return out
+
+
+def published_target_digest(
+    digester: TenantDigester,
+    digest: str,
+    *,
+    specimen_id: str,
+    intervention: Intervention,
+    call_id: str,
+    purpose: str,
+) -> str:
+    """An internal digest about an intervention's target, in the form that leaves the
+    enclave: keyed to the specimen, the target (call, side, label) and ``purpose``."""
+    label = intervention.target_label
+    side = "identity" if label == "#identity" else "response"
+    return digester.published(
+        digest, specimen_id=specimen_id, locator=(call_id, side, label), purpose=purpose
+    )

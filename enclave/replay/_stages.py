@@ -36,7 +36,7 @@ from ._fidelity import substitute_calls
 from ._interventions import AppliedIntervention, apply_intervention, placebo_of
 from ._load import OpenedSpecimen, open_specimen
 from ._model import RunResult, Trajectory
-from ._predicate import build_predicate
+from ._predicate import build_predicate, publish_digests
 from ._reply import FAILURE_REASONS, Vocabulary, parse_loaded, parse_runs, parse_samples
 from ._request import AuditRequest
 from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary, seeds_of
@@ -92,8 +92,11 @@ def _open(
     if agent.name != opened.record.agent_name:
         raise Refused("the agent could not be loaded", code="agent_unusable")
     digester = runtime.digests.for_tenant(opened.record.tenant_id)
-    applied = apply_intervention(
-        opened.trajectory, request.intervention, agent=agent, digester=digester
+    applied = publish_digests(
+        request.specimen_id,
+        request.intervention,
+        apply_intervention(opened.trajectory, request.intervention, agent=agent, digester=digester),
+        digester,
     )
     return opened, applied, placebo_of(opened.trajectory, applied)
 
