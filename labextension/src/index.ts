@@ -1,6 +1,7 @@
 /**
- * Replay Enclave in JupyterLab. Each plugin is one concern; the sidebar, the request form
- * and the status-bar item join this list as plugins of their own.
+ * Replay Enclave in JupyterLab. Each plugin is one concern: the certificate viewer here,
+ * the Enclave sidebar (with its request form, status-bar item and commands) in
+ * ``enclave/plugin.ts``.
  */
 
 import {
@@ -12,6 +13,7 @@ import { ICommandPalette, InputDialog, WidgetTracker } from '@jupyterlab/apputil
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
+import { enclaveSidebar } from './enclave/plugin';
 import { PLUGIN_ID, TrustedKeySource } from './trustedKey';
 import { CERTIFICATE_FILE_TYPE, CertificateFactory, FACTORY, FILE_TYPE } from './viewer/factory';
 import { CertificateDocument } from './viewer/widget';
@@ -123,4 +125,4 @@ const certificateViewer: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [certificateViewer];
+export default [certificateViewer, enclaveSidebar];

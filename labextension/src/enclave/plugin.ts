@@ -1,0 +1,118 @@
+/**
+ * The Enclave sidebar plugin: the sidebar (left area), the running-audits status-bar
+ * item, palette commands (open sidebar, new audit request, refresh) and the launcher's
+ * "New audit request" card. A finished audit's certificate is fetched through the
+ * server extension, saved as ``certificates/<audit>.dsse.json`` and opened in the
+ * certificate viewer, where Verify runs in the browser and on the server.
+ */
+
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { ILauncher } from '@jupyterlab/launcher';
+import { IStatusBar } from '@jupyterlab/statusbar';
+import { LabIcon } from '@jupyterlab/ui-components';
+
+import { FACTORY } from '../constants';
+import { call } from './api';
+import { AuditTracker } from './audits';
+import { EnclaveSidebar } from './sidebar';
+import { RunningAuditsItem } from './statusItem';
+
+export namespace SidebarCommandIDs {
+  export const open = 'replay-enclave:open-sidebar';
+  export const newRequest = 'replay-enclave:new-audit-request';
+  export const refresh = 'replay-enclave:refresh';
+}
+
+const CATEGORY = 'Replay Enclave';
+const FOLDER = 'certificates';
+
+export const enclaveIcon = new LabIcon({
+  name: 'replay-enclave:enclave',
+  svgstr:
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><path class="jp-icon3" fill="#616161" ' +
+    'd="M12 2 4 5v6c0 5 3.4 9.6 8 11 4.6-1.4 8-6 8-11V5l-8-3zm-1 14-4-4 1.4-1.4L11 13.2l4.6-4.6L17 10l-6 6z"/></svg>'
+});
+
+export const enclaveSidebar: JupyterFrontEndPlugin<void> = {
+  id: 'replay-enclave:sidebar',
+  description: 'The Enclave sidebar, the running-audits status item, commands and a launcher card.',
+  autoStart: true,
+  optional: [ICommandPalette, ILauncher, IStatusBar, ILayoutRestorer],
+  activate: (
+    app: JupyterFrontEnd,
+    palette: ICommandPalette | null,
+    launcher: ILauncher | null,
+    statusBar: IStatusBar | null,
+    restorer: ILayoutRestorer | null
+  ) => {
+    const contents = app.serviceManager.contents;
+
+    async function openCertificate(auditId: string): Promise<void> {
+      const envelope = await call<unknown>('GET', `certificates/${encodeURIComponent(auditId)}`);
+      try {
+        await contents.get(FOLDER, { content: false });
+      } catch {
+        await contents.save(FOLDER, { type: 'directory' });
+      }
+      const path = `${FOLDER}/${auditId}.dsse.json`;
+      await contents.save(path, { type: 'file', format: 'text', content: JSON.stringify(envelope, null, 2) });
+      await app.commands.execute('docmanager:open', { path, factory: FACTORY });
+    }
+
+    const audits = new AuditTracker();
+    const sidebar = new EnclaveSidebar(audits, openCertificate);
+    sidebar.title.icon = enclaveIcon;
+    app.shell.add(sidebar, 'left', { rank: 650 });
+    if (restorer) {
+      restorer.add(sidebar, sidebar.id);
+    }
+    let loaded: Promise<void> | null = null;
+    const ensureLoaded = (): Promise<void> => (loaded ??= sidebar.refresh());
+    // the status bar's count is worth knowing before the sidebar is opened: one page of
+    // audits at start-up, then polling only while something runs
+    void app.restored.then(() => ensureLoaded());
+
+    const open = (): void => {
+      app.shell.activateById(sidebar.id);
+      void ensureLoaded();
+    };
+
+    app.commands.addCommand(SidebarCommandIDs.open, {
+      label: 'Open the Enclave sidebar',
+      caption: 'Who am I, specimens, audits and the request form',
+      icon: enclaveIcon,
+      execute: open
+    });
+    app.commands.addCommand(SidebarCommandIDs.newRequest, {
+      label: args => (args.isLauncher ? 'New audit request' : 'New audit request…'),
+      caption: 'Request a replay audit of a sealed specimen',
+      icon: enclaveIcon,
+      execute: async () => {
+        open();
+        await ensureLoaded();
+        sidebar.showForm(true);
+      }
+    });
+    app.commands.addCommand(SidebarCommandIDs.refresh, {
+      label: 'Refresh the Enclave sidebar',
+      caption: 'Reload who am I, specimens, policies and audits',
+      execute: async () => {
+        loaded = sidebar.refresh();
+        await loaded;
+      }
+    });
+    if (palette) {
+      for (const command of Object.values(SidebarCommandIDs)) {
+        palette.addItem({ command, category: CATEGORY });
+      }
+    }
+    if (launcher) {
+      launcher.add({ command: SidebarCommandIDs.newRequest, category: CATEGORY, rank: 1 });
+    }
+    if (statusBar) {
+      const item = new RunningAuditsItem(audits, open);
+      statusBar.registerStatusItem('replay-enclave:running-audits', { item, align: 'left', rank: 5 });
+    }
+  }
+};

@@ -1,0 +1,203 @@
+/**
+ * The Enclave sidebar: who am I, specimens (filter, cursor paging, metadata only), the
+ * request form, and the analyst's audits with live status, cancel and the certificate.
+ * Everything comes through the server extension; nothing here can hold payload content
+ * because none of these routes carries any.
+ */
+
+import { Widget } from '@lumino/widgets';
+
+import { el } from '../certificate/dom';
+import { AuditStatus, call, EnclaveRefusal, Page, SpecimenSummary, TERMINAL, WhoAmI } from './api';
+import { AuditTracker } from './audits';
+import { RequestForm } from './form';
+
+const PAGE = 10;
+
+function errorLine(error: unknown): HTMLElement {
+  if (!(error instanceof EnclaveRefusal)) {
+    throw error;
+  }
+  return el('div', { class: 'enclave-sb-error', role: 'alert', 'data-status': String(error.status), 'data-code': error.code }, `${error.message} (${error.code})`);
+}
+
+function section(title: string, cls: string, ...children: HTMLElement[]): HTMLElement {
+  const id = `${cls}-title`;
+  return el('section', { class: `enclave-sb-section ${cls}`, 'aria-labelledby': id }, el('h3', { id }, title), ...children);
+}
+
+export class EnclaveSidebar extends Widget {
+  readonly form: RequestForm;
+  private readonly whoami = el('dl', { class: 'enclave-sb-whoami' });
+  private readonly agent = el('input', { class: 'enclave-sb-agent', type: 'search', placeholder: 'agent name', 'aria-label': 'Filter specimens by agent' });
+  private readonly auditability = el(
+    'select',
+    { class: 'enclave-sb-auditability', 'aria-label': 'Filter specimens by auditability' },
+    el('option', { value: '' }, 'any auditability'),
+    el('option', { value: 'counterfactual-admissible' }, 'counterfactual-admissible'),
+    el('option', { value: 'observable-only' }, 'observable-only')
+  );
+  private readonly specimenRows = el('tbody');
+  private readonly specimenCount = el('p', { class: 'enclave-sb-count', 'aria-live': 'polite' });
+  private readonly moreSpecimens = el('button', { class: 'jp-Button jp-mod-styled enclave-sb-more-specimens', type: 'button' }, 'More specimens');
+  private readonly specimenError = el('div', { class: 'enclave-sb-specimen-error' });
+  private readonly auditList = el('ul', { class: 'enclave-sb-audits', 'aria-label': 'Audits' });
+  private readonly auditCount = el('p', { class: 'enclave-sb-count' });
+  private readonly moreAudits = el('button', { class: 'jp-Button jp-mod-styled enclave-sb-more-audits', type: 'button' }, 'More audits');
+  private readonly auditError = el('div', { class: 'enclave-sb-audit-error', 'aria-live': 'polite' });
+  private readonly formSection: HTMLElement;
+  private specimenIds: string[] = [];
+  private cursor: string | null = null;
+
+  constructor(
+    readonly audits: AuditTracker,
+    private readonly openCertificate: (auditId: string) => Promise<void>
+  ) {
+    super();
+    this.id = 'replay-enclave-sidebar';
+    this.addClass('enclave-sidebar');
+    this.title.caption = 'Replay Enclave';
+    this.node.setAttribute('role', 'region');
+    this.node.setAttribute('aria-label', 'Replay Enclave');
+    this.form = new RequestForm(status => this.audits.update(status));
+    this.formSection = el('div', { class: 'enclave-sb-form-slot', hidden: '' });
+    const filters = el('form', { class: 'enclave-sb-filters', role: 'search', 'aria-label': 'Filter specimens' }, this.agent, this.auditability,
+      el('button', { class: 'jp-Button jp-mod-styled', type: 'submit' }, 'Filter'));
+    filters.addEventListener('submit', event => {
+      event.preventDefault();
+      void this.loadSpecimens(false);
+    });
+    this.auditability.addEventListener('change', () => void this.loadSpecimens(false));
+    this.moreSpecimens.addEventListener('click', () => void this.loadSpecimens(true));
+    this.moreAudits.addEventListener('click', () => void this.audits.more().catch(e => this.auditError.replaceChildren(errorLine(e))));
+    const newRequest = el('button', { class: 'jp-Button jp-mod-styled jp-mod-accept enclave-sb-new-request', type: 'button', 'aria-expanded': 'false' }, 'New audit request');
+    newRequest.addEventListener('click', () => this.showForm(this.formSection.hidden));
+    const refresh = el('button', { class: 'jp-Button jp-mod-styled enclave-sb-refresh', type: 'button' }, 'Refresh');
+    refresh.addEventListener('click', () => void this.refresh());
+    this.node.append(
+      el('header', { class: 'enclave-sb-header' }, el('h2', {}, 'Replay Enclave'), refresh),
+      section('Who am I', 'enclave-sb-who', this.whoami),
+      section(
+        'Specimens',
+        'enclave-sb-specimens',
+        filters,
+        el('table', { class: 'enclave-sb-table', 'aria-label': 'Specimens (metadata only)' },
+          el('thead', {}, el('tr', {}, ...['Specimen', 'Agent', 'Class.', 'Sealed'].map(h => el('th', { scope: 'col' }, h)))),
+          this.specimenRows),
+        this.specimenCount,
+        this.moreSpecimens,
+        this.specimenError
+      ),
+      el('div', { class: 'enclave-sb-request' }, newRequest),
+      this.formSection,
+      section('Audits', 'enclave-sb-audit-section', this.auditList, this.auditCount, this.moreAudits, this.auditError)
+    );
+    this.formSection.append(this.form.node);
+    this.audits.changed.connect(() => this.renderAudits());
+  }
+
+  showForm(open = true): void {
+    this.formSection.hidden = !open;
+    this.node.querySelector('.enclave-sb-new-request')?.setAttribute('aria-expanded', String(open));
+    if (open) {
+      this.form.focusFirst();
+    }
+  }
+
+  async refresh(): Promise<void> {
+    await Promise.all([this.loadWhoami(), this.loadSpecimens(false), this.audits.refresh(), this.form.loadPolicies()]);
+  }
+
+  private async loadWhoami(): Promise<void> {
+    try {
+      const me = await call<WhoAmI>('GET', 'whoami');
+      const item = (term: string, value: string, key: string): HTMLElement[] => [el('dt', {}, term), el('dd', { 'data-field': key }, value)];
+      this.whoami.replaceChildren(
+        ...item('Analyst', me.name, 'name'),
+        ...item('Tenant', me.tenant, 'tenant'),
+        ...item('Roles', me.roles.join(', ') || '—', 'roles'),
+        // the service does not publish the remaining budget; its refusal (429) says when
+        ...item('Disclosure budget', 'not published by the service; a request over it is refused with the wait', 'budget')
+      );
+    } catch (error) {
+      this.whoami.replaceChildren(errorLine(error));
+    }
+  }
+
+  private async loadSpecimens(more: boolean): Promise<void> {
+    const query = {
+      limit: PAGE,
+      agent: this.agent.value.trim(),
+      auditability: this.auditability.value,
+      cursor: more ? this.cursor : null
+    };
+    try {
+      const page = await call<Page<SpecimenSummary>>('GET', 'specimens', { query });
+      if (!more) {
+        this.specimenRows.replaceChildren();
+        this.specimenIds = [];
+      }
+      for (const s of page.items) {
+        this.specimenIds.push(s.specimen_id);
+        this.specimenRows.append(
+          el('tr', { 'data-specimen-id': s.specimen_id },
+            el('td', { class: 'enclave-sb-id', title: s.specimen_id }, s.specimen_id),
+            el('td', {}, `${s.agent} ${s.agent_version}`),
+            el('td', { 'data-classification': s.highest_classification }, s.highest_classification),
+            el('td', {}, s.sealed_at.slice(0, 10)))
+        );
+      }
+      this.cursor = page.next;
+      this.moreSpecimens.hidden = page.next === null;
+      this.specimenCount.textContent = `${this.specimenIds.length} of ${page.total}`;
+      this.specimenError.replaceChildren();
+      this.form.setSpecimens(this.specimenIds);
+    } catch (error) {
+      this.specimenError.replaceChildren(errorLine(error));
+    }
+  }
+
+  private renderAudits(): void {
+    const items = this.audits.items;
+    this.auditList.replaceChildren(...items.map(a => this.auditItem(a)));
+    this.auditCount.textContent = `${items.length} of ${this.audits.total}; ${this.audits.running} running`;
+    this.moreAudits.hidden = !this.audits.hasMore;
+    this.auditError.replaceChildren(...(this.audits.error ? [errorLine(this.audits.error)] : []));
+  }
+
+  private auditItem(a: AuditStatus): HTMLElement {
+    const done = a.progress_done;
+    const total = Math.max(a.progress_total, 0);
+    const progress = el('progress', { class: 'enclave-sb-progress', max: String(total || 1), value: String(done), 'aria-label': `${a.audit_id} progress` });
+    const item = el('li', { class: 'enclave-sb-audit', 'data-audit-id': a.audit_id, 'data-status': a.status },
+      el('div', { class: 'enclave-sb-audit-head' },
+        el('span', { class: 'enclave-sb-id', title: a.audit_id }, a.audit_id),
+        el('span', { class: 'enclave-sb-status', 'data-status': a.status }, a.status)),
+      el('div', { class: 'enclave-sb-audit-progress' }, progress, el('span', { class: 'enclave-sb-progress-text' }, `${done}/${total}`)));
+    if (a.classification) {
+      item.append(el('span', { class: 'enclave-sb-classification', 'data-classification': a.classification }, a.classification));
+    }
+    if (a.failure_code) {
+      item.append(el('span', { class: 'enclave-sb-failure', 'data-code': a.failure_code }, a.failure_code));
+    }
+    const actions = el('div', { class: 'enclave-sb-audit-actions' });
+    const reason = el('div', { class: 'enclave-sb-audit-reason', 'aria-live': 'polite' });
+    if (a.has_certificate) {
+      const open = el('button', { class: 'jp-Button jp-mod-styled enclave-sb-open-certificate', type: 'button', 'aria-label': `Open the certificate of ${a.audit_id}` }, 'Open certificate');
+      open.addEventListener('click', () => void this.openCertificate(a.audit_id).catch(e => reason.replaceChildren(errorLine(e))));
+      actions.append(open);
+    }
+    if (!TERMINAL.has(a.status)) {
+      // the service decides whether a cancel is allowed: its refusal is shown as given
+      const cancel = el('button', { class: 'jp-Button jp-mod-styled jp-mod-warn enclave-sb-cancel', type: 'button', 'aria-label': `Cancel ${a.audit_id}` }, 'Cancel');
+      cancel.addEventListener('click', () => {
+        void call<AuditStatus>('POST', `audits/${encodeURIComponent(a.audit_id)}/cancel`, { body: { reason: 'withdrawn' } })
+          .then(status => this.audits.update(status))
+          .catch(e => reason.replaceChildren(errorLine(e)));
+      });
+      actions.append(cancel);
+    }
+    item.append(actions, reason);
+    return item;
+  }
+}
