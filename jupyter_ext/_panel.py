@@ -209,7 +209,7 @@ class EnclavePanel(w.VBox):
         self._total = int(page.get("total") or 0)
         # where this page starts, for the "specimens 11-20 of N" line
         first = (len(cursors) - 1) * self._page_size
-        self.specimens.value = specimens_html({**page, "offset": first})
+        self.specimens.value = specimens_html(page, first=first)
         self.prev.disabled = len(cursors) == 1
         self.next.disabled = self._next is None
         self.form.set_specimens([str(it["specimen_id"]) for it in page.get("items") or []])

@@ -96,7 +96,9 @@ _SPECIMEN_COLUMNS = (
 )
 
 
-def specimens_html(page: Mapping[str, Any]) -> str:
+def specimens_html(page: Mapping[str, Any], *, first: int | None = None) -> str:
+    """A page of specimens; ``first`` is the page's position in the listing when the
+    caller knows it (a cursor page does not say where it starts)."""
     items = page.get("items") or []
     rows = "".join(
         f'<tr data-specimen-id="{_e(it.get("specimen_id"))}">'
@@ -105,8 +107,12 @@ def specimens_html(page: Mapping[str, Any]) -> str:
         for it in items
     )
     head = "".join(f"<th>{_e(c.replace('_', ' '))}</th>" for c in _SPECIMEN_COLUMNS)
-    first = int(page.get("offset") or 0)
-    shown = f"{first + 1}–{first + len(items)}" if items else "0"
+    if not items:
+        shown = "0"
+    elif first is None:
+        shown = str(len(items))
+    else:
+        shown = f"{first + 1}–{first + len(items)}"
     return (
         f'<div class="enclave-card">{STYLE}<table class="enclave-specimens" data-total='
         f'"{_e(page.get("total"))}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'

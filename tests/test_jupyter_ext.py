@@ -628,3 +628,13 @@ def test_client_against_the_service(enclave: Any) -> None:
     with jupyter_ext.EnclaveClient(base_url="http://127.0.0.1:9", token="t") as nowhere:
         with pytest.raises(jupyter_ext.ServiceUnavailable):
             nowhere.whoami()
+
+
+def test_a_cursor_page_claims_no_position_it_does_not_know() -> None:
+    """Pages come by cursor: the magic cannot say where a page starts, the panel can."""
+    from jupyter_ext._render import specimens_html
+
+    page = {"items": [{"specimen_id": "sp-a"}, {"specimen_id": "sp-b"}], "total": 12}
+    assert "specimens 2 of 12" in specimens_html(page)
+    assert "specimens 11–12 of 12" in specimens_html(page, first=10)
+    assert "specimens 0 of 0" in specimens_html({"items": [], "total": 0})
