@@ -20,14 +20,14 @@ from ._routes import match_route
 if TYPE_CHECKING:
     from ._app import EnclaveExtension
 
-__all__ = ["EnclaveAPIHandler", "AUTH_RESOURCE", "URL_PATTERN"]
+__all__ = ["AUTH_RESOURCE", "URL_PATTERN", "EnclaveAPIHandler", "EnclaveHandler"]
 
 AUTH_RESOURCE = "enclave"
 URL_PATTERN = r"/enclave/api/(.*)"
 
 
-class EnclaveAPIHandler(ExtensionHandlerMixin, APIHandler):
-    """Forwards ``GET``/``POST /enclave/api/<route>`` to ``<service>/api/v1/<route>``."""
+class EnclaveHandler(ExtensionHandlerMixin, APIHandler):
+    """The extension's handlers: its auth resource, its app, JSON replies never cached."""
 
     auth_resource = AUTH_RESOURCE
 
@@ -40,6 +40,10 @@ class EnclaveAPIHandler(ExtensionHandlerMixin, APIHandler):
         self.set_header("Content-Type", "application/json")
         self.set_header("Cache-Control", "no-store")
         self.finish(body)
+
+
+class EnclaveAPIHandler(EnclaveHandler):
+    """Forwards ``GET``/``POST /enclave/api/<route>`` to ``<service>/api/v1/<route>``."""
 
     async def _forward(self, method: str, path: str) -> None:
         route = match_route(method, path)

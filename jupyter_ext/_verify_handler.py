@@ -11,19 +11,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jupyter_server.auth.decorator import authorized
-from jupyter_server.base.handlers import APIHandler
-from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web
 
 from ._forward import error_body
-from ._handlers import AUTH_RESOURCE
+from ._handlers import EnclaveHandler
 from ._offline import load_public_key, verify_envelope_offline
-
-if TYPE_CHECKING:
-    from ._app import EnclaveExtension
 
 __all__ = ["ISSUER_KEY_ENV", "MAX_ENVELOPE_BYTES", "VERIFY_URL_PATTERN", "VerifyHandler"]
 
@@ -34,18 +29,8 @@ ISSUER_KEY_ENV = "REPLAY_ENCLAVE_ISSUER_KEY"
 MAX_ENVELOPE_BYTES = 1 << 20
 
 
-class VerifyHandler(ExtensionHandlerMixin, APIHandler):
-    auth_resource = AUTH_RESOURCE
-
-    @property
-    def app(self) -> EnclaveExtension:
-        return self.extensionapp  # type: ignore[return-value]
-
-    def _reply(self, status: int, body: bytes) -> None:
-        self.set_status(status)
-        self.set_header("Content-Type", "application/json")
-        self.set_header("Cache-Control", "no-store")
-        self.finish(body)
+class VerifyHandler(EnclaveHandler):
+    """Runs the offline verifier on the posted envelope with this server's issuer key."""
 
     @web.authenticated
     @authorized
