@@ -41,6 +41,7 @@ export class RequestForm extends Widget {
   private calls: Call[] = [];
   private policies: Policy[] = [];
   private policyChoices: Array<Policy | typeof REVISION> = [];
+  private specimenRequests = 0;
 
   constructor(private readonly onRequested: (status: AuditStatus) => void) {
     super();
@@ -97,17 +98,28 @@ export class RequestForm extends Widget {
   }
 
   private async specimenChanged(): Promise<void> {
-    this.calls = [];
+    const asked = ++this.specimenRequests;
+    const previousCall = this.call.value;
+    let calls: Call[] = [];
     this.clear();
     if (this.specimen.value) {
       try {
         const detail = await call<{ calls: Call[] }>('GET', `specimens/${encodeURIComponent(this.specimen.value)}`);
-        this.calls = detail.calls ?? [];
+        calls = detail.calls ?? [];
       } catch (error) {
-        this.showRefusal(error); // e.g. a viewer may list the specimen but not open it
+        if (asked === this.specimenRequests) {
+          this.showRefusal(error); // e.g. a viewer may list the specimen but not open it
+        }
       }
     }
-    this.call.replaceChildren(...callOptions(this.calls).map(c => el('option', { value: c.value }, c.label)));
+    if (asked !== this.specimenRequests) {
+      return; // a later choice's answer wins
+    }
+    this.calls = calls;
+    this.call.replaceChildren(...callOptions(calls).map(c => el('option', { value: c.value }, c.label)));
+    if (calls.some(c => c.call_id === previousCall)) {
+      this.call.value = previousCall;
+    }
     this.callChanged();
   }
 

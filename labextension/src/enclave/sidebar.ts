@@ -82,7 +82,7 @@ export class EnclaveSidebar extends Widget {
         'enclave-sb-specimens',
         filters,
         el('table', { class: 'enclave-sb-table', 'aria-label': 'Specimens (metadata only)' },
-          el('thead', {}, el('tr', {}, ...['Specimen', 'Agent', 'Class.', 'Sealed'].map(h => el('th', { scope: 'col' }, h)))),
+          el('thead', {}, el('tr', {}, ...['Specimen', 'Agent', 'Classification'].map(h => el('th', { scope: 'col' }, h)))),
           this.specimenRows),
         this.specimenCount,
         this.moreSpecimens,
@@ -140,11 +140,10 @@ export class EnclaveSidebar extends Widget {
       for (const s of page.items) {
         this.specimenIds.push(s.specimen_id);
         this.specimenRows.append(
-          el('tr', { 'data-specimen-id': s.specimen_id },
+          el('tr', { 'data-specimen-id': s.specimen_id, 'data-agent': s.agent },
             el('td', { class: 'enclave-sb-id', title: s.specimen_id }, s.specimen_id),
             el('td', {}, `${s.agent} ${s.agent_version}`),
-            el('td', { 'data-classification': s.highest_classification }, s.highest_classification),
-            el('td', {}, s.sealed_at.slice(0, 10)))
+            el('td', { 'data-classification': s.highest_classification, title: `sealed ${s.sealed_at}` }, s.highest_classification))
         );
       }
       this.cursor = page.next;

@@ -1,0 +1,297 @@
+"""The Enclave sidebar in a real browser, one JupyterLab per analyst for the module.
+
+alice opens the sidebar from the status bar, sees who she is and the specimens, opens the
+request form from the launcher, is refused in the browser (and by the service, with the
+same code) for an invisible purpose, requests the r2 audit the panel test requests,
+watches it complete in the sidebar and the status bar, opens its certificate in the viewer
+and verifies it in the browser and on the server. bob (viewer) sees the service's denial
+when he tries. A canary scan of the DOM, every HTTP response and WebSocket frame, and the
+saved certificate; light and dark screenshots of the sidebar and the form for the README.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.canary import INCIDENT_CANARIES, find_canaries
+
+from .conftest import Lab, Recorder, lab_settings
+from .stack import EnclaveStack
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "docs" / "screenshots"
+SIDEBAR = "#replay-enclave-sidebar"
+STATUS = ".enclave-status-running"
+VIEWER = ".jp-MainAreaWidget:not(.lm-mod-hidden) .enclave-certificate-viewer"
+PURPOSE = "Dispute review of PO-2291 on revision r2"
+REVISION_POLICY = "procurement.decider-model.revision"
+
+
+@pytest.fixture(scope="module")
+def alice_lab(stack: EnclaveStack, lab: Callable[[str], Lab]) -> Lab:
+    started = lab("alice")
+    # the browser verifies with the key file the analyst chose (read when Verify runs);
+    # the issuer's key exists once the first certificate is signed
+    lab_settings(started, "replay-enclave:plugin", {"trustedKeyPath": "issuer.pub.pem"})
+    return started
+
+
+@pytest.fixture(scope="module")
+def bob_lab(lab: Callable[[str], Lab]) -> Lab:
+    return lab("bob")
+
+
+@pytest.fixture
+def shots() -> Iterator[Path]:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    yield SCREENSHOTS
+
+
+def open_lab(page: Any, lab: Lab) -> None:
+    page.goto(lab.page_url())
+    page.wait_for_function("() => window.jupyterapp !== undefined")
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+
+
+def dark(page: Any) -> None:
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme',"
+        " {theme: 'JupyterLab Dark'})"
+    )
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+    # the theme's stylesheet applies after the attribute flips: wait for its colours
+    page.wait_for_function(
+        "() => getComputedStyle(document.querySelector('#replay-enclave-sidebar'))"
+        ".backgroundColor !== 'rgb(255, 255, 255)'"
+    )
+
+
+def choose_r2(page: Any, form: Any, specimen: str) -> None:
+    form.locator("select.enclave-sb-specimen").select_option(specimen)
+    call = form.locator("select.enclave-sb-call")
+    page.wait_for_function(
+        "(el) => Array.from(el.options).some(o => o.value === 'main/decider#0')",
+        arg=call.element_handle(),
+    )
+    call.select_option("main/decider#0")
+    policy = form.locator("select.enclave-sb-policy")
+    policy.select_option(label=policy.locator("option", has_text=REVISION_POLICY).inner_text())
+    revision = form.locator("input.enclave-sb-revision")
+    page.wait_for_function("(el) => el.value === 'model=r2'", arg=revision.element_handle())
+
+
+def post_audit(page: Any, body: dict[str, Any]) -> tuple[int, str]:
+    """The same body straight to the server extension (the service's own answer)."""
+    answer = page.evaluate(
+        """async (body) => {
+             const xsrf = document.cookie.match(/_xsrf=([^;]+)/);
+             const r = await fetch('/enclave/api/audits', {method: 'POST',
+               headers: {'Content-Type': 'application/json',
+                         'X-XSRFToken': xsrf ? decodeURIComponent(xsrf[1]) : ''},
+               body: JSON.stringify(body)});
+             return [r.status, (await r.json()).error.code];
+           }""",
+        body,
+    )
+    return int(answer[0]), str(answer[1])
+
+
+def scan(record: Recorder, page: Any, *files: Path) -> None:
+    sources = {
+        "page DOM": page.content().encode(),
+        "HTTP responses": b"\n".join(record.bodies),
+        "WebSocket frames": b"\n".join(record.frames),
+    }
+    for path in files:
+        sources[path.name] = path.read_bytes()
+    assert sum(map(len, sources.values())) > 100_000  # the scan saw real traffic
+    for where, data in sources.items():
+        assert find_canaries(data, INCIDENT_CANARIES) == [], f"canary in {where}"
+
+
+def test_alice_requests_the_r2_audit_and_verifies_its_certificate_from_the_sidebar(
+    stack: EnclaveStack, alice_lab: Lab, recorded_page: tuple[Any, Recorder], shots: Path
+) -> None:
+    page, record = recorded_page
+    open_lab(page, alice_lab)
+
+    # the status bar counts running audits (none yet); a click opens the sidebar
+    status = page.locator(STATUS)
+    page.wait_for_selector(f"{STATUS}[data-running='0']")
+    status.click()
+    sidebar = page.locator(SIDEBAR)
+    sidebar.wait_for(state="visible")
+    who = sidebar.locator(".enclave-sb-whoami")
+    who.locator("dd[data-field='name']").wait_for()
+    assert who.locator("dd[data-field='name']").inner_text() == "alice"
+    assert who.locator("dd[data-field='tenant']").inner_text() == "acme"
+    assert "auditor" in who.locator("dd[data-field='roles']").inner_text()
+    rows = sidebar.locator(".enclave-sb-table tr[data-specimen-id]")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#replay-enclave-sidebar tr[data-specimen-id]')"
+        ".length === 3"
+    )
+    assert sorted(rows.nth(i).get_attribute("data-specimen-id") for i in range(3)) == sorted(
+        stack.specimens.values()
+    )
+    # metadata only: a filter by agent narrows the list on the service's side
+    agent = sidebar.locator(f"tr[data-specimen-id='{stack.procurement}']").get_attribute(
+        "data-agent"
+    )
+    assert agent
+    sidebar.locator("input.enclave-sb-agent").fill(agent)
+    sidebar.locator("input.enclave-sb-agent").press("Enter")
+    page.wait_for_function(
+        "(agent) => { const rows = document.querySelectorAll("
+        "'#replay-enclave-sidebar tr[data-specimen-id]');"
+        " return rows.length >= 1 && Array.from(rows).every(r => r.dataset.agent === agent)"
+        " && document.querySelector('#replay-enclave-sidebar .enclave-sb-count')"
+        ".textContent.startsWith(rows.length + ' of ' + rows.length); }",
+        arg=agent,
+    )
+    sidebar.locator("input.enclave-sb-agent").fill("")
+    sidebar.locator("input.enclave-sb-agent").press("Enter")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#replay-enclave-sidebar tr[data-specimen-id]')"
+        ".length === 3"
+    )
+
+    # the launcher's card opens the form; the form is keyboard reachable
+    page.locator(".jp-LauncherCard[data-category='Replay Enclave']").click()
+    form = sidebar.locator(".enclave-sb-form")
+    form.wait_for(state="visible")
+    page.wait_for_function(
+        "() => document.activeElement?.classList.contains('enclave-sb-specimen')"
+    )
+    choose_r2(page, form, stack.procurement)
+    form.locator("input.enclave-sb-samples").fill("30")
+
+    # an invisible purpose: refused in the browser, nothing sent; the service agrees
+    posts_before = sum(u.endswith("/enclave/api/audits") for u in record.urls)
+    form.locator("input.enclave-sb-purpose").fill("\u200b")
+    form.locator("input.enclave-sb-purpose").press("Enter")
+    refused = form.locator(".enclave-sb-error[data-side='browser']")
+    refused.wait_for()
+    assert refused.get_attribute("data-code") == "invalid_request"
+    assert form.locator("input.enclave-sb-purpose").get_attribute("aria-invalid") == "true"
+    assert sum(u.endswith("/enclave/api/audits") for u in record.urls) == posts_before
+    body = {
+        "specimen_id": stack.procurement,
+        "strategy": "revision",
+        "revision": "model=r2",
+        "samples": 30,
+        "seed": 1,
+        "purpose": "\u200b",
+    }
+    assert post_audit(page, body) == (422, "invalid_request")
+    assert post_audit(page, {**body, "purpose": "ok", "seed": "1"}) == (422, "invalid_request")
+
+    form.locator("input.enclave-sb-purpose").fill(PURPOSE)
+    page.screenshot(path=str(shots / "sidebar-request-form-light.png"), clip=_box(sidebar))
+    form.locator("button.enclave-sb-submit").click()
+    requested = form.locator(".enclave-sb-requested")
+    requested.wait_for()
+    audit_id = requested.get_attribute("data-audit-id")
+    assert audit_id and audit_id.startswith("au-")
+    # live: running in the status bar at once, then completed in the sidebar
+    item = sidebar.locator(f"li.enclave-sb-audit[data-audit-id='{audit_id}']")
+    assert item.count() == 1
+    page.wait_for_selector(f"{STATUS}[data-running='1']")
+    page.wait_for_selector(
+        f"{SIDEBAR} li.enclave-sb-audit[data-audit-id='{audit_id}'][data-status='COMPLETED']",
+        timeout=180_000,
+    )
+    page.wait_for_selector(f"{STATUS}[data-running='0']")
+    done, total = item.locator(".enclave-sb-progress-text").inner_text().split("/")
+    assert int(total) > 0 and done == total
+    assert (
+        item.locator(".enclave-sb-classification").get_attribute("data-classification")
+        == "influential"
+    )
+    assert item.locator(".enclave-sb-cancel").count() == 0  # nothing left to cancel
+    page.screenshot(path=str(shots / "sidebar-light.png"), clip=_box(sidebar))
+
+    shutil.copyfile(stack.issuer_key, alice_lab.root / "issuer.pub.pem")
+
+    # the certificate: fetched through the server extension, opened in the viewer
+    item.locator("button.enclave-sb-open-certificate").click()
+    viewer = page.locator(VIEWER)
+    viewer.locator(".enclave-certificate").wait_for()
+    assert (
+        viewer.locator(".enclave-classification").get_attribute("data-classification")
+        == "influential"
+    )
+    assert viewer.locator("svg.enclave-histogram").get_attribute("data-count") == "30"
+    viewer.locator("button.enclave-verify-button").focus()
+    page.keyboard.press("Enter")
+    report = viewer.locator(".enclave-verification")
+    report.wait_for()
+    assert report.get_attribute("data-ok") == "true"
+    for side in ("browser", "server"):
+        cells = viewer.locator(f".enclave-verify-cell[data-side='{side}']")
+        assert cells.count() >= 3
+        assert {cells.nth(i).get_attribute("data-ok") for i in range(cells.count())} == {"true"}
+    saved = alice_lab.root / "certificates" / f"{audit_id}.dsse.json"
+    assert saved.is_file()
+
+    dark(page)
+    page.screenshot(path=str(shots / "sidebar-dark.png"), clip=_box(sidebar))
+    sidebar.locator("button.enclave-sb-new-request").click()  # closes the form
+    sidebar.locator("button.enclave-sb-new-request").click()  # and opens it again
+    form.wait_for(state="visible")  # with the r2 choices still made
+    assert form.locator("input.enclave-sb-revision").input_value() == "model=r2"
+    form.locator("input.enclave-sb-purpose").fill("a\x00b")
+    form.locator("button.enclave-sb-submit").click()
+    form.locator(".enclave-sb-error[data-side='browser'][data-code='invalid_request']").wait_for()
+    page.screenshot(path=str(shots / "sidebar-request-form-dark.png"), clip=_box(sidebar))
+
+    scan(record, page, saved)
+
+
+def _box(locator: Any) -> dict[str, float]:
+    box = locator.bounding_box()
+    assert box is not None
+    return {"x": box["x"], "y": box["y"], "width": box["width"], "height": min(box["height"], 1400)}
+
+
+def test_bob_sees_the_services_denial_in_the_sidebar(
+    stack: EnclaveStack, bob_lab: Lab, recorded_page: tuple[Any, Recorder]
+) -> None:
+    page, record = recorded_page
+    open_lab(page, bob_lab)
+    page.evaluate("() => window.jupyterapp.commands.execute('replay-enclave:new-audit-request')")
+    sidebar = page.locator(SIDEBAR)
+    who = sidebar.locator(".enclave-sb-whoami dd[data-field='name']")
+    who.wait_for()
+    assert who.inner_text() == "bob"
+    assert sidebar.locator(".enclave-sb-whoami dd[data-field='roles']").inner_text() == "viewer"
+    page.wait_for_function(
+        "() => document.querySelectorAll('#replay-enclave-sidebar tr[data-specimen-id]')"
+        ".length === 3"
+    )
+    form = sidebar.locator(".enclave-sb-form")
+    form.wait_for(state="visible")
+    # a viewer may list the specimen but not open it: the refusal is the service's
+    form.locator("select.enclave-sb-specimen").select_option(stack.procurement)
+    opened = form.locator(".enclave-sb-error[data-status='403']")
+    opened.wait_for()
+    assert opened.get_attribute("data-code") == "restricted_needs_clearance"
+    policy = form.locator("select.enclave-sb-policy")
+    policy.select_option(label="declared revision swap (e.g. model=r2)")
+    form.locator("input.enclave-sb-revision").fill("model=r2")
+    form.locator("input.enclave-sb-purpose").fill(PURPOSE)
+    form.locator("button.enclave-sb-submit").click()
+    denied = form.locator(".enclave-sb-error[data-side='service']")
+    denied.wait_for()
+    assert denied.get_attribute("data-status") == "403"
+    assert denied.get_attribute("data-code") == "restricted_needs_clearance"
+    assert "access denied by policy" in denied.inner_text()
+    assert page.locator(STATUS).get_attribute("data-running") == "0"
+    scan(record, page)
