@@ -259,3 +259,66 @@ def lab_settings(lab: Lab, plugin: str, values: dict[str, Any]) -> None:
     target = lab.root.parent / "settings" / package / f"{name}.jupyterlab-settings"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(values))
+
+
+@dataclass
+class SwitchableLab(Lab):
+    """A JupyterLab whose server extension reads the analyst's token from ``token_file``
+    on every request: writing another analyst's token there switches who the sidebar
+    speaks for, without a second JupyterLab."""
+
+    token_file: Path = Path()
+
+    def act_as(self, token: str) -> None:
+        self.token_file.write_text(token + "\n")
+        self.token_file.chmod(0o600)
+
+
+@pytest.fixture(scope="module")
+def switchable_lab(
+    stack: EnclaveStack, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SwitchableLab]:
+    """One JupyterLab for a module, first acting as alice (see ``SwitchableLab``)."""
+    base = tmp_path_factory.mktemp("lab-switchable")
+    root = base / "root"
+    root.mkdir()
+    dirs = _lab_config(base)
+    token_file = base / "analyst.token"
+    token_file.write_text(stack.tokens["alice"] + "\n")
+    token_file.chmod(0o600)
+    port, token = free_port(), secrets.token_hex(16)
+    env = child_env(
+        {
+            "JUPYTER_CONFIG_DIR": dirs["config"],
+            "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+            "REPLAY_ENCLAVE_URL": stack.url,
+            "REPLAY_ENCLAVE_TOKEN_FILE": str(token_file),
+            "REPLAY_ENCLAVE_ISSUER_KEY": str(stack.issuer_key),
+        }
+    )
+    env.pop("REPLAY_ENCLAVE_TOKEN", None)
+    with open(base / "lab.log", "wb") as log:  # the child keeps its own descriptor
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jupyterlab",
+                "--no-browser",
+                "--allow-root",
+                "--ip=127.0.0.1",
+                f"--port={port}",
+                f"--IdentityProvider.token={token}",
+                f"--ServerApp.root_dir={root}",
+                "--LabApp.expose_app_in_browser=True",
+                f"--LabApp.workspaces_dir={dirs['workspaces']}",
+                f"--LabApp.user_settings_dir={dirs['settings']}",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=str(root),
+        )
+    url = f"http://127.0.0.1:{port}"
+    wait_http(f"{url}/api/status", proc=proc, headers={"Authorization": f"token {token}"})
+    yield SwitchableLab(url=url, token=token, root=root, proc=proc, token_file=token_file)
+    stop([proc])

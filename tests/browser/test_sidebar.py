@@ -12,7 +12,7 @@ saved certificate; light and dark screenshots of the sidebar and the form for th
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import pytest
 
 from tests.canary import INCIDENT_CANARIES, find_canaries
 
-from .conftest import Lab, Recorder, lab_settings
+from .conftest import Lab, Recorder, SwitchableLab, lab_settings
 from .stack import EnclaveStack
 
 pytestmark = pytest.mark.slow
@@ -35,17 +35,12 @@ REVISION_POLICY = "procurement.decider-model.revision"
 
 
 @pytest.fixture(scope="module")
-def alice_lab(stack: EnclaveStack, lab: Callable[[str], Lab]) -> Lab:
-    started = lab("alice")
+def alice_lab(switchable_lab: SwitchableLab, stack: EnclaveStack) -> SwitchableLab:
+    switchable_lab.act_as(stack.tokens["alice"])
     # the browser verifies with the key file the analyst chose (read when Verify runs);
     # the issuer's key exists once the first certificate is signed
-    lab_settings(started, "replay-enclave:plugin", {"trustedKeyPath": "issuer.pub.pem"})
-    return started
-
-
-@pytest.fixture(scope="module")
-def bob_lab(lab: Callable[[str], Lab]) -> Lab:
-    return lab("bob")
+    lab_settings(switchable_lab, "replay-enclave:plugin", {"trustedKeyPath": "issuer.pub.pem"})
+    return switchable_lab
 
 
 @pytest.fixture
@@ -252,6 +247,23 @@ def test_alice_requests_the_r2_audit_and_verifies_its_certificate_from_the_sideb
     form.locator(".enclave-sb-error[data-side='browser'][data-code='invalid_request']").wait_for()
     page.screenshot(path=str(shots / "sidebar-request-form-dark.png"), clip=_box(sidebar))
 
+    # cancel while it runs: the service decides (cancelled, or its refusal is shown)
+    form.locator("input.enclave-sb-samples").fill("60")
+    form.locator("input.enclave-sb-purpose").fill(PURPOSE)
+    form.locator("button.enclave-sb-submit").click()
+    second = form.locator(f".enclave-sb-requested:not([data-audit-id='{audit_id}'])")
+    second.wait_for()
+    cancelled_id = second.get_attribute("data-audit-id")
+    row = f"{SIDEBAR} li.enclave-sb-audit[data-audit-id='{cancelled_id}']"
+    page.locator(f"{row} button.enclave-sb-cancel").click()
+    page.wait_for_selector(
+        f"{row}[data-status='CANCELLED'], {row} .enclave-sb-audit-reason .enclave-sb-error"
+    )
+    answered = page.locator(row)
+    if answered.get_attribute("data-status") != "CANCELLED":
+        assert answered.locator(".enclave-sb-error").get_attribute("data-code")
+    page.wait_for_selector(f"{STATUS}[data-running='0']", timeout=180_000)
+
     scan(record, page, saved)
 
 
@@ -262,10 +274,11 @@ def _box(locator: Any) -> dict[str, float]:
 
 
 def test_bob_sees_the_services_denial_in_the_sidebar(
-    stack: EnclaveStack, bob_lab: Lab, recorded_page: tuple[Any, Recorder]
+    stack: EnclaveStack, switchable_lab: SwitchableLab, recorded_page: tuple[Any, Recorder]
 ) -> None:
     page, record = recorded_page
-    open_lab(page, bob_lab)
+    switchable_lab.act_as(stack.tokens["bob"])  # the same JupyterLab, now bob's
+    open_lab(page, switchable_lab)
     page.evaluate("() => window.jupyterapp.commands.execute('replay-enclave:new-audit-request')")
     sidebar = page.locator(SIDEBAR)
     who = sidebar.locator(".enclave-sb-whoami dd[data-field='name']")
