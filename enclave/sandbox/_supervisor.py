@@ -94,7 +94,11 @@ class Sandbox:
         isolation: str = "auto",
         python_path: list[str] | None = None,
         protect: tuple[Path, ...] = (),
+        code_roots: tuple[str, ...] = (),
     ) -> None:
+        """``code_roots``: source roots of candidate code, shown to the worker read-only
+        (importable entries only, like an import-path directory) but left off its import
+        path: a run that imports from one puts it there itself."""
         self._limits = limits if limits is not None else SandboxLimits()
         if not isinstance(self._limits, SandboxLimits):
             raise TypeError("limits must be a SandboxLimits")
@@ -107,8 +111,9 @@ class Sandbox:
         self._python_path = [str(Path(p).resolve()) for p in python_path]
         self._view = _fsview.View(binds=(), symlinks=(), masks=())
         if self._layer.enclave:
+            roots = [str(Path(p).resolve()) for p in code_roots]
             self._view = _fsview.plan(
-                python_path=self._python_path,
+                python_path=[*self._python_path, *roots],
                 protected=_protected(self._scratch_root, tuple(protect)),
             )
         self._launch = Launch(
