@@ -253,3 +253,63 @@ def test_a_hostile_candidate_fails_closed_and_leaks_nothing(
     assert find_canaries((text + out.out + out.err).encode(), canaries) == []
     secret.unlink()
     assert scan_tree(runtime.home.root, canaries) == {}
+
+
+# sees whether anything of its source root besides itself is visible in the worker: if
+# it is, it shifts every score far enough to flip every decision
+_PEEK = (
+    "def run(ctx, inputs):\n"
+    "    import os\n"
+    "    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n"
+    "    try:\n"
+    "        seen = os.path.exists(os.path.join(here, 'beside.py'))\n"
+    "    except OSError:\n"
+    "        seen = False\n"
+    "    return _captured_run(ctx, inputs, shift=0.5 if seen else 0.0)\n"
+    "def _captured_run(ctx, inputs, shift):\n"
+    "    out = dict(_CAPTURED.function(ctx, inputs))\n"
+    "    out['score'] += shift\n"
+    "    return out\n"
+)
+
+
+def test_only_the_candidates_own_package_is_visible_in_the_worker(
+    runtime: Runtime, specimen: str, tmp_path: Path
+) -> None:
+    package = tmp_path / "peek_candidate"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        _HEADER + _PEEK + "\nAGENT = replace(_CAPTURED, function=run)\n", encoding="utf-8"
+    )
+    (tmp_path / "beside.py").write_text(f"SECRET = '{procurement.CANARY}-beside'\n")
+    candidate = CandidateCode.declare("peek_candidate:AGENT", tmp_path)
+    outcome = _audit(runtime, specimen, candidate)
+    predicate = _predicate(outcome)
+    assert predicate["environment"]["isolation"] == "bwrap"
+    # the score shift would show as a non-zero delta: nothing beside the package was seen
+    assert predicate["effect"]["mean_delta"] == 0, predicate["effect"]
+
+
+def test_the_view_binds_the_candidate_module_and_nothing_beside_it(tmp_path: Path) -> None:
+    from enclave.sandbox import _fsview
+
+    package = tmp_path / "cand"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (tmp_path / "beside.py").write_text("")
+    (tmp_path / "data").mkdir()
+    view = _fsview.plan(python_path=[], protected=[], code=[str(package)])
+    bound = {dest for _, dest in view.binds}
+    assert str(package) in bound
+    assert not any(d.startswith(str(tmp_path)) and d != str(package) for d in bound)
+
+
+def test_a_linked_candidate_module_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "__init__.py").write_text("AGENT = None\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "linked").symlink_to(elsewhere)
+    with pytest.raises(BadInput):
+        CandidateCode.declare("linked:AGENT", root)

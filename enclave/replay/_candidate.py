@@ -11,9 +11,10 @@ Invariants:
 1. The declared digest is the digest of the root's files when the audit opens the
    specimen (``verify``); a root edited since the declaration is refused
    ``code_changed``, so the certificate names the code that ran.
-2. The root is shown to the worker read-only (``Sandbox(code_roots=...)``) and put on
-   the import path only in the intervened arm's own processes: the baseline gate, the
-   baseline arm and the placebo arm import the captured code.
+2. Of the root, only the candidate's own package directory or module file (a real
+   entry, no link) is shown to the worker, read-only (``Sandbox(code=...)``); the root
+   is put on the import path only in the intervened arm's own processes: the baseline
+   gate, the baseline arm and the placebo arm import the captured code.
 3. Modules the candidate imports from outside its root (the installed project, the
    standard library) are not in its digest; the captured code's own check covers the
    installed agent.
@@ -34,6 +35,20 @@ __all__ = ["CandidateCode"]
 
 _TARGET = re.compile(r"[A-Za-z_]\w{0,99}(\.[A-Za-z_]\w{0,99}){0,15}:[A-Za-z_]\w{0,99}")
 MAX_ROOT = 4096
+
+
+def _code_path(root: str, top: str) -> str | None:
+    """``root/top`` (a regular package) or ``root/top.py``, as the import system finds
+    it first; None unless it is a real entry of ``root`` (no link leading elsewhere)."""
+    for path, ok in (
+        (os.path.join(root, top), os.path.isfile(os.path.join(root, top, "__init__.py"))),
+        (os.path.join(root, top + ".py"), os.path.isfile(os.path.join(root, top + ".py"))),
+    ):
+        if ok:
+            if os.path.islink(path) or os.path.realpath(path) != path:
+                return None
+            return path
+    return None
 
 
 @dataclass(frozen=True)
@@ -59,6 +74,15 @@ class CandidateCode:
     def top_module(self) -> str:
         return self.target.partition(":")[0].split(".")[0]
 
+    @property
+    def code_path(self) -> str:
+        """The candidate's package directory or module file under its root: all of the
+        root the worker is shown (invariant 2)."""
+        path = _code_path(self.root, self.top_module)
+        if path is None:
+            raise Refused("the candidate's module is gone from its root", code="code_changed")
+        return path
+
     @classmethod
     def declare(cls, target: str, root: str | os.PathLike[str]) -> CandidateCode:
         """The candidate at ``target`` under ``root``, its digest computed now."""
@@ -67,7 +91,12 @@ class CandidateCode:
         path = os.path.realpath(os.fspath(root))
         if not os.path.isdir(path):
             raise BadInput("the candidate's source root is not a directory")
-        digest = source_root_identity(target.partition(":")[0].split(".")[0], path).digest
+        top = target.partition(":")[0].split(".")[0]
+        if _code_path(path, top) is None:
+            raise BadInput(
+                "the candidate's module is not a package or .py file directly under its root"
+            )
+        digest = source_root_identity(top, path).digest
         if digest is None:
             raise BadInput("the candidate's module is not found under its source root")
         return cls(target=target, root=path, digest=digest)

@@ -140,7 +140,7 @@ def _start(
         scratch_root=runtime.home.root / "scratch",
         limits=limits,
         isolation=isolation,
-        code_roots=() if candidate is None else (candidate.root,),
+        code=() if candidate is None else (candidate.code_path,),
     )
 
 

@@ -94,11 +94,11 @@ class Sandbox:
         isolation: str = "auto",
         python_path: list[str] | None = None,
         protect: tuple[Path, ...] = (),
-        code_roots: tuple[str, ...] = (),
+        code: tuple[str, ...] = (),
     ) -> None:
-        """``code_roots``: source roots of candidate code, shown to the worker read-only
-        (importable entries only, like an import-path directory) but left off its import
-        path: a run that imports from one puts it there itself."""
+        """``code``: a candidate release's module file or package directory, shown to
+        the worker read-only at its own path (nothing else of its source root) and left
+        off the worker's import path: a run that imports it puts its root there itself."""
         self._limits = limits if limits is not None else SandboxLimits()
         if not isinstance(self._limits, SandboxLimits):
             raise TypeError("limits must be a SandboxLimits")
@@ -111,9 +111,9 @@ class Sandbox:
         self._python_path = [str(Path(p).resolve()) for p in python_path]
         self._view = _fsview.View(binds=(), symlinks=(), masks=())
         if self._layer.enclave:
-            roots = [str(Path(p).resolve()) for p in code_roots]
             self._view = _fsview.plan(
-                python_path=[*self._python_path, *roots],
+                python_path=self._python_path,
+                code=[str(Path(p).resolve()) for p in code],
                 protected=_protected(self._scratch_root, tuple(protect)),
             )
         self._launch = Launch(
