@@ -100,3 +100,19 @@ def test_tag_of_an_unknown_specimen_is_refused(runtime: Runtime) -> None:
     with pytest.raises(BadInput):
         tag_specimen(runtime, "sp-missing", ["lib"], now=datetime.now(UTC))
     _ = claims
+
+
+def test_migrated_library_table_matches_its_definition(runtime: Runtime) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from enclave.release._tables import LIBRARY_METADATA
+
+    def include_name(name: str | None, type_: str, _parent: object) -> bool:
+        return type_ != "table" or name in LIBRARY_METADATA.tables
+
+    with runtime.ledger.engine.connect() as conn:
+        context = MigrationContext.configure(
+            conn, opts={"include_name": include_name, "compare_type": True}
+        )
+        assert compare_metadata(context, LIBRARY_METADATA) == []

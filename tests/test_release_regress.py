@@ -156,3 +156,39 @@ def test_an_equivalent_candidate_passes_the_gate(
     assert {r["label"] for r in predicate["specimens"]} == {"equivalent"}
     assert predicate["totals"]["equivalent"] == 2
     assert all(ok for _, ok, _ in _verify(runtime, envelope))
+
+
+def test_a_member_the_candidate_cannot_audit_is_named_and_fails_the_gate(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    from enclave.incidents import claims
+
+    base = claims.BASELINE_INPUT
+    other = capture(
+        runtime, claims.AGENT, base["inputs"], tenant_id=base["tenant"], seed=base["seed"]
+    ).specimen_id
+    tag_specimen(runtime, other, ["claims-lib", "must-hold"], now=datetime.now(UTC))
+    # a procurement candidate is not a revision of the claims agent: fail closed
+    candidate = _candidate(tmp_path, "procurement_for_claims", inspect.getsource(procurement.run))
+    plan = RegressPlan(
+        samples=10,
+        purpose="release-gate",
+        requester="ci",
+        candidate=candidate,
+        must_hold=("must-hold",),
+    )
+    envelope, passed = regress(
+        runtime,
+        select(runtime, Selector(tags=("claims-lib",))),
+        plan,
+        now=datetime.now(UTC),
+        local=True,
+    )
+    predicate = _predicate(envelope)
+    assert passed is False
+    (row,) = predicate["specimens"]
+    assert row["specimen"] == other and row["label"] == "not-auditable"
+    assert row["certificate"] is None and row["reason"]
+    assert predicate["totals"]["not-auditable"] == 1
+    assert all(ok for _, ok, _ in _verify(runtime, envelope))
+    assert find_canaries(json.dumps(envelope).encode(), INCIDENT_CANARIES) == []

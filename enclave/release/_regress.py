@@ -2,7 +2,9 @@
 signed release report.
 
 1. Select (``_library.select``): replayable members sorted, erased ones named apart.
-2. Submit one audit per member (``jobs.submit_audit``) with exactly one intervention:
+2. Check each member's eligibility (sealed, of its tenant, not erased, bounded
+   outcome: ``governance.check_specimen``), then submit one audit per member
+   (``jobs.submit_audit``) with exactly one intervention:
    the candidate code (strategy CODE) or a declared revision swap (``model=r3``).
    Every audit keeps its own grant, baseline gate on the captured code, paired samples
    and certificate; a refusal at submission is that member's ``not-auditable`` row.
@@ -24,6 +26,7 @@ from typing import Any
 from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
 from ..certify import SigningKey
+from ..governance._eligibility import check_specimen
 from ..jobs import audit_status, certificate, run_worker, submit_audit
 from ..replay import AuditRequest, Intervention, Strategy
 from ..replay._candidate import CandidateCode
@@ -105,6 +108,9 @@ def regress(
             baseline_code.append(code)
         audit_id = f"au-{secrets.token_hex(8)}"
         try:
+            # eligibility of the specimen itself (sealed, not erased, bounded outcome);
+            # the intervention targets no recorded call, so no call policy applies
+            check_specimen(runtime, specimen_id, tenant=record.tenant_id)
             request = AuditRequest(
                 specimen_id=specimen_id,
                 intervention=plan.intervention(),
