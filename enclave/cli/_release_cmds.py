@@ -69,11 +69,17 @@ def regress_cmd(
     local: Annotated[
         bool, typer.Option("--local", help="Run the jobs in this process (no separate worker).")
     ] = False,
+    workers: Annotated[
+        int, typer.Option("--workers", help="With --local: jobs run at once (1-64).")
+    ] = 1,
     home: HomeOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Rerun a specimen library against a candidate release and sign a release report."""
     from ..release import RegressPlan, Selector, junit_xml, regress, select
+
+    if not 1 <= workers <= 64:
+        raise BadInput("--workers must lie in 1..64")
     from ..replay._candidate import CandidateCode
 
     code = None
@@ -121,7 +127,13 @@ def regress_cmd(
                 bar.update(task, completed=done, total=total)
 
             envelope, passed = regress(
-                runtime, selection, plan, now=datetime.now(UTC), local=local, progress=advance
+                runtime,
+                selection,
+                plan,
+                now=datetime.now(UTC),
+                local=local,
+                progress=advance,
+                workers=workers,
             )
     out.write_text(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
     import base64

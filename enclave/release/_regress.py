@@ -96,6 +96,7 @@ def regress(
     progress: Progress | None = None,
     poll_seconds: float = 0.2,
     runtime_factory: Callable[[], Runtime] | None = None,
+    workers: int = 1,
 ) -> tuple[dict[str, Any], bool]:
     """Run the plan over ``selection``; returns (signed report envelope, gate passed)."""
     submitted: dict[str, str] = {}
@@ -133,6 +134,7 @@ def regress(
         progress=progress,
         poll_seconds=poll_seconds,
         factory=runtime_factory,
+        workers=workers,
     )
     results = []
     for specimen_id in selection.specimens:
@@ -202,6 +204,7 @@ def _wait(
     progress: Progress | None,
     poll_seconds: float,
     factory: Callable[[], Runtime] | None,
+    workers: int = 1,
 ) -> None:
     """Until every submitted audit is terminal; with ``local`` an in-process worker
     (one thread, its own runtime) runs the jobs meanwhile."""
@@ -215,6 +218,7 @@ def _wait(
             args=(factory or (lambda: Runtime.open(runtime.home)),),
             kwargs={
                 "worker_id": f"regress-{secrets.token_hex(4)}",
+                "concurrency": workers,
                 "stop": stop,
                 "isolation": isolation,
                 "poll_seconds": poll_seconds,
