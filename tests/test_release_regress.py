@@ -156,6 +156,17 @@ def test_an_equivalent_candidate_passes_the_gate(
     assert {r["label"] for r in predicate["specimens"]} == {"equivalent"}
     assert predicate["totals"]["equivalent"] == 2
     assert all(ok for _, ok, _ in _verify(runtime, envelope))
+    # signed by the right key but naming another candidate: its certificates are not
+    # of that candidate, and verification says so
+    from enclave.release._report import sign_report
+    from enclave.replay._certificates import signing_key
+
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    statement["predicate"]["intervention"]["digest"] = "sha256:" + "0" * 64
+    resigned = sign_report(statement, signing_key(runtime))
+    checks = dict((name, ok) for name, ok, _ in _verify(runtime, resigned))
+    assert checks["signature and statement"] is True
+    assert checks["certificates"] is False
 
 
 def test_a_member_the_candidate_cannot_audit_is_named_and_fails_the_gate(

@@ -1,7 +1,8 @@
 """JUnit XML of a release report: one testcase per specimen, no content.
 
-A must-hold specimen that is not ``equivalent`` is a failure whose message is its label
-and reason; other members pass (their label is in the testcase's ``system-out``)."""
+A must-hold specimen that does not hold is a failure whose message is its label and
+reason (and the layers that changed); other members pass (their label is in the
+testcase's ``system-out``)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ def junit_xml(predicate: Mapping[str, Any]) -> bytes:
     for row in rows:
         case = ET.SubElement(suite, "testcase", classname="specimen-library", name=row["specimen"])
         message = row["label"] + (f": {row['reason']}" if row.get("reason") else "")
+        if row["label"] == "equivalent" and row.get("layers_changed"):
+            message += "; layers changed: " + ", ".join(row["layers_changed"])
         if row["specimen"] in failing:
             failure = ET.SubElement(case, "failure", message=message, type=row["label"])
             failure.text = message

@@ -105,8 +105,15 @@ def outside_control(predicate: Mapping[str, Any] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
+def holds(label: str, layers: Sequence[str]) -> bool:
+    """Equivalent, and no load-bearing layer changed in any sample."""
+    return label == "equivalent" and not layers
+
+
 def gate_failures(results: Sequence[SpecimenResult]) -> list[str]:
-    return sorted(r.specimen_id for r in results if r.must_hold and r.label != "equivalent")
+    return sorted(
+        r.specimen_id for r in results if r.must_hold and not holds(r.label, r.layers_changed)
+    )
 
 
 def build_report(

@@ -7,6 +7,8 @@
 3. Every listed certificate is found (a directory of ``*.dsse.json``), has the named
    envelope digest, and passes the full certificate verification (ledger included);
    it is about the listed specimen and its label follows from it.
+   The certificate is of the report's intervention (the same candidate digest, or the
+   same revision swap) and sample count, not one from another run.
 4. Totals and the gate are recomputed from the rows.
 
 Returns a list of (check, ok, detail) in that order; ``ok`` of the whole is all of them.
@@ -26,7 +28,15 @@ from ..certify import envelope_digest, keyid_of, verify_certificate
 from ..certify._dsse import Envelope, verify_dsse
 from ..certify._errors import CertificateInvalid, PredicateInvalid
 from ._library import selection_digest
-from ._report import LABELS, REPORT_TYPE, STATEMENT_TYPE, SUBJECT, label_of, layers_changed
+from ._report import (
+    LABELS,
+    REPORT_TYPE,
+    STATEMENT_TYPE,
+    SUBJECT,
+    holds,
+    label_of,
+    layers_changed,
+)
 
 __all__ = ["is_report", "verify_report"]
 
@@ -111,6 +121,8 @@ def verify_report(
         if (
             not report.ok
             or pred["request"]["specimen"] != row["specimen"]
+            or not _same_intervention(pred["request"], predicate.get("intervention") or {})
+            or pred["request"].get("samples") != predicate.get("samples")
             or label != row["label"]
             or list(layers_changed(pred)) != row["layers_changed"]
         ):
@@ -126,13 +138,30 @@ def verify_report(
     totals = {label: sum(r["label"] == label for r in rows) for label in LABELS}
     totals["erased"] = len(predicate.get("erased") or [])
     totals["specimens"] = len(rows)
-    failing = sorted(r["specimen"] for r in rows if r["must_hold"] and r["label"] != "equivalent")
+    failing = sorted(
+        r["specimen"]
+        for r in rows
+        if r["must_hold"] and not holds(r["label"], r.get("layers_changed") or [])
+    )
     consistent = totals == predicate.get("totals") and predicate.get("gate") == {
         "passed": not failing,
         "failing": failing,
     }
     checks.append(("totals and gate", consistent, "recomputed" if consistent else "differ"))
     return checks
+
+
+def _same_intervention(request: Mapping[str, Any], declared: Mapping[str, Any]) -> bool:
+    """The certificate is of this report's intervention (not an older run's)."""
+    if declared.get("strategy") == "CODE":
+        candidate = request.get("candidate") or {}
+        return request.get("strategy") == "CODE" and candidate == {
+            "target": declared.get("target"),
+            "digest": declared.get("digest"),
+        }
+    return request.get("strategy") == "REVISION" and request.get("revision") == declared.get(
+        "revision"
+    )
 
 
 def all_ok(checks: Iterable[Check]) -> bool:
