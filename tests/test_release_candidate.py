@@ -38,6 +38,7 @@ from enclave.replay import (
 from enclave.replay._candidate import CandidateCode
 from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
 
+ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = 100
 OFFSET = 0.02  # the changed candidate's score shift
 
@@ -313,3 +314,13 @@ def test_a_linked_candidate_module_is_refused(tmp_path: Path) -> None:
     (root / "linked").symlink_to(elsewhere)
     with pytest.raises(BadInput):
         CandidateCode.declare("linked:AGENT", root)
+
+
+def test_a_policy_file_cannot_name_the_code_strategy() -> None:
+    from enclave.governance import InterventionPolicy
+
+    source = (ROOT / "policies" / "interventions" / "claims-fraud-score-nullify.toml").read_bytes()
+    assert b'strategy = "nullify"' in source
+    with pytest.raises(BadInput) as caught:
+        InterventionPolicy.from_toml(source.replace(b'strategy = "nullify"', b'strategy = "code"'))
+    assert "nullify, replace, perturb or revision" in str(caught.value)
