@@ -116,3 +116,24 @@ def test_migrated_library_table_matches_its_definition(runtime: Runtime) -> None
             conn, opts={"include_name": include_name, "compare_type": True}
         )
         assert compare_metadata(context, LIBRARY_METADATA) == []
+
+
+def test_the_release_package_front() -> None:
+    import enclave.release as release
+
+    assert set(release.__all__) == {
+        "REPORT_TYPE",
+        "RegressPlan",
+        "Selection",
+        "Selector",
+        "is_report",
+        "junit_xml",
+        "regress",
+        "select",
+        "selection_digest",
+        "tag_specimen",
+        "tags_of",
+        "untag_specimen",
+        "verify_report",
+    }
+    assert all(hasattr(release, name) for name in release.__all__)
