@@ -11,9 +11,11 @@ code on disk.
 from __future__ import annotations
 
 import base64
+import importlib
 import inspect
 import json
 import random
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,7 +26,7 @@ import pytest
 from enclave._errors import BadInput, Refused
 from enclave._home import Home
 from enclave._runtime import Runtime
-from enclave.capture import capture
+from enclave.capture import Answer, Context, capture
 from enclave.certify import load_public_key_pem, verify_certificate
 from enclave.incidents import procurement
 from enclave.replay import (
@@ -67,6 +69,29 @@ def _candidate(root: Path, name: str, body: str) -> CandidateCode:
         _HEADER + body + "\nAGENT = replace(_CAPTURED, function=run)\n", encoding="utf-8"
     )
     return CandidateCode.declare(f"{name}:AGENT", folder)
+
+
+class _Live(Context):
+    """A live run with nothing recorded: the truth a replay must match."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        self._seed = seed
+
+    def call(self, spec: Any, request: Any, *, live: Any, alias: str | None = None) -> Any:
+        answer = live(dict(request))
+        return dict(answer.response) if isinstance(answer, Answer) else dict(answer)
+
+    def now(self) -> datetime:
+        return datetime(2026, 1, 1, tzinfo=UTC)
+
+    def random(self, stream: str | None = None) -> random.Random:
+        return self._stream(stream, self._seed, lambda _request: None)
+
+
+def _live_decisions(agent: Any, seeds: range) -> list[str]:
+    inputs = procurement.BASELINE_INPUT["inputs"]
+    return [str(agent.function(_Live(seed), dict(inputs))["decision"]) for seed in seeds]
 
 
 def _run_source() -> str:
@@ -120,6 +145,15 @@ def test_a_candidate_that_changes_decisions_is_influential_at_the_true_flip_rate
     seeds = range(1, SAMPLES + 1)
     flips = sum(_decision(_score(s)) != _decision(_score(s) - OFFSET) for s in seeds)
     assert 0 < flips < SAMPLES
+    # the same count from live runs of the captured agent and of the candidate itself
+    sys.path.insert(0, candidate.root)
+    try:
+        live_candidate = importlib.import_module("procurement_lower").AGENT
+    finally:
+        sys.path.remove(candidate.root)
+    captured_live = _live_decisions(procurement.AGENT, seeds)
+    candidate_live = _live_decisions(live_candidate, seeds)
+    assert sum(a != b for a, b in zip(captured_live, candidate_live, strict=True)) == flips
     assert predicate["classification"] == "influential"
     assert predicate["baseline"]["reproduced"] is True
     assert predicate["effect"]["flips"] == flips
