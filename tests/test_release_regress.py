@@ -203,3 +203,44 @@ def test_a_member_the_candidate_cannot_audit_is_named_and_fails_the_gate(
     assert predicate["totals"]["not-auditable"] == 1
     assert all(ok for _, ok, _ in _verify(runtime, envelope))
     assert find_canaries(json.dumps(envelope).encode(), INCIDENT_CANARIES) == []
+
+
+def test_a_member_that_reads_live_state_is_not_auditable_and_names_what_escaped(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    from enclave.incidents import shard
+
+    base = shard.BASELINE_INPUT
+    specimen = capture(
+        runtime, shard.AGENT, base["inputs"], tenant_id=base["tenant"], seed=base["seed"]
+    ).specimen_id
+    tag_specimen(runtime, specimen, ["shard-lib"], now=datetime.now(UTC))
+    folder = tmp_path / "shard_next"
+    folder.mkdir()
+    (folder / "shard_next.py").write_text(
+        "from dataclasses import replace\n"
+        "from enclave.incidents.shard import AGENT as _CAPTURED\n"
+        "def run(ctx, inputs):\n"
+        "    return _CAPTURED.function(ctx, inputs)\n"
+        "AGENT = replace(_CAPTURED, function=run)\n"
+    )
+    plan = RegressPlan(
+        samples=10,
+        purpose="release-gate",
+        requester="ci",
+        candidate=CandidateCode.declare("shard_next:AGENT", folder),
+        must_hold=("*",),
+    )
+    envelope, passed = regress(
+        runtime,
+        select(runtime, Selector(tags=("shard-lib",))),
+        plan,
+        now=datetime.now(UTC),
+        local=True,
+    )
+    (row,) = _predicate(envelope)["specimens"]
+    assert passed is False
+    assert (row["label"], row["reason"]) == ("not-auditable", "observable-only")
+    assert row["certificate"] is not None  # observable-only is certified, not concluded
+    assert row["effects_sandboxed"] and row["outside_control"]
+    assert all(ok for _, ok, _ in _verify(runtime, envelope))
