@@ -47,7 +47,7 @@ from ledger import canonical_json
 from .._errors import Refused
 from ._registry import available_agents
 
-__all__ = ["CodeIdentity", "check_code", "code_identity"]
+__all__ = ["CodeIdentity", "check_code", "code_identity", "source_root_identity"]
 
 INTERPRETER = "{}-{}.{}.{}".format(sys.implementation.name, *sys.version_info[:3])
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -100,10 +100,15 @@ def _target_module(agent_name: str) -> str | None:
     return target.partition(":")[0] if _REF.fullmatch(target) else None
 
 
-def _files(module: str) -> list[tuple[str, Path]] | None:
-    """(relative name, path) of every module file of ``module``; None if it has none."""
+def _files(module: str, search_path: list[str] | None = None) -> list[tuple[str, Path]] | None:
+    """(relative name, path) of every module file of ``module``; None if it has none.
+    With ``search_path`` a top-level ``module`` is looked for there only (a candidate's
+    source root), never on the import path."""
     try:
-        spec = importlib.util.find_spec(module)
+        if search_path is None:
+            spec = importlib.util.find_spec(module)
+        else:
+            spec = importlib.machinery.PathFinder.find_spec(module, search_path)
     except (ImportError, ValueError, AttributeError):
         return None
     if spec is None:
@@ -123,12 +128,12 @@ def _files(module: str) -> list[tuple[str, Path]] | None:
     return sorted(found) or None
 
 
-def _compute(modules: tuple[str, ...]) -> CodeIdentity:
+def _compute(modules: tuple[str, ...], search_path: list[str] | None = None) -> CodeIdentity:
     if not modules:
         return CodeIdentity(None, modules, INTERPRETER)
     listing: dict[str, dict[str, str]] = {}
     for module in modules:
-        files = _files(module)
+        files = _files(module, search_path)
         if files is None:
             return CodeIdentity(None, modules, INTERPRETER)
         entries: dict[str, str] = {}
@@ -159,6 +164,15 @@ def code_identity(
     if not fresh:
         _cache[key] = identity
     return identity
+
+
+def source_root_identity(module: str, root: str) -> CodeIdentity:
+    """The identity of top-level ``module`` (a package: every module file below it) as
+    found in the directory ``root`` alone: how a candidate release's code is named.
+    Hashed the way captured code is; nothing is imported."""
+    if not _MODULE.fullmatch(module) or "." in module:
+        raise ValueError("a source root's module is a top-level module name")
+    return _compute((module,), [root])
 
 
 def check_code(recorded: Any, agent_name: str, *, code_revision: str | None = None) -> None:

@@ -45,6 +45,7 @@ _BOUNDED_INTERVAL = {
     "minItems": 2,
     "maxItems": 2,
 }
+STRATEGIES_V1 = ("NULLIFY", "REPLACE", "PERTURB", "REVISION")
 _OPEN_UNIT = {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}
 
 
@@ -162,6 +163,9 @@ def _v2() -> dict[str, Any]:
     properties["sample_rows"] = _SAMPLE_ROWS
     properties["served_by"] = _SERVED_BY
     properties["substitute_fidelity"] = _SUBSTITUTE_FIDELITY
+    # a code revision (a candidate release) is an intervention of its own
+    for where in (properties["request"], properties["intervention"]["anyOf"][1]):
+        where["properties"]["strategy"] = {"enum": [*STRATEGIES_V1, "CODE"]}
     schema["required"] = [*schema["required"], "recorded_seed", "sample_rows", "served_by"]
     return schema
 

@@ -258,6 +258,10 @@ def verify_cmd(
         Path | None, typer.Option(help="Issuer public key PEM (default: the home's).")
     ] = None,
     json_out: JsonOption = False,
+    certificates: Annotated[
+        Path | None,
+        typer.Option(help="A release report's certificates (default: the home's folder)."),
+    ] = None,
 ) -> None:
     """Check a certificate's signature, statement, predicate schema and ledger linkage."""
     from ..certify import load_public_key_pem, verify_certificate
@@ -275,6 +279,9 @@ def verify_cmd(
             key = load_public_key_pem(key_path.read_bytes())
         except FileNotFoundError:
             raise BadInput("issuer public key not found") from None
+        if isinstance(envelope, dict) and _is_report(envelope):  # a release report
+            _verify_report(envelope, key, runtime, certificates, json_out=json_out)
+            return
         report = verify_certificate(
             envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
         )
@@ -296,6 +303,44 @@ def verify_cmd(
             "[yellow]isolation: development — not an enclave: the replay behind this "
             "certificate ran without the enclave's wall[/yellow]"
         )
+
+
+def _is_report(envelope: dict[str, Any]) -> bool:
+    from ..release import is_report
+
+    return is_report(envelope)
+
+
+def _verify_report(
+    envelope: dict[str, Any], key: Any, runtime: Any, folder: Path | None, *, json_out: bool
+) -> None:
+    """A release report and every certificate it names (``enclave.release``)."""
+    from ..release import verify_report
+    from ..replay import RuntimeLedgerLookup
+
+    checks = verify_report(
+        envelope,
+        public_key=key,
+        certificates_dir=folder or runtime.home.certificates_dir,
+        ledger_lookup=RuntimeLedgerLookup(runtime.ledger),
+    )
+    if json_out:
+        emit_json(
+            {
+                "ok": all(ok for _, ok, _ in checks),
+                "checks": [
+                    {"check": name, "ok": ok, "detail": detail} for name, ok, detail in checks
+                ],
+            }
+        )
+    else:
+        table(
+            "release report verification",
+            ("check", "result", "detail"),
+            ((name, "ok" if ok else "FAILED", detail) for name, ok, detail in checks),
+        )
+    if not all(ok for _, ok, _ in checks):
+        raise typer.Exit(1)
 
 
 def _isolation(statement: dict[str, Any] | None) -> str | None:

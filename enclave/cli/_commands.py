@@ -91,7 +91,15 @@ COMMANDS: dict[str, Entry] = {
         "Replay workers' tokens for the grant service (Vault mode).",
     ),
     "specimens": Entry(
-        "_capture_cmds", "specimens_app", "Sealed specimens (metadata only).", also=("_keys_cmds",)
+        "_capture_cmds",
+        "specimens_app",
+        "Sealed specimens (metadata only).",
+        also=("_keys_cmds", "_release_cmds"),
+    ),
+    "regress": Entry(
+        "_release_cmds",
+        "regress_cmd",
+        "Rerun a specimen library against a candidate release and sign a release report.",
     ),
     "ledger": Entry("_capture_cmds", "ledger_app", "The evidence ledger."),
     "keys": Entry("_keys_cmds", "keys_app", "Key lifecycle: rotate, rewrap, trim."),

@@ -60,7 +60,7 @@ from ..replay._pointer import parse_pointer, schema_at
 from ._policy import IDENTITY_FIELD, InterventionPolicy, PolicyStatus
 from ._registry import list_policies
 
-__all__ = ["AuditDraft", "Eligible", "check_eligibility"]
+__all__ = ["AuditDraft", "Eligible", "check_eligibility", "check_specimen"]
 
 _STABLE_CALL = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.:@-]+#[0-9]+")
 
@@ -287,6 +287,14 @@ def _authorised(policy: InterventionPolicy, iv: Intervention) -> None:
         raise Refused(
             "the policy does not authorise that parameter", code="parameter_not_authorised"
         )
+
+
+def check_specimen(runtime: Runtime, specimen_id: str, *, tenant: str) -> SpecimenRecord:
+    """Steps 1 and 2 alone: the conditions on the specimen itself, for an intervention
+    that targets no recorded call (a code revision: ``enclave.release``)."""
+    record = _sealed(runtime, specimen_id, tenant)
+    _bounded(record)
+    return record
 
 
 def check_eligibility(

@@ -154,6 +154,8 @@ def _is_field(target: str) -> bool:
 
 
 def _check_params(strategy: Strategy, target: str, params: PolicyParams) -> None:
+    if strategy is Strategy.CODE:  # a candidate release is no policy's to authorise
+        raise BadInput("policy strategy must be nullify, replace, perturb or revision")
     if strategy is Strategy.REVISION:
         if target != IDENTITY_FIELD:
             raise BadInput(f"a revision policy's field must be {IDENTITY_FIELD}")

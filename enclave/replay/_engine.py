@@ -71,6 +71,7 @@ class ReplayContext(Context):
         seed: int,
         audit_time: datetime,
         unfaithful: frozenset[str] = frozenset(),
+        departed: bool = False,
     ) -> None:
         super().__init__()
         self._calls = [s for s in trajectory.steps if s.kind not in _NON_CALLS]
@@ -82,7 +83,8 @@ class ReplayContext(Context):
         self._consumed: set[int] = set()
         # effects met so far, in order: (name, recorded seq if served from the record)
         self._effects: list[tuple[str, int | None]] = []
-        self.departed = False
+        # a code revision departs before the first call: the code itself is the change
+        self.departed = departed
         self.live_state_reads: list[tuple[str, str]] = []
         self.unverifiable: list[str] = []
         self.unserved_effects: list[str] = []
@@ -283,13 +285,20 @@ def replay_run(
     variant: str,
     audit_time: datetime,
     unfaithful: frozenset[str] = frozenset(),
+    departed: bool = False,
 ) -> RunResult:
     """Replay once. Branch failures become a ``RunResult`` with ``failure`` set to a
     code from ``RUN_FAILURES``: anything else the agent raises — whatever its class, code
     or text — is ``agent_error``. ``failure_detail`` stays in the worker. Boundaries in
-    ``unfaithful`` are served without their substitute (``check_substitutes``)."""
+    ``unfaithful`` are served without their substitute (``check_substitutes``).
+    ``departed``: the run departs from the record before its first call (a code
+    revision's arms), so calls are matched by content, not position."""
     ctx = ReplayContext(
-        trajectory=trajectory, seed=seed, audit_time=audit_time, unfaithful=unfaithful
+        trajectory=trajectory,
+        seed=seed,
+        audit_time=audit_time,
+        unfaithful=unfaithful,
+        departed=departed,
     )
     try:
         outcome = agent.function(ctx, dict(trajectory.inputs))

@@ -13,12 +13,15 @@ refuses every comparison as an in-process reduction would have refused them.
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any, NoReturn
 
-from ..capture import available_agents
+from .._errors import BadInput
+from ..capture import AgentSpec, available_agents
 from ..capture._registry import import_agent
 from ._engine import replay_run
 from ._errors import RUN_FAILURES, ReplyInvalid
@@ -85,15 +88,19 @@ def replay_child(
     variant: str,
     audit_time: datetime,
     unfaithful: frozenset[str] = frozenset(),
+    import_root: str | None = None,
+    departed: bool = False,
 ) -> dict[str, Any]:
-    """In the run's own process: import the agent, replay once, encode the result."""
+    """In the run's own process: import the agent (a candidate's from ``import_root``,
+    put first on this process's import path), replay once, encode the result."""
     result = replay_run(
         trajectory=trajectory,
-        agent=import_agent(target),
+        agent=_import(target, import_root),
         seed=seed,
         variant=variant,
         audit_time=audit_time,
         unfaithful=unfaithful,
+        departed=departed,
     )
     wire: dict[str, Any] = {
         "seed": result.seed,
@@ -142,9 +149,21 @@ def fidelity_from_child(reply: Mapping[str, Any], boundaries: frozenset[str]) ->
     return out
 
 
-def load_only(target: str) -> dict[str, Any]:
-    """In a process of its own: import the agent once, as every run will."""
-    import_agent(target)
+def _import(target: str, import_root: str | None) -> AgentSpec:
+    if import_root is not None:
+        sys.path.insert(0, import_root)  # this run's process only: it dies with it
+        importlib.invalidate_caches()
+    return import_agent(target)
+
+
+def load_only(
+    target: str, import_root: str | None = None, name: str | None = None
+) -> dict[str, Any]:
+    """In a process of its own: import the agent once, as every run will (a candidate
+    must declare the captured agent's name: it is a revision of that agent)."""
+    agent = _import(target, import_root)
+    if name is not None and agent.name != name:
+        raise BadInput("the candidate is not a revision of the captured agent")
     return {"loaded": True}
 
 

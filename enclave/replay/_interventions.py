@@ -26,7 +26,18 @@ from ..keys import TenantDigester
 from ._model import RecordedStep, Strategy, Trajectory, is_hole
 from ._pointer import join_pointer, leaves_of, parse_pointer, schema_at
 
-__all__ = ["AppliedIntervention", "Intervention", "apply_intervention", "placebo_of"]
+__all__ = [
+    "CODE_TARGET",
+    "AppliedIntervention",
+    "Intervention",
+    "apply_code_revision",
+    "apply_intervention",
+    "placebo_of",
+]
+
+#: How a code revision names its target call and field: the agent's code as a whole.
+CODE_TARGET = "#code"
+_PARAMETERS = ("call_id", "field", "value", "delta", "revision", "bundle")
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,12 @@ class Intervention:
     bundle: str | None = None  # a declared bundle of fields of one call, changed as one
 
     def __post_init__(self) -> None:
+        if self.strategy is Strategy.CODE:
+            # the code is the intervention: it takes no parameter of its own (the
+            # candidate travels in the request), and front ends never build one
+            if any(getattr(self, n) is not None for n in _PARAMETERS):
+                raise BadInput(_messages()["extra:call_id"])
+            return
         # the one intervention model checks it (same rules and messages as every front end)
         model = self.to_model()
         if self.revision is not None and model.point != self.revision:
@@ -98,7 +115,10 @@ class Intervention:
 
     @property
     def target_label(self) -> str:
-        """How the certificate names the target: a field, a bundle, or an identity."""
+        """How the certificate names the target: a field, a bundle, an identity, or the
+        agent's code."""
+        if self.strategy is Strategy.CODE:
+            return CODE_TARGET
         if self.bundle:
             return f"bundle:{self.bundle}"
         return self.field or "#identity"
@@ -316,6 +336,28 @@ def apply_intervention(
     if not actual:
         raise Refused("the counterfactual equals the recorded value", code="no_change")
     return applied
+
+
+def apply_code_revision(
+    trajectory: Trajectory, *, captured: str, candidate: str, digester: TenantDigester
+) -> AppliedIntervention:
+    """A candidate release as the one intervention: the recorded trajectory is left as
+    it is (every leaf undeclared and unchanged, which the digests show) and the one
+    declared change is the code, from the captured digest to the candidate's."""
+    if captured == candidate:
+        raise Refused("the candidate is the captured code", code="no_change")
+    leaves = _digest(digester, _leaves(trajectory))
+    return AppliedIntervention(
+        trajectory=trajectory,
+        target_call_id=CODE_TARGET,
+        target_seq=-1,
+        declared_changes=(CODE_TARGET,),
+        actual_changes=(CODE_TARGET,),
+        unchanged_digest_before=leaves,
+        unchanged_digest_after=_digest(digester, _leaves(trajectory)),
+        original_digest=_digest(digester, captured),
+        counterfactual_digest=_digest(digester, candidate),
+    )
 
 
 _ABSENT: Any = object()  # a leaf one side does not have (None is a value)

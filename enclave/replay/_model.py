@@ -63,6 +63,7 @@ class Strategy(StrEnum):
     REPLACE = "replace"
     PERTURB = "perturb"
     REVISION = "revision"
+    CODE = "code"  # a candidate release of the agent's code (``AuditRequest.candidate``)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from ledger import canonical_json
 from .._errors import BadInput
 from ..capture._code_identity import is_code_digest
 from ..keys import TenantDigester
+from ._candidate import CandidateCode
 from ._interventions import Intervention
 from ._model import Strategy, Tolerances
 
@@ -32,6 +33,9 @@ class AuditRequest:
     # the digest of the agent code to run when it is not the captured code (a candidate
     # release); without it an audit of changed code is refused ``code_changed``
     code_revision: str | None = None
+    # a code-revision audit (strategy CODE): the candidate the intervened arm runs; the
+    # baseline gate, baseline and placebo arms run the captured code
+    candidate: CandidateCode | None = None
 
     def __post_init__(self) -> None:
         if not 2 <= self.samples <= MAX_SAMPLES:
@@ -42,6 +46,9 @@ class AuditRequest:
             raise BadInput("a purpose (1-500 characters) is required")
         if self.code_revision is not None and not is_code_digest(self.code_revision):
             raise BadInput("a code revision is a code digest (sha256:<64 hex>)")
+        code = self.intervention.strategy is Strategy.CODE
+        if code != (self.candidate is not None) or (code and self.code_revision is not None):
+            raise BadInput("a code intervention names a candidate, and only it does")
 
     def to_dict(self) -> dict[str, Any]:
         """The frozen request as stored with a queued audit (includes a REPLACE value:
@@ -68,6 +75,7 @@ class AuditRequest:
             },
             "policy": list(self.policy) if self.policy else None,
             **({"code_revision": self.code_revision} if self.code_revision else {}),
+            **({"candidate": self.candidate.to_dict()} if self.candidate else {}),
         }
 
     @classmethod
@@ -97,6 +105,9 @@ class AuditRequest:
                 ),
                 policy=(str(policy[0]), int(policy[1])) if policy else None,
                 code_revision=data.get("code_revision"),
+                candidate=CandidateCode.from_dict(data["candidate"])
+                if data.get("candidate") is not None
+                else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise BadInput("the stored audit request is malformed") from exc
@@ -110,6 +121,8 @@ class AuditRequest:
             return "delta", iv.delta
         if iv.strategy is Strategy.REVISION:
             return "revision", list(iv.revision or ())
+        if iv.strategy is Strategy.CODE and self.candidate is not None:
+            return "code", self.candidate.digest
         return "neutral", None
 
     def published_digest(
@@ -160,6 +173,8 @@ class AuditRequest:
             out["policy"] = {"id": self.policy[0], "version": self.policy[1]}
         if self.code_revision:
             out["code_revision"] = self.code_revision  # the code that ran, not the captured
+        if self.candidate:
+            out["candidate"] = self.candidate.to_predicate()  # the intervened arm's code
         return out
 
 

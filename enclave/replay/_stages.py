@@ -28,12 +28,18 @@ from .._errors import Refused
 from .._runtime import Runtime
 from ..capture import AgentSpec, load_agent, recorded_reference
 from ..sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle
+from ._candidate import CandidateCode
 from ._certificates import RuntimeLedgerLookup, issue_certificate
 from ._compare import compare_layers, recorded_layers
 from ._disclosure import VocabularySize, disclosure_bound
 from ._errors import ReplyInvalid, ReplyRefused, ValueOutOfRange
 from ._fidelity import substitute_calls
-from ._interventions import AppliedIntervention, apply_intervention, placebo_of
+from ._interventions import (
+    AppliedIntervention,
+    apply_code_revision,
+    apply_intervention,
+    placebo_of,
+)
 from ._load import OpenedSpecimen, open_specimen
 from ._model import RunResult, Trajectory
 from ._predicate import build_predicate, publish_digests
@@ -92,6 +98,20 @@ def _open(
     if agent.name != opened.record.agent_name:
         raise Refused("the agent could not be loaded", code="agent_unusable")
     digester = runtime.digests.for_tenant(opened.record.tenant_id)
+    if request.candidate is not None:
+        # the captured code passed check_code above; the candidate is never imported
+        # here, only its files are hashed again: the code that runs is the declared code
+        request.candidate.verify()
+        code_revision = apply_code_revision(
+            opened.trajectory,
+            captured=str(opened.record.manifest["code"]["digest"]),
+            candidate=request.candidate.digest,
+            digester=digester,
+        )
+        published = publish_digests(
+            request.specimen_id, request.intervention, code_revision, digester
+        )
+        return opened, published, opened.trajectory
     applied = publish_digests(
         request.specimen_id,
         request.intervention,
@@ -110,8 +130,25 @@ def _load_agent(name: str) -> AgentSpec:
         raise Refused("the agent could not be loaded", code="agent_unusable") from None
 
 
-def _start(runtime: Runtime, isolation: str, limits: SandboxLimits | None) -> Sandbox:
-    return Sandbox(scratch_root=runtime.home.root / "scratch", limits=limits, isolation=isolation)
+def _start(
+    runtime: Runtime,
+    isolation: str,
+    limits: SandboxLimits | None,
+    candidate: CandidateCode | None = None,
+) -> Sandbox:
+    return Sandbox(
+        scratch_root=runtime.home.root / "scratch",
+        limits=limits,
+        isolation=isolation,
+        code=() if candidate is None else (candidate.code_path,),
+    )
+
+
+def _candidate_wire(candidate: CandidateCode | None) -> dict[str, Any]:
+    """What the worker needs of a candidate: where to import it from, in its arm only."""
+    if candidate is None:
+        return {}
+    return {"candidate": {"target": candidate.target, "root": candidate.root}}
 
 
 def _load_worker(
@@ -121,6 +158,7 @@ def _load_worker(
     placebo: Trajectory,
     now: datetime,
     score_tolerance: float,
+    candidate: CandidateCode | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Load the job into the worker; returns each declared substitute's fidelity."""
     reply = worker.call(
@@ -134,6 +172,7 @@ def _load_worker(
             },
             "audit_time": now.isoformat(),
             "score_tolerance": score_tolerance,
+            **_candidate_wire(candidate),
         }
     )
     agent = _load_agent(recorded_reference(opened.record.manifest["agent"]))  # imported already
@@ -161,7 +200,7 @@ def prepare_audit(
     opened, applied, placebo = _open(
         runtime, request, job_id=audit_id, now=now, lease_seconds=lease_seconds
     )
-    sandbox = _start(runtime, isolation, limits)
+    sandbox = _start(runtime, isolation, limits, request.candidate)
     vocabulary = Vocabulary.of(opened.trajectory)
     gate: RunResult | None = None
     own: SampleSummary | None = None
@@ -170,7 +209,9 @@ def prepare_audit(
     seed = opened.trajectory.seed
     try:
         with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
-            fidelity = _load_worker(worker, opened, applied, placebo, now, request.tolerances.score)
+            fidelity = _load_worker(
+                worker, opened, applied, placebo, now, request.tolerances.score, request.candidate
+            )
             reply = worker.call({"op": "run", "runs": [{"variant": "baseline", "seed": seed}]})
             gate = parse_runs(reply, [("baseline", seed)], vocabulary)[0]
             if gate.failure is None:  # the recorded seed's counterfactual, reported apart
@@ -263,14 +304,31 @@ def run_sample_batch(
     vocabulary = Vocabulary.of(opened.trajectory)
     failure: str | None = None
     try:
-        sandbox = _start(runtime, isolation, limits)
+        sandbox = _start(runtime, isolation, limits, request.candidate)
         tolerance = request.tolerances.score
         samples = _sample_worker(
-            sandbox, opened, applied, placebo, now, seeds, vocabulary, tolerance, progress
+            sandbox,
+            opened,
+            applied,
+            placebo,
+            now,
+            seeds,
+            vocabulary,
+            tolerance,
+            progress,
+            candidate=request.candidate,
         )
         again = repeat_seeds(seeds)
         repeated = _sample_worker(
-            sandbox, opened, applied, placebo, now, again, vocabulary, tolerance
+            sandbox,
+            opened,
+            applied,
+            placebo,
+            now,
+            again,
+            vocabulary,
+            tolerance,
+            candidate=request.candidate,
         )
     except (Contaminated, ReplyRefused) as exc:
         failure = exc.reason if isinstance(exc, Contaminated) else exc.code
@@ -297,11 +355,13 @@ def _sample_worker(
     vocabulary: Vocabulary,
     tolerance: float,
     progress: Any = None,
+    *,
+    candidate: CandidateCode | None = None,
 ) -> list[SampleSummary]:
     """``seeds``' paired samples from one fresh worker."""
     samples: list[SampleSummary] = []
     with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
-        _load_worker(worker, opened, applied, placebo, now, tolerance)
+        _load_worker(worker, opened, applied, placebo, now, tolerance, candidate)
         for start in range(0, len(seeds), BATCH_SEEDS):
             chunk = [int(s) for s in seeds[start : start + BATCH_SEEDS]]
             reply = worker.call({"op": "samples", "seeds": chunk})

@@ -57,6 +57,14 @@ def _load(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
     }
     _job["audit_time"] = datetime.fromisoformat(str(request["audit_time"]))
     fresh(functools.partial(load_only, target))
+    # a code revision: the intervened arm imports the candidate from its source root
+    candidate = request.get("candidate")
+    _job["candidate"] = None
+    if candidate is not None:
+        target_, root = str(candidate["target"]), str(candidate["root"])
+        _job["candidate"] = (target_, root)
+        name = _job["variants"]["baseline"].agent
+        fresh(functools.partial(load_only, target_, import_root=root, name=name))
     # every declared substitute against the record, once per worker: one that does not
     # reproduce what was recorded serves no call (its calls become unservable)
     baseline = _job["variants"]["baseline"]
@@ -76,16 +84,24 @@ def _load(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
 
 
 def _replay(fresh: Fresh, variant: str, seed: int) -> RunResult:
-    """One run of ``variant`` on ``seed`` in a process of its own."""
+    """One run of ``variant`` on ``seed`` in a process of its own. In a code revision
+    the intervened arm runs the candidate and both it and the placebo arm depart from
+    the record at the start (the placebo reruns the captured code so)."""
+    candidate = _job.get("candidate")
+    target, root = _job["target"], None
+    if candidate is not None and variant == "intervened":
+        target, root = candidate
     reply = fresh(
         functools.partial(
             replay_child,
-            target=_job["target"],
+            target=target,
             trajectory=_job["variants"][variant],
             seed=seed,
             variant=variant,
             audit_time=_job["audit_time"],
             unfaithful=_job["unfaithful"],
+            import_root=root,
+            departed=candidate is not None and variant != "baseline",
         )
     )
     return result_from_child(reply, seed=seed, variant=variant)

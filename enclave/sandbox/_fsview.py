@@ -20,6 +20,9 @@ Invariants:
 4. **Masked, not hoped.** A protected path that still lies below a bound entry is
    covered with an empty read-only tmpfs (a directory) or ``/dev/null`` (a file), so
    it is invisible inside whatever else is bound.
+5. **Candidate code, exactly.** A candidate release's module file or package directory
+   is bound at its own path, never the directory it sits in: what else lies in its
+   source root stays out of the view.
 
 Building the view is a few ``listdir`` calls per import-path entry, once per
 :class:`~enclave.sandbox.Sandbox`.
@@ -158,8 +161,10 @@ def _prefixes() -> tuple[str, ...]:
     return tuple({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
 
 
-def plan(*, python_path: Sequence[str], protected: Sequence[str]) -> View:
-    """The minimal read-only view for a worker importing from ``python_path``."""
+def plan(*, python_path: Sequence[str], protected: Sequence[str], code: Sequence[str] = ()) -> View:
+    """The minimal read-only view for a worker importing from ``python_path``, plus
+    ``code``: single module files or package directories (a candidate release's),
+    each bound at its own path and nothing beside it (invariant 5)."""
     planner = _Planner(protected)
     files, trusted = _interpreter_paths()
     for directory in trusted:
@@ -192,6 +197,17 @@ def plan(*, python_path: Sequence[str], protected: Sequence[str]) -> View:
             planner.trusted_dir(entry)
         elif os.path.isdir(real) and not planner.is_protected(real):
             planner.entries(entry, importable_only=True)
+    for entry in code:
+        real = os.path.realpath(entry)
+        if planner.is_protected(real):
+            continue
+        if os.path.isfile(real):
+            planner.bind(real, os.path.abspath(entry))
+        elif os.path.isdir(real):
+            if planner.holds_protected(real):
+                planner.entries(entry, importable_only=False)
+            else:
+                planner.bind(real, os.path.abspath(entry))
     for source, dest in files:
         if not planner.is_protected(source):
             planner.bind(source, dest)

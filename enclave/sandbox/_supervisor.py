@@ -94,7 +94,11 @@ class Sandbox:
         isolation: str = "auto",
         python_path: list[str] | None = None,
         protect: tuple[Path, ...] = (),
+        code: tuple[str, ...] = (),
     ) -> None:
+        """``code``: a candidate release's module file or package directory, shown to
+        the worker read-only at its own path (nothing else of its source root) and left
+        off the worker's import path: a run that imports it puts its root there itself."""
         self._limits = limits if limits is not None else SandboxLimits()
         if not isinstance(self._limits, SandboxLimits):
             raise TypeError("limits must be a SandboxLimits")
@@ -109,6 +113,7 @@ class Sandbox:
         if self._layer.enclave:
             self._view = _fsview.plan(
                 python_path=self._python_path,
+                code=[str(Path(p).resolve()) for p in code],
                 protected=_protected(self._scratch_root, tuple(protect)),
             )
         self._launch = Launch(

@@ -1,0 +1,164 @@
+"""``regress`` and the library's ``specimens tag`` / ``untag``."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .._errors import BadInput
+from ._app import HomeOption, JsonOption, open_runtime
+from ._capture_cmds import specimens_app
+from ._output import console, emit_json, rich_console, table
+
+#: The exit code of a regress whose gate failed (documented in docs/release-gate.md).
+GATE_FAILED = 5
+
+TagsArg = Annotated[list[str], typer.Argument(help="Tags, e.g. release-gate/procurement.")]
+
+
+@specimens_app.command("tag")
+def tag_cmd(specimen_id: str, tags: TagsArg, home: HomeOption = None) -> None:
+    """Add library tags to a sealed specimen (recorded in the ledger)."""
+    from ..release import tag_specimen
+
+    with open_runtime(home) as runtime:
+        added = tag_specimen(runtime, specimen_id, tags, now=datetime.now(UTC))
+    console.print(f"tagged: {', '.join(added) or '(already tagged)'}")
+
+
+@specimens_app.command("untag")
+def untag_cmd(specimen_id: str, tags: TagsArg, home: HomeOption = None) -> None:
+    """Remove library tags from a specimen (recorded in the ledger)."""
+    from ..release import untag_specimen
+
+    with open_runtime(home) as runtime:
+        removed = untag_specimen(runtime, specimen_id, tags)
+    console.print(f"untagged: {', '.join(removed) or '(not tagged)'}")
+
+
+def regress_cmd(
+    tag: Annotated[list[str], typer.Option("--tag", help="Select members with this tag.")] = [],  # noqa: B006 - typer reads the default
+    tenant: Annotated[str | None, typer.Option("--tenant")] = None,
+    agent: Annotated[str | None, typer.Option("--agent")] = None,
+    sealed_after: Annotated[str | None, typer.Option("--sealed-after")] = None,
+    sealed_before: Annotated[str | None, typer.Option("--sealed-before")] = None,
+    classification: Annotated[str | None, typer.Option("--classification")] = None,
+    candidate: Annotated[
+        str | None, typer.Option("--candidate", help="The candidate agent, module:ATTR.")
+    ] = None,
+    candidate_path: Annotated[
+        Path | None, typer.Option("--candidate-path", help="The candidate's source root.")
+    ] = None,
+    revision: Annotated[
+        str | None, typer.Option("--revision", help="A declared revision swap, e.g. model=r3.")
+    ] = None,
+    samples: Annotated[int, typer.Option("--samples")] = 100,
+    must_hold: Annotated[
+        list[str], typer.Option("--must-hold", help="Members with this tag must hold ('*': all).")
+    ] = ["must-hold"],  # noqa: B006 - typer reads the default
+    purpose: Annotated[str, typer.Option("--purpose")] = "release-gate",
+    requester: Annotated[str, typer.Option("--requester")] = "ci",
+    out: Annotated[Path, typer.Option("--out", help="Where to write the signed report.")] = Path(
+        "release-report.dsse.json"
+    ),
+    junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML.")] = None,
+    local: Annotated[
+        bool, typer.Option("--local", help="Run the jobs in this process (no separate worker).")
+    ] = False,
+    workers: Annotated[
+        int, typer.Option("--workers", help="With --local: jobs run at once (1-64).")
+    ] = 1,
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Rerun a specimen library against a candidate release and sign a release report."""
+    from ..release import RegressPlan, Selector, junit_xml, regress, select
+
+    if not 1 <= workers <= 64:
+        raise BadInput("--workers must lie in 1..64")
+    from ..replay._candidate import CandidateCode
+
+    code = None
+    if candidate is not None or candidate_path is not None:
+        if candidate is None or candidate_path is None:
+            raise BadInput("--candidate and --candidate-path go together")
+        code = CandidateCode.declare(candidate, candidate_path)
+    swap = None
+    if revision is not None:
+        point, sep, identity = revision.partition("=")
+        if not sep or not point or not identity:
+            raise BadInput("a revision looks like NAME=IDENTITY, e.g. model=r3")
+        swap = (point, identity)
+    selector = Selector(
+        tenant=tenant,
+        agent=agent,
+        tags=tuple(tag),
+        sealed_after=sealed_after,
+        sealed_before=sealed_before,
+        classification=classification,
+    )
+    plan = RegressPlan(
+        samples=samples,
+        purpose=purpose,
+        requester=requester,
+        candidate=code,
+        revision=swap,
+        must_hold=tuple(must_hold),
+    )
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with open_runtime(home) as runtime:
+        selection = select(runtime, selector)
+        with Progress(
+            TextColumn("regress"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=rich_console(),
+            transient=True,
+            disable=json_out,
+        ) as bar:
+            task = bar.add_task("specimens", total=len(selection.specimens))
+
+            def advance(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            envelope, passed = regress(
+                runtime,
+                selection,
+                plan,
+                now=datetime.now(UTC),
+                local=local,
+                progress=advance,
+                workers=workers,
+            )
+    out.write_text(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
+    import base64
+
+    predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+    if junit is not None:
+        junit.write_bytes(junit_xml(predicate))
+    if json_out:
+        emit_json({"report": str(out), "gate": predicate["gate"], "totals": predicate["totals"]})
+    else:
+        table(
+            "release report",
+            ("specimen", "label", "reason", "layers changed", "must hold"),
+            (
+                (
+                    r["specimen"],
+                    r["label"],
+                    r["reason"] or "",
+                    ", ".join(r["layers_changed"]),
+                    "yes" if r["must_hold"] else "",
+                )
+                for r in predicate["specimens"]
+            ),
+        )
+        verdict = "passed" if passed else "FAILED: " + ", ".join(predicate["gate"]["failing"])
+        console.print(f"gate {verdict}; report {out}")
+    if not passed:
+        raise typer.Exit(GATE_FAILED)

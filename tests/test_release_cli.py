@@ -1,0 +1,122 @@
+"""``replay-enclave specimens tag``, ``regress`` and ``verify`` of a report, run as a
+person runs them: the gate's exit code, the JUnit file, one-line refusals."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from enclave.incidents import procurement
+from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
+from tests.cli_runner import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+_HEADER = (
+    "from __future__ import annotations\n"
+    "from dataclasses import replace\n"
+    "from enclave.incidents.procurement import (\n"
+    "    AGENT as _CAPTURED, APPROVAL, DECIDER, RETRIEVAL, SUPPLIER_RISK, TEMPLATE, LiveWorld,\n"
+    ")\n"
+)
+
+
+def cli(home: Path, *args: str) -> tuple[int, str, str]:
+    done = run_cli(home, *args, cwd=ROOT)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> tuple[Path, str]:
+    root = tmp_path / "home"
+    assert cli(root, "init")[0] == 0
+    source = tmp_path / "input.json"
+    source.write_text(json.dumps(procurement.BASELINE_INPUT))
+    code, out, err = cli(root, "capture", "procurement", "--input", str(source), "--json")
+    assert code == 0, err
+    return root, json.loads(out)["specimen_id"]
+
+
+def test_regress_gate_fails_with_exit_5_and_the_report_verifies(
+    home: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, specimen = home
+    assert cli(root, "specimens", "tag", specimen, "release-gate/po", "must-hold")[0] == 0
+    folder = tmp_path / "candidate"
+    folder.mkdir()
+    body = inspect.getsource(procurement.run).replace("+ jitter\n", "+ jitter\n        - 0.02\n")
+    (folder / "po_next.py").write_text(
+        _HEADER + body + "\nAGENT = replace(_CAPTURED, function=run)\n", encoding="utf-8"
+    )
+    report, junit = tmp_path / "report.dsse.json", tmp_path / "regress.xml"
+    code, out, err = cli(
+        root,
+        "regress",
+        "--tag",
+        "release-gate/po",
+        "--candidate",
+        "po_next:AGENT",
+        "--candidate-path",
+        str(folder),
+        "--samples",
+        "20",
+        "--out",
+        str(report),
+        "--junit",
+        str(junit),
+        "--local",
+        "--json",
+    )
+    assert code == 5, err
+    summary = json.loads(out)
+    assert summary["gate"] == {"passed": False, "failing": [specimen]}
+    cases = ET.fromstring(junit.read_bytes()).findall("./testsuite/testcase")  # noqa: S314
+    assert [c.get("name") for c in cases] == [specimen]
+    code, out, err = cli(root, "verify", str(report), "--json")
+    assert code == 0, out + err
+    assert json.loads(out)["ok"] is True
+    texts = (out + err).encode() + report.read_bytes() + junit.read_bytes()
+    assert find_canaries(texts, INCIDENT_CANARIES) == []
+    assert scan_tree(root, INCIDENT_CANARIES) == {}
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--tag", "lib", "--candidate", "po_next:AGENT"), "--candidate-path"),
+        (("--tag", "lib"), "exactly one of --candidate or --revision"),
+        (("--tag", "Bad Tag <x>", "--revision", "model=r2"), "a tag is"),
+        (("--tag", "lib", "--revision", "model"), "NAME=IDENTITY"),
+    ],
+)
+def test_bad_regress_input_is_one_line_exit_2(
+    home: tuple[Path, str], args: tuple[str, ...], says: str
+) -> None:
+    root, _ = home
+    code, out, err = cli(root, "regress", *args)
+    assert code == 2, out + err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert says in err and "<x>" not in err
+
+
+def test_revision_swap_over_an_empty_selection_passes(
+    home: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, _ = home
+    code, out, err = cli(
+        root,
+        "regress",
+        "--tag",
+        "nothing-here",
+        "--revision",
+        "model=r2",
+        "--out",
+        str(tmp_path / "r.json"),
+        "--json",
+        "--local",
+    )
+    assert code == 0, err
+    assert json.loads(out)["totals"]["specimens"] == 0
