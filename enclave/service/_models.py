@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 from .._errors import BadInput
 from ..governance import check_purpose
@@ -142,7 +150,8 @@ class AuditBody(BaseModel):
     revision: str | None = Field(default=None, min_length=3, max_length=256)
     samples: int = Field(ge=2, le=100_000, strict=True)
     seed: int = Field(ge=0, le=MAX_SEED - 100_000, strict=True)
-    tolerances: dict[str, float | str] | None = Field(default=None, max_length=16, strict=True)
+    # strict members: a bare ``float`` inside a union took ``true`` as 1.0
+    tolerances: dict[str, StrictFloat | StrictStr] | None = Field(default=None, max_length=16)
     purpose: str = Field(min_length=1, max_length=500, strict=True)
     policy_id: str | None = Field(default=None, min_length=1, max_length=128, strict=True)
 
