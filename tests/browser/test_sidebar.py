@@ -204,6 +204,8 @@ def test_alice_requests_the_r2_audit_and_verifies_its_certificate_from_the_sideb
         timeout=180_000,
     )
     page.wait_for_selector(f"{STATUS}[data-running='0']")
+    polls = _status_polls(record)
+    assert polls >= 1  # it was followed by polling
     done, total = item.locator(".enclave-sb-progress-text").inner_text().split("/")
     assert int(total) > 0 and done == total
     assert (
@@ -235,6 +237,8 @@ def test_alice_requests_the_r2_audit_and_verifies_its_certificate_from_the_sideb
         assert {cells.nth(i).get_attribute("data-ok") for i in range(cells.count())} == {"true"}
     saved = alice_lab.root / "certificates" / f"{audit_id}.dsse.json"
     assert saved.is_file()
+    # nothing runs: the seconds spent opening and verifying saw no status poll
+    assert _status_polls(record) == polls
 
     dark(page)
     page.screenshot(path=str(shots / "sidebar-dark.png"), clip=_box(sidebar))
@@ -265,6 +269,10 @@ def test_alice_requests_the_r2_audit_and_verifies_its_certificate_from_the_sideb
     page.wait_for_selector(f"{STATUS}[data-running='0']", timeout=180_000)
 
     scan(record, page, saved)
+
+
+def _status_polls(record: Recorder) -> int:
+    return sum("/enclave/api/audits/au-" in url for url in record.urls)
 
 
 def _box(locator: Any) -> dict[str, float]:
