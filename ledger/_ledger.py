@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,9 +26,8 @@ from sqlalchemy.engine import Engine
 
 from ._canonical import loads
 from ._chain import append_rows, caller_items, lock_tip
-from ._engine import WRITE_OPTION, make_engine
+from ._engine import make_engine
 from ._errors import Conflict, NotFound
-from ._guard import guarded
 from ._head import read_saved_head, save_head
 from ._records import (
     EntryRecord,
@@ -49,6 +47,7 @@ from ._specimens import (
     specimen_page,
 )
 from ._summaries import SpecimenFilter, SpecimenPage
+from ._transactions import guarded, read, write
 from ._verify import latest_checkpoint, record_checkpoint, verify_ledger
 
 __all__ = ["Ledger", "utc_clock"]
@@ -128,23 +127,6 @@ class Ledger:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    # -- transactions -------------------------------------------------------------
-
-    @contextmanager
-    def _write(self) -> Iterator[sa.Connection]:
-        with self._engine.connect() as conn:
-            conn.execution_options(**{WRITE_OPTION: True})
-            with conn.begin():
-                yield conn
-
-    @contextmanager
-    def _read(self, *, snapshot: bool = False) -> Iterator[sa.Connection]:
-        with self._engine.connect() as conn:
-            if snapshot and conn.dialect.name == "postgresql":
-                conn.execution_options(isolation_level="REPEATABLE READ")
-            with conn.begin():
-                yield conn
-
     def _saved(self, position: LedgerPosition) -> None:
         if self._head_path is not None:
             save_head(self._head_path, position)
@@ -162,14 +144,14 @@ class Ledger:
 
         config = Config()
         config.set_main_option("script_location", str(_MIGRATIONS))
-        with self._write() as conn:
+        with write(self._engine) as conn:
             if conn.dialect.name == "postgresql":
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
             config.attributes["connection"] = conn
             command.upgrade(config, "heads")
 
     def _schema_heads(self) -> frozenset[str]:
-        with self._read() as conn:
+        with read(self._engine) as conn:
             if not sa.inspect(conn).has_table("alembic_version"):
                 return frozenset()
             rows = conn.execute(sa.text("SELECT version_num FROM alembic_version"))
@@ -187,7 +169,7 @@ class Ledger:
     @guarded("ensure_tenant")
     def ensure_tenant(self, tenant_id: str) -> None:
         _text(tenant_id, "tenant_id")
-        with self._write() as conn:
+        with write(self._engine) as conn:
             self._ensure_tenant(conn, tenant_id)
 
     @guarded("begin_run")
@@ -208,7 +190,7 @@ class Ledger:
             (started_at, "started_at"),
         ):
             _text(value, name)
-        with self._write() as conn:
+        with write(self._engine) as conn:
             self._ensure_tenant(conn, tenant_id)
             conn.execute(
                 sa.text(
@@ -228,7 +210,7 @@ class Ledger:
     def mark_incomplete(self, run_id: str, *, failure_code: str, ended_at: str) -> None:
         _text(failure_code, "failure_code")
         _text(ended_at, "ended_at")
-        with self._write() as conn:
+        with write(self._engine) as conn:
             status = self._run_status(conn, run_id)
             if status is not RunStatus.RUNNING:
                 raise Conflict("only a running run can be marked incomplete")
@@ -251,7 +233,7 @@ class Ledger:
 
     @guarded("run_status")
     def run_status(self, run_id: str) -> RunStatus:
-        with self._read() as conn:
+        with read(self._engine) as conn:
             return self._run_status(conn, run_id)
 
     # -- specimens ------------------------------------------------------------------
@@ -265,7 +247,7 @@ class Ledger:
         """
         check_record(record)
         body = sealed_body(record)
-        with self._write() as conn:
+        with write(self._engine) as conn:
             tip = lock_tip(conn)
             self._ensure_tenant(conn, record.tenant_id)
             run = conn.execute(
@@ -313,7 +295,7 @@ class Ledger:
             raise ValueError("a specimen id repeats")
         if not records:
             return []
-        with self._write() as conn:
+        with write(self._engine) as conn:
             tip = lock_tip(conn)
             for tenant in sorted({r.tenant_id for r in records}):
                 self._ensure_tenant(conn, tenant)
@@ -342,7 +324,7 @@ class Ledger:
 
     @guarded("get_specimen")
     def get_specimen(self, specimen_id: str) -> SpecimenRecord:
-        with self._read() as conn:
+        with read(self._engine) as conn:
             return load_specimen(conn, specimen_id)
 
     @guarded("list_specimens")
@@ -364,20 +346,20 @@ class Ledger:
     ) -> SpecimenPage:
         """Up to ``limit`` specimens matching ``where`` sealed before ledger index
         ``before``, newest first, in one bounded statement; ``next_before`` continues."""
-        with self._read() as conn:
+        with read(self._engine) as conn:
             return specimen_page(conn, where, limit=limit, before=before)
 
     @guarded("count_specimens")
     def count_specimens(self, where: SpecimenFilter) -> int:
         """How many specimens match ``where`` (an index count; no rows are read)."""
-        with self._read() as conn:
+        with read(self._engine) as conn:
             return count_specimens(conn, where)
 
     @guarded("mark_erased")
     def mark_erased(self, specimen_id: str, *, erased_at: str) -> LedgerPosition:
         """Flag the specimen erased and append ``specimen.erased`` (refused on legal hold)."""
         _text(erased_at, "erased_at")
-        with self._write() as conn:
+        with write(self._engine) as conn:
             tip = lock_tip(conn)
             row = conn.execute(
                 sa.text("SELECT tenant_id, erased, legal_hold FROM specimens WHERE id = :id"),
@@ -413,7 +395,7 @@ class Ledger:
         items = caller_items(items)
         if not items:
             return []
-        with self._write() as conn:
+        with write(self._engine) as conn:
             tip = lock_tip(conn)
             positions, _ = append_rows(conn, tip, items, self._clock())
         self._saved(positions[-1])
@@ -437,7 +419,7 @@ class Ledger:
         concurrency. ``check`` raises to refuse; then nothing is written.
         """
         caller_items([(kind, subject, body)])
-        with self._write() as conn:
+        with write(self._engine) as conn:
             tip = lock_tip(conn)
             check(self._select_entries(conn, *among))
             positions, _ = append_rows(conn, tip, [(kind, subject, body)], self._clock())
@@ -446,7 +428,7 @@ class Ledger:
 
     @guarded("head")
     def head(self) -> LedgerPosition | None:
-        with self._read() as conn:
+        with read(self._engine) as conn:
             row = conn.exec_driver_sql("SELECT length, head_hash FROM ledger_tip WHERE id = 1")
             length, head_hash = row.one()
         return None if int(length) == 0 else LedgerPosition(int(length) - 1, str(head_hash))
@@ -468,7 +450,7 @@ class Ledger:
 
     @guarded("entry")
     def entry(self, index: int) -> EntryRecord:
-        with self._read() as conn:
+        with read(self._engine) as conn:
             row = conn.execute(
                 sa.text(f"SELECT {_ENTRY_COLUMNS} FROM ledger_entries WHERE entry_index = :i"),  # noqa: S608 - fixed columns
                 {"i": index},
@@ -479,7 +461,7 @@ class Ledger:
 
     @guarded("entries")
     def entries(self, kind: str | None = None, subject: str | None = None) -> list[EntryRecord]:
-        with self._read() as conn:
+        with read(self._engine) as conn:
             return self._select_entries(conn, kind, subject)
 
     def _select_entries(
@@ -513,10 +495,10 @@ class Ledger:
         """
         if saved_head is None and self._head_path is not None:
             saved_head = read_saved_head(self._head_path)
-        with self._read(snapshot=True) as conn:
+        with read(self._engine, snapshot=True) as conn:
             checkpoint = latest_checkpoint(conn) if incremental else None
             report = verify_ledger(conn, saved_head, checkpoint=checkpoint)
         if record and report.ok and report.head is not None:
-            with self._write() as conn:
+            with write(self._engine) as conn:
                 record_checkpoint(conn, report.head, verified_at=self._clock())
         return report

@@ -19,11 +19,11 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Conflict, canonical_json, loads
+from ledger._transactions import read, write
 
 from .._errors import BadInput
 from .._runtime import Runtime
 from ..store import validate_id
-from ._db import read, write
 from ._tables import analysts as table
 
 __all__ = [

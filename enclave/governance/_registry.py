@@ -25,10 +25,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Conflict
+from ledger._transactions import read, write
 
 from .._errors import BadInput, Refused
 from .._runtime import Runtime
-from ._db import read, write
 from ._policy import InterventionPolicy, PolicyStatus
 from ._preview import Preview, preview_policy
 from ._schemas import find_tool, parameter_problems

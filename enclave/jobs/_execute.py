@@ -32,6 +32,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ledger import Conflict, LedgerError, NotFound
+from ledger._transactions import read
 
 from .._errors import EnclaveError, InfrastructureError
 from .._runtime import Runtime
@@ -48,7 +49,7 @@ from ..sandbox import SandboxLimits
 from ._conclusions import ledger_clock
 from ._fencing import FencedLedger
 from ._model import NEVER, ClaimedJob, dumps, loads_object, parse_time, stamp
-from ._queue import complete, enqueue, fail, fenced, read_tx
+from ._queue import complete, enqueue, fail, fenced
 
 __all__ = ["StageOptions", "execute"]
 
@@ -67,7 +68,7 @@ Clock = Callable[[], datetime]
 
 
 def _request(engine: Engine, audit_id: str) -> AuditRequest:
-    with read_tx(engine) as conn:
+    with read(engine) as conn:
         row = conn.execute(
             sa.text("SELECT request_json FROM audits WHERE id = :id"), {"id": audit_id}
         ).first()
@@ -180,7 +181,7 @@ def _lineage(
     engine: Engine, audit_id: str, request: AuditRequest
 ) -> tuple[Preparation, list[BatchResult]] | None:
     """The stored preparation and batches, or ``None`` if lineage does not hold."""
-    with read_tx(engine) as conn:
+    with read(engine) as conn:
         rows = conn.execute(
             sa.text(
                 "SELECT id, kind, status, payload_json, result_json FROM jobs "

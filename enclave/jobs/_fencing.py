@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from ledger import Ledger, LedgerPosition
 from ledger._chain import caller_items
-from ledger._guard import guarded
+from ledger._transactions import guarded, write
 
 from ._conclusions import Items, append_in, ledger_clock, save_positions
 from ._queue import lock_job
@@ -36,7 +36,7 @@ class FencedLedger(Ledger):
         items = caller_items(items)
         if not items:
             return []
-        with self._write() as conn:
+        with write(self.engine) as conn:
             lock_job(conn, self._job_id, self._token)
             positions = append_in(conn, items, clock=self._clock)
         save_positions(self, positions)

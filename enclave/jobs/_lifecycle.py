@@ -24,7 +24,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Conflict, LedgerError, LedgerPosition, NotFound, loads
-from ledger._guard import guarded
+from ledger._transactions import guarded, read, write
 
 from .._errors import BadInput, Refused
 from .._runtime import Runtime
@@ -32,7 +32,7 @@ from ..replay import AuditRequest, record_request
 from ._conclusions import append_in, ledger_clock, save_positions
 from ._fencing import TxLedger
 from ._model import TERMINAL_AUDIT_STATUSES, AuditStatus, dumps, stamp
-from ._queue import enqueue, read_tx, stop_open_jobs, write_tx
+from ._queue import enqueue, stop_open_jobs
 
 __all__ = [
     "AuditPage",
@@ -122,7 +122,7 @@ def submit_audit(
 
 @guarded("jobs.submit_audit")
 def _by_key(runtime: Runtime, key: str, tenant_id: str, request_json: str) -> AuditStatus | None:
-    with read_tx(runtime.ledger.engine) as conn:
+    with read(runtime.ledger.engine) as conn:
         return _same_request(conn, key, tenant_id, request_json)
 
 
@@ -154,7 +154,7 @@ def _submit(
     audit_id: str,
 ) -> AuditStatus:
     ledger = runtime.ledger
-    with write_tx(ledger.engine) as conn:
+    with write(ledger.engine) as conn:
         if idempotency_key is not None:
             existing = _same_request(conn, idempotency_key, tenant_id, request_json)
             if existing is not None:
@@ -199,7 +199,7 @@ def _submit(
 
 @guarded("jobs.audit_status")
 def audit_status(runtime: Runtime, audit_id: str) -> AuditStatus:
-    with read_tx(runtime.ledger.engine) as conn:
+    with read(runtime.ledger.engine) as conn:
         status = _select_status(conn, "id = :id", {"id": audit_id})
     if status is None:
         raise NotFound("no such audit")
@@ -283,7 +283,7 @@ def audit_page(
         "FROM audits AS a LEFT JOIN specimens AS s ON s.id = a.specimen_id "
         f"WHERE {' AND '.join(where)} ORDER BY a.created_at DESC, a.id DESC LIMIT :limit"
     )
-    with read_tx(runtime.ledger.engine) as conn:
+    with read(runtime.ledger.engine) as conn:
         rows = conn.execute(
             sa.text(sql),
             {
@@ -359,7 +359,7 @@ def cancel_audit(
         raise BadInput("the cancel reason must be one of: " + ", ".join(CANCEL_REASONS))
     ledger = runtime.ledger
     positions: list[LedgerPosition] = []
-    with write_tx(ledger.engine) as conn:
+    with write(ledger.engine) as conn:
         sql = "SELECT status, specimen_id, requester, idempotency_key FROM audits WHERE id = :id"
         if conn.dialect.name != "sqlite":
             sql += " FOR UPDATE"
@@ -405,7 +405,7 @@ def cancel_audit(
 @guarded("jobs.certificate")
 def certificate(runtime: Runtime, audit_id: str) -> dict[str, Any] | None:
     """The audit's signed certificate (DSSE envelope), or ``None`` if it has none (yet)."""
-    with read_tx(runtime.ledger.engine) as conn:
+    with read(runtime.ledger.engine) as conn:
         row = conn.execute(
             sa.text("SELECT certificate_json FROM audits WHERE id = :id"), {"id": audit_id}
         ).first()

@@ -34,8 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ledger import Conflict, NotFound, utc_clock
-from ledger._engine import WRITE_OPTION
-from ledger._guard import guarded
+from ledger._transactions import guarded, read, write
 
 from ._conclusions import record_failure
 from ._model import (
@@ -59,10 +58,8 @@ __all__ = [
     "heartbeat",
     "job_id_for",
     "lock_job",
-    "read_tx",
     "reap",
     "stop_open_jobs",
-    "write_tx",
 ]
 
 _MAX_BACKOFF_SECONDS = 30.0
@@ -73,19 +70,8 @@ _CLAIMABLE = (
 )
 
 
-@contextmanager
-def write_tx(engine: Engine) -> Iterator[sa.Connection]:
-    """A write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
-    with engine.connect() as conn:
-        conn.execution_options(**{WRITE_OPTION: True})
-        with conn.begin():
-            yield conn
-
-
-@contextmanager
-def read_tx(engine: Engine) -> Iterator[sa.Connection]:
-    with engine.connect() as conn, conn.begin():
-        yield conn
+# the name the job tests and callers have always imported
+write_tx = write
 
 
 def _for_update(conn: sa.Connection, suffix: str = "") -> str:
@@ -174,7 +160,7 @@ def claim(
             raise ValueError("unknown job kind")
         sql += " AND kind IN :kinds"
         params["kinds"] = list(kinds)
-    with write_tx(engine) as conn:
+    with write(engine) as conn:
         sql += " ORDER BY available_at, created_at, id LIMIT 1" + _for_update(conn, " SKIP LOCKED")
         statement = sa.text(sql)
         if kinds is not None:
@@ -215,7 +201,7 @@ def heartbeat(
     """Extend the lease to ``now + lease_seconds`` if ``fencing_token`` is current."""
     _check_lease(lease_seconds)
     expires = stamp(now, lease_seconds)
-    with write_tx(engine) as conn:
+    with write(engine) as conn:
         result = conn.execute(
             sa.text(
                 "UPDATE jobs SET lease_expires_at = :expires, updated_at = :now "
@@ -250,7 +236,7 @@ def lock_job(conn: sa.Connection, job_id: str, fencing_token: int) -> str:
 @contextmanager
 def fenced(engine: Engine, job_id: str, fencing_token: int) -> Iterator[sa.Connection]:
     """A write transaction that proceeds only while ``fencing_token`` is current."""
-    with write_tx(engine) as conn:
+    with write(engine) as conn:
         lock_job(conn, job_id, fencing_token)
         yield conn
 
@@ -379,14 +365,14 @@ def reap(
     """
     at = stamp(now)
     expired = "status = 'leased' AND lease_expires_at <= :now AND attempts >= max_attempts"
-    with read_tx(engine) as conn:
+    with read(engine) as conn:
         candidates = conn.execute(
             sa.text(f"SELECT id, audit_id FROM jobs WHERE {expired}"),  # noqa: S608 - fixed text
             {"now": at},
         ).all()
     failed: list[str] = []
     for job_id, audit_id in candidates:
-        with write_tx(engine) as conn:
+        with write(engine) as conn:
             _lock_audit(conn, audit_id)
             sql = f"SELECT id FROM jobs WHERE id = :id AND {expired}" + _for_update(conn)  # noqa: S608
             if conn.execute(sa.text(sql), {"id": job_id, "now": at}).first() is None:

@@ -26,10 +26,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Conflict, canonical_json
+from ledger._transactions import read, write
 
 from .._errors import BadInput
 from .._runtime import Runtime
-from ..governance._db import read, write
 
 __all__ = [
     "GRANT_METADATA",

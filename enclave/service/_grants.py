@@ -43,9 +43,10 @@ from fastapi import APIRouter, Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
+from ledger._transactions import read
+
 from .._errors import DecryptionFailed, EnclaveError, GrantRefused
 from .._runtime import Runtime
-from ..governance._db import read
 from ._auth import State
 from ._errors import ERROR_RESPONSES, ServiceError
 from ._grant_records import admission_of, authenticate_worker
