@@ -39,7 +39,12 @@ def alice_lab(switchable_lab: SwitchableLab, stack: EnclaveStack) -> SwitchableL
     switchable_lab.act_as(stack.tokens["alice"])
     # the browser verifies with the key file the analyst chose (read when Verify runs);
     # the issuer's key exists once the first certificate is signed
-    lab_settings(switchable_lab, "replay-enclave:plugin", {"trustedKeyPath": "issuer.pub.pem"})
+    # two specimens a page, so the third comes by the service's cursor
+    lab_settings(
+        switchable_lab,
+        "replay-enclave:plugin",
+        {"trustedKeyPath": "issuer.pub.pem", "sidebarPageSize": 2},
+    )
     return switchable_lab
 
 
@@ -66,6 +71,17 @@ def dark(page: Any) -> None:
         "() => getComputedStyle(document.querySelector('#replay-enclave-sidebar'))"
         ".backgroundColor !== 'rgb(255, 255, 255)'"
     )
+
+
+def all_specimens(page: Any, sidebar: Any) -> None:
+    """The first page (two of the three), then the rest by the service's cursor."""
+    count = sidebar.locator(".enclave-sb-specimens .enclave-sb-count")
+    page.wait_for_function("(el) => el.textContent === '2 of 3'", arg=count.element_handle())
+    more = sidebar.locator("button.enclave-sb-more-specimens")
+    more.click()
+    page.wait_for_function("(el) => el.textContent === '3 of 3'", arg=count.element_handle())
+    assert sidebar.locator(".enclave-sb-table tr[data-specimen-id]").count() == 3
+    assert more.is_hidden()  # the service's last page: no cursor
 
 
 def choose_r2(page: Any, form: Any, specimen: str) -> None:
@@ -129,10 +145,7 @@ def test_alice_requests_the_r2_audit_and_verifies_its_certificate_from_the_sideb
     assert who.locator("dd[data-field='tenant']").inner_text() == "acme"
     assert "auditor" in who.locator("dd[data-field='roles']").inner_text()
     rows = sidebar.locator(".enclave-sb-table tr[data-specimen-id]")
-    page.wait_for_function(
-        "() => document.querySelectorAll('#replay-enclave-sidebar tr[data-specimen-id]')"
-        ".length === 3"
-    )
+    all_specimens(page, sidebar)
     assert sorted(rows.nth(i).get_attribute("data-specimen-id") for i in range(3)) == sorted(
         stack.specimens.values()
     )
@@ -153,10 +166,7 @@ def test_alice_requests_the_r2_audit_and_verifies_its_certificate_from_the_sideb
     )
     sidebar.locator("input.enclave-sb-agent").fill("")
     sidebar.locator("input.enclave-sb-agent").press("Enter")
-    page.wait_for_function(
-        "() => document.querySelectorAll('#replay-enclave-sidebar tr[data-specimen-id]')"
-        ".length === 3"
-    )
+    all_specimens(page, sidebar)
 
     # the launcher's card opens the form; the form is keyboard reachable
     page.locator(".jp-LauncherCard[data-category='Replay Enclave']").click()
@@ -293,10 +303,7 @@ def test_bob_sees_the_services_denial_in_the_sidebar(
     who.wait_for()
     assert who.inner_text() == "bob"
     assert sidebar.locator(".enclave-sb-whoami dd[data-field='roles']").inner_text() == "viewer"
-    page.wait_for_function(
-        "() => document.querySelectorAll('#replay-enclave-sidebar tr[data-specimen-id]')"
-        ".length === 3"
-    )
+    all_specimens(page, sidebar)
     form = sidebar.locator(".enclave-sb-form")
     form.wait_for(state="visible")
     # a viewer may list the specimen but not open it: the refusal is the service's

@@ -8,11 +8,13 @@
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ILauncher } from '@jupyterlab/launcher';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { FACTORY } from '../constants';
+import { PLUGIN_ID } from '../trustedKey';
 import { call } from './api';
 import { AuditTracker } from './audits';
 import { EnclaveSidebar } from './sidebar';
@@ -38,13 +40,14 @@ export const enclaveSidebar: JupyterFrontEndPlugin<void> = {
   id: 'replay-enclave:sidebar',
   description: 'The Enclave sidebar, the running-audits status item, commands and a launcher card.',
   autoStart: true,
-  optional: [ICommandPalette, ILauncher, IStatusBar, ILayoutRestorer],
+  optional: [ICommandPalette, ILauncher, IStatusBar, ILayoutRestorer, ISettingRegistry],
   activate: (
     app: JupyterFrontEnd,
     palette: ICommandPalette | null,
     launcher: ILauncher | null,
     statusBar: IStatusBar | null,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    registry: ISettingRegistry | null
   ) => {
     const contents = app.serviceManager.contents;
 
@@ -67,8 +70,15 @@ export const enclaveSidebar: JupyterFrontEndPlugin<void> = {
     if (restorer) {
       restorer.add(sidebar, sidebar.id);
     }
+    // the page size is a setting of the extension's one settings plugin
+    const settings = registry ? registry.load(PLUGIN_ID) : Promise.resolve(null);
     let loaded: Promise<void> | null = null;
-    const ensureLoaded = (): Promise<void> => (loaded ??= sidebar.refresh());
+    const ensureLoaded = (): Promise<void> =>
+      (loaded ??= settings.then(s => {
+        const size = Number(s?.get('sidebarPageSize').composite ?? 10);
+        sidebar.pageSize = Number.isInteger(size) && size >= 1 && size <= 500 ? size : 10;
+        return sidebar.refresh();
+      }));
     // the status bar's count is worth knowing before the sidebar is opened: one page of
     // audits at start-up, then polling only while something runs
     void app.restored.then(() => ensureLoaded());
@@ -98,6 +108,7 @@ export const enclaveSidebar: JupyterFrontEndPlugin<void> = {
       label: 'Refresh the Enclave sidebar',
       caption: 'Reload who am I, specimens, policies and audits',
       execute: async () => {
+        await ensureLoaded();
         loaded = sidebar.refresh();
         await loaded;
       }

@@ -12,8 +12,6 @@ import { AuditStatus, call, EnclaveRefusal, Page, SpecimenSummary, TERMINAL, Who
 import { AuditTracker } from './audits';
 import { RequestForm } from './form';
 
-const PAGE = 10;
-
 function errorLine(error: unknown): HTMLElement {
   if (!(error instanceof EnclaveRefusal)) {
     throw error;
@@ -48,6 +46,8 @@ export class EnclaveSidebar extends Widget {
   private readonly formSection: HTMLElement;
   private specimenIds: string[] = [];
   private cursor: string | null = null;
+  /** Specimens per page (the ``sidebarPageSize`` setting). */
+  pageSize = 10;
 
   constructor(
     readonly audits: AuditTracker,
@@ -126,7 +126,7 @@ export class EnclaveSidebar extends Widget {
 
   private async loadSpecimens(more: boolean): Promise<void> {
     const query = {
-      limit: PAGE,
+      limit: this.pageSize,
       agent: this.agent.value.trim(),
       auditability: this.auditability.value,
       cursor: more ? this.cursor : null
