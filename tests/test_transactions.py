@@ -24,7 +24,7 @@ from enclave._runtime import Runtime
 from enclave.governance import add_analyst
 from enclave.jobs import claim, enqueue
 from enclave.jobs._queue import fenced
-from enclave.jobs._tables import AuditRow
+from enclave.jobs._tables import audits
 from ledger import Conflict, LedgerError, LedgerUnavailable
 from ledger._transactions import read, write
 
@@ -110,7 +110,7 @@ def test_jobs_foreign_key_violation_is_a_conflict_without_the_value(runtime: Run
     engine = runtime.ledger.engine
     with write(engine) as conn:  # an audit row for a job to lease; no specimen needed
         conn.execute(
-            sa.insert(AuditRow.__table__),  # type: ignore[arg-type]
+            sa.insert(audits),
             {
                 "id": "au-1",
                 "tenant_id": "acme",

@@ -6,7 +6,8 @@ Invariants:
    with ``lease_expires_at <= now`` (its worker died or stalled), and it has attempts
    left. Claiming is one write transaction: PostgreSQL picks the row with ``SELECT ...
    FOR UPDATE SKIP LOCKED`` (concurrent claimers never wait on each other nor take the
-   same row); SQLite takes the database write lock up front (``BEGIN IMMEDIATE``).
+   same row); SQLite takes the database write lock up front (``BEGIN IMMEDIATE``), and
+   its dialect renders no ``FOR UPDATE`` at all.
 2. Every claim increments ``attempts`` and ``fencing_token`` and sets the lease.
 3. ``heartbeat``, ``complete``, ``fail`` and every write made under ``fenced`` commit
    only if the job is still ``leased`` with the caller's fencing token; otherwise they
@@ -34,6 +35,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ledger import Conflict, NotFound, utc_clock
+from ledger._statements import insert_new
 from ledger._transactions import guarded, read, write
 
 from ._conclusions import record_failure
@@ -46,7 +48,7 @@ from ._model import (
     parse_time,
     stamp,
 )
-from ._tables import JOB_KINDS
+from ._tables import JOB_KINDS, audits, jobs
 
 __all__ = [
     "claim",
@@ -63,21 +65,36 @@ __all__ = [
 ]
 
 _MAX_BACKOFF_SECONDS = 30.0
-_TERMINAL = "(" + ", ".join(f"'{s}'" for s in TERMINAL_AUDIT_STATUSES) + ")"
-_CLAIMABLE = (
-    "((status = 'queued' AND available_at <= :now) "
-    "OR (status = 'leased' AND lease_expires_at <= :now)) AND attempts < max_attempts"
-)
+_OPEN_JOB_STATUSES = ("queued", "leased")
+
+
+def _claimable(at: str) -> sa.ColumnElement[bool]:
+    return sa.and_(
+        sa.or_(
+            sa.and_(jobs.c.status == "queued", jobs.c.available_at <= at),
+            sa.and_(jobs.c.status == "leased", jobs.c.lease_expires_at <= at),
+        ),
+        jobs.c.attempts < jobs.c.max_attempts,
+    )
+
+
+def _expired(at: str) -> sa.ColumnElement[bool]:
+    """A leased job whose last attempt's lease has run out."""
+    return sa.and_(
+        jobs.c.status == "leased",
+        jobs.c.lease_expires_at <= at,
+        jobs.c.attempts >= jobs.c.max_attempts,
+    )
+
+
+def _leased_with(job_id: str, fencing_token: int) -> sa.ColumnElement[bool]:
+    return sa.and_(
+        jobs.c.id == job_id, jobs.c.fencing_token == fencing_token, jobs.c.status == "leased"
+    )
 
 
 # the name the job tests and callers have always imported
 write_tx = write
-
-
-def _for_update(conn: sa.Connection, suffix: str = "") -> str:
-    if conn.dialect.name == "sqlite":  # the write transaction already holds the lock
-        return ""
-    return " FOR UPDATE" + suffix
 
 
 def _check_lease(lease_seconds: float) -> None:
@@ -113,30 +130,22 @@ def enqueue(
     job_id = job_id_for(idempotency_key)
     at = stamp(now)
     conn.execute(
-        sa.text(
-            "INSERT INTO jobs (id, audit_id, kind, payload_json, status, attempts, max_attempts, "
-            "fencing_token, idempotency_key, available_at, created_at, updated_at) VALUES "
-            "(:id, :audit, :kind, :payload, 'queued', 0, :max, 0, :key, :avail, :at, :at) "
-            "ON CONFLICT DO NOTHING"
-        ),
-        {
-            "id": job_id,
-            "audit": audit_id,
-            "kind": kind,
-            "payload": dumps(dict(payload)),
-            "max": max_attempts,
-            "key": idempotency_key,
-            "avail": available_at or at,
-            "at": at,
-        },
+        insert_new(conn, jobs).values(
+            id=job_id,
+            audit_id=audit_id,
+            kind=kind,
+            payload_json=dumps(dict(payload)),
+            status="queued",
+            attempts=0,
+            max_attempts=max_attempts,
+            fencing_token=0,
+            idempotency_key=idempotency_key,
+            available_at=available_at or at,
+            created_at=at,
+            updated_at=at,
+        )
     )
     return job_id
-
-
-_JOB_COLUMNS = (
-    "id, audit_id, kind, payload_json, attempts, max_attempts, fencing_token, lease_owner, "
-    "lease_expires_at, idempotency_key"
-)
 
 
 @guarded("jobs.claim")
@@ -153,32 +162,45 @@ def claim(
     if not worker_id:
         raise ValueError("worker_id must be non-empty")
     at = stamp(now)
-    sql = f"SELECT id FROM jobs WHERE {_CLAIMABLE}"  # noqa: S608 - fixed text
-    params: dict[str, Any] = {"now": at}
+    pick = sa.select(jobs.c.id).where(_claimable(at))
     if kinds is not None:
         if not kinds or any(k not in JOB_KINDS for k in kinds):
             raise ValueError("unknown job kind")
-        sql += " AND kind IN :kinds"
-        params["kinds"] = list(kinds)
+        pick = pick.where(jobs.c.kind.in_(list(kinds)))
+    pick = (
+        pick.order_by(jobs.c.available_at, jobs.c.created_at, jobs.c.id)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+    )
     with write(engine) as conn:
-        sql += " ORDER BY available_at, created_at, id LIMIT 1" + _for_update(conn, " SKIP LOCKED")
-        statement = sa.text(sql)
-        if kinds is not None:
-            statement = statement.bindparams(sa.bindparam("kinds", expanding=True))
-        row = conn.execute(statement, params).first()
+        row = conn.execute(pick).first()
         if row is None:
             return None
         conn.execute(
-            sa.text(
-                "UPDATE jobs SET status = 'leased', attempts = attempts + 1, "
-                "fencing_token = fencing_token + 1, lease_owner = :owner, "
-                "lease_expires_at = :expires, updated_at = :now WHERE id = :id"
-            ),
-            {"owner": worker_id, "expires": stamp(now, lease_seconds), "now": at, "id": row[0]},
+            sa.update(jobs)
+            .where(jobs.c.id == row[0])
+            .values(
+                status="leased",
+                attempts=jobs.c.attempts + 1,
+                fencing_token=jobs.c.fencing_token + 1,
+                lease_owner=worker_id,
+                lease_expires_at=stamp(now, lease_seconds),
+                updated_at=at,
+            )
         )
         job = conn.execute(
-            sa.text(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = :id"),  # noqa: S608 - fixed text
-            {"id": row[0]},
+            sa.select(
+                jobs.c.id,
+                jobs.c.audit_id,
+                jobs.c.kind,
+                jobs.c.payload_json,
+                jobs.c.attempts,
+                jobs.c.max_attempts,
+                jobs.c.fencing_token,
+                jobs.c.lease_owner,
+                jobs.c.lease_expires_at,
+                jobs.c.idempotency_key,
+            ).where(jobs.c.id == row[0])
         ).one()
     return ClaimedJob(
         job_id=job[0],
@@ -203,11 +225,9 @@ def heartbeat(
     expires = stamp(now, lease_seconds)
     with write(engine) as conn:
         result = conn.execute(
-            sa.text(
-                "UPDATE jobs SET lease_expires_at = :expires, updated_at = :now "
-                "WHERE id = :id AND fencing_token = :token AND status = 'leased'"
-            ),
-            {"expires": expires, "now": stamp(now), "id": job_id, "token": fencing_token},
+            sa.update(jobs)
+            .where(_leased_with(job_id, fencing_token))
+            .values(lease_expires_at=expires, updated_at=stamp(now))
         )
         if result.rowcount != 1:
             raise Conflict("the job's lease is no longer held (stale fencing token)")
@@ -215,19 +235,21 @@ def heartbeat(
 
 
 def _lock_audit(conn: sa.Connection, audit_id: str) -> None:
-    sql = "SELECT id FROM audits WHERE id = :id" + _for_update(conn)  # noqa: S608 - fixed text
-    if conn.execute(sa.text(sql), {"id": audit_id}).first() is None:
+    locked = sa.select(audits.c.id).where(audits.c.id == audit_id).with_for_update()
+    if conn.execute(locked).first() is None:
         raise NotFound("no such audit")
 
 
 def lock_job(conn: sa.Connection, job_id: str, fencing_token: int) -> str:
     """Lock the job's audit row and the job row; check the lease. Returns the audit id."""
-    row = conn.execute(sa.text("SELECT audit_id FROM jobs WHERE id = :id"), {"id": job_id}).first()
+    row = conn.execute(sa.select(jobs.c.audit_id).where(jobs.c.id == job_id)).first()
     if row is None:
         raise NotFound("no such job")
     _lock_audit(conn, row[0])
-    sql = "SELECT status, fencing_token FROM jobs WHERE id = :id" + _for_update(conn)  # noqa: S608
-    status, token = conn.execute(sa.text(sql), {"id": job_id}).one()
+    locked = (
+        sa.select(jobs.c.status, jobs.c.fencing_token).where(jobs.c.id == job_id).with_for_update()
+    )
+    status, token = conn.execute(locked).one()
     if status != "leased" or int(token) != fencing_token:
         raise Conflict("the job's lease is no longer held (stale fencing token)")
     return str(row[0])
@@ -254,17 +276,15 @@ def complete(
     """Mark the job ``done`` with ``result``; ``then`` runs in the same transaction."""
     with fenced(engine, job_id, fencing_token) as conn:
         done = conn.execute(
-            sa.text(
-                "UPDATE jobs SET status = 'done', result_json = :result, lease_expires_at = NULL, "
-                "error_code = NULL, updated_at = :now "
-                "WHERE id = :id AND fencing_token = :token AND status = 'leased'"
-            ),
-            {
-                "result": dumps(dict(result)),
-                "now": stamp(now),
-                "id": job_id,
-                "token": fencing_token,
-            },
+            sa.update(jobs)
+            .where(_leased_with(job_id, fencing_token))
+            .values(
+                status="done",
+                result_json=dumps(dict(result)),
+                lease_expires_at=None,
+                error_code=None,
+                updated_at=stamp(now),
+            )
         )
         if done.rowcount != 1:  # unreachable after the fence; kept as a second guard
             raise Conflict("the job's lease is no longer held (stale fencing token)")
@@ -280,11 +300,9 @@ def fail_audit(conn: sa.Connection, audit_id: str, *, code: str, now: datetime) 
     """
     at = stamp(now)
     moved = conn.execute(
-        sa.text(
-            "UPDATE audits SET status = 'FAILED', failure_code = :code, updated_at = :now "  # noqa: S608
-            f"WHERE id = :id AND status NOT IN {_TERMINAL}"
-        ),
-        {"code": code, "now": at, "id": audit_id},
+        sa.update(audits)
+        .where(audits.c.id == audit_id, audits.c.status.not_in(TERMINAL_AUDIT_STATUSES))
+        .values(status="FAILED", failure_code=code, updated_at=at)
     )
     if moved.rowcount != 1:
         return False
@@ -294,12 +312,15 @@ def fail_audit(conn: sa.Connection, audit_id: str, *, code: str, now: datetime) 
 
 def stop_open_jobs(conn: sa.Connection, audit_id: str, *, code: str, now: datetime) -> None:
     conn.execute(
-        sa.text(
-            "UPDATE jobs SET status = 'failed', error_code = :code, "
-            "fencing_token = fencing_token + 1, lease_expires_at = NULL, updated_at = :now "
-            "WHERE audit_id = :audit AND status IN ('queued', 'leased')"
-        ),
-        {"code": code, "now": stamp(now), "audit": audit_id},
+        sa.update(jobs)
+        .where(jobs.c.audit_id == audit_id, jobs.c.status.in_(_OPEN_JOB_STATUSES))
+        .values(
+            status="failed",
+            error_code=code,
+            fencing_token=jobs.c.fencing_token + 1,
+            lease_expires_at=None,
+            updated_at=stamp(now),
+        )
     )
 
 
@@ -323,27 +344,31 @@ def fail(
         raise ValueError("error_code must be non-empty")
     with fenced(engine, job_id, fencing_token) as conn:
         audit_id, attempts, max_attempts = conn.execute(
-            sa.text("SELECT audit_id, attempts, max_attempts FROM jobs WHERE id = :id"),
-            {"id": job_id},
+            sa.select(jobs.c.audit_id, jobs.c.attempts, jobs.c.max_attempts).where(
+                jobs.c.id == job_id
+            )
         ).one()
         if retry and attempts < max_attempts:
             backoff = min(0.5 * 2 ** (int(attempts) - 1), _MAX_BACKOFF_SECONDS)
             conn.execute(
-                sa.text(
-                    "UPDATE jobs SET status = 'queued', error_code = :code, "
-                    "lease_expires_at = NULL, available_at = :avail, updated_at = :now "
-                    "WHERE id = :id"
-                ),
-                {"code": error_code, "avail": stamp(now, backoff), "now": stamp(now), "id": job_id},
+                sa.update(jobs)
+                .where(jobs.c.id == job_id)
+                .values(
+                    status="queued",
+                    error_code=error_code,
+                    lease_expires_at=None,
+                    available_at=stamp(now, backoff),
+                    updated_at=stamp(now),
+                )
             )
             return FailResult(status="queued", audit_failed=False)
         status = "dead" if retry else "failed"
         conn.execute(
-            sa.text(
-                "UPDATE jobs SET status = :status, error_code = :code, lease_expires_at = NULL, "
-                "updated_at = :now WHERE id = :id"
-            ),
-            {"status": status, "code": error_code, "now": stamp(now), "id": job_id},
+            sa.update(jobs)
+            .where(jobs.c.id == job_id)
+            .values(
+                status=status, error_code=error_code, lease_expires_at=None, updated_at=stamp(now)
+            )
         )
         # out of attempts: the audit names the cause when the last one was a named
         # outage (an operator must fix the key server, not retry the audit)
@@ -364,26 +389,25 @@ def reap(
     Returns the ids of the audits this call failed.
     """
     at = stamp(now)
-    expired = "status = 'leased' AND lease_expires_at <= :now AND attempts >= max_attempts"
     with read(engine) as conn:
-        candidates = conn.execute(
-            sa.text(f"SELECT id, audit_id FROM jobs WHERE {expired}"),  # noqa: S608 - fixed text
-            {"now": at},
-        ).all()
+        candidates = conn.execute(sa.select(jobs.c.id, jobs.c.audit_id).where(_expired(at))).all()
     failed: list[str] = []
     for job_id, audit_id in candidates:
         with write(engine) as conn:
             _lock_audit(conn, audit_id)
-            sql = f"SELECT id FROM jobs WHERE id = :id AND {expired}" + _for_update(conn)  # noqa: S608
-            if conn.execute(sa.text(sql), {"id": job_id, "now": at}).first() is None:
+            still = sa.select(jobs.c.id).where(jobs.c.id == job_id, _expired(at)).with_for_update()
+            if conn.execute(still).first() is None:
                 continue  # heartbeated, completed or reaped meanwhile
             conn.execute(
-                sa.text(
-                    "UPDATE jobs SET status = 'dead', error_code = 'lease_expired', "
-                    "fencing_token = fencing_token + 1, lease_expires_at = NULL, updated_at = :now "
-                    "WHERE id = :id"
-                ),
-                {"now": at, "id": job_id},
+                sa.update(jobs)
+                .where(jobs.c.id == job_id)
+                .values(
+                    status="dead",
+                    error_code="lease_expired",
+                    fencing_token=jobs.c.fencing_token + 1,
+                    lease_expires_at=None,
+                    updated_at=at,
+                )
             )
             if fail_audit(conn, audit_id, code="attempts_exhausted", now=now):
                 failed.append(audit_id)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
+from ledger._models import table_of
+
 __all__ = [
     "AUDIT_STATUSES",
     "AuditRow",
@@ -27,6 +29,8 @@ __all__ = [
     "JOB_STATUSES",
     "JOB_TABLES",
     "JobRow",
+    "audits",
+    "jobs",
 ]
 
 AUDIT_STATUSES = ("QUEUED", "RUNNING", "FINALIZING", "COMPLETED", "FAILED", "CANCELLED")
@@ -127,3 +131,8 @@ class JobRow(SQLModel, table=True):
     available_at: str = Field(sa_column=_text("available_at"))
     created_at: str = Field(sa_column=_text("created_at"))
     updated_at: str = Field(sa_column=_text("updated_at"))
+
+
+# the Core tables the queue's statements are built on
+audits = table_of(AuditRow)
+jobs = table_of(JobRow)
