@@ -1,5 +1,5 @@
 """``python -m enclave``: the ``replay-enclave`` command."""
 
-from enclave.cli import main
+from enclave._console import main
 
 main()

@@ -27,6 +27,9 @@ if [ ! -f "$out/package.json" ] ||
   (cd "$ext" && npm run --silent build)
   touch "$out/package.json"
 fi
+# JupyterLab's record of how the extension was installed travels with the build output
+# (the wheel's one source for it)
+cp "$ext/install.json" "$out/install.json"
 # What `jupyter labextension develop` does, without importing the package: the
 # environment's labextensions folder points at the build output.
 target="$(python -c 'import sys; print(sys.prefix)')/share/jupyter/labextensions/replay-enclave"

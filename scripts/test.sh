@@ -1,26 +1,24 @@
 #!/usr/bin/env bash
 # The whole test run from nothing: system packages, the locked Python environment,
-# the suite against real servers, the JupyterLab extension (locked npm build, then its
-# unit tests), then the browser tests in their own invocation (pytest-jupyter's event
+# the JupyterLab extension (locked npm build, then its unit tests), the suite against
+# real servers, then the browser tests in their own invocation (pytest-jupyter's event
 # loop and Playwright's sync API do not share a process).
 #
-# Only the browser tests need the built extension, so it builds while the Python suite
-# runs (the suite spends much of its time waiting on subprocesses and servers); its
-# output is shown only if it fails.
+# npm's download needs no Python, so it runs while the locked environment installs; the
+# build itself comes before the suite (the packaging tests build a wheel that carries it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/test-deps.sh
+npm_log="$(mktemp)"
+(cd labextension && npm ci --no-audit --no-fund --loglevel=error) >"$npm_log" 2>&1 &
+npm_ci=$!
 bash scripts/install-locked.sh
-front_log="$(mktemp)"
-(bash scripts/build-labextension.sh && cd labextension && npm test --silent) >"$front_log" 2>&1 &
-front=$!
-suite=0
-python -m pytest || suite=$?
-if ! wait "$front"; then
-  echo "the JupyterLab extension did not build or its unit tests failed:" >&2
-  cat "$front_log" >&2
+if ! wait "$npm_ci"; then
+  echo "npm ci failed in labextension/:" >&2
+  cat "$npm_log" >&2
   exit 1
 fi
-tail -n 5 "$front_log"
-[ "$suite" -eq 0 ] || exit "$suite"
+bash scripts/build-labextension.sh
+(cd labextension && npm test --silent)
+python -m pytest
 python -m pytest tests/browser -o addopts='--strict-markers -ra'

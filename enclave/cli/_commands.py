@@ -17,6 +17,8 @@ import typer
 import typer.core
 import typer.main
 
+from .._console import start_up_done
+
 __all__ = ["COMMANDS", "LazyCommands"]
 
 
@@ -131,6 +133,7 @@ class LazyCommands(typer.core.TyperGroup):
             return None
         if cmd_name not in self.commands:
             self.commands[cmd_name] = entry.load(cmd_name)
+        start_up_done()  # the command's modules are imported
         return self.commands[cmd_name]
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
