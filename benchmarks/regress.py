@@ -14,7 +14,6 @@ figure is 200 specimens x 100 samples).
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 import tempfile
 import time
@@ -31,22 +30,11 @@ from enclave.incidents import procurement  # noqa: E402
 from enclave.release import RegressPlan, Selector, regress, select, tag_specimen  # noqa: E402
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit  # noqa: E402
 from enclave.replay._candidate import CandidateCode  # noqa: E402
-
-_HEADER = (
-    "from __future__ import annotations\n"
-    "from dataclasses import replace\n"
-    "from enclave.incidents.procurement import (\n"
-    "    AGENT as _CAPTURED, APPROVAL, DECIDER, RETRIEVAL, SUPPLIER_RISK, TEMPLATE, LiveWorld,\n"
-    ")\n"
-)
+from tests.candidates import score_shifted_run, write_candidate  # noqa: E402
 
 
 def _candidate(root: Path) -> CandidateCode:
-    body = inspect.getsource(procurement.run).replace("+ jitter\n", "+ jitter\n        - 0.02\n")
-    (root / "po_next.py").write_text(
-        _HEADER + body + "\nAGENT = replace(_CAPTURED, function=run)\n", encoding="utf-8"
-    )
-    return CandidateCode.declare("po_next:AGENT", root)
+    return write_candidate(root, "po_next", score_shifted_run())
 
 
 def main() -> None:

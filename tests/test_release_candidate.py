@@ -39,6 +39,7 @@ from enclave.replay import (
 )
 from enclave.replay._candidate import CandidateCode
 from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
+from tests.candidates import candidate_source, write_candidate
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = 100
@@ -53,22 +54,10 @@ def _decision(score: float) -> str:
     return "APPROVE" if score >= 0.55 else "REVIEW"
 
 
-_HEADER = (
-    "from __future__ import annotations\n"
-    "from dataclasses import replace\n"
-    "from enclave.incidents.procurement import (\n"
-    "    AGENT as _CAPTURED, APPROVAL, DECIDER, RETRIEVAL, SUPPLIER_RISK, TEMPLATE, LiveWorld,\n"
-    ")\n"
-)
-
-
 def _candidate(root: Path, name: str, body: str) -> CandidateCode:
     folder = root / name
     folder.mkdir()
-    (folder / f"{name}.py").write_text(
-        _HEADER + body + "\nAGENT = replace(_CAPTURED, function=run)\n", encoding="utf-8"
-    )
-    return CandidateCode.declare(f"{name}:AGENT", folder)
+    return write_candidate(folder, name, body)
 
 
 class _Live(Context):
@@ -313,9 +302,7 @@ def test_only_the_candidates_own_package_is_visible_in_the_worker(
 ) -> None:
     package = tmp_path / "peek_candidate"
     package.mkdir()
-    (package / "__init__.py").write_text(
-        _HEADER + _PEEK + "\nAGENT = replace(_CAPTURED, function=run)\n", encoding="utf-8"
-    )
+    (package / "__init__.py").write_text(candidate_source(_PEEK), encoding="utf-8")
     (tmp_path / "beside.py").write_text(f"SECRET = '{procurement.CANARY}-beside'\n")
     candidate = CandidateCode.declare("peek_candidate:AGENT", tmp_path)
     outcome = _audit(runtime, specimen, candidate)

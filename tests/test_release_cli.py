@@ -3,7 +3,6 @@ person runs them: the gate's exit code, the JUnit file, one-line refusals."""
 
 from __future__ import annotations
 
-import inspect
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -12,16 +11,10 @@ import pytest
 
 from enclave.incidents import procurement
 from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
+from tests.candidates import score_shifted_run, write_candidate
 from tests.cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
-_HEADER = (
-    "from __future__ import annotations\n"
-    "from dataclasses import replace\n"
-    "from enclave.incidents.procurement import (\n"
-    "    AGENT as _CAPTURED, APPROVAL, DECIDER, RETRIEVAL, SUPPLIER_RISK, TEMPLATE, LiveWorld,\n"
-    ")\n"
-)
 
 
 def cli(home: Path, *args: str) -> tuple[int, str, str]:
@@ -47,10 +40,7 @@ def test_regress_gate_fails_with_exit_5_and_the_report_verifies(
     assert cli(root, "specimens", "tag", specimen, "release-gate/po", "must-hold")[0] == 0
     folder = tmp_path / "candidate"
     folder.mkdir()
-    body = inspect.getsource(procurement.run).replace("+ jitter\n", "+ jitter\n        - 0.02\n")
-    (folder / "po_next.py").write_text(
-        _HEADER + body + "\nAGENT = replace(_CAPTURED, function=run)\n", encoding="utf-8"
-    )
+    write_candidate(folder, "po_next", score_shifted_run())
     report, junit = tmp_path / "report.dsse.json", tmp_path / "regress.xml"
     code, out, err = cli(
         root,

@@ -32,24 +32,15 @@ from enclave.release import (
 from enclave.replay import RuntimeLedgerLookup
 from enclave.replay._candidate import CandidateCode
 from tests.canary import INCIDENT_CANARIES, find_canaries
+from tests.candidates import write_candidate
 
 SAMPLES = 100
-_HEADER = (
-    "from __future__ import annotations\n"
-    "from dataclasses import replace\n"
-    "from enclave.incidents.procurement import (\n"
-    "    AGENT as _CAPTURED, APPROVAL, DECIDER, RETRIEVAL, SUPPLIER_RISK, TEMPLATE, LiveWorld,\n"
-    ")\n"
-)
 
 
 def _candidate(root: Path, name: str, body: str) -> CandidateCode:
     folder = root / name
     folder.mkdir()
-    (folder / f"{name}.py").write_text(
-        _HEADER + body + "\nAGENT = replace(_CAPTURED, function=run)\n", encoding="utf-8"
-    )
-    return CandidateCode.declare(f"{name}:AGENT", folder)
+    return write_candidate(folder, name, body)
 
 
 @pytest.fixture(scope="module")
