@@ -4,7 +4,8 @@ reference incidents captured, the procurement policies active, two analysts, and
 
 * ``alice`` (tenant acme, roles auditor + restricted-clearance) may request audits of
   the procurement specimen (its highest classification is restricted);
-* ``bob`` (tenant acme, role viewer) may list specimens but not open or audit it.
+* ``bob`` (tenant acme, role viewer) may list specimens but not open or audit it;
+* ``eve`` (tenant globex, auditor with clearance) sees nothing of tenant acme.
 """
 
 from __future__ import annotations
@@ -48,9 +49,11 @@ try:
     _, alice = add_analyst(runtime, "alice", tenant="acme",
                            roles=["auditor", "restricted-clearance"], now=utc_now())
     _, bob = add_analyst(runtime, "bob", tenant="acme", roles=["viewer"], now=utc_now())
+    _, eve = add_analyst(runtime, "eve", tenant="globex",
+                         roles=["auditor", "restricted-clearance"], now=utc_now())
 finally:
     runtime.close()
-print(json.dumps({"specimens": specimens, "tokens": {"alice": alice, "bob": bob}}))
+print(json.dumps({"specimens": specimens, "tokens": {"alice": alice, "bob": bob, "eve": eve}}))
 """
 
 

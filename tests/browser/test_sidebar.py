@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.canary import INCIDENT_CANARIES, find_canaries
@@ -322,4 +323,42 @@ def test_bob_sees_the_services_denial_in_the_sidebar(
     assert denied.get_attribute("data-code") == "restricted_needs_clearance"
     assert "access denied by policy" in denied.inner_text()
     assert page.locator(STATUS).get_attribute("data-running") == "0"
+    scan(record, page)
+
+
+def get_through_extension(page: Any, route: str) -> tuple[int, str]:
+    """``GET /enclave/api/<route>`` from the page, as the sidebar would ask."""
+    answer = page.evaluate(
+        """async (route) => {
+             const r = await fetch('/enclave/api/' + route);
+             return [r.status, await r.text()];
+           }""",
+        route,
+    )
+    return int(answer[0]), str(answer[1])
+
+
+@pytest.mark.parametrize("who", ["bob", "eve"])
+def test_no_clearance_or_another_tenant_opens_no_certificate_through_the_extension(
+    who: str,
+    stack: EnclaveStack,
+    switchable_lab: SwitchableLab,
+    recorded_page: tuple[Any, Recorder],
+) -> None:
+    """alice's restricted certificate (the test above leaves one): bob (acme, no
+    clearance) and eve (another tenant, cleared in her own) get a refusal for the
+    certificate, its summary and its verification, and no audit of acme in their list."""
+    alice = {"Authorization": f"Bearer {stack.tokens['alice']}"}
+    listed = httpx.get(f"{stack.url}/api/v1/audits", headers=alice, timeout=30).json()
+    certified = [a["audit_id"] for a in listed["items"] if a["has_certificate"]]
+    assert certified, "alice's test above leaves a certified audit in this module's stack"
+    page, record = recorded_page
+    switchable_lab.act_as(stack.tokens[who])
+    open_lab(page, switchable_lab)
+    for route in ("certificates/{}", "certificates/{}/summary", "certificates/{}/verify"):
+        status, text = get_through_extension(page, route.format(certified[0]))
+        assert status in (403, 404), (route, status)
+        assert '"payload"' not in text and "predicate" not in text
+    status, text = get_through_extension(page, "audits")
+    assert status == 200 and certified[0] not in text
     scan(record, page)
