@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from ledger import Conflict, Ledger, LedgerPosition, canonical_json
 from ledger._chain import append_rows, caller_items, lock_tip
 from ledger._head import save_head
+from ledger._models import EntryRow, table_of
 
 __all__ = [
     "CONCLUSION_KINDS",
@@ -32,6 +33,8 @@ __all__ = [
 ]
 
 CONCLUSION_KINDS = ("certificate.issued", "audit.failed", "audit.cancelled")
+
+_entries = table_of(EntryRow)
 Items = Sequence[tuple[str, str, Mapping[str, Any]]]
 
 
@@ -49,12 +52,14 @@ def _recorded_conclusion(conn: sa.Connection, items: Items) -> LedgerPosition | 
         if kind not in CONCLUSION_KINDS:
             continue
         rows = conn.execute(
-            sa.text(
-                "SELECT entry_index, entry_hash, kind, body_json FROM ledger_entries "
-                "WHERE subject = :subject AND kind IN ('certificate.issued', 'audit.failed', "
-                "'audit.cancelled') ORDER BY entry_index"
-            ),
-            {"subject": subject},
+            sa.select(
+                _entries.c.entry_index,
+                _entries.c.entry_hash,
+                _entries.c.kind,
+                _entries.c.body_json,
+            )
+            .where(_entries.c.subject == subject, _entries.c.kind.in_(CONCLUSION_KINDS))
+            .order_by(_entries.c.entry_index)
         ).all()
         if not rows:
             continue
@@ -86,11 +91,9 @@ def record_failure(
 ) -> list[LedgerPosition]:
     """Append ``audit.failed`` unless the audit's conclusion is already recorded."""
     recorded = conn.execute(
-        sa.text(
-            "SELECT 1 FROM ledger_entries WHERE subject = :subject AND kind IN "
-            "('certificate.issued', 'audit.failed', 'audit.cancelled')"
-        ),
-        {"subject": audit_id},
+        sa.select(sa.literal(1)).where(
+            _entries.c.subject == audit_id, _entries.c.kind.in_(CONCLUSION_KINDS)
+        )
     ).first()
     if recorded is not None:
         return []

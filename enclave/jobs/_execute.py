@@ -48,8 +48,17 @@ from ..replay import (
 from ..sandbox import SandboxLimits
 from ._conclusions import ledger_clock
 from ._fencing import FencedLedger
-from ._model import NEVER, ClaimedJob, dumps, loads_object, parse_time, stamp
+from ._model import (
+    NEVER,
+    TERMINAL_AUDIT_STATUSES,
+    ClaimedJob,
+    dumps,
+    loads_object,
+    parse_time,
+    stamp,
+)
 from ._queue import complete, enqueue, fail, fenced
+from ._tables import audits, jobs
 
 __all__ = ["StageOptions", "execute"]
 
@@ -69,9 +78,7 @@ Clock = Callable[[], datetime]
 
 def _request(engine: Engine, audit_id: str) -> AuditRequest:
     with read(engine) as conn:
-        row = conn.execute(
-            sa.text("SELECT request_json FROM audits WHERE id = :id"), {"id": audit_id}
-        ).first()
+        row = conn.execute(sa.select(audits.c.request_json).where(audits.c.id == audit_id)).first()
     if row is None:
         raise NotFound("no such audit")
     return AuditRequest.from_dict(loads_object(row[0]))
@@ -82,11 +89,9 @@ def _move(
 ) -> None:
     with fenced(engine, job.job_id, job.fencing_token) as conn:
         conn.execute(
-            sa.text(
-                "UPDATE audits SET status = :status, updated_at = :now "
-                "WHERE id = :id AND status IN :sources"
-            ).bindparams(sa.bindparam("sources", expanding=True)),
-            {"status": status, "now": stamp(now), "id": job.audit_id, "sources": list(sources)},
+            sa.update(audits)
+            .where(audits.c.id == job.audit_id, audits.c.status.in_(sources))
+            .values(status=status, updated_at=stamp(now))
         )
 
 
@@ -155,21 +160,33 @@ def _replay_job(
     now = stamp(clock())
 
     def advance(conn: sa.Connection) -> None:
+        done = audits.c.progress_done + len(seeds)
         conn.execute(
-            sa.text(
-                "UPDATE audits SET progress_done = CASE WHEN progress_done + :n > progress_total "
-                "THEN progress_total ELSE progress_done + :n END, updated_at = :now WHERE id = :id"
-            ),
-            {"n": len(seeds), "now": now, "id": job.audit_id},
+            sa.update(audits)
+            .where(audits.c.id == job.audit_id)
+            .values(
+                progress_done=sa.case(
+                    (done > audits.c.progress_total, audits.c.progress_total), else_=done
+                ),
+                updated_at=now,
+            )
+        )
+        replays = jobs.alias("r")
+        unfinished = sa.exists().where(
+            replays.c.audit_id == job.audit_id,
+            replays.c.kind == "replay",
+            replays.c.status != "done",
         )
         conn.execute(  # the last replay job releases the finalizer
-            sa.text(
-                "UPDATE jobs SET available_at = :now, updated_at = :now "
-                "WHERE audit_id = :audit AND kind = 'finalize' AND status = 'queued' "
-                "AND available_at = :never AND NOT EXISTS (SELECT 1 FROM jobs r "
-                "WHERE r.audit_id = :audit AND r.kind = 'replay' AND r.status <> 'done')"
-            ),
-            {"now": now, "audit": job.audit_id, "never": NEVER},
+            sa.update(jobs)
+            .where(
+                jobs.c.audit_id == job.audit_id,
+                jobs.c.kind == "finalize",
+                jobs.c.status == "queued",
+                jobs.c.available_at == NEVER,
+                ~unfinished,
+            )
+            .values(available_at=now, updated_at=now)
         )
 
     complete(
@@ -183,16 +200,14 @@ def _lineage(
     """The stored preparation and batches, or ``None`` if lineage does not hold."""
     with read(engine) as conn:
         rows = conn.execute(
-            sa.text(
-                "SELECT id, kind, status, payload_json, result_json FROM jobs "
-                "WHERE audit_id = :id AND kind IN ('audit', 'replay')"
-            ),
-            {"id": audit_id},
+            sa.select(
+                jobs.c.id, jobs.c.kind, jobs.c.status, jobs.c.payload_json, jobs.c.result_json
+            ).where(jobs.c.audit_id == audit_id, jobs.c.kind.in_(("audit", "replay")))
         ).all()
-    audits = [r for r in rows if r[1] == "audit"]
-    if len(audits) != 1 or audits[0][2] != "done" or audits[0][4] is None:
+    preparing = [r for r in rows if r[1] == "audit"]
+    if len(preparing) != 1 or preparing[0][2] != "done" or preparing[0][4] is None:
         return None
-    prep = Preparation.from_dict(loads_object(audits[0][4]))
+    prep = Preparation.from_dict(loads_object(preparing[0][4]))
     replays = sorted(
         (r for r in rows if r[1] == "replay"), key=lambda r: int(loads_object(r[3])["batch_no"])
     )
@@ -221,8 +236,9 @@ def _issue_time(engine: Engine, job: ClaimedJob, now: datetime) -> datetime:
         return parse_time(issued)
     with fenced(engine, job.job_id, job.fencing_token) as conn:
         conn.execute(
-            sa.text("UPDATE jobs SET payload_json = :payload WHERE id = :id"),
-            {"payload": dumps({**job.payload, "issued_at": stamp(now)}), "id": job.job_id},
+            sa.update(jobs)
+            .where(jobs.c.id == job.job_id)
+            .values(payload_json=dumps({**job.payload, "issued_at": stamp(now)}))
         )
     return parse_time(stamp(now))
 
@@ -256,25 +272,21 @@ def _conclude(conn: sa.Connection, audit_id: str, outcome: AuditOutcome, now: da
             "status": "FAILED",
             "classification": None,
             "auditability": None,
-            "failure": outcome.failure or "failed",
-            "certificate": None,
+            "failure_code": outcome.failure or "failed",
+            "certificate_json": None,
         }
     else:
         values = {
             "status": "COMPLETED",
             "classification": outcome.classification,
             "auditability": outcome.auditability.get("class"),
-            "failure": None,
-            "certificate": dumps(outcome.envelope),
+            "failure_code": None,
+            "certificate_json": dumps(outcome.envelope),
         }
     moved = conn.execute(
-        sa.text(
-            "UPDATE audits SET status = :status, classification = :classification, "
-            "auditability = :auditability, failure_code = :failure, "
-            "certificate_json = :certificate, ledger_index = :index, updated_at = :now "
-            "WHERE id = :id AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')"
-        ),
-        {**values, "index": outcome.ledger_index, "now": stamp(now), "id": audit_id},
+        sa.update(audits)
+        .where(audits.c.id == audit_id, audits.c.status.not_in(TERMINAL_AUDIT_STATUSES))
+        .values(**values, ledger_index=outcome.ledger_index, updated_at=stamp(now))
     )
     if moved.rowcount != 1:
         raise Conflict("the audit has already concluded")

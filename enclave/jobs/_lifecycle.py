@@ -24,6 +24,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Conflict, LedgerError, LedgerPosition, NotFound, loads
+from ledger._models import SpecimenRow, table_of
 from ledger._transactions import guarded, read, write
 
 from .._errors import BadInput, Refused
@@ -33,6 +34,7 @@ from ._conclusions import append_in, ledger_clock, save_positions
 from ._fencing import TxLedger
 from ._model import TERMINAL_AUDIT_STATUSES, AuditStatus, dumps, stamp
 from ._queue import enqueue, stop_open_jobs
+from ._tables import audits, jobs
 
 __all__ = [
     "AuditPage",
@@ -46,10 +48,25 @@ __all__ = [
     "submit_audit",
 ]
 
-_STATUS_COLUMNS = (
-    "id, status, progress_done, progress_total, classification, auditability, failure_code, "
-    "certificate_json, created_at, updated_at, tenant_id, specimen_id, requester"
+_STATUS_COLUMNS = tuple(
+    audits.c[name]
+    for name in (
+        "id",
+        "status",
+        "progress_done",
+        "progress_total",
+        "classification",
+        "auditability",
+        "failure_code",
+        "certificate_json",
+        "created_at",
+        "updated_at",
+        "tenant_id",
+        "specimen_id",
+        "requester",
+    )
 )
+_specimens = table_of(SpecimenRow)
 _MAX_BATCH = 100_000
 
 
@@ -57,11 +74,8 @@ def _status_of(row: Any) -> AuditStatus:
     return AuditStatus.from_row(row._mapping)
 
 
-def _select_status(conn: sa.Connection, where: str, params: dict[str, Any]) -> AuditStatus | None:
-    row = conn.execute(
-        sa.text(f"SELECT {_STATUS_COLUMNS} FROM audits WHERE {where}"),  # noqa: S608 - fixed text
-        params,
-    ).first()
+def _select_status(conn: sa.Connection, audit_id: str) -> AuditStatus | None:
+    row = conn.execute(sa.select(*_STATUS_COLUMNS).where(audits.c.id == audit_id)).first()
     return None if row is None else _status_of(row)
 
 
@@ -130,14 +144,15 @@ def _same_request(
     conn: sa.Connection, key: str, tenant_id: str, request_json: str
 ) -> AuditStatus | None:
     row = conn.execute(
-        sa.text("SELECT id, tenant_id, request_json FROM audits WHERE idempotency_key = :k"),
-        {"k": key},
+        sa.select(audits.c.id, audits.c.tenant_id, audits.c.request_json).where(
+            audits.c.idempotency_key == key
+        )
     ).first()
     if row is None:
         return None
     if row[1] != tenant_id or row[2] != request_json:
         raise Conflict("the idempotency key was used for a different request")
-    return _select_status(conn, "id = :id", {"id": row[0]})
+    return _select_status(conn, row[0])
 
 
 @guarded("jobs.submit_audit")
@@ -161,23 +176,20 @@ def _submit(
                 return existing
         at = stamp(now)
         conn.execute(
-            sa.text(
-                "INSERT INTO audits (id, tenant_id, specimen_id, requester, purpose, request_json, "
-                "status, progress_done, progress_total, idempotency_key, created_at, updated_at) "
-                "VALUES (:id, :tenant, :specimen, :requester, :purpose, :request, 'QUEUED', 0, "
-                ":total, :key, :at, :at)"
-            ),
-            {
-                "id": audit_id,
-                "tenant": tenant_id,
-                "specimen": request.specimen_id,
-                "requester": request.requester,
-                "purpose": request.purpose,
-                "request": request_json,
-                "total": request.samples,
-                "key": idempotency_key,
-                "at": at,
-            },
+            sa.insert(audits).values(
+                id=audit_id,
+                tenant_id=tenant_id,
+                specimen_id=request.specimen_id,
+                requester=request.requester,
+                purpose=request.purpose,
+                request_json=request_json,
+                status="QUEUED",
+                progress_done=0,
+                progress_total=request.samples,
+                idempotency_key=idempotency_key,
+                created_at=at,
+                updated_at=at,
+            )
         )
         enqueue(
             conn,
@@ -191,7 +203,7 @@ def _submit(
         bound = TxLedger(ledger, conn)
         with_bound = dataclasses.replace(runtime, ledger=bound)
         record_request(with_bound, request, audit_id=audit_id, now=now)
-        status = _select_status(conn, "id = :id", {"id": audit_id})
+        status = _select_status(conn, audit_id)
     save_positions(ledger, bound.appended)
     assert status is not None
     return status
@@ -200,7 +212,7 @@ def _submit(
 @guarded("jobs.audit_status")
 def audit_status(runtime: Runtime, audit_id: str) -> AuditStatus:
     with read(runtime.ledger.engine) as conn:
-        status = _select_status(conn, "id = :id", {"id": audit_id})
+        status = _select_status(conn, audit_id)
     if status is None:
         raise NotFound("no such audit")
     return status
@@ -230,25 +242,19 @@ _UNKNOWN_RANK = 3  # an audit whose specimen row is gone reads as restricted
 
 def _audit_where(
     tenant_id: str | None, requester: str | None, ranks: frozenset[int] | None
-) -> tuple[list[str], dict[str, Any]]:
-    where: list[str] = []
-    params: dict[str, Any] = {}
+) -> list[sa.ColumnElement[bool]]:
+    where: list[sa.ColumnElement[bool]] = []
     if tenant_id is not None:
-        where.append("a.tenant_id = :tenant")
-        params["tenant"] = tenant_id
+        where.append(audits.c.tenant_id == tenant_id)
     if requester is not None:
-        where.append("a.requester = :requester")
-        params["requester"] = requester
+        where.append(audits.c.requester == requester)
     if ranks is not None:
         if not ranks:
-            where.append("1 = 0")
+            where.append(sa.false())
         else:
-            names = [f":rank{r}" for r in sorted(ranks)]
-            where.append(
-                f"COALESCE(s.classification_rank, {_UNKNOWN_RANK}) IN ({', '.join(names)})"
-            )
-            params.update({f"rank{r}": r for r in ranks})
-    return where or ["1 = 1"], params
+            rank = sa.func.coalesce(_specimens.c.classification_rank, _UNKNOWN_RANK)
+            where.append(rank.in_(sorted(ranks)))
+    return where
 
 
 @guarded("jobs.list_audits")
@@ -266,33 +272,31 @@ def audit_page(
     classification rank (``ledger._facts``) is one of them."""
     if isinstance(limit, bool) or not 1 <= limit <= 1000:
         raise BadInput("limit must lie in 1..1000")
-    where, params = _audit_where(tenant_id, requester, ranks)
-    count_sql = (
-        "SELECT count(*) FROM audits AS a LEFT JOIN specimens AS s ON s.id = a.specimen_id "  # noqa: S608 - fixed text
-        f"WHERE {' AND '.join(where)}"
-    )
+    where = _audit_where(tenant_id, requester, ranks)
+    joined = audits.outerjoin(_specimens, _specimens.c.id == audits.c.specimen_id)
+    count = sa.select(sa.func.count()).select_from(joined).where(*where)
     if after is not None:
-        where = [
-            *where,
-            "(a.created_at < :after_at OR (a.created_at = :after_at AND a.id < :after_id))",
-        ]
-    columns = ", ".join(f"a.{c.strip()}" for c in _STATUS_COLUMNS.split(","))
-    sql = (
-        f"SELECT {columns}, s.highest_classification AS specimen_classification, "  # noqa: S608 - fixed text
-        "s.legal_hold AS specimen_legal_hold "
-        "FROM audits AS a LEFT JOIN specimens AS s ON s.id = a.specimen_id "
-        f"WHERE {' AND '.join(where)} ORDER BY a.created_at DESC, a.id DESC LIMIT :limit"
+        after_at, after_id = after
+        where.append(
+            sa.or_(
+                audits.c.created_at < after_at,
+                sa.and_(audits.c.created_at == after_at, audits.c.id < after_id),
+            )
+        )
+    page = (
+        sa.select(
+            *_STATUS_COLUMNS,
+            _specimens.c.highest_classification.label("specimen_classification"),
+            _specimens.c.legal_hold.label("specimen_legal_hold"),
+        )
+        .select_from(joined)
+        .where(*where)
+        .order_by(audits.c.created_at.desc(), audits.c.id.desc())
+        .limit(limit + 1)
     )
     with read(runtime.ledger.engine) as conn:
-        rows = conn.execute(
-            sa.text(sql),
-            {
-                **params,
-                "limit": limit + 1,
-                **({} if after is None else {"after_at": after[0], "after_id": after[1]}),
-            },
-        ).all()
-        total = int(conn.execute(sa.text(count_sql), params).scalar_one())
+        rows = conn.execute(page).all()
+        total = int(conn.execute(count).scalar_one())
     shown = rows[:limit]
     items = tuple(
         ListedAudit(
@@ -329,8 +333,9 @@ CANCEL_REASONS = ("withdrawn", "duplicate", "wrong_parameters", "superseded", "o
 def _never_ran(conn: sa.Connection, audit_id: str) -> bool:
     """No job of the audit was ever claimed: nothing ran, nothing could be observed."""
     claimed = conn.execute(
-        sa.text("SELECT COUNT(*) FROM jobs WHERE audit_id = :id AND attempts > 0"),
-        {"id": audit_id},
+        sa.select(sa.func.count())
+        .select_from(jobs)
+        .where(jobs.c.audit_id == audit_id, jobs.c.attempts > 0)
     ).scalar_one()
     return int(claimed) == 0
 
@@ -360,10 +365,13 @@ def cancel_audit(
     ledger = runtime.ledger
     positions: list[LedgerPosition] = []
     with write(ledger.engine) as conn:
-        sql = "SELECT status, specimen_id, requester, idempotency_key FROM audits WHERE id = :id"
-        if conn.dialect.name != "sqlite":
-            sql += " FOR UPDATE"
-        row = conn.execute(sa.text(sql), {"id": audit_id}).first()
+        row = conn.execute(
+            sa.select(
+                audits.c.status, audits.c.specimen_id, audits.c.requester, audits.c.idempotency_key
+            )
+            .where(audits.c.id == audit_id)
+            .with_for_update()
+        ).first()
         if row is None:
             raise NotFound("no such audit")
         if row[0] in TERMINAL_AUDIT_STATUSES:
@@ -373,11 +381,9 @@ def cancel_audit(
             refund = _never_ran(conn, audit_id) and row[3] is not None
             stop_open_jobs(conn, audit_id, code="cancelled", now=now)
             conn.execute(
-                sa.text(
-                    "UPDATE audits SET status = 'CANCELLED', failure_code = 'cancelled', "
-                    "updated_at = :now WHERE id = :id"
-                ),
-                {"now": stamp(now), "id": audit_id},
+                sa.update(audits)
+                .where(audits.c.id == audit_id)
+                .values(status="CANCELLED", failure_code="cancelled", updated_at=stamp(now))
             )
             body = {
                 "audit_id": audit_id,
@@ -396,7 +402,7 @@ def cancel_audit(
                 }
                 items.append(("audit.refunded", row[1], refunded))
             positions = append_in(conn, items, clock=ledger_clock(ledger))
-        status = _select_status(conn, "id = :id", {"id": audit_id})
+        status = _select_status(conn, audit_id)
     save_positions(ledger, positions)
     assert status is not None
     return status
@@ -407,7 +413,7 @@ def certificate(runtime: Runtime, audit_id: str) -> dict[str, Any] | None:
     """The audit's signed certificate (DSSE envelope), or ``None`` if it has none (yet)."""
     with read(runtime.ledger.engine) as conn:
         row = conn.execute(
-            sa.text("SELECT certificate_json FROM audits WHERE id = :id"), {"id": audit_id}
+            sa.select(audits.c.certificate_json).where(audits.c.id == audit_id)
         ).first()
     if row is None:
         raise NotFound("no such audit")
