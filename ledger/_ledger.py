@@ -46,6 +46,7 @@ from ._specimens import (
     sealed_body,
     specimen_page,
 )
+from ._statements import insert_new, select_entries, select_tip, table
 from ._summaries import SpecimenFilter, SpecimenPage
 from ._transactions import guarded, read, write
 from ._verify import latest_checkpoint, record_checkpoint, verify_ledger
@@ -53,7 +54,8 @@ from ._verify import latest_checkpoint, record_checkpoint, verify_ledger
 __all__ = ["Ledger", "utc_clock"]
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
-_ENTRY_COLUMNS = "entry_index, kind, subject, body_json, prev_hash, entry_hash, recorded_at"
+# Alembic's own bookkeeping table: not part of the ledger's metadata
+_alembic_version = sa.table("alembic_version", sa.column("version_num"))
 _MIGRATION_LOCK = 0x4C454447  # pg advisory lock key ("LEDG")
 _REVISION = re.compile(r'^revision = "([^"]+)"$', re.MULTILINE)
 _DOWN_REVISION = re.compile(r"^down_revision = (.*)$", re.MULTILINE)
@@ -81,6 +83,19 @@ def schema_heads() -> frozenset[str]:
 def utc_clock() -> str:
     """The system clock as ISO-8601 UTC text (the default at the process boundary)."""
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _sealed_run(record: SpecimenRecord) -> dict[str, str]:
+    """The ``runs`` row of a run recorded only when its specimen is sealed."""
+    return {
+        "id": record.specimen_id,
+        "tenant_id": record.tenant_id,
+        "agent_name": record.agent_name,
+        "agent_version": record.agent_version,
+        "status": "sealed",
+        "started_at": record.sealed_at,
+        "ended_at": record.sealed_at,
+    }
 
 
 def _text(value: object, name: str) -> str:
@@ -146,7 +161,7 @@ class Ledger:
         config.set_main_option("script_location", str(_MIGRATIONS))
         with write(self._engine) as conn:
             if conn.dialect.name == "postgresql":
-                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
+                conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_MIGRATION_LOCK)))
             config.attributes["connection"] = conn
             command.upgrade(config, "heads")
 
@@ -154,17 +169,14 @@ class Ledger:
         with read(self._engine) as conn:
             if not sa.inspect(conn).has_table("alembic_version"):
                 return frozenset()
-            rows = conn.execute(sa.text("SELECT version_num FROM alembic_version"))
+            rows = conn.execute(sa.select(_alembic_version.c.version_num))
             return frozenset(str(row[0]) for row in rows)
 
     # -- tenants and runs -------------------------------------------------------------
 
     @staticmethod
     def _ensure_tenant(conn: sa.Connection, tenant_id: str) -> None:
-        conn.execute(
-            sa.text("INSERT INTO tenants (id) VALUES (:id) ON CONFLICT DO NOTHING"),
-            {"id": tenant_id},
-        )
+        conn.execute(insert_new(conn, table("TenantRow")).values(id=tenant_id))
 
     @guarded("ensure_tenant")
     def ensure_tenant(self, tenant_id: str) -> None:
@@ -193,17 +205,14 @@ class Ledger:
         with write(self._engine) as conn:
             self._ensure_tenant(conn, tenant_id)
             conn.execute(
-                sa.text(
-                    "INSERT INTO runs (id, tenant_id, agent_name, agent_version, status, "
-                    "started_at) VALUES (:id, :tenant, :agent, :version, 'running', :started)"
-                ),
-                {
-                    "id": run_id,
-                    "tenant": tenant_id,
-                    "agent": agent_name,
-                    "version": agent_version,
-                    "started": started_at,
-                },
+                sa.insert(table("RunRow")).values(
+                    id=run_id,
+                    tenant_id=tenant_id,
+                    agent_name=agent_name,
+                    agent_version=agent_version,
+                    status="running",
+                    started_at=started_at,
+                )
             )
 
     @guarded("mark_incomplete")
@@ -214,19 +223,17 @@ class Ledger:
             status = self._run_status(conn, run_id)
             if status is not RunStatus.RUNNING:
                 raise Conflict("only a running run can be marked incomplete")
+            runs = table("RunRow")
             conn.execute(
-                sa.text(
-                    "UPDATE runs SET status = 'incomplete', failure_code = :code, "
-                    "ended_at = :ended WHERE id = :id"
-                ),
-                {"code": failure_code, "ended": ended_at, "id": run_id},
+                sa.update(runs)
+                .where(runs.c.id == run_id)
+                .values(status="incomplete", failure_code=failure_code, ended_at=ended_at)
             )
 
     @staticmethod
     def _run_status(conn: sa.Connection, run_id: str) -> RunStatus:
-        row = conn.execute(
-            sa.text("SELECT status FROM runs WHERE id = :id"), {"id": run_id}
-        ).first()
+        runs = table("RunRow")
+        row = conn.execute(sa.select(runs.c.status).where(runs.c.id == run_id)).first()
         if row is None:
             raise NotFound("no such run")
         return RunStatus(row[0])
@@ -250,31 +257,19 @@ class Ledger:
         with write(self._engine) as conn:
             tip = lock_tip(conn)
             self._ensure_tenant(conn, record.tenant_id)
+            runs = table("RunRow")
             run = conn.execute(
-                sa.text("SELECT status, tenant_id FROM runs WHERE id = :id"),
-                {"id": record.specimen_id},
+                sa.select(runs.c.status, runs.c.tenant_id).where(runs.c.id == record.specimen_id)
             ).first()
             if run is None:
-                conn.execute(
-                    sa.text(
-                        "INSERT INTO runs (id, tenant_id, agent_name, agent_version, status, "
-                        "started_at, ended_at) VALUES (:id, :tenant, :agent, :version, "
-                        "'sealed', :at, :at)"
-                    ),
-                    {
-                        "id": record.specimen_id,
-                        "tenant": record.tenant_id,
-                        "agent": record.agent_name,
-                        "version": record.agent_version,
-                        "at": record.sealed_at,
-                    },
-                )
+                conn.execute(sa.insert(runs), [_sealed_run(record)])
             elif run[0] != RunStatus.RUNNING.value or run[1] != record.tenant_id:
                 raise Conflict("the run is not a running run of this tenant")
             else:
                 conn.execute(
-                    sa.text("UPDATE runs SET status = 'sealed', ended_at = :at WHERE id = :id"),
-                    {"at": record.sealed_at, "id": record.specimen_id},
+                    sa.update(runs)
+                    .where(runs.c.id == record.specimen_id)
+                    .values(status="sealed", ended_at=record.sealed_at)
                 )
             positions, _ = append_rows(
                 conn, tip, [("specimen.sealed", record.specimen_id, body)], self._clock()
@@ -299,23 +294,7 @@ class Ledger:
             tip = lock_tip(conn)
             for tenant in sorted({r.tenant_id for r in records}):
                 self._ensure_tenant(conn, tenant)
-            conn.execute(
-                sa.text(
-                    "INSERT INTO runs (id, tenant_id, agent_name, agent_version, status, "
-                    "started_at, ended_at) VALUES (:id, :tenant, :agent, :version, "
-                    "'sealed', :at, :at)"
-                ),
-                [
-                    {
-                        "id": r.specimen_id,
-                        "tenant": r.tenant_id,
-                        "agent": r.agent_name,
-                        "version": r.agent_version,
-                        "at": r.sealed_at,
-                    }
-                    for r in records
-                ],
-            )
+            conn.execute(sa.insert(table("RunRow")), [_sealed_run(r) for r in records])
             items = [("specimen.sealed", r.specimen_id, sealed_body(r)) for r in records]
             positions, _ = append_rows(conn, tip, items, self._clock())
             insert_specimens(conn, [(r, p.index) for r, p in zip(records, positions, strict=True)])
@@ -361,9 +340,11 @@ class Ledger:
         _text(erased_at, "erased_at")
         with write(self._engine) as conn:
             tip = lock_tip(conn)
+            specimens = table("SpecimenRow")
             row = conn.execute(
-                sa.text("SELECT tenant_id, erased, legal_hold FROM specimens WHERE id = :id"),
-                {"id": specimen_id},
+                sa.select(specimens.c.tenant_id, specimens.c.erased, specimens.c.legal_hold).where(
+                    specimens.c.id == specimen_id
+                )
             ).first()
             if row is None:
                 raise NotFound("no such specimen")
@@ -372,8 +353,9 @@ class Ledger:
             if row[1]:
                 raise Conflict("the specimen is already erased")
             conn.execute(
-                sa.text("UPDATE specimens SET erased = :t, erased_at = :at WHERE id = :id"),
-                {"t": True, "at": erased_at, "id": specimen_id},
+                sa.update(specimens)
+                .where(specimens.c.id == specimen_id)
+                .values(erased=True, erased_at=erased_at)
             )
             body = {"specimen_id": specimen_id, "tenant_id": row[0], "erased_at": erased_at}
             positions, _ = append_rows(
@@ -429,7 +411,7 @@ class Ledger:
     @guarded("head")
     def head(self) -> LedgerPosition | None:
         with read(self._engine) as conn:
-            row = conn.exec_driver_sql("SELECT length, head_hash FROM ledger_tip WHERE id = 1")
+            row = conn.execute(select_tip())
             length, head_hash = row.one()
         return None if int(length) == 0 else LedgerPosition(int(length) - 1, str(head_hash))
 
@@ -452,8 +434,7 @@ class Ledger:
     def entry(self, index: int) -> EntryRecord:
         with read(self._engine) as conn:
             row = conn.execute(
-                sa.text(f"SELECT {_ENTRY_COLUMNS} FROM ledger_entries WHERE entry_index = :i"),  # noqa: S608 - fixed columns
-                {"i": index},
+                select_entries().where(table("EntryRow").c.entry_index == index)
             ).first()
         if row is None:
             raise NotFound("no entry at that index")
@@ -467,15 +448,13 @@ class Ledger:
     def _select_entries(
         self, conn: sa.Connection, kind: str | None, subject: str | None
     ) -> list[EntryRecord]:
-        sql = f"SELECT {_ENTRY_COLUMNS} FROM ledger_entries WHERE 1 = 1"  # noqa: S608 - fixed columns
-        params: dict[str, str] = {}
+        entries = table("EntryRow")
+        query = select_entries().order_by(entries.c.entry_index)
         if kind is not None:
-            sql += " AND kind = :kind"
-            params["kind"] = kind
+            query = query.where(entries.c.kind == kind)
         if subject is not None:
-            sql += " AND subject = :subject"
-            params["subject"] = subject
-        rows = conn.execute(sa.text(sql + " ORDER BY entry_index"), params).all()
+            query = query.where(entries.c.subject == subject)
+        rows = conn.execute(query).all()
         return [self._entry(tuple(row)) for row in rows]
 
     @guarded("verify")

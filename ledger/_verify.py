@@ -42,6 +42,7 @@ from ._canonical import canonical_digest, canonical_json, loads
 from ._chain import GENESIS_HASH, compute_entry_hash, iter_entry_rows
 from ._errors import CanonicalizationError
 from ._records import LedgerPosition, VerifyReport
+from ._statements import insert_new, select_entries, select_tip, table
 
 __all__ = ["latest_checkpoint", "record_checkpoint", "verify_ledger"]
 
@@ -106,21 +107,18 @@ def verify_ledger(
     )
 
 
-_ENTRY_SQL = (
-    "SELECT entry_index, kind, subject, body_json, prev_hash, entry_hash, recorded_at "
-    "FROM ledger_entries WHERE entry_index = :i"
-)
-
-
 def _stored_hash(conn: sa.Connection, index: int) -> str | None:
+    entries = table("EntryRow")
     row = conn.execute(
-        sa.text("SELECT entry_hash FROM ledger_entries WHERE entry_index = :i"), {"i": index}
+        sa.select(entries.c.entry_hash).where(entries.c.entry_index == index)
     ).first()
     return None if row is None else str(row[0])
 
 
 def _check_checkpoint(conn: sa.Connection, checkpoint: LedgerPosition) -> None:
-    row = conn.execute(sa.text(_ENTRY_SQL), {"i": checkpoint.index}).first()
+    row = conn.execute(
+        select_entries().where(table("EntryRow").c.entry_index == checkpoint.index)
+    ).first()
     if row is None:
         raise _Bad(checkpoint.index, "the checkpoint's entry is missing")
     _, kind, subject, body_json, prev_hash, entry_hash, recorded_at = row
@@ -175,7 +173,7 @@ def _check_chain(
 
 
 def _check_tip(conn: sa.Connection, length: int, head: LedgerPosition | None) -> None:
-    tip = conn.exec_driver_sql("SELECT length, head_hash FROM ledger_tip WHERE id = 1").first()
+    tip = conn.execute(select_tip()).first()
     if tip is None:
         raise _Bad(None, "the chain tip row is missing")
     tip_length, tip_hash = int(tip[0]), str(tip[1])
@@ -198,12 +196,17 @@ def _check_specimens(conn: sa.Connection, sealed: dict[int, dict[str, Any]], *, 
     """Specimens sealed after index ``after`` against the sealed entries read."""
     problems: list[tuple[int, str]] = []
     seen: set[int] = set()
+    specimens = table("SpecimenRow")
     rows = conn.execute(
-        sa.text(
-            "SELECT id, tenant_id, manifest_json, manifest_digest, sealed_index "
-            "FROM specimens WHERE sealed_index > :after ORDER BY sealed_index"
-        ),
-        {"after": after},
+        sa.select(
+            specimens.c.id,
+            specimens.c.tenant_id,
+            specimens.c.manifest_json,
+            specimens.c.manifest_digest,
+            specimens.c.sealed_index,
+        )
+        .where(specimens.c.sealed_index > after)
+        .order_by(specimens.c.sealed_index)
     )
     for specimen_id, tenant_id, manifest_json, digest, sealed_index in rows:
         index = int(sealed_index)
@@ -230,22 +233,20 @@ def _check_specimens(conn: sa.Connection, sealed: dict[int, dict[str, Any]], *, 
 
 
 def latest_checkpoint(conn: sa.Connection) -> LedgerPosition | None:
+    checkpoints = table("CheckpointRow")
     row = conn.execute(
-        sa.text(
-            "SELECT entry_index, entry_hash FROM ledger_checkpoints "
-            "ORDER BY entry_index DESC LIMIT 1"
-        )
+        sa.select(checkpoints.c.entry_index, checkpoints.c.entry_hash)
+        .order_by(checkpoints.c.entry_index.desc())
+        .limit(1)
     ).first()
     return None if row is None else LedgerPosition(index=int(row[0]), entry_hash=str(row[1]))
 
 
 def record_checkpoint(conn: sa.Connection, position: LedgerPosition, *, verified_at: str) -> None:
     """Record ``position`` as verified (once per index: a later run of the same head
-    keeps the first record)."""
+    keeps the first record; the index is the table's only unique key)."""
     conn.execute(
-        sa.text(
-            "INSERT INTO ledger_checkpoints (entry_index, entry_hash, verified_at) "
-            "VALUES (:i, :h, :at) ON CONFLICT (entry_index) DO NOTHING"
-        ),
-        {"i": position.index, "h": position.entry_hash, "at": verified_at},
+        insert_new(conn, table("CheckpointRow")).values(
+            entry_index=position.index, entry_hash=position.entry_hash, verified_at=verified_at
+        )
     )
