@@ -47,6 +47,7 @@ import sqlalchemy as sa
 
 from ._canonical import canonical_json
 from ._records import LedgerPosition
+from ._statements import select_entries, select_tip, table
 
 __all__ = [
     "GENESIS_HASH",
@@ -195,10 +196,8 @@ def _hash(
 
 def lock_tip(conn: sa.Connection) -> Tip:
     """Read the tip inside the caller's write transaction, holding its lock."""
-    sql = "SELECT length, head_hash FROM ledger_tip WHERE id = 1"
-    if conn.dialect.name != "sqlite":  # SQLite: BEGIN IMMEDIATE already holds the lock
-        sql += " FOR UPDATE"
-    row = conn.exec_driver_sql(sql).one()
+    # SQLite's dialect renders no FOR UPDATE: BEGIN IMMEDIATE already holds the lock
+    row = conn.execute(select_tip().with_for_update()).one()
     return Tip(length=int(row[0]), head_hash=str(row[1]))
 
 
@@ -264,9 +263,11 @@ def append_rows(
         return positions, tip
     _insert(conn, rows)
     new_tip = Tip(length=index, head_hash=prev_hash)
+    tip_row = table("TipRow")
     conn.execute(
-        sa.text("UPDATE ledger_tip SET length = :length, head_hash = :head WHERE id = 1"),
-        {"length": new_tip.length, "head": new_tip.head_hash},
+        sa.update(tip_row)
+        .where(tip_row.c.id == 1)
+        .values(length=new_tip.length, head_hash=new_tip.head_hash)
     )
     return positions, new_tip
 
@@ -275,12 +276,12 @@ def _insert(conn: sa.Connection, rows: list[tuple[Any, ...]]) -> None:
     style = conn.dialect.paramstyle
     mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(style)
     if mark is None:  # an unusual driver: let SQLAlchemy bind by name
-        from ._models import EntryRow, table_of
-
-        table = table_of(EntryRow)
-        conn.execute(sa.insert(table), [dict(zip(_INSERT_COLUMNS, r, strict=True)) for r in rows])
+        entries = table("EntryRow")
+        conn.execute(sa.insert(entries), [dict(zip(_INSERT_COLUMNS, r, strict=True)) for r in rows])
         return
-    # fixed column names and placeholders only; every value is bound
+    # Kept as driver SQL on purpose: one executemany of positional tuples is the bulk
+    # append's fast path (no per-row dict, no statement compilation). Fixed column
+    # names and placeholders only; every value is bound.
     sql = "INSERT INTO ledger_entries ({}) VALUES ({})".format(  # noqa: S608
         ", ".join(_INSERT_COLUMNS), ", ".join([mark] * len(_INSERT_COLUMNS))
     )
@@ -293,12 +294,10 @@ def iter_entry_rows(
     """Every entry row after index ``after`` in index order, fetched in bounded batches
     (keyset pagination)."""
     last = after
-    query = sa.text(
-        "SELECT entry_index, kind, subject, body_json, prev_hash, entry_hash, recorded_at "
-        "FROM ledger_entries WHERE entry_index > :last ORDER BY entry_index LIMIT :n"
-    )
+    index = table("EntryRow").c.entry_index
     while True:
-        rows = conn.execute(query, {"last": last, "n": batch}).all()
+        query = select_entries().where(index > last).order_by(index).limit(batch)
+        rows = conn.execute(query).all()
         if not rows:
             return
         yield from (tuple(row) for row in rows)
