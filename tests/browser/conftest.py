@@ -86,6 +86,51 @@ def _lab_config(base: Path) -> dict[str, str]:
     return {"config": str(config), "settings": str(settings), "workspaces": str(workspaces)}
 
 
+def _start_lab(base: Path, stack: EnclaveStack, analyst: dict[str, str], issuer_key: Path) -> Lab:
+    """A JupyterLab on loopback in ``base`` whose server extension speaks for the analyst
+    named by ``analyst`` (``REPLAY_ENCLAVE_TOKEN`` or ``REPLAY_ENCLAVE_TOKEN_FILE``: the
+    other is removed from the environment) and trusts ``issuer_key``."""
+    root = base / "root"
+    root.mkdir()
+    dirs = _lab_config(base)
+    port, token = free_port(), secrets.token_hex(16)
+    env = child_env(
+        {
+            "JUPYTER_CONFIG_DIR": dirs["config"],
+            "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+            "REPLAY_ENCLAVE_URL": stack.url,
+            "REPLAY_ENCLAVE_ISSUER_KEY": str(issuer_key),
+            **analyst,
+        }
+    )
+    for name in {"REPLAY_ENCLAVE_TOKEN", "REPLAY_ENCLAVE_TOKEN_FILE"} - set(analyst):
+        env.pop(name, None)
+    with open(base / "lab.log", "wb") as log:  # the child keeps its own descriptor
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jupyterlab",
+                "--no-browser",
+                "--allow-root",
+                "--ip=127.0.0.1",
+                f"--port={port}",
+                f"--IdentityProvider.token={token}",
+                f"--ServerApp.root_dir={root}",
+                "--LabApp.expose_app_in_browser=True",
+                f"--LabApp.workspaces_dir={dirs['workspaces']}",
+                f"--LabApp.user_settings_dir={dirs['settings']}",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=str(root),
+        )
+    url = f"http://127.0.0.1:{port}"
+    wait_http(f"{url}/api/status", proc=proc, headers={"Authorization": f"token {token}"})
+    return Lab(url=url, token=token, root=root, proc=proc)
+
+
 @pytest.fixture(scope="session")
 def lab(
     stack: EnclaveStack, tmp_path_factory: pytest.TempPathFactory
@@ -94,45 +139,8 @@ def lab(
 
     def start(analyst: str) -> Lab:
         base = tmp_path_factory.mktemp(f"lab-{analyst}")
-        root = base / "root"
-        root.mkdir()
-        dirs = _lab_config(base)
-        port, token = free_port(), secrets.token_hex(16)
-        env = child_env(
-            {
-                "JUPYTER_CONFIG_DIR": dirs["config"],
-                "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-                "REPLAY_ENCLAVE_URL": stack.url,
-                "REPLAY_ENCLAVE_TOKEN": stack.tokens[analyst],
-                "REPLAY_ENCLAVE_ISSUER_KEY": str(stack.issuer_key),
-            }
-        )
-        env.pop("REPLAY_ENCLAVE_TOKEN_FILE", None)
-        log = open(base / "lab.log", "wb")  # noqa: SIM115 - closed right after Popen
-        with log:
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "jupyterlab",
-                    "--no-browser",
-                    "--allow-root",
-                    "--ip=127.0.0.1",
-                    f"--port={port}",
-                    f"--IdentityProvider.token={token}",
-                    f"--ServerApp.root_dir={root}",
-                    "--LabApp.expose_app_in_browser=True",
-                    f"--LabApp.workspaces_dir={dirs['workspaces']}",
-                    f"--LabApp.user_settings_dir={dirs['settings']}",
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=str(root),
-            )
-        url = f"http://127.0.0.1:{port}"
-        wait_http(f"{url}/api/status", proc=proc, headers={"Authorization": f"token {token}"})
-        started.append(Lab(url=url, token=token, root=root, proc=proc))
+        tokens = {"REPLAY_ENCLAVE_TOKEN": stack.tokens[analyst]}
+        started.append(_start_lab(base, stack, tokens, stack.issuer_key))
         return started[-1]
 
     yield start
@@ -209,44 +217,8 @@ def lab_trusting(
 
     def start(analyst: str, issuer_key: Path) -> Lab:
         base = tmp_path_factory.mktemp(f"lab-trusting-{analyst}")
-        root = base / "root"
-        root.mkdir()
-        dirs = _lab_config(base)
-        port, token = free_port(), secrets.token_hex(16)
-        env = child_env(
-            {
-                "JUPYTER_CONFIG_DIR": dirs["config"],
-                "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-                "REPLAY_ENCLAVE_URL": stack.url,
-                "REPLAY_ENCLAVE_TOKEN": stack.tokens[analyst],
-                "REPLAY_ENCLAVE_ISSUER_KEY": str(issuer_key),
-            }
-        )
-        env.pop("REPLAY_ENCLAVE_TOKEN_FILE", None)
-        with open(base / "lab.log", "wb") as log:  # the child keeps its own descriptor
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "jupyterlab",
-                    "--no-browser",
-                    "--allow-root",
-                    "--ip=127.0.0.1",
-                    f"--port={port}",
-                    f"--IdentityProvider.token={token}",
-                    f"--ServerApp.root_dir={root}",
-                    "--LabApp.expose_app_in_browser=True",
-                    f"--LabApp.workspaces_dir={dirs['workspaces']}",
-                    f"--LabApp.user_settings_dir={dirs['settings']}",
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=str(root),
-            )
-        url = f"http://127.0.0.1:{port}"
-        wait_http(f"{url}/api/status", proc=proc, headers={"Authorization": f"token {token}"})
-        started.append(Lab(url=url, token=token, root=root, proc=proc))
+        tokens = {"REPLAY_ENCLAVE_TOKEN": stack.tokens[analyst]}
+        started.append(_start_lab(base, stack, tokens, issuer_key))
         return started[-1]
 
     yield start
@@ -280,45 +252,11 @@ def switchable_lab(
 ) -> Iterator[SwitchableLab]:
     """One JupyterLab for a module, first acting as alice (see ``SwitchableLab``)."""
     base = tmp_path_factory.mktemp("lab-switchable")
-    root = base / "root"
-    root.mkdir()
-    dirs = _lab_config(base)
     token_file = base / "analyst.token"
     token_file.write_text(stack.tokens["alice"] + "\n")
     token_file.chmod(0o600)
-    port, token = free_port(), secrets.token_hex(16)
-    env = child_env(
-        {
-            "JUPYTER_CONFIG_DIR": dirs["config"],
-            "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-            "REPLAY_ENCLAVE_URL": stack.url,
-            "REPLAY_ENCLAVE_TOKEN_FILE": str(token_file),
-            "REPLAY_ENCLAVE_ISSUER_KEY": str(stack.issuer_key),
-        }
+    lab = _start_lab(base, stack, {"REPLAY_ENCLAVE_TOKEN_FILE": str(token_file)}, stack.issuer_key)
+    yield SwitchableLab(
+        url=lab.url, token=lab.token, root=lab.root, proc=lab.proc, token_file=token_file
     )
-    env.pop("REPLAY_ENCLAVE_TOKEN", None)
-    with open(base / "lab.log", "wb") as log:  # the child keeps its own descriptor
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "jupyterlab",
-                "--no-browser",
-                "--allow-root",
-                "--ip=127.0.0.1",
-                f"--port={port}",
-                f"--IdentityProvider.token={token}",
-                f"--ServerApp.root_dir={root}",
-                "--LabApp.expose_app_in_browser=True",
-                f"--LabApp.workspaces_dir={dirs['workspaces']}",
-                f"--LabApp.user_settings_dir={dirs['settings']}",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=str(root),
-        )
-    url = f"http://127.0.0.1:{port}"
-    wait_http(f"{url}/api/status", proc=proc, headers={"Authorization": f"token {token}"})
-    yield SwitchableLab(url=url, token=token, root=root, proc=proc, token_file=token_file)
-    stop([proc])
+    stop([lab.proc])
