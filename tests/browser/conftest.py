@@ -29,6 +29,8 @@ from typing import Any
 
 import pytest
 
+from tests.canary import INCIDENT_CANARIES, find_canaries
+
 from .stack import EnclaveStack, child_env, free_port, start_stack, stop, wait_http
 
 CHROMIUM = "/usr/bin/chromium"
@@ -260,3 +262,18 @@ def switchable_lab(
         url=lab.url, token=lab.token, root=lab.root, proc=lab.proc, token_file=token_file
     )
     stop([lab.proc])
+
+
+def assert_no_canary(record: Recorder, page: Any, *files: Path) -> None:
+    """No planted canary in the page's DOM, any HTTP response or WebSocket frame the page
+    saw, or ``files``; and the sweep saw real traffic."""
+    sources = {
+        "page DOM": page.content().encode(),
+        "HTTP responses": b"\n".join(record.bodies),
+        "WebSocket frames": b"\n".join(record.frames),
+    }
+    for path in files:
+        sources[path.name] = path.read_bytes()
+    assert sum(map(len, sources.values())) > 100_000  # the scan saw real traffic
+    for where, data in sources.items():
+        assert find_canaries(data, INCIDENT_CANARIES) == [], f"canary in {where}"

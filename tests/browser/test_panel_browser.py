@@ -11,9 +11,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from tests.canary import INCIDENT_CANARIES, find_canaries
-
-from .conftest import Lab, Recorder, copy_notebook
+from .conftest import Lab, Recorder, assert_no_canary, copy_notebook
 from .stack import EnclaveStack
 
 pytestmark = pytest.mark.slow
@@ -46,19 +44,6 @@ def open_notebook(page: Any, lab: Lab, path: str) -> None:
 def run_all(page: Any, *, timeout_ms: int = 240_000) -> None:
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(ALL_RUN, timeout=timeout_ms, polling=500)
-
-
-def assert_no_canary(record: Recorder, page: Any, *files: Path) -> None:
-    sources = {
-        "page DOM": page.content().encode(),
-        "HTTP responses": b"\n".join(record.bodies),
-        "WebSocket frames": b"\n".join(record.frames),
-    }
-    for path in files:
-        sources[path.name] = path.read_bytes()
-    assert sum(map(len, sources.values())) > 100_000  # the scan saw real traffic
-    for where, data in sources.items():
-        assert find_canaries(data, INCIDENT_CANARIES) == [], f"canary in {where}"
 
 
 def test_analyst_requests_and_verifies_a_model_revision_audit(
