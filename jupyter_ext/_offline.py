@@ -10,7 +10,11 @@ Steps (each yields one check; a step runs only if the earlier ones passed):
                    with a certificate predicate type (v2, or v1 for certificates issued
                    before v2), one ``specimen:<id>`` subject,
                    and ``predicate.issuer`` is the key that verified.
-4. ``ledger``    — (only with a service client) the certificate the service recorded for
+4. ``predicate`` — the predicate matches its version's JSON Schema and rules, as
+                   ``enclave.certify.predicate_problems`` judges them (the browser's port
+                   in ``labextension/src/predicate`` agrees); a failure names the first
+                   problem as ``/predicate<location>: <rule>``, never a value.
+5. ``ledger``    — (only with a service client) the certificate the service recorded for
                    this audit has the same digest (sha256 of the canonical envelope), and
                    the service's own verification of it, ledger linkage included, passes.
 """
@@ -29,6 +33,8 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from enclave.certify import predicate_problems
+
 from ._client import EnclaveClient
 from ._errors import EnclaveClientError
 from ._wire import VerifyCheck, VerifyReport
@@ -37,13 +43,13 @@ __all__ = ["verify_file", "verify_envelope_offline", "envelope_digest", "load_pu
 
 IN_TOTO = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
-# The versions this check knows, newest first; the predicate's own schema is checked by
-# the service's verification (step 4), which knows what each version carries.
+# The versions this check knows, newest first; step 4 checks each predicate against its
+# version's schema and rules.
 PREDICATE_TYPES = {
     "https://replay-enclave.dev/certificate/v2": "certificate v2",
     "https://replay-enclave.dev/certificate/v1": "certificate v1",
 }
-STEPS = ("envelope", "signature", "statement", "ledger")
+STEPS = ("envelope", "signature", "statement", "predicate", "ledger")
 
 
 class _Failed(Exception):
@@ -157,6 +163,19 @@ def _statement(s: _State) -> str:
     return f"in-toto Statement v1 ({version}) about {subject[0]['name']}"
 
 
+def _predicate(s: _State) -> str:
+    predicate_type = s.statement["predicateType"]
+    try:
+        problems = predicate_problems(s.statement["predicate"], predicate_type)
+    except (ValueError, TypeError, ArithmeticError):
+        # the rules raise on figures they cannot evaluate (flips beyond the sample count)
+        problems = ["/: the figures cannot be evaluated"]
+    if problems:
+        location, _, rule = problems[0].partition(": ")
+        raise _Failed(f"/predicate{location.rstrip('/')}: {rule}")
+    return f"matches the {PREDICATE_TYPES[predicate_type]} schema and rules"
+
+
 def _audit_id(statement: Mapping[str, Any]) -> str | None:
     """The audit named in the lineage (``audit_id``, or a ``job`` that is an audit id)."""
     for link in statement.get("predicate", {}).get("lineage") or []:
@@ -199,6 +218,7 @@ def verify_envelope_offline(
         ("envelope", _envelope),
         ("signature", _signature),
         ("statement", _statement),
+        ("predicate", _predicate),
     ]
     if client is not None:
         steps.append(("ledger", lambda st: _ledger(st, client, audit_id)))

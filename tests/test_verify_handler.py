@@ -90,7 +90,13 @@ def _names(report: dict[str, Any]) -> list[tuple[str, bool]]:
 async def test_golden_certificates_pass_every_check(jp_fetch: Any, service: _Listener) -> None:
     report = await _verify(jp_fetch, json.dumps(_golden("v2")).encode())
     assert report["ok"] is True
-    assert _names(report) == [("envelope", True), ("signature", True), ("statement", True)]
+    assert _names(report) == [
+        ("envelope", True),
+        ("signature", True),
+        ("statement", True),
+        ("predicate", True),
+    ]
+    assert report["checks"][3]["detail"] == "matches the certificate v2 schema and rules"
     # the v1 golden is signed by the same issuer key
     assert (await _verify(jp_fetch, json.dumps(_golden("v1")).encode()))["ok"] is True
     assert service.accepted == 0
@@ -183,3 +189,79 @@ async def test_unauthenticated_request_is_refused(jp_fetch: Any) -> None:
         jp_fetch, json.dumps(_golden("v2")).encode(), headers={"Authorization": ""}
     )
     assert status == 403
+
+
+def _signed_by_configured_key(
+    jp_serverapp: Any, tmp_path: Path, predicate: dict[str, Any]
+) -> bytes:
+    """A v2 statement around ``predicate``, signed by a new key this server now trusts."""
+    import rfc8785
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from jupyter_ext._offline import keyid_of
+
+    key = Ed25519PrivateKey.generate()
+    pem = tmp_path / "issuer.pub.pem"
+    pem.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    for ext in jp_serverapp.extension_manager.extensions["jupyter_ext"].extension_points.values():
+        ext.app.issuer_key = str(pem)
+    statement = json.loads(base64.b64decode(_golden("v2")["payload"]))
+    statement["predicate"] = {**predicate, "issuer": keyid_of(key.public_key())}
+    payload = rfc8785.dumps(statement)
+    ptype = b"application/vnd.in-toto+json"
+    pae = b"DSSEv1 %d %b %d %b" % (len(ptype), ptype, len(payload), payload)
+    envelope = {
+        "payload": base64.b64encode(payload).decode(),
+        "payloadType": ptype.decode(),
+        "signatures": [{"sig": base64.b64encode(key.sign(pae)).decode()}],
+    }
+    return json.dumps(envelope).encode()
+
+
+def _break(predicate: dict[str, Any], how: str) -> None:
+    if how == "flip rate":
+        predicate["effect"]["flip_rate"] = 0.05
+    elif how == "label":
+        predicate["classification"] = "equivalent"
+    elif how == "unknown key":
+        predicate[CANARY] = CANARY
+    elif how == "layer named by the payload":
+        predicate["baseline"]["layers"][CANARY] = {"ok": "yes"}
+    elif how == "flips beyond the samples":
+        predicate["effect"]["flips"] = predicate["samples"]["count"] + 1
+
+
+@pytest.mark.parametrize(
+    ("how", "detail"),
+    [
+        ("flip rate", "/predicate/effect/flip_rate: is not flips out of the sample count"),
+        ("label", "/predicate/classification: does not follow from the intervals and tolerances"),
+        ("unknown key", "/predicate: additionalProperties"),
+        ("layer named by the payload", "/predicate/baseline: anyOf"),
+        ("flips beyond the samples", "/predicate: the figures cannot be evaluated"),
+    ],
+)
+async def test_a_signed_certificate_breaking_a_predicate_rule_fails_the_predicate(
+    jp_fetch: Any, jp_serverapp: Any, tmp_path: Path, service: _Listener, how: str, detail: str
+) -> None:
+    predicate = json.loads(base64.b64decode(_golden("v2")["payload"]))["predicate"]
+    predicate["request"]["purpose_note"] = CANARY  # the request admits further fields
+    passing = await _verify(jp_fetch, _signed_by_configured_key(jp_serverapp, tmp_path, predicate))
+    assert passing["ok"] is True, passing
+    _break(predicate, how)
+    report = await _verify(jp_fetch, _signed_by_configured_key(jp_serverapp, tmp_path, predicate))
+    assert report["ok"] is False
+    assert _names(report) == [
+        ("envelope", True),
+        ("signature", True),
+        ("statement", True),
+        ("predicate", False),
+    ]
+    assert report["checks"][3]["detail"] == detail
+    assert find_canaries(json.dumps(report).encode(), [CANARY]) == []
+    assert service.accepted == 0
