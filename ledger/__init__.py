@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # deferred below: a replay worker or a command must start wit
     from ._ledger import Ledger, utc_clock
     from ._records import (
         AdapterInfo,
-        Classification,
         EffectInfo,
         EntryRecord,
         FieldRecord,
@@ -32,12 +31,12 @@ if TYPE_CHECKING:  # deferred below: a replay worker or a command must start wit
         Retention,
         RunStatus,
         SpecimenRecord,
-        SpecimenSummary,
         StepKind,
         StepRecord,
         VerifyReport,
     )
     from ._summaries import SpecimenFilter, SpecimenPage, read_summaries
+    from ._summary_record import Classification, SpecimenSummary
 __getattr__ = deferred(
     __name__,
     globals(),
@@ -56,7 +55,7 @@ __getattr__ = deferred(
         "SpecimenFilter": "._summaries",
         "SpecimenPage": "._summaries",
         "AdapterInfo": "._records",
-        "Classification": "._records",
+        "Classification": "._summary_record",
         "EffectInfo": "._records",
         "EntryRecord": "._records",
         "FieldRecord": "._records",
@@ -64,7 +63,7 @@ __getattr__ = deferred(
         "Retention": "._records",
         "RunStatus": "._records",
         "SpecimenRecord": "._records",
-        "SpecimenSummary": "._records",
+        "SpecimenSummary": "._summary_record",
         "StepKind": "._records",
         "StepRecord": "._records",
         "VerifyReport": "._records",

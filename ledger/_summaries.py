@@ -23,8 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ._errors import LedgerUnavailable
-from ._facts import utc_text
-from ._records import Classification, SpecimenSummary
+from ._summary_record import Classification, SpecimenSummary
 
 __all__ = [
     "MAX_PAGE",
@@ -75,6 +74,8 @@ class SpecimenFilter:
             params["agent"] = self.agent_name
         if self.admissible is not None:
             assert self.now is not None
+            from ._facts import utc_text  # with the record types: only this filter needs it
+
             conditions.append(_ADMISSIBLE if self.admissible else f"NOT {_ADMISSIBLE}")
             params["now"] = utc_text(self.now)
         return conditions, params
