@@ -67,6 +67,22 @@ async function cases(): Promise<Case[]> {
   unknownType.predicateType = 'https://replay-enclave.dev/certificate/v9';
   out.push({ name: 'unknown predicate type', envelope: await signed(issuer, unknownType), pem: issuer.pem, fails: 'statement' });
 
+  const wrongRate = structuredClone(base);
+  wrongRate.predicate.effect.flip_rate = 0.05;
+  out.push({ name: 'flip rate is not flips out of N', envelope: await signed(issuer, wrongRate), pem: issuer.pem, fails: 'predicate' });
+
+  const relabelled = structuredClone(base);
+  relabelled.predicate.classification = 'equivalent';
+  out.push({ name: 'label does not follow', envelope: await signed(issuer, relabelled), pem: issuer.pem, fails: 'predicate' });
+
+  const extraKey = structuredClone(base);
+  extraKey.predicate.note = 'x';
+  out.push({ name: 'predicate has an unknown key', envelope: await signed(issuer, extraKey), pem: issuer.pem, fails: 'predicate' });
+
+  const tooManyFlips = structuredClone(base);
+  tooManyFlips.predicate.effect.flips = base.predicate.samples.count + 1;
+  out.push({ name: 'flips beyond the samples', envelope: await signed(issuer, tooManyFlips), pem: issuer.pem, fails: 'predicate' });
+
   out.push({
     name: 'payload not canonical',
     envelope: await signed(issuer, base, JSON.stringify(base, null, 1)),
@@ -91,11 +107,13 @@ describe('browser verifier', () => {
       expect(report.checks.map(c => [c.name, c.ok])).toEqual([
         ['envelope', true],
         ['signature', true],
-        ['statement', true]
+        ['statement', true],
+        ['predicate', true]
       ]);
       expect(report.checks[2].detail).toBe(
         `in-toto Statement v1 (certificate ${version}) about specimen:spc-procurement-0001`
       );
+      expect(report.checks[3].detail).toBe(`matches the certificate ${version} schema and rules`);
     }
   });
 

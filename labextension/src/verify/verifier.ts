@@ -12,6 +12,9 @@
  * 3. ``statement`` — the payload is canonical JSON (RFC 8785): an in-toto Statement v1
  *                    with a known certificate predicate type, one ``specimen:<id>``
  *                    subject, and ``predicate.issuer`` is the key that verified.
+ * 4. ``predicate`` — the predicate matches its version's JSON Schema and rules
+ *                    (``../predicate``, the port of ``enclave.certify.predicate_problems``);
+ *                    a failure names the first problem as ``/predicate<location>: <rule>``.
  *
  * Failure details are fixed sentences: nothing of the file is echoed back before its
  * signature has verified.
@@ -19,6 +22,7 @@
 
 import { Bytes, decodeCanonicalBase64 } from './base64';
 import { canonicalJson } from './canonical';
+import { predicateProblems, Unevaluable } from '../predicate';
 import { TrustedKey } from './key';
 
 export const IN_TOTO = 'application/vnd.in-toto+json';
@@ -27,7 +31,7 @@ export const PREDICATE_TYPES: Readonly<Record<string, string>> = {
   'https://replay-enclave.dev/certificate/v2': 'certificate v2',
   'https://replay-enclave.dev/certificate/v1': 'certificate v1'
 };
-export const STEPS = ['envelope', 'signature', 'statement'] as const;
+export const STEPS = ['envelope', 'signature', 'statement', 'predicate'] as const;
 
 export interface VerifyCheck {
   step: number;
@@ -176,10 +180,35 @@ async function statement(s: State): Promise<string> {
   return `in-toto Statement v1 (${version}) about ${String(subject[0].name)}`;
 }
 
+async function predicate(s: State): Promise<string> {
+  const predicateType = String(s.statement.predicateType);
+  let problems: string[];
+  try {
+    problems = predicateProblems(s.statement.predicate, predicateType);
+  } catch (error) {
+    if (!(error instanceof Unevaluable)) {
+      throw error;
+    }
+    // the rules cannot evaluate the figures (flips beyond the sample count)
+    problems = ['/: the figures cannot be evaluated'];
+  }
+  if (problems.length > 0) {
+    const [location, rule] = splitOnce(problems[0], ': ');
+    throw new Failed(`/predicate${location.replace(/\/+$/, '')}: ${rule}`);
+  }
+  return `matches the ${PREDICATE_TYPES[predicateType]} schema and rules`;
+}
+
+function splitOnce(text: string, separator: string): [string, string] {
+  const at = text.indexOf(separator);
+  return at < 0 ? [text, ''] : [text.slice(0, at), text.slice(at + separator.length)];
+}
+
 const STEP_FUNCTIONS: ReadonlyArray<[string, (s: State) => Promise<string>]> = [
   ['envelope', envelope],
   ['signature', signature],
-  ['statement', statement]
+  ['statement', statement],
+  ['predicate', predicate]
 ];
 
 /** Verify ``envelope`` (a parsed file, or anything else) against the trusted key. */

@@ -1,0 +1,29 @@
+/**
+ * The certificate predicate check of the browser's verifier: the predicate matches its
+ * version's JSON Schema (``schema``) and rules (``rulesV1``, ``rulesV2``), exactly as
+ * ``enclave.certify.predicate_problems`` judges it (a parity corpus proves it:
+ * ``test/predicate-parity.test.ts``). Problems read ``location: rule``, never a value.
+ * ``Unevaluable`` is thrown where the Python rules raise.
+ */
+
+import { ruleProblems } from './rulesV1';
+import { ruleProblemsV2 } from './rulesV2';
+import { schemaProblems } from './schema';
+
+export { Unevaluable } from './numbers';
+
+export const PREDICATE_TYPE = 'https://replay-enclave.dev/certificate/v2';
+export const PREDICATE_TYPE_V1 = 'https://replay-enclave.dev/certificate/v1';
+
+/** Every schema violation and broken rule of ``predicate`` under ``predicateType``. */
+export function predicateProblems(predicate: unknown, predicateType: string): string[] {
+  if (predicateType !== PREDICATE_TYPE && predicateType !== PREDICATE_TYPE_V1) {
+    throw new Error('unknown predicate type');
+  }
+  const problems = schemaProblems(predicate, predicateType);
+  if (problems.length > 0) {
+    return problems;
+  }
+  const p = predicate as Record<string, unknown>;
+  return predicateType === PREDICATE_TYPE ? ruleProblemsV2(p) : ruleProblems(p);
+}
