@@ -31,7 +31,10 @@ class _OnFirstUse:
         return getattr(self.made(), name)
 
 
-_stdout = _OnFirstUse()
+# emoji=False: what is printed is shown as it is — an id or a name holding ``:name:`` is
+# not turned into an emoji — and the first print does not load Rich's emoji table
+# (thousands of entries, several milliseconds of every table command's start).
+_stdout = _OnFirstUse(emoji=False)
 console: Console = _stdout  # type: ignore[assignment]  # a stand-in with its interface
 
 
