@@ -7,6 +7,7 @@ exception's text may hold content).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -17,7 +18,7 @@ from ledger._errors import LedgerError  # not the package front: it defines reco
 
 from .._errors import BadInput, EnclaveError, InfrastructureError, Refused
 from .._home import Home, default_home
-from ._commands import LazyCommands
+from ._commands import LazyCommands, LazySubcommands
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -25,7 +26,9 @@ if TYPE_CHECKING:
 
 def command_group(help: str, **options: Any) -> typer.Typer:
     """A command group with the CLI's settings: plain (click) help and errors, which
-    start without loading Rich's Markdown and traceback renderers."""
+    start without loading Rich's Markdown and traceback renderers; its commands are
+    built when named (``LazySubcommands``)."""
+    options.setdefault("cls", LazySubcommands)
     return typer.Typer(
         help=help,
         no_args_is_help=True,
@@ -57,11 +60,39 @@ JsonOption = Annotated[
 ]
 
 
+def installed_version() -> str:
+    """This distribution's version, from the ``METADATA`` of the first ``sys.path``
+    folder holding a ``replay_enclave-*.dist-info`` (the copy ``importlib.metadata``
+    finds). Importing ``importlib.metadata`` (email, zipfile, csv, ...) would cost
+    ``--version`` more than the rest of its start; it stays the fallback for a layout
+    read here finds nothing in (a zip, an egg)."""
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.startswith(_DIST_INFO))
+        except OSError:  # missing, a file (a zip), unreadable
+            continue
+        for name in (n for n in names if n.endswith(".dist-info")):
+            try:
+                with open(os.path.join(folder, name, "METADATA"), encoding="utf-8") as meta:
+                    for line in meta:
+                        if not line.strip():
+                            break  # the headers end at the first blank line
+                        if line.startswith("Version:"):
+                            return line[len("Version:") :].strip()
+            except OSError:
+                continue
+    from importlib.metadata import version
+
+    return version("replay-enclave")
+
+
+_DIST_INFO = "replay_enclave-"  # the normalised distribution name, as wheels write it
+
+
 def _print_version(wanted: bool) -> None:
     if wanted:
-        from importlib.metadata import version
-
-        typer.echo(f"replay-enclave {version('replay-enclave')}")
+        typer.echo(f"replay-enclave {installed_version()}")
         raise typer.Exit(0)
 
 

@@ -5,10 +5,15 @@ asked for): ``replay-enclave specimens list`` must not pay for the replay engine
 imports, nor for turning two dozen functions into click commands. The root's help is
 written from this table, so ``--help`` imports no command module at all. A test keeps
 each line here equal to its command's own docstring.
+
+A group's commands are likewise turned into click commands one at a time, when named:
+``specimens list`` does not pay for reading the parameters of ``show``, ``erase``,
+``tag`` and ``untag``.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +24,7 @@ import typer.main
 
 from .._console import start_up_done
 
-__all__ = ["COMMANDS", "LazyCommands"]
+__all__ = ["COMMANDS", "LazyCommands", "LazySubcommands"]
 
 
 @dataclass(frozen=True)
@@ -34,9 +39,7 @@ class Entry:
             importlib.import_module(f"enclave.cli.{extra}")
         target = getattr(importlib.import_module(f"enclave.cli.{self.module}"), self.attr)
         if isinstance(target, typer.Typer):
-            group = typer.main.get_group(target)
-            group.name = name
-            return group
+            return _group(target, name)
         holder = typer.Typer(
             add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None
         )
@@ -44,6 +47,22 @@ class Entry:
         command = typer.main.get_command(holder)
         assert isinstance(command, typer.core.TyperCommand)
         return command
+
+
+def _group(target: typer.Typer, name: str) -> typer.core.TyperGroup:
+    """``target`` as a click group whose commands are built when named: typer builds the
+    group from a copy without commands, which are then handed over unbuilt."""
+    empty = copy.copy(target)  # shallow: the copy shares everything but this list
+    empty.registered_commands = []
+    group = typer.main.get_group(empty)
+    assert isinstance(group, LazySubcommands), "groups are made by command_group"
+    group.defer(
+        target.registered_commands,
+        pretty_exceptions_short=target.pretty_exceptions_short,
+        rich_markup_mode=target.rich_markup_mode,
+    )
+    group.name = name
+    return group
 
 
 COMMANDS: dict[str, Entry] = {
@@ -133,9 +152,50 @@ class LazyCommands(typer.core.TyperGroup):
             return None
         if cmd_name not in self.commands:
             self.commands[cmd_name] = entry.load(cmd_name)
-        start_up_done()  # the command's modules are imported
+        if not isinstance(self.commands[cmd_name], LazySubcommands):
+            start_up_done()  # the command's modules are imported (a group: once it is built)
         return self.commands[cmd_name]
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         with formatter.section("Commands"):
             formatter.write_dl([(name, entry.help) for name, entry in COMMANDS.items()])
+
+
+class LazySubcommands(typer.core.TyperGroup):
+    """A command group (``specimens``, ``ledger``, ...) whose commands stay typer's
+    records until named; listing them (help, completion) builds them all, in the order
+    they were declared."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._pending: dict[str, typer.models.CommandInfo] = {}
+        self._deferred: list[str] = []
+        self._build: dict[str, Any] = {}
+
+    def defer(
+        self,
+        infos: list[typer.models.CommandInfo],
+        *,
+        pretty_exceptions_short: bool,
+        rich_markup_mode: Any,
+    ) -> None:
+        """Hold ``infos`` to build on first use, named as typer names them."""
+        for info in infos:
+            assert info.callback is not None
+            self._pending[info.name or typer.main.get_command_name(info.callback.__name__)] = info
+        self._deferred = list(self._pending)
+        self._build = {
+            "pretty_exceptions_short": pretty_exceptions_short,
+            "rich_markup_mode": rich_markup_mode,
+        }
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        # typer's order: a group's own commands as declared, then its subgroups
+        return [*self._deferred, *(n for n in self.commands if n not in self._deferred)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        info = self._pending.pop(cmd_name, None)
+        if info is not None:
+            self.commands[cmd_name] = typer.main.get_command_from_info(info, **self._build)
+        start_up_done()  # the command is built
+        return self.commands.get(cmd_name)
