@@ -74,6 +74,17 @@ class SpecimenRow(SQLModel, table=True):
         # keyset pages, newest seal first, per tenant and per tenant and agent
         sa.Index("ix_specimens_tenant_sealed", "tenant_id", "sealed_index"),
         sa.Index("ix_specimens_tenant_agent_sealed", "tenant_id", "agent_name", "sealed_index"),
+        # counts of filtered listings read these index entries, never the rows
+        sa.Index(
+            "ix_specimens_tenant_facts", "tenant_id", "effects_reverifiable", "effects_expire_at"
+        ),
+        sa.Index(
+            "ix_specimens_tenant_agent_facts",
+            "tenant_id",
+            "agent_name",
+            "effects_reverifiable",
+            "effects_expire_at",
+        ),
     )
 
     id: str = Field(

@@ -18,6 +18,8 @@ import sqlalchemy as sa
 import typer
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import enclave.governance as governance
@@ -1082,3 +1084,36 @@ def test_a_policy_may_target_a_nested_member_its_schema_declares() -> None:
     for bad in ("/limits/", "/limits//daily", "limits/daily", "/a b"):
         with pytest.raises(BadInput):
             InterventionPolicy.from_toml(policy_text(field=bad, strategy="nullify", params=None))
+
+
+_AUDITS = st.builds(
+    lambda n, tenant, classification, hold, requester: Resource(
+        kind="Audit",
+        id=f"au-{n}",
+        tenant=tenant,
+        classification=classification,
+        legal_hold=hold,
+        requester=requester,
+    ),
+    st.integers(0, 10_000),
+    st.sampled_from(["acme", "globex"]),
+    st.sampled_from(["public", "internal", "confidential", "restricted"]),
+    st.booleans(),
+    st.sampled_from(["p", "q"]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(_AUDITS, max_size=12, unique_by=lambda r: r.id),
+    st.sampled_from([("auditor",), ("viewer", "restricted-clearance"), ("tenant-admin",)]),
+)
+def test_a_batch_of_decisions_is_each_decision_alone(
+    access: AccessPolicy, resources: list[Resource], roles: tuple[str, ...]
+) -> None:
+    """A listing asks Cedar once for a whole page: each answer must be the one that
+    resource gets alone (no resource's attributes decide another's)."""
+    who = person(*roles)
+    batch = access.authorize_many(who, Action.READ_AUDIT, resources, now=T0)
+    alone = [access.authorize(who, Action.READ_AUDIT, r, now=T0) for r in resources]
+    assert batch == alone

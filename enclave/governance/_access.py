@@ -11,6 +11,7 @@ permit applied.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -121,19 +122,45 @@ class AccessPolicy:
         purpose: str = "",
         now: datetime,
     ) -> AccessDecision:
+        return self.authorize_many(analyst, action, [resource], purpose=purpose, now=now)[0]
+
+    def authorize_many(
+        self,
+        analyst: Analyst,
+        action: Action,
+        resources: Sequence[Resource],
+        *,
+        purpose: str = "",
+        now: datetime,
+    ) -> list[AccessDecision]:
+        """One decision per resource, in order, from one Cedar evaluation call (a page of
+        listed audits costs one call, not one per row); each request is decided on its own."""
+        if not resources:
+            return []
         principal = {
             "uid": {"type": "Analyst", "id": analyst.name},
             "attrs": {"name": analyst.name, "tenant": analyst.tenant, "roles": list(analyst.roles)},
             "parents": [],
         }
-        request = {
-            "principal": {"type": "Analyst", "id": analyst.name},
-            "action": {"type": "Action", "id": action.value},
-            "resource": {"type": resource.kind, "id": resource.id},
-            "context": {"purpose": purpose, "time": int(now.timestamp())},
-        }
-        entities = [principal, resource.entity()]
-        result = cedarpy.is_authorized(request, self._policies, entities, schema=self._schema)
+        context = {"purpose": purpose, "time": int(now.timestamp())}
+        requests = [
+            {
+                "principal": {"type": "Analyst", "id": analyst.name},
+                "action": {"type": "Action", "id": action.value},
+                "resource": {"type": r.kind, "id": r.id},
+                "context": context,
+            }
+            for r in resources
+        ]
+        entities = {(r.kind, r.id): r.entity() for r in resources}
+        if len(entities) != len(set(resources)):
+            raise ValueError("two different resources share a kind and an id")
+        results = cedarpy.is_authorized_batch(
+            requests, self._policies, [principal, *entities.values()], schema=self._schema
+        )
+        return [self._decision(result) for result in results]
+
+    def _decision(self, result: cedarpy.AuthzResult) -> AccessDecision:
         if result.diagnostics.errors:
             return AccessDecision(False, "evaluation_error")
         if result.allowed:

@@ -121,21 +121,19 @@ def _readable_ranks(state: ServiceState, analyst: Any, now: Any) -> frozenset[in
     """The specimen classification ranks whose audits the access policy lets this
     analyst read, asked of the policy itself (one probe per classification) so the
     listing can filter in SQL. Each listed audit is still authorised on its own."""
+    probes = [
+        Resource(
+            kind="Audit",
+            id=f"-{name}",
+            tenant=analyst.tenant,
+            classification=name,
+            requester=analyst.name,
+        )
+        for name in CLASSIFICATION_RANK
+    ]
+    decisions = state.access.authorize_many(analyst, Action.READ_AUDIT, probes, now=now)
     return frozenset(
-        rank
-        for name, rank in CLASSIFICATION_RANK.items()
-        if state.access.authorize(
-            analyst,
-            Action.READ_AUDIT,
-            Resource(
-                kind="Audit",
-                id="-",
-                tenant=analyst.tenant,
-                classification=name,
-                requester=analyst.name,
-            ),
-            now=now,
-        ).allowed
+        rank for rank, d in zip(CLASSIFICATION_RANK.values(), decisions, strict=True) if d.allowed
     )
 
 
@@ -163,13 +161,10 @@ async def audits(
             limit=limit,
             after=after,
         )
-        visible = [
-            item.status
-            for item in page.items
-            if state.access.authorize(
-                analyst, Action.READ_AUDIT, _listed_resource(item), now=now
-            ).allowed
-        ]
+        decisions = state.access.authorize_many(
+            analyst, Action.READ_AUDIT, [_listed_resource(item) for item in page.items], now=now
+        )
+        visible = [item.status for item, d in zip(page.items, decisions, strict=True) if d.allowed]
         return {
             "items": [s.to_dict() for s in visible],
             "limit": limit,
