@@ -4,6 +4,8 @@ from an installed copy; the Jupyter server extension loadable without the widget
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -111,6 +113,131 @@ def test_help_lists_exit_codes_and_loads_no_database_layer() -> None:
         [sys.executable, "-m", "enclave", "--help"], capture_output=True, text=True, check=True
     )
     assert "Exit codes:" in helped.stdout and "4 an audit ran and failed" in helped.stdout
+
+
+# Imported by no read-only start: the database layer and what only other commands use
+# (alembic when migrating, hvac in Vault mode), Rich's renderers a table does not need,
+# the record types a listing does not show, and importlib.metadata (email, zipfile, csv).
+NOT_ON_START = (
+    "sqlalchemy",
+    "sqlmodel",
+    "alembic",
+    "hvac",
+    "cedarpy",
+    "fastapi",
+    "jsonschema",
+    "cryptography",
+    "enclave._runtime",
+    "enclave.replay",
+    "ledger._records",
+    "ledger._facts",
+    "ledger._ledger",
+    "rich.markdown",
+    "rich.syntax",
+    "rich.traceback",
+    "rich.pretty",
+    "rich.progress",
+    "rich._emoji_codes",
+    "typer.rich_utils",
+    "importlib.metadata",
+    "email",
+)
+
+
+@pytest.fixture(scope="module")
+def listed_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """An embedded home holding one sealed specimen, and its id."""
+    from enclave._home import Home
+    from enclave._runtime import Runtime
+    from enclave.capture import capture
+    from enclave.incidents import claims
+
+    root = tmp_path_factory.mktemp("start") / "home"
+    runtime = Runtime.open(Home.init(root))
+    try:
+        base = claims.BASELINE_INPUT
+        sealed = capture(
+            runtime, claims.AGENT, base["inputs"], tenant_id=base["tenant"], seed=base["seed"]
+        )
+    finally:
+        runtime.close()
+    return root, sealed.specimen_id
+
+
+def _start(*argv: str, columns: int = 80) -> tuple[str, set[str]]:
+    """Run the console script's ``main`` with ``argv`` in a fresh interpreter: its
+    output and every module it imported."""
+    code = (
+        "import sys\n"
+        "from enclave._console import main\n"
+        "sys.argv = ['replay-enclave', *sys.argv[1:]]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as done:\n"
+        "    assert not done.code, done.code\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "COLUMNS": str(columns)},
+    )
+    assert done.returncode == 0, done.stderr[-400:]
+    return done.stdout, set(done.stderr.split())
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(f"{n}.") for n in names))
+
+
+@pytest.mark.parametrize("columns", [80, 250], ids=["field-value-tables", "one-table"])
+def test_specimens_list_starts_without_heavy_imports(
+    listed_home: tuple[Path, str], columns: int
+) -> None:
+    home, specimen_id = listed_home
+    shown, modules = _start("specimens", "list", "--home", str(home), columns=columns)
+    assert "sealed specimens" in shown and specimen_id in shown and "restricted" in shown
+    assert "rich.table" in modules  # the table really was drawn
+    assert _loaded(modules, NOT_ON_START) == []
+    # the command module of specimens only: no other command's module
+    assert _loaded(modules, ("enclave.cli",)) == [
+        "enclave.cli",
+        "enclave.cli._app",
+        "enclave.cli._capture_cmds",
+        "enclave.cli._commands",
+        "enclave.cli._keys_cmds",
+        "enclave.cli._output",
+        "enclave.cli._release_cmds",
+    ]
+
+
+def test_specimens_list_json_and_version_load_no_rich(listed_home: tuple[Path, str]) -> None:
+    home, specimen_id = listed_home
+    shown, modules = _start("specimens", "list", "--json", "--home", str(home))
+    assert [item["specimen_id"] for item in json.loads(shown)] == [specimen_id]
+    assert _loaded(modules, (*NOT_ON_START, "rich")) == []
+    shown, modules = _start("--version")
+    assert shown.strip() == f"replay-enclave {version('replay-enclave')}"
+    assert _loaded(modules, (*NOT_ON_START, "rich")) == []
+
+
+def test_a_group_builds_only_the_named_command() -> None:
+    """``specimens list`` builds ``list``; the group's help still lists every command,
+    in the order they were declared."""
+    from enclave.cli._commands import COMMANDS, LazySubcommands
+
+    group = COMMANDS["specimens"].load("specimens")
+    assert isinstance(group, LazySubcommands)
+    assert group.commands == {}
+    declared = ["list", "show", "erase", "tag", "untag"]
+    assert group.list_commands(None) == declared
+    assert group.get_command(None, "list") is not None
+    assert list(group.commands) == ["list"]
+    assert group.list_commands(None) == declared
+    assert group.get_command(None, "no-such-command") is None
+    assert [group.get_command(None, n).name for n in declared] == declared
 
 
 def test_root_help_imports_no_command_module() -> None:
