@@ -1,0 +1,504 @@
+"""Write the predicate parity corpus the browser's verifier is tested against.
+
+Each case is a golden predicate (``tests/golden``, v1 and v2) changed by a few
+operations, with what ``enclave.certify.predicate_problems`` says of it: its problem list
+(``location: rule``), or that the rules raised. The cases are
+
+* ``schema``: at every node of the golden (the first and last items of long lists),
+  values of other JSON types, boundary numbers, strings that a pattern or a length
+  refuses (a final newline included), shortened and duplicated lists, deleted and
+  unknown keys;
+* ``rule``: each rule beyond the schema broken on its own (and the figures the rules
+  cannot evaluate);
+* ``figures``: consistent v2 predicates recomputed for other sample counts, flips,
+  confidences and powers (exact intervals, minimum detectable flip rate, label), and the
+  same nudged just inside and just outside the rules' tolerance;
+* ``random``: seeded random stacks of the above.
+
+Every changed predicate is passed through canonical JSON (RFC 8785) first, as a signed
+certificate's would be; a change that cannot be (an integer beyond 2**53 - 1) is left
+out. ``labextension/test/predicate-parity.test.ts`` replays the operations in TypeScript;
+``tests/test_predicate_port.py`` fails when the committed corpus is stale.
+
+    python scripts/export-predicate-corpus.py [--check]
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import random
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import rfc8785
+
+from enclave.analysis import clopper_pearson, effect_label, flip_mde
+from enclave.certify import PREDICATE_TYPE, PREDICATE_TYPE_V1, predicate_problems
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = ROOT / "labextension/test/fixtures/predicate-corpus.json"
+TYPES = {"v1": PREDICATE_TYPE_V1, "v2": PREDICATE_TYPE}
+DELETE = {"delete": True}  # an operation's value: remove the key (or list item)
+
+Path_ = list[str | int]
+Op = tuple[Path_, Any]
+
+
+def golden(version: str) -> dict[str, Any]:
+    envelope = json.loads((ROOT / f"tests/golden/certificate_{version}.dsse.json").read_text())
+    predicate: dict[str, Any] = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+    return predicate
+
+
+def apply(predicate: Any, ops: list[Op]) -> Any:
+    out = copy.deepcopy(predicate)
+    for path, value in ops:
+        if not path:
+            out = copy.deepcopy(value)
+            continue
+        node = out
+        for part in path[:-1]:
+            node = node[part]
+        if value == DELETE:
+            del node[path[-1]]
+        else:
+            node[path[-1]] = copy.deepcopy(value)
+    return out
+
+
+def _nodes(value: Any, path: Path_) -> Iterator[tuple[Path_, Any]]:
+    yield path, value
+    if isinstance(value, dict):
+        for key in sorted(value):
+            yield from _nodes(value[key], [*path, key])
+    elif isinstance(value, list):
+        picks = range(len(value)) if len(value) <= 2 else (0, len(value) - 1)
+        for index in picks:
+            yield from _nodes(value[index], [*path, index])
+
+
+_OTHER_TYPES: list[Any] = [None, True, 0.5, "x", [], {}]
+
+
+def _variants(value: Any) -> Iterator[Any]:
+    yield from (v for v in _OTHER_TYPES if type(v) is not type(value))
+    if isinstance(value, bool):
+        yield not value
+    elif isinstance(value, int | float):
+        yield from (value + 1, value - 1, -value, 0, 1e300, value + 1e-12)
+    elif isinstance(value, str):
+        yield from (value + "\n", value + "\n\n", value.upper(), "x" * 300)
+    elif isinstance(value, list):
+        if value:
+            yield from (value + value[:1], value[:-1])
+        yield [*value, None]
+    elif isinstance(value, dict):
+        yield {**value, "zz_extra": 1}
+        yield {**value, "Not-A-Name": 1}
+        for key in sorted(value):
+            yield {k: v for k, v in value.items() if k != key}
+
+
+def schema_cases(version: str, base: dict[str, Any]) -> Iterator[tuple[str, list[Op]]]:
+    for path, value in _nodes(base, []):
+        where = "/" + "/".join(map(str, path))
+        for index, variant in enumerate(_variants(value)):
+            yield f"schema {where} #{index}", [(path, variant)]
+
+
+def _v2_rule_cases() -> Iterator[tuple[str, list[Op]]]:
+    e = ["effect"]
+    yield "disclosure bits off", [(["disclosure", "bits"], 600.0)]
+    yield "reason too long", [(["auditability", "reason"], "x" * 1025)]
+    yield "reason at its length", [(["auditability", "reason"], "x" * 1024)]
+    yield "changed path too long", [(["intervention", "declared_changes", 0], "/" + "x" * 512)]
+    yield "disclosure bits within 0.01", [(["disclosure", "bits"], 554.015)]
+    yield "baseline delta off grid", [(["baseline", "layers", "score", "delta"], 0.0005)]
+    yield "baseline delta at the edge", [(["baseline", "layers", "score", "delta"], -1)]
+    yield "digest equality contradicts", [(["intervention", "unchanged_digest_equal"], False)]
+    yield "digests differ", [(["intervention", "unchanged_digest_after"], "sha256:" + "0" * 64)]
+    yield "seeds misspelt", [(["samples", "seeds"], "41..61")]
+    yield "seeds with a newline", [(["samples", "seeds"], "41..60\n")]
+    yield "seeds with leading zeros", [(["samples", "seeds"], "041..0060")]
+    yield "baseline not reproduced", [(["baseline", "reproduced"], False)]
+    yield "no baseline", [(["baseline"], None)]
+    yield "no intervention", [(["intervention"], None)]
+    yield "changes differ", [(["intervention", "actual_changes"], ["/model/other"])]
+    yield (
+        "changes reordered",
+        [
+            (["intervention", "actual_changes"], ["/b", "/a"]),
+            (["intervention", "declared_changes"], ["/a", "/b"]),
+        ],
+    )
+    yield "placebo failed", [(["placebo", "passed"], False)]
+    yield "no placebo", [(["placebo"], None)]
+    yield "observable-only with an effect", [(["auditability", "class"], "observable-only")]
+    yield (
+        "observable-only label",
+        [
+            (["classification"], "observable-only"),
+            (["auditability", "class"], "observable-only"),
+        ],
+    )
+    yield "not-assessed", [(["auditability", "class"], "not-assessed")]
+    yield (
+        "baseline-not-reproduced",
+        [
+            (["classification"], "baseline-not-reproduced"),
+            (["auditability", "class"], "not-assessed"),
+            (["effect"], None),
+        ],
+    )
+    yield (
+        "baseline-not-reproduced, unreproduced",
+        [
+            (["classification"], "baseline-not-reproduced"),
+            (["auditability", "class"], "not-assessed"),
+            (["baseline", "reproduced"], False),
+            (["effect"], None),
+            (["sample_rows"], None),
+            (["served_by"], None),
+        ],
+    )
+    yield "no samples", [(["samples"], None)]
+    yield "no samples nor served_by", [(["samples"], None), (["served_by"], None)]
+    yield "no effect", [(["effect"], None)]
+    yield "no effect, equivalent", [(["effect"], None), (["classification"], "equivalent")]
+    yield "edges unordered", [([*e, "histogram", "edges", 1], 0.9)]
+    yield "counts short", [([*e, "histogram", "counts", 0], DELETE)]
+    yield "counts sum", [([*e, "histogram", "counts", 0], 7)]
+    yield "no histogram", [([*e, "histogram"], None)]
+    yield "categorical with numbers", [([*e, "outcome"], "categorical")]
+    yield (
+        "categorical",
+        [
+            ([*e, "outcome"], "categorical"),
+            ([*e, "mean_delta"], None),
+            ([*e, "delta_interval"], None),
+            ([*e, "histogram"], None),
+            ([*e, "equivalence", "delta_interval"], None),
+            ([*e, "mde", "delta"], None),
+        ],
+    )
+    yield (
+        "categorical, recorded delta",
+        [
+            ([*e, "outcome"], "categorical"),
+            ([*e, "mean_delta"], None),
+            ([*e, "delta_interval"], None),
+            ([*e, "histogram"], None),
+            ([*e, "equivalence", "delta_interval"], None),
+            ([*e, "mde", "delta"], None),
+            (["recorded_seed", "delta"], None),
+        ],
+    )
+    yield "mean off grid", [([*e, "mean_delta"], -0.0405)]
+    yield "interval not nested", [([*e, "equivalence", "delta_interval"], [-0.05, -0.033])]
+    yield "mean outside", [([*e, "mean_delta"], -0.02)]
+    yield "mde delta below tolerance", [([*e, "mde", "delta"], 0.0)]
+    yield "flip rate", [([*e, "flip_rate"], 0.6)]
+    yield "flips", [([*e, "flips"], 12)]
+    yield "flips beyond the samples", [([*e, "flips"], 21)]
+    yield "flips zero", [([*e, "flips"], 0)]
+    yield "flip interval", [([*e, "flip_interval", 0], 0.4)]
+    yield "flip interval reversed", [([*e, "flip_interval"], [0.8460907952154588, 0.4])]
+    yield "flip upper", [([*e, "equivalence", "flip_upper"], 0.82)]
+    yield "alpha", [([*e, "equivalence", "alpha"], 0.1)]
+    yield "confidence", [([*e, "confidence"], 0.9)]
+    yield "baseline rate", [([*e, "baseline_rate"], 0.333)]
+    yield "intervened rate", [([*e, "intervened_rate"], 0.5)]
+    yield "intervened rate half a count", [([*e, "intervened_rate"], 0.375)]
+    yield "layer changes", [([*e, "layer_changes", "score"], 21)]
+    yield "score tolerance", [([*e, "score_tolerance"], 0.02)]
+    yield "request tolerance differs", [(["request", "tolerances"], {"score": 0.5})]
+    yield "request tolerance true", [(["request", "tolerances"], {"score": True})]
+    yield "request tolerance text", [(["request", "tolerances"], {"score": "0.5"})]
+    yield "request tolerances a list", [(["request", "tolerances"], [0.5])]
+    yield "mde flip rate", [([*e, "mde", "flip_rate"], 0.2)]
+    yield "mde flip rate null", [([*e, "mde", "flip_rate"], None)]
+    yield "mde power", [([*e, "mde", "power"], 0.9)]
+    yield "equivalent label", [(["classification"], "equivalent")]
+    yield "inconclusive label", [(["classification"], "inconclusive")]
+    yield "no rows", [(["sample_rows"], None)]
+    yield "rows out of order", [(["sample_rows", 0, 0], 42), (["sample_rows", 1, 0], 41)]
+    yield "row missing", [(["sample_rows", 19], DELETE)]
+    yield "row flip contradicts", [(["sample_rows", 0, 3], False)]
+    yield "row other-other flip", [(["sample_rows", 0, 1], "other")]
+    yield "row same-label flip", [(["sample_rows", 0, 2], "recorded")]
+    yield "row recorded count", [(["sample_rows", 19, 1], "other")]
+    yield "recorded seed unsampled", [(["recorded_seed", "sampled"], False)]
+    yield "recorded seed outside", [(["recorded_seed"], {"seed": 7, "sampled": False})]
+    yield (
+        "recorded seed outside, claims sampled",
+        [
+            (["recorded_seed", "seed"], 7),
+        ],
+    )
+    yield "recorded seed differs", [(["recorded_seed", "flip"], False)]
+    yield "recorded seed other row", [(["recorded_seed", "seed"], 59)]
+    yield "recorded seed delta null", [(["recorded_seed", "delta"], None)]
+    yield "no recorded seed", [(["recorded_seed"], None)]
+    yield "served twice", [(["served_by", 1, "call"], "approval-1")]
+    yield "served sum", [(["served_by", 0, "record"], 19)]
+    yield (
+        "served intervention in baseline",
+        [
+            (["served_by", 0, "record"], 19),
+            (["served_by", 0, "intervention"], 1),
+        ],
+    )
+    yield "served new calls from record", [(["served_by", 0, "call"], "new calls")]
+    yield (
+        "unfaithful substitute",
+        [
+            (["served_by", 0, "record"], 0),
+            (["served_by", 0, "substitute"], 20),
+            (["served_by", 0, "call"], "agent/approval#1"),
+            (["substitute_fidelity"], {"approval": {"checked": 3, "faithful": False}}),
+        ],
+    )
+    yield (
+        "faithful substitute",
+        [
+            (["served_by", 0, "record"], 0),
+            (["served_by", 0, "substitute"], 20),
+            (["served_by", 0, "call"], "agent/approval#1"),
+            (["substitute_fidelity"], {"approval": {"checked": 3, "faithful": True}}),
+        ],
+    )
+    yield (
+        "substitute without a scope",
+        [
+            (["served_by", 0, "record"], 0),
+            (["served_by", 0, "substitute"], 20),
+            (["served_by", 0, "call"], "approval"),
+            (["substitute_fidelity"], {"": {"checked": 1, "faithful": False}}),
+        ],
+    )
+    yield "substitute fidelity null", [(["substitute_fidelity"], None)]
+    yield "resolution too fine to grid", [(["disclosure", "resolution"], 5e-324)]
+    yield "resolution coarse", [(["disclosure", "resolution"], 0.5)]
+    yield (
+        "terms overflow",
+        [
+            (["disclosure", "terms", 0, "bits"], 1.7e308),
+            (["disclosure", "terms", 1, "bits"], 1.7e308),
+        ],
+    )
+    yield (
+        "seed near the largest integer",
+        [
+            (["samples", "seed"], 2**53 - 1),
+            (["samples", "seeds"], f"{2**53 - 1}..{2**53 + 18}"),
+        ],
+    )
+
+
+def _v1_rule_cases() -> Iterator[tuple[str, list[Op]]]:
+    e = ["effect"]
+    yield "disclosure bits off", [(["disclosure", "bits"], 1.0)]
+    yield "digest equality contradicts", [(["intervention", "unchanged_digest_equal"], False)]
+    yield "seeds misspelt", [(["samples", "seeds"], "41..61")]
+    yield "baseline not reproduced", [(["baseline", "reproduced"], False)]
+    yield "no intervention", [(["intervention"], None)]
+    yield "changes differ", [(["intervention", "actual_changes"], ["/model/other"])]
+    yield "placebo failed", [(["placebo", "passed"], False)]
+    yield "observable-only", [(["auditability", "class"], "observable-only")]
+    yield "no samples", [(["samples"], None)]
+    yield "edges unordered", [([*e, "histogram", "edges", 1], 0.9)]
+    yield "counts sum", [([*e, "histogram", "counts", 0], 7)]
+    yield "mean off grid", [([*e, "mean_delta"], -0.0405)]
+    yield "mean outside", [([*e, "mean_delta"], 0.5)]
+    yield "flip rate outside", [([*e, "flip_rate"], 0.99)]
+    yield "no effect", [(["effect"], None)]
+    yield "resolution too fine to grid", [(["disclosure", "resolution"], 5e-324)]
+
+
+def _consistent(base: dict[str, Any], n: int, k: int, knobs: dict[str, Any]) -> list[Op]:
+    """Operations that make the v2 golden report ``k`` flips in ``n`` samples, every
+    figure recomputed, so that only the label follows from the rules' own arithmetic."""
+    effect = copy.deepcopy(base["effect"])
+    seed = knobs.get("seed", 41)
+    effect["confidence"] = knobs.get("confidence", effect["confidence"])
+    effect["equivalence"]["alpha"] = knobs.get("alpha", effect["equivalence"]["alpha"])
+    effect["mde"]["power"] = knobs.get("power", effect["mde"]["power"])
+    effect["flip_tolerance"] = knobs.get("flip_tolerance", effect["flip_tolerance"])
+    effect["flips"], effect["flip_rate"] = k, k / n
+    effect["flip_interval"] = list(clopper_pearson(k, n, effect["confidence"]))
+    alpha = effect["equivalence"]["alpha"]
+    effect["equivalence"]["flip_upper"] = clopper_pearson(k, n, 1 - 2 * alpha)[1]
+    effect["baseline_rate"], effect["intervened_rate"] = 1, (n - k) / n
+    effect["mde"]["flip_rate"] = flip_mde(n, power=effect["mde"]["power"])
+    effect["layer_changes"] = {name: min(v, n) for name, v in effect["layer_changes"].items()}
+    if knobs.get("categorical"):
+        for key in ("mean_delta", "delta_interval", "histogram"):
+            effect[key] = None
+        effect["outcome"] = "categorical"
+        effect["equivalence"]["delta_interval"] = None
+        effect["mde"]["delta"] = None
+    elif "interval" in knobs:
+        lo, hi = knobs["interval"]
+        effect["delta_interval"], effect["mean_delta"] = [lo, hi], round((lo + hi) / 2, 3)
+        effect["equivalence"]["delta_interval"] = [
+            round(lo + 0.001, 3),
+            round(hi - 0.001, 3),
+        ]
+    if effect["histogram"] is not None:
+        counts = [0] * len(effect["histogram"]["counts"])
+        counts[0] = n
+        effect["histogram"]["counts"] = counts
+    effect_ops: list[Op] = [(["effect"], effect)]
+    rows = [[seed + i, "recorded", "other" if i < k else "recorded", i < k] for i in range(n)]
+    recorded: dict[str, Any]
+    if seed <= 41 < seed + n:
+        _, b, i, f = rows[41 - seed]
+        delta = None if knobs.get("categorical") else 0.0
+        recorded = {"seed": 41, "sampled": True, "flip": f, "baseline": b, "intervened": i}
+        recorded["delta"] = delta
+    else:
+        recorded = {"seed": 41, "sampled": False}
+    served = copy.deepcopy(base["served_by"])
+    for row in served:
+        column = "intervention" if row["intervention"] else "record"
+        if row["call"] == "new calls":
+            column = "absent"
+        for name in ("record", "substitute", "intervention", "unservable", "unused", "absent"):
+            row[name] = n if name == column else 0
+    label = effect_label(
+        delta_interval=effect["delta_interval"],
+        equivalence_interval=effect["equivalence"]["delta_interval"],
+        score_tolerance=effect["score_tolerance"],
+        flips=k,
+        flip_upper=effect["equivalence"]["flip_upper"],
+        flip_tolerance=effect["flip_tolerance"],
+    )
+    return [
+        *effect_ops,
+        (["samples"], {"count": n, "seed": seed, "seeds": f"{seed}..{seed + n - 1}"}),
+        (["sample_rows"], rows),
+        (["recorded_seed"], recorded),
+        (["served_by"], served),
+        (["classification"], label),
+    ]
+
+
+def figure_cases(base: dict[str, Any]) -> Iterator[tuple[str, list[Op]]]:
+    rng = random.Random(20261201)  # noqa: S311 (seeded, reproducible cases, no secret)
+    plans: list[tuple[int, int, dict[str, Any]]] = [
+        (1, 0, {}),
+        (1, 1, {}),
+        (2, 0, {}),
+        (2, 1, {}),
+        (2, 2, {}),
+        (3, 1, {"confidence": 0.99}),
+        (20, 0, {"interval": (-0.001, 0.001)}),
+        (20, 0, {"interval": (-0.001, 0.001), "flip_tolerance": 0.5}),
+        (20, 1, {"categorical": True}),
+        (20, 0, {"categorical": True, "flip_tolerance": 0.9}),
+        (200, 0, {"interval": (-0.002, 0.002), "flip_tolerance": 0.05}),
+        (400, 0, {"categorical": True, "flip_tolerance": 0.01}),
+        (400, 3, {"seed": 7}),
+        (5, 5, {"seed": 100}),
+    ]
+    for _ in range(24):
+        n = rng.choice([2, 3, 5, 8, 13, 20, 37, 64, 99, 150])
+        knobs = {
+            "confidence": rng.choice([0.8, 0.9, 0.95, 0.99, 0.999]),
+            "alpha": rng.choice([0.01, 0.05, 0.1, 0.25]),
+            "power": rng.choice([0.5, 0.8, 0.9, 0.95]),
+            "flip_tolerance": rng.choice([0.01, 0.05, 0.2, 0.6]),
+            "seed": rng.choice([0, 1, 30, 41, 42]),
+        }
+        if rng.random() < 0.3:
+            knobs["categorical"] = True
+        plans.append((n, rng.randint(0, n), knobs))
+    for n, k, knobs in plans:
+        ops = _consistent(base, n, k, knobs)
+        name = f"figures n={n} k={k} {json.dumps(knobs, sort_keys=True)}"
+        yield name, ops
+        effect = ops[0][1]
+        for factor, side in ((1 + 3e-10, "inside"), (1 + 3e-9, "outside")):
+            nudged = copy.deepcopy(effect)
+            nudged["flip_interval"][1] = min(1.0, nudged["flip_interval"][1] * factor)
+            nudged["equivalence"]["flip_upper"] *= 1 / factor
+            yield f"{name} nudged {side}", [(["effect"], nudged), *ops[1:]]
+        if effect["mde"]["flip_rate"] is not None:
+            nudged = copy.deepcopy(effect)
+            nudged["mde"]["flip_rate"] *= 1 + 3e-9
+            yield f"{name} mde nudged", [(["effect"], nudged), *ops[1:]]
+
+
+def _canonical(value: Any) -> Any:
+    return json.loads(rfc8785.dumps(value))
+
+
+def _judge(predicate: Any, predicate_type: str) -> dict[str, Any]:
+    try:
+        return {"raises": False, "problems": predicate_problems(predicate, predicate_type)}
+    except (ValueError, TypeError, ArithmeticError):
+        return {"raises": True, "problems": []}
+
+
+def cases() -> Iterator[dict[str, Any]]:
+    for version in ("v1", "v2"):
+        base = golden(version)
+        generated: list[tuple[str, str, list[Op]]] = [("golden", "golden", [])]
+        generated += [("schema", n, ops) for n, ops in schema_cases(version, base)]
+        rules = _v2_rule_cases() if version == "v2" else _v1_rule_cases()
+        generated += [("rule", n, ops) for n, ops in rules]
+        if version == "v2":
+            generated += [("figures", n, ops) for n, ops in figure_cases(base)]
+        rng = random.Random(f"predicate-corpus-{version}")  # noqa: S311 (seeded cases)
+        pool = [ops for kind, _, ops in generated if kind in ("schema", "rule")]
+        for index in range(100):
+            stack = [op for ops in rng.sample(pool, rng.choice([2, 3])) for op in ops]
+            generated.append(("random", f"random #{index}", stack))
+        for kind, name, ops in generated:
+            try:
+                ops = [(path, _canonical(value)) for path, value in ops]
+                predicate = _canonical(apply(base, ops))
+            except (KeyError, IndexError, TypeError, ValueError, rfc8785.CanonicalizationError):
+                continue  # a stacked operation whose path an earlier one removed, or no JSON
+            yield {
+                "version": version,
+                "kind": kind,
+                "name": name,
+                "ops": [[path, value] for path, value in ops],
+                **_judge(predicate, TYPES[version]),
+            }
+
+
+def render() -> str:
+    corpus = {
+        "types": TYPES,
+        "goldens": {version: golden(version) for version in TYPES},
+        "delete": DELETE,
+        "cases": list(cases()),
+    }
+    return json.dumps(corpus, separators=(",", ":"), sort_keys=True) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if argv == ["--check"]:
+        if not TARGET.is_file() or TARGET.read_text() != text:
+            print(
+                f"{TARGET.name} is stale: run scripts/export-predicate-corpus.py", file=sys.stderr
+            )
+            return 1
+        return 0
+    if argv:
+        print("usage: export-predicate-corpus.py [--check]", file=sys.stderr)
+        return 2
+    TARGET.parent.mkdir(parents=True, exist_ok=True)
+    TARGET.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
