@@ -15,6 +15,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { enclaveSidebar } from './enclave/plugin';
 import { PLUGIN_ID, TrustedKeySource } from './trustedKey';
+import { shareTrustedKeys } from './verify/both';
 import { CERTIFICATE_FILE_TYPE, CertificateFactory, FACTORY, FILE_TYPE } from './viewer/factory';
 import { CertificateDocument } from './viewer/widget';
 
@@ -43,6 +44,7 @@ const certificateViewer: JupyterFrontEndPlugin<void> = {
   ) => {
     const settings = registry ? await registry.load(PLUGIN_ID) : null;
     const keys = new TrustedKeySource(settings, app.serviceManager.contents);
+    shareTrustedKeys(keys); // for Verify in notebook outputs (the MIME renderer)
 
     app.docRegistry.addFileType(CERTIFICATE_FILE_TYPE);
     const factory = new CertificateFactory(

@@ -1,5 +1,7 @@
-/** The MIME renderer for ``application/vnd.replay-enclave.certificate+json`` outputs:
- * the same view as the document viewer (display only; verification needs the file). */
+/** The MIME renderer for ``application/vnd.replay-enclave.certificate+json`` outputs: the
+ * output's data is the certificate envelope itself, so it gets the document viewer's view
+ * and the same Verify (the browser's and the server's verification side by side, with
+ * the trusted key from the user's settings, shared by the main plugin). */
 
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
@@ -8,20 +10,40 @@ import { el } from './certificate/dom';
 import { readCertificate, UnreadableCertificate } from './certificate/model';
 import { renderCertificate } from './certificate/view';
 import { MIME_TYPE } from './constants';
+import { bothPass, sharedTrustedKeys, verifyBoth } from './verify/both';
+import { renderResults } from './verify/results';
+
+const UNVERIFIED = 'Not verified: the content below is what the output says, unchecked.';
 
 class CertificateOutput extends Widget implements IRenderMime.IRenderer {
+  private text = '';
+  private readonly results = el('div', { class: 'enclave-verification-slot' });
+  private readonly button = el(
+    'button',
+    { class: 'jp-Button jp-mod-styled jp-mod-accept enclave-verify-button', type: 'button' },
+    'Verify certificate'
+  );
+  private readonly status = el(
+    'p',
+    { class: 'enclave-verify-status', 'data-state': 'unverified', role: 'status' },
+    UNVERIFIED
+  );
+
   constructor() {
     super();
     this.addClass('enclave-certificate-viewer');
     this.addClass('enclave-certificate-output');
+    this.button.addEventListener('click', () => void this.verify());
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const envelope = model.data[MIME_TYPE];
+    this.text = JSON.stringify(envelope);
+    this.results.replaceChildren();
+    this.setStatus('unverified', UNVERIFIED);
     try {
-      this.node.replaceChildren(
-        el('p', { class: 'enclave-verify-status', 'data-state': 'unverified' }, 'Not verified: open the .dsse.json file and press Verify.'),
-        renderCertificate(readCertificate(model.data[MIME_TYPE]))
-      );
+      const view = renderCertificate(readCertificate(envelope));
+      this.node.replaceChildren(el('div', { class: 'enclave-verify-bar' }, this.button, this.status), this.results, view);
     } catch (error) {
       if (!(error instanceof UnreadableCertificate)) {
         throw error;
@@ -29,11 +51,30 @@ class CertificateOutput extends Widget implements IRenderMime.IRenderer {
       this.node.replaceChildren(el('p', { class: 'enclave-unreadable', role: 'alert' }, error.message));
     }
   }
+
+  private setStatus(state: string, message: string): void {
+    this.status.dataset.state = state;
+    this.status.textContent = message;
+  }
+
+  /** Run both verifications on the output's envelope and show them side by side. */
+  async verify(): Promise<void> {
+    this.button.disabled = true;
+    this.setStatus('running', 'Verifying in the browser and on the server…');
+    try {
+      const outcomes = await verifyBoth(this.text, sharedTrustedKeys());
+      this.results.replaceChildren(renderResults(...outcomes));
+      const ok = bothPass(outcomes);
+      this.setStatus(ok ? 'verified' : 'failed', ok ? 'Verified.' : 'Verification failed: see the checks below.');
+    } finally {
+      this.button.disabled = false;
+    }
+  }
 }
 
 const extension: IRenderMime.IExtension = {
   id: 'replay-enclave:certificate-renderer',
-  description: 'Renders Replay Enclave certificates in notebook outputs.',
+  description: 'Renders Replay Enclave certificates in notebook outputs, with Verify.',
   rendererFactory: {
     safe: true,
     mimeTypes: [MIME_TYPE],

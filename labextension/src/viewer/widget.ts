@@ -10,10 +10,9 @@ import { el } from '../certificate/dom';
 import { readCertificate, UnreadableCertificate } from '../certificate/model';
 import { renderCertificate } from '../certificate/view';
 import { TrustedKeySource } from '../trustedKey';
-import { KeyError } from '../verify/key';
-import { Outcome, renderResults } from '../verify/results';
-import { ServerVerifyError, verifyOnServer } from '../verify/server';
-import { parseEnvelopeText, verifyEnvelope } from '../verify/verifier';
+import { bothPass, verifyBoth } from '../verify/both';
+import { renderResults } from '../verify/results';
+import { parseEnvelopeText } from '../verify/verifier';
 
 export class CertificateView extends Widget {
   private readonly body = el('div', { class: 'enclave-certificate-body' });
@@ -81,38 +80,12 @@ export class CertificateView extends Widget {
     this.button.disabled = true;
     this.setStatus('running', 'Verifying in the browser and on the server…');
     try {
-      const [browser, server] = await Promise.all([this.verifyInBrowser(text), this.verifyOnServer(text)]);
-      this.results.replaceChildren(renderResults(browser, server));
-      const ok = 'report' in browser && 'report' in server && browser.report.ok && server.report.ok;
+      const outcomes = await verifyBoth(text, this.keys);
+      this.results.replaceChildren(renderResults(...outcomes));
+      const ok = bothPass(outcomes);
       this.setStatus(ok ? 'verified' : 'failed', ok ? 'Verified.' : 'Verification failed: see the checks below.');
     } finally {
       this.button.disabled = false;
-    }
-  }
-
-  private async verifyInBrowser(text: string): Promise<Outcome> {
-    try {
-      const key = await this.keys.load();
-      if (key === null) {
-        return { error: 'no trusted issuer key is configured (Settings → Replay Enclave)' };
-      }
-      return { report: await verifyEnvelope(parseEnvelopeText(text), key) };
-    } catch (error) {
-      if (error instanceof KeyError) {
-        return { error: error.message };
-      }
-      throw error;
-    }
-  }
-
-  private async verifyOnServer(text: string): Promise<Outcome> {
-    try {
-      return { report: await verifyOnServer(text) };
-    } catch (error) {
-      if (error instanceof ServerVerifyError) {
-        return { error: error.message };
-      }
-      throw error;
     }
   }
 }
