@@ -2,13 +2,16 @@
 tampered copy in the root folder; double-click opens the viewer; Verify runs the browser's
 WebCrypto verifier and the server extension's Python one side by side, all checks passing
 for the golden and both naming the same failing check for the copy; the file browser's
-context menu verifies too; the MIME renderer shows the same view in a notebook output;
-screenshots in the light and dark themes; a canary scan of the DOM, every HTTP response
-and every WebSocket frame."""
+context menu verifies too; the MIME renderer shows the same view in a notebook output and
+verifies it the same way; a certificate signed by a trusted key whose predicate breaks a
+rule fails ``predicate`` on both sides, naming the rule's location; screenshots in the
+light and dark themes; a canary scan of the DOM, every HTTP response and every WebSocket
+frame."""
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -24,7 +27,7 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"
 SCREENSHOTS = REPO / "docs" / "screenshots"
-CHECKS = ["envelope", "signature", "statement"]
+CHECKS = ["envelope", "signature", "statement", "predicate"]
 MIME = "application/vnd.replay-enclave.certificate+json"
 VIEWER = ".jp-MainAreaWidget:not(.lm-mod-hidden) .enclave-certificate-viewer"
 
@@ -106,8 +109,8 @@ def test_certificate_viewer_verifies_golden_and_names_the_tampered_check(
     report = viewer.locator(".enclave-verification")
     report.wait_for()
     assert report.get_attribute("data-ok") == "true"
-    assert _cells(page, "browser") == ["true"] * 3
-    assert _cells(page, "server") == ["true"] * 3
+    assert _cells(page, "browser") == ["true"] * 4
+    assert _cells(page, "server") == ["true"] * 4
     assert status.get_attribute("data-state") == "verified"
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -129,21 +132,20 @@ def test_certificate_viewer_verifies_golden_and_names_the_tampered_check(
     failed = viewer.locator(".enclave-verification[data-ok='false']")
     failed.wait_for()
     assert failed.get_attribute("data-first-failure") == "signature"
-    assert _cells(page, "browser") == ["true", "false", "false"]
-    assert _cells(page, "server") == ["true", "false", "false"]
+    assert _cells(page, "browser") == ["true", "false", "false", "false"]
+    assert _cells(page, "server") == ["true", "false", "false", "false"]
     highlighted = viewer.locator(".enclave-first-failure")
     assert highlighted.count() == 1 and highlighted.get_attribute("data-name") == "signature"
     assert viewer.locator(".enclave-verify-status").get_attribute("data-state") == "failed"
     _shoot(page, "certificate-tampered-dark.png")
 
-    # the MIME renderer: the same view in a notebook output, marked unverified
+    # the MIME renderer: the same view in a notebook output, unverified until Verify
     page.evaluate(
         "async () => { await window.jupyterapp.commands.execute('docmanager:open',"
         " {path: 'outputs.ipynb', factory: 'Notebook'}); }"
     )
-    output = page.locator(
-        ".jp-NotebookPanel:not(.lm-mod-hidden) .enclave-certificate-output .enclave-certificate"
-    )
+    rendered = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .enclave-certificate-output")
+    output = rendered.locator(".enclave-certificate")
     output.wait_for()
     assert output.get_attribute("data-version") == "v2"
     assert (
@@ -151,5 +153,87 @@ def test_certificate_viewer_verifies_golden_and_names_the_tampered_check(
         == "influential"
     )
     assert output.locator("svg.enclave-histogram").get_attribute("data-count") == "20"
+    status = rendered.locator(".enclave-verify-status")
+    assert status.get_attribute("data-state") == "unverified"
+    # the notebook names no kernel: dismiss JupyterLab's kernel choice (no kernel is needed)
+    page.locator(".jp-Dialog").wait_for()
+    page.keyboard.press("Escape")
+    page.locator(".jp-Dialog").wait_for(state="detached")
+    rendered.locator("button.enclave-verify-button").click()
+    rendered.locator(".enclave-verification[data-ok='true']").wait_for()
+    for side in ("browser", "server"):
+        cells = rendered.locator(f".enclave-verify-cell[data-side='{side}']")
+        assert [cells.nth(i).get_attribute("data-ok") for i in range(cells.count())] == ["true"] * 4
+    assert status.get_attribute("data-state") == "verified"
 
+    assert_no_canary(record, page)
+
+
+def _signed_breaking_a_rule(folder: Path) -> Path:
+    """The golden v2 statement with a flip rate that is not flips out of N, signed by a
+    key of its own; returns the key's PEM (the issuer both verifiers are told to trust)."""
+    import rfc8785
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from jupyter_ext._offline import keyid_of
+
+    # a fixed seed keeps the README's screenshot of this case the same from run to run
+    key = Ed25519PrivateKey.from_private_bytes(hashlib.sha256(b"rule-broken issuer").digest())
+    statement = json.loads(
+        base64.b64decode(json.loads((GOLDEN / "certificate_v2.dsse.json").read_text())["payload"])
+    )
+    statement["predicate"]["issuer"] = keyid_of(key.public_key())
+    statement["predicate"]["effect"]["flip_rate"] = 0.05  # the certificate counts 13 of 20
+    payload = rfc8785.dumps(statement)
+    ptype = b"application/vnd.in-toto+json"
+    pae = b"DSSEv1 %d %b %d %b" % (len(ptype), ptype, len(payload), payload)
+    envelope = {
+        "payload": base64.b64encode(payload).decode(),
+        "payloadType": ptype.decode(),
+        "signatures": [{"sig": base64.b64encode(key.sign(pae)).decode()}],
+    }
+    (folder / "rule-broken.dsse.json").write_text(json.dumps(envelope))
+    pem = folder / "rule-issuer.pub.pem"
+    pem.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    return pem
+
+
+def test_signed_certificate_breaking_a_rule_fails_the_predicate_on_both_sides(
+    lab_trusting: Any, recorded_page: tuple[Any, Recorder], tmp_path: Path
+) -> None:
+    page, record = recorded_page
+    pem = _signed_breaking_a_rule(tmp_path)
+    lab = lab_trusting("alice", pem)
+    shutil.copyfile(tmp_path / "rule-broken.dsse.json", lab.root / "rule-broken.dsse.json")
+    shutil.copyfile(pem, lab.root / "issuer.pub.pem")
+    lab_settings(lab, "replay-enclave:plugin", {"trustedKeyPath": "issuer.pub.pem"})
+    page.goto(lab.page_url())
+    page.wait_for_function("() => window.jupyterapp !== undefined")
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+
+    page.locator(".jp-DirListing-itemText", has_text="rule-broken.dsse.json").first.dblclick()
+    viewer = page.locator(VIEWER)
+    viewer.locator(".enclave-certificate").wait_for()
+    viewer.locator("button.enclave-verify-button").click()
+    failed = viewer.locator(".enclave-verification[data-ok='false']")
+    failed.wait_for()
+    assert failed.get_attribute("data-first-failure") == "predicate"
+    assert _cells(page, "browser") == ["true", "true", "true", "false"]
+    assert _cells(page, "server") == ["true", "true", "true", "false"]
+    for side in ("browser", "server"):
+        detail = viewer.locator(
+            f".enclave-verify-check[data-name='predicate'] .enclave-verify-cell[data-side='{side}']"
+            " .enclave-verify-detail"
+        )
+        assert detail.inner_text() == (
+            "/predicate/effect/flip_rate: is not flips out of the sample count"
+        )
+    assert viewer.locator(".enclave-verify-status").get_attribute("data-state") == "failed"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    _shoot(page, "certificate-predicate-failed-light.png")
     assert_no_canary(record, page)
