@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test run from nothing: system packages, the locked Python environment,
 # the JupyterLab extension (locked npm build, then its unit tests), the suite against
-# real servers, then the browser tests in their own invocation (pytest-jupyter's event
-# loop and Playwright's sync API do not share a process).
+# real servers on every core (pytest-xdist), then the browser tests in their own
+# invocation (pytest-jupyter's event loop and Playwright's sync API do not share a
+# process).
 #
 # npm's download needs no Python, so it runs while the locked environment installs; the
 # build itself comes before the suite (the packaging tests build a wheel that carries it).
@@ -20,5 +21,7 @@ if ! wait "$npm_ci"; then
 fi
 bash scripts/build-labextension.sh
 (cd labextension && npm test --silent)
-python -m pytest
+# one pytest worker per core; a module's tests stay on one worker, so its module-scoped
+# fixtures (homes with captured incidents, finished audits) are made once
+python -m pytest -n auto --dist loadscope
 python -m pytest tests/browser -o addopts='--strict-markers -ra'
