@@ -17,8 +17,11 @@ concluded with a copy of its certificate — a seeding shortcut, the rows are wh
 worker writes), served by ``replay-enclave serve`` on SQLite and on PostgreSQL;
 ``--clients`` concurrent clients for ``--seconds`` against the list, filter and detail
 routes (list clients follow ``next`` cursors ten pages deep), then ``/whoami`` alone
-and while 45 clients run filter queries. Run: ``python benchmarks/service.py
---read-load [--seconds 30] [--backends sqlite,postgres] [--serve-workers 2]``.
+and while 45 clients run filter queries. Clients are closed loops (the next request
+as soon as the answer arrives: a saturation test, where latency is clients / throughput)
+unless ``--think-ms`` gives each a pause after each answer. Run: ``python
+benchmarks/service.py --read-load [--seconds 30] [--backends sqlite,postgres]
+[--serve-workers 2] [--think-ms 500]``.
 """
 
 from __future__ import annotations
@@ -417,9 +420,11 @@ def _drive(
     token: str,
     plan: Sequence[tuple[str, Any]],
     seconds: float,
+    think: float = 0.0,
 ) -> dict[str, dict[str, Any]]:
     """One thread per (route name, next-path function), each a closed loop for
-    ``seconds``; latencies and errors per route name."""
+    ``seconds`` (pausing ``think`` seconds after each answer, as a person or a polling
+    front end does); latencies and errors per route name."""
     import random
     import threading
 
@@ -452,6 +457,8 @@ def _drive(
                     errors += 1
                 elif answer is not None and "cursor" in state:
                     state["cursor"] = answer.json().get("next")
+                if think:
+                    time.sleep(think * rng.uniform(0.5, 1.5))
         with lock:
             row = results.setdefault(name, {"latencies": [], "errors": 0})
             row["latencies"] += latencies
@@ -496,6 +503,7 @@ def measure_read_load(
     clients: int = 50,
     seconds: float = 30.0,
     serve_workers: int = 2,
+    think_ms: float = 0.0,
 ) -> dict[str, Any]:
     """Per-route latency under ``clients`` concurrent clients, and /whoami alone vs
     under 45 filter clients, against ``replay-enclave serve`` on ``backend``."""
@@ -556,7 +564,7 @@ def measure_read_load(
                 plan = [
                     (routes[n % len(routes)][1], routes[n % len(routes)][2]) for n in range(clients)
                 ]
-                load = _drive(base, token, plan, seconds)
+                load = _drive(base, token, plan, seconds, think_ms / 1000)
                 window = min(seconds, 10.0)
                 whoami = ("/whoami", lambda _rng, _state: "/whoami")
                 alone = _drive(base, token, [whoami], window)["/whoami"]
@@ -586,6 +594,7 @@ def measure_read_load(
         "backend": backend,
         "specimens": specimens,
         "certificates": certificates,
+        "think_ms": think_ms,
         "seed_seconds": round(seeded, 1),
         "rows": rows,
         "whoami": {
@@ -603,6 +612,7 @@ def print_read_load(result: dict[str, Any]) -> None:
     print(
         f"read load on {result['backend']}: {result['specimens']} specimens, "
         f"{result['certificates']} certificates (seeded in {result['seed_seconds']} s), "
+        f"clients pausing {result['think_ms']:g} ms after each answer, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
     )
     header = ("kind", "route", "requests", "p50_ms", "p99_ms", "errors", "target")
@@ -628,6 +638,9 @@ def main() -> None:
     parser.add_argument("--specimens", type=int, default=10_000)
     parser.add_argument("--certificates", type=int, default=1_000)
     parser.add_argument("--serve-workers", type=int, default=2)
+    parser.add_argument(
+        "--think-ms", type=float, default=0.0, help="read load: each client's mean pause"
+    )
     args = parser.parse_args()
     if args.read_load:
         for backend in args.backends.split(","):
@@ -639,6 +652,7 @@ def main() -> None:
                     clients=args.clients,
                     seconds=args.seconds,
                     serve_workers=args.serve_workers,
+                    think_ms=args.think_ms,
                 )
             )
         return
