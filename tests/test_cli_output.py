@@ -53,3 +53,18 @@ def test_table_layout_matches_golden(columns: int) -> None:
 def test_cells_are_shown_as_typed() -> None:
     shown = _draw(250, tenant=":thumbs_up:")
     assert ":thumbs_up:" in shown and "\N{THUMBS UP SIGN}" not in shown
+
+
+@pytest.mark.parametrize("value", ["[/x]", "[bold]loud[/bold]", "[link=file:///etc]x[/link]"])
+def test_a_cell_is_data_never_markup(value: str) -> None:
+    """A value that reads as Rich markup is shown as typed: no crash on a closing tag
+    nothing opened, no style or link taken from data."""
+    done = subprocess.run(
+        [sys.executable, "-c", _DRAW, value],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "COLUMNS": "250"},
+    )
+    assert done.returncode == 0, done.stderr[-300:]
+    assert value in done.stdout

@@ -72,16 +72,18 @@ def table(
         for row in cells:
             pairs(f"{title}: {row[0]}", dict(zip(columns[1:], row[1:], strict=True)))
         return
+    from rich.markup import escape
     from rich.table import Table
 
-    grid = Table(title=title)
+    # cells are data, never markup: a name holding "[/x]" is shown as typed
+    grid = Table(title=escape(title))
     for column in columns:
         if column in widths:
             grid.add_column(column, no_wrap=True, min_width=widths[column])
         else:
             grid.add_column(column, overflow="fold")
     for row in cells:
-        grid.add_row(*row)
+        grid.add_row(*(escape(cell) for cell in row))
     console.print(grid)
 
 
