@@ -723,6 +723,9 @@ def test_step3_payload_must_be_canonical_strict_json(
         lambda p: p["baseline"].update(reproduced=False),
         lambda p: p["request"].update(specimen="spc-other"),
         lambda p: p.update(issuer="sha256:" + "0" * 64),
+        # figures the rules cannot evaluate fail the step, they do not raise
+        lambda p: p["effect"].update(flips=21),  # of 20 samples
+        lambda p: p["disclosure"].update(resolution=5e-324),
     ],
 )
 def test_step4_predicate_tampering(key: SigningKey, statement: dict[str, Any], mutate: Any) -> None:

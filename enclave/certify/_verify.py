@@ -187,7 +187,12 @@ def _step_statement(s: _State) -> str:
 def _step_predicate(s: _State) -> str:
     assert s.statement is not None
     version = s.statement["predicateType"]
-    problems = [f"/predicate{p}" for p in predicate_problems(s.statement["predicate"], version)]
+    try:
+        problems = [f"/predicate{p}" for p in predicate_problems(s.statement["predicate"], version)]
+    except (ValueError, TypeError, ArithmeticError):
+        # the rules raise on figures outside their domain (flips beyond the sample count,
+        # a resolution no grid holds): the same verdict as the analysts' verifiers give
+        problems = ["/predicate: the figures cannot be evaluated"]
     if not problems:
         problems = binding_problems(s.statement)
     if problems:
