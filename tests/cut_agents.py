@@ -148,3 +148,72 @@ MISUSES = {
 }
 
 BASELINE_INPUTS = {"key": "K-7", "rounds": 10}
+
+
+# -- irreversible effects and the sealed auditability -----------------------------------
+
+
+def _pay_dry_run(request: Mapping[str, Any], resolved: str | None) -> Mapping[str, Any]:
+    return {"receipt": f"dry-run {request['amount']}"}
+
+
+def _payment(substitute: bool) -> BoundarySpec:
+    return BoundarySpec(
+        kind=StepKind.EFFECT,
+        name="pay",
+        request={"amount": policy("internal")},
+        response={"receipt": policy("internal")},
+        substitute=_pay_dry_run if substitute else None,
+        irreversible=True,
+    )
+
+
+PAY_DRY_RUN = _payment(substitute=True)
+PAY_FOR_REAL = _payment(substitute=False)
+
+
+def _paying(spec: BoundarySpec, *, cut_first: bool) -> Any:
+    def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        def look() -> Any:
+            return ctx.call(LOOKUP, {"key": inputs["key"]}, live=_lookup)["value"]
+
+        value = ctx.cut("before-effect", look) if cut_first else look()
+        ctx.call(
+            spec,
+            {"amount": 10},
+            live=lambda req: Answer({"receipt": "r-1"}, idempotency_token="pay-1"),
+        )
+        if not cut_first:
+            ctx.cut("before-effect", lambda: value)
+        return {"score": 0.5, "decision": "LOW", "proposal": {"decision": "LOW"}}
+
+    return run
+
+
+def _paying_agent(name: str, spec: BoundarySpec, *, cut_first: bool) -> AgentSpec:
+    return AgentSpec(
+        name=name,
+        version="1",
+        function=_paying(spec, cut_first=cut_first),
+        inputs=_INPUTS,
+        outcome=_OUTCOME,
+        boundaries=(LOOKUP, spec),
+        cuts=("before-effect",),
+    )
+
+
+# name -> (agent, the sealed class)
+PAYING = {
+    "dry-run after a cut": (
+        _paying_agent("pay-dry-cut", PAY_DRY_RUN, cut_first=True),
+        "auditable",
+    ),
+    "no dry-run after a cut": (
+        _paying_agent("pay-real-cut", PAY_FOR_REAL, cut_first=True),
+        "not-auditable-beyond before-effect",
+    ),
+    "dry-run without a cut before": (
+        _paying_agent("pay-dry-nocut", PAY_DRY_RUN, cut_first=False),
+        "not-auditable-beyond start",
+    ),
+}

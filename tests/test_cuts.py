@@ -414,3 +414,57 @@ def test_the_counted_work_state_decodes_as_recorded(
     state = next(s for s in steps if s.kind == "cut").response["state"]
     assert set(state) == {"value", "digest", "note"}
     assert decode_payload(b"\x01" + json.dumps(state).encode()) == state
+
+
+# -- auditability decided at seal ------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", sorted(cut_agents.PAYING))
+def test_an_irreversible_effect_decides_the_sealed_auditability(
+    runtime: Runtime, case: str
+) -> None:
+    agent, expected = cut_agents.PAYING[case]
+    specimen = capture(
+        runtime, agent, cut_agents.BASELINE_INPUTS, tenant_id="acme", seed=1
+    ).specimen_id
+    sealed = runtime.ledger.get_specimen(specimen).manifest["auditability"]
+    assert sealed["class"] == expected
+    if expected == "auditable":
+        assert sealed["cut"] is None and sealed["effect"] is None
+    else:
+        assert sealed["cut"] == expected.rpartition(" ")[2]
+        assert sealed["effect"] == "main/pay#0"
+
+
+def test_the_reference_incidents_are_sealed_with_their_auditability(
+    runtime: Runtime, specimens: dict[str, str]
+) -> None:
+    sealed = {
+        name: runtime.ledger.get_specimen(specimens[name]).manifest["auditability"]["class"]
+        for name in INCIDENTS
+    }
+    assert sealed == {
+        "procurement": "auditable",
+        "claims": "auditable",
+        # drop_partition is irreversible and has no dry-run substitute
+        "shard-maintenance": "not-auditable-beyond before-drop",
+    }
+
+
+def test_the_release_report_says_a_specimen_is_not_auditable_beyond_its_cut() -> None:
+    from enclave.release._report import label_of
+
+    observable = {"classification": "observable-only", "effect": None}
+    sealed = "not-auditable-beyond before-drop"
+    assert label_of(observable, None, sealed=sealed) == (
+        "not-auditable",
+        "not-auditable-beyond before-drop; observable-only",
+    )
+    assert label_of(None, "unservable", sealed=sealed) == (
+        "not-auditable",
+        "not-auditable-beyond before-drop; unservable",
+    )
+    # the sealed class does not change an audit that concluded, nor an auditable specimen
+    equivalent = {"classification": "equivalent", "effect": {"flips": 0}}
+    assert label_of(equivalent, None, sealed=sealed) == ("equivalent", None)
+    assert label_of(observable, None, sealed="auditable") == ("not-auditable", "observable-only")

@@ -77,6 +77,7 @@ DROP = BoundarySpec(
     schema_id="partition-admin",
     schema_version="2",
     identities=("partition-admin@2",),
+    irreversible=True,  # and no dry-run substitute: the specimen is not auditable past its cut
 )
 READBACK = BoundarySpec(
     kind=StepKind.READBACK,
