@@ -12,17 +12,44 @@ runs the request is refused (``BadInput``, one line, no value) when:
    the cut stands for, so samples from the cut would not be samples of the run.
 
 A code revision (strategy ``CODE``) changes the work before every cut and is refused at
-``AuditRequest`` already.
+``AuditRequest`` already. The same checks run on the sealed metadata alone
+(``check_cut_in_record``: the governed service, at admission) and on the decrypted,
+intervened trajectory (``check_from_cut``: every audit, before a worker starts).
 """
 
 from __future__ import annotations
 
-from ledger import StepKind
+from collections.abc import Iterable
+
+from ledger import StepKind, StepRecord
 
 from .._errors import BadInput
 from ._model import RecordedStep, Trajectory
 
-__all__ = ["cut_step", "check_from_cut", "cut_summary"]
+__all__ = ["check_cut_in_record", "check_from_cut", "cut_step", "cut_summary"]
+
+NO_SUCH_CUT = "the specimen recorded no cut of that name"
+TARGET_BEFORE = (
+    "the intervention's target lies before the cut: replay from an earlier cut or in full"
+)
+RANDOM_BEFORE = "the run drew randomness before the cut: replay it in full"
+
+
+def check_cut_in_record(steps: Iterable[StepRecord], name: str, targets: Iterable[str]) -> None:
+    """Checks 1-3 on the ledger's step records (metadata): ``targets`` are the call ids
+    the intervention changes."""
+    ordered = sorted(steps, key=lambda s: s.seq)
+    cut = next((s for s in ordered if s.kind is StepKind.CUT and s.name == name), None)
+    if cut is None:
+        raise BadInput(NO_SUCH_CUT)
+    wanted = set(targets)
+    for step in ordered:
+        if step.seq > cut.seq:
+            break
+        if step.call_id in wanted:
+            raise BadInput(TARGET_BEFORE)
+        if step.kind is StepKind.RANDOM:
+            raise BadInput(RANDOM_BEFORE)
 
 
 def cut_step(trajectory: Trajectory, name: str) -> RecordedStep:
@@ -30,7 +57,7 @@ def cut_step(trajectory: Trajectory, name: str) -> RecordedStep:
     for step in trajectory.steps:
         if step.kind == StepKind.CUT.value and step.name == name:
             return step
-    raise BadInput("the specimen recorded no cut of that name")
+    raise BadInput(NO_SUCH_CUT)
 
 
 def check_from_cut(intervened: Trajectory, name: str) -> RecordedStep:
@@ -41,12 +68,9 @@ def check_from_cut(intervened: Trajectory, name: str) -> RecordedStep:
         if step.seq > cut.seq:
             break
         if step.intervened or step.serve_by_substitute:
-            raise BadInput(
-                "the intervention's target lies before the cut: replay from an earlier cut "
-                "or in full"
-            )
+            raise BadInput(TARGET_BEFORE)
         if step.kind == StepKind.RANDOM.value:
-            raise BadInput("the run drew randomness before the cut: replay it in full")
+            raise BadInput(RANDOM_BEFORE)
     return cut
 
 
