@@ -19,12 +19,16 @@ Procurement reference incident (DESIGN.md), model r1 -> r2, measured in one run:
     benchmarks/replay.py --sweep`` opens the specimen and replays baseline and intervened
     on each seed in-process over plaintext (start-up, imports and decryption included).
 
+(d) replay from the last cut against a full replay, on a specimen whose expensive part
+    precedes the cut (``benchmarks/_cuts.py``): target >= 2x faster from the cut.
+
 Medians over rounds, enclave and bare alternated so a busy machine slows both alike.
 Targets: (a) <= 1.2x at 10,000 samples, (b) <= 3x, (c) <= 2x at 1,000 samples.
 
     python benchmarks/replay.py                 # the table (N = 10,000; (c) at 1,000)
     python benchmarks/replay.py --samples 200 --rounds 3
     python benchmarks/replay.py --profile       # cProfile of the bare loop and the supervisor
+    python benchmarks/replay.py --cut --samples 20 --rounds 3 [--work 150000]   # (d) only
 """
 
 from __future__ import annotations
@@ -260,7 +264,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--sweep", nargs=3, metavar=("HOME", "SPECIMEN", "SAMPLES"))
+    parser.add_argument("--cut", action="store_true", help="(d) only: from the cut vs full")
+    parser.add_argument("--work", type=int, default=150_000, help="(d): hash rounds before the cut")
     args = parser.parse_args(argv)
+    if args.cut:
+        from benchmarks import _cuts
+
+        print(_cuts.table(_cuts.measure(args.samples, args.rounds, args.work)))
+        return
     if args.sweep:
         _sweep(args.sweep[0], args.sweep[1], int(args.sweep[2]))
         return

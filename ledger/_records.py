@@ -49,6 +49,7 @@ class StepKind(StrEnum):
     RANDOM = "random"  # the seed the agent drew randomness from
     INPUT = "input"  # what the run was started with
     OUTCOME = "outcome"  # the artifact the decision is judged by
+    CUT = "cut"  # a declared checkpoint: the state the work before it produced
 
 
 class RunStatus(StrEnum):

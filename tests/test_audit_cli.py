@@ -137,6 +137,63 @@ def test_audit_table(demo_home: tuple[Path, dict[str, Any]]) -> None:
     assert "how each call was served" in out and "intervention 5" in out
 
 
+def test_audit_from_a_cut_names_the_cut(demo_home: tuple[Path, dict[str, Any]]) -> None:
+    home, demo = demo_home
+    done = cli(
+        home,
+        "audit",
+        demo["specimens"]["claims"],
+        "--purpose",
+        "cli test",
+        "--call",
+        "main/review-policy#0",
+        "--field",
+        "/decision",
+        "--strategy",
+        "replace",
+        "--value",
+        '"AUTO_APPROVE"',
+        "--samples",
+        "3",
+        "--from-cut",
+        "before-authority",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "replayed from cut" in done.stdout
+    assert "before-authority (main/before-authority#0)" in done.stdout
+    # the fraud service call inside the cut's work has no served-by row: it was not made
+    assert "main/fraud_score#0" not in done.stdout
+
+
+def test_audit_from_a_cut_after_the_target_is_a_one_line_error(
+    demo_home: tuple[Path, dict[str, Any]],
+) -> None:
+    home, demo = demo_home
+    done = cli(
+        home,
+        "audit",
+        demo["specimens"]["claims"],
+        "--purpose",
+        "cli test",
+        "--call",
+        "main/fraud_score#0",
+        "--field",
+        "fraud_score",
+        "--strategy",
+        "perturb",
+        "--delta",
+        "-0.2",
+        "--samples",
+        "3",
+        "--from-cut",
+        "before-authority",
+    )
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr + done.stdout
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "target lies before the cut" in lines[0]
+
+
 # -- verify --------------------------------------------------------------------------------
 
 

@@ -273,6 +273,7 @@ def test_a_good_capture_still_works(home: Path, tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
-    assert summary["steps"] == 8 and summary["holes"] == 1
+    # input, 5 boundary calls, 2 cuts (before-retrieval, before-authority), random, outcome
+    assert summary["steps"] == 10 and summary["holes"] == 1
     assert find_canaries(out.stdout.encode(), CANARIES) == []
     assert snapshot(fresh)["runs"] == 2

@@ -231,7 +231,12 @@ def test_a_member_that_reads_live_state_is_not_auditable_and_names_what_escaped(
     )
     (row,) = _predicate(envelope)["specimens"]
     assert passed is False
-    assert (row["label"], row["reason"]) == ("not-auditable", "observable-only")
+    # the shard specimen is sealed not-auditable-beyond its cut (an irreversible drop with
+    # no dry-run substitute): the row says so before the audit's own class
+    assert (row["label"], row["reason"]) == (
+        "not-auditable",
+        "not-auditable-beyond before-drop; observable-only",
+    )
     assert row["certificate"] is not None  # observable-only is certified, not concluded
     assert row["effects_sandboxed"] and row["outside_control"]
     assert all(ok for _, ok, _ in _verify(runtime, envelope))

@@ -6,6 +6,7 @@ included."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import logging
@@ -313,6 +314,10 @@ def test_policies_of_the_tenant(world: World) -> None:
         ("alice", "procurement", {"strategy": "REPLACE"}, 400, "bad_input"),
         ("alice", "procurement", {"colour": "blue"}, 422, "invalid_request"),
         ("alice", "procurement", {"purpose": ""}, 422, "invalid_request"),
+        # replay cuts: the supplier-risk target lies before this cut; no such cut; a bad name
+        ("alice", "procurement", {"from_cut": "before-authority"}, 400, "bad_input"),
+        ("alice", "procurement", {"from_cut": "before-nothing"}, 400, "bad_input"),
+        ("alice", "procurement", {"from_cut": "a/b"}, 422, "invalid_request"),
     ],
 )
 def test_audit_refusals_name_the_unmet_condition(
@@ -428,6 +433,29 @@ def test_openapi_is_published(world: World) -> None:
 
 
 # -- end to end: request -> worker -> certificate -----------------------------------------
+
+
+@pytest.mark.slow
+def test_an_audit_requested_from_a_cut_is_certified_with_it(tmp_path: Path) -> None:
+    from enclave.jobs import run_worker
+
+    home, specimens, tokens = build_home(tmp_path / "home")
+    auth = {"Authorization": f"Bearer {tokens['alice']}"}
+    with TestClient(create_app(lambda: Runtime.open(home, env={}))) as client:
+        body = audit_body(specimens["procurement"], from_cut="before-retrieval")
+        response = client.post(f"{API}/audits", headers=auth, json=body)
+        assert response.status_code == 202, response.text
+        audit_id = response.json()["audit_id"]
+        run_worker(
+            lambda: Runtime.open(home, env={}), worker_id="w1", stop=threading.Event(), once=True
+        )
+        done = client.get(f"{API}/audits/{audit_id}", headers=auth).json()
+        assert done["status"] == "COMPLETED", done
+        envelope = client.get(f"{API}/certificates/{audit_id}", headers=auth).json()
+        predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+        assert predicate["request"]["from_cut"] == "before-retrieval"
+        assert predicate["cut"]["call_id"] == "main/before-retrieval#0"
+        assert client.get(f"{API}/certificates/{audit_id}/verify", headers=auth).json()["ok"]
 
 
 @pytest.mark.slow

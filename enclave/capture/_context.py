@@ -6,6 +6,12 @@ the live boundary and records it; at replay (``enclave.replay``) the same method
 the record instead and never call ``live``. Agents must get time, randomness,
 environment variables and file contents only from here so that a replay is
 deterministic and the specimen holds everything the run depended on.
+
+A *cut* (``ctx.cut(name, compute)``) is a declared checkpoint: ``compute`` holds the work
+before it and returns the state the rest of the run needs. Capture records that state as
+one field of a ``cut`` step (encrypted and digested like any field); a full replay runs
+``compute`` again and checks its state against the record; a replay *from* the cut
+returns the recorded state and never runs ``compute`` (``docs/cuts.md``).
 """
 
 from __future__ import annotations
@@ -27,6 +33,15 @@ from ._spec import Answer, BoundarySpec, policy
 __all__ = ["Context", "LiveCall"]
 
 LiveCall = Callable[[Mapping[str, Any]], "Answer | Mapping[str, Any]"]
+Compute = Callable[[], Any]
+
+
+def cut_spec(name: str) -> BoundarySpec:
+    """The step a cut is recorded as: no request, its state as one confidential field."""
+    return BoundarySpec(
+        kind=StepKind.CUT, name=name, request={}, response={"state": policy("confidential")}
+    )
+
 
 # What ``ctx.env`` and ``ctx.read`` cross: tool calls of reserved names (``_spec``), whose
 # names, paths and contents are confidential content of the specimen.
@@ -103,6 +118,16 @@ class Context(ABC):
         alias: str | None = None,
     ) -> Mapping[str, Any]:
         """Cross one boundary. Returns the response fields."""
+
+    def cut(self, name: str, compute: Compute) -> Any:
+        """A declared checkpoint (``AgentSpec.cuts``): the state ``compute`` returns (a
+        JSON value) — computed and recorded at capture, computed and checked against the
+        record by a full replay, served from the record by a replay from this cut or a
+        later one, which never calls ``compute``. The state comes back as JSON gives it
+        (lists, not tuples), at capture and replay alike. A context that records and
+        serves nothing just does the work."""
+        del name
+        return compute()
 
     @abstractmethod
     def now(self) -> datetime:

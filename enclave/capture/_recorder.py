@@ -34,8 +34,8 @@ from ledger import (
 from .._errors import BadInput
 from ..keys import TenantDigester
 from ..store import SpecimenWriter
-from ._context import ENV, READ, Context, LiveCall
-from ._payload_codec import encode_payload
+from ._context import ENV, READ, Compute, Context, LiveCall, cut_spec
+from ._payload_codec import decode_payload, encode_payload
 from ._spec import AgentSpec, Answer, BoundarySpec, DeclaredField, policy
 
 __all__ = ["Recorder", "SpecError"]
@@ -97,7 +97,11 @@ class Recorder(Context):
         self._scopes = frozenset({"main"})
         self._aliases: dict[str, frozenset[str]] = {}
         self._identities: dict[str, frozenset[str]] = {}
+        self._cuts: tuple[str, ...] | None = None  # declared cuts, in order (None: any)
+        self._cuts_reached: list[str] = []
+        self._computing = False
         if agent is not None:
+            self._cuts = agent.cuts
             self._boundaries = {(b.kind, b.name): b for b in agent.boundaries}
             self._boundaries.update(_BUILT_IN)
             self._scopes = frozenset({"main", *agent.scopes})
@@ -201,7 +205,7 @@ class Recorder(Context):
         token_expires_at: datetime | None = None,
     ) -> None:
         seq = len(self.steps)
-        if self._boundaries is not None:
+        if self._boundaries is not None and spec.kind is not StepKind.CUT:  # cuts: ``cut``
             declared = self._boundaries.get((spec.kind, spec.name))
             if declared is not spec and declared != spec:
                 raise SpecError(f"step {seq}: the boundary is not one the agent declares")
@@ -287,6 +291,34 @@ class Recorder(Context):
             return dict(result.response)
         self._record(spec, request, result, alias=alias)
         return dict(result)
+
+    def cut(self, name: str, compute: Compute) -> Any:
+        seq = len(self.steps)
+        if type(name) is not str or not name:
+            raise ValueError("a cut is named by a non-empty string")
+        if name in self._cuts_reached:
+            raise SpecError(f"step {seq}: a cut is reached once per run")
+        if self._cuts is not None:
+            if name not in self._cuts:
+                raise SpecError(f"step {seq}: the cut is not one the agent declares")
+            last = self._cuts.index(self._cuts_reached[-1]) if self._cuts_reached else -1
+            if self._cuts.index(name) < last:
+                raise SpecError(f"step {seq}: the cut is reached out of its declared order")
+        if self._computing:
+            raise SpecError(f"step {seq}: a cut inside another cut's work is refused")
+        self._cuts_reached.append(name)
+        self._computing = True
+        try:
+            state = compute()
+        finally:
+            self._computing = False
+        try:
+            # the state as replay will see it: JSON's types (a tuple comes back a list)
+            state = decode_payload(encode_payload(state))
+        except CanonicalizationError:
+            raise SpecError(f"step {len(self.steps)}: the cut state has no JSON form") from None
+        self._record(cut_spec(name), {}, {"state": state}, alias=None)
+        return state
 
     def now(self) -> datetime:
         if self._now is None:

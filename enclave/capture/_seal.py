@@ -39,6 +39,7 @@ from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
 from ..keys import TenantDigester
 from ..store import validate_id
+from ._auditability import sealed_auditability
 from ._code_identity import CodeIdentity, code_identity
 from ._recorder import IDENTITY_SIDE, Recorder, SpecError, _Step, iso
 from ._registry import reference_of
@@ -217,6 +218,8 @@ def build_manifest(
         "seed": seed,
         "retention_class": agent.retention_class,
         "score_bounds": list(agent.score_bounds) if agent.score_bounds else None,
+        # how far the specimen can be audited (``_auditability``): named cuts and calls
+        "auditability": sealed_auditability(agent, (s.record for s in recorder.steps)),
         "steps": steps,
     }
 

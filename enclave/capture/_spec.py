@@ -105,6 +105,9 @@ class BoundarySpec:
     json_schema: Mapping[str, Any] | None = None  # of the response, for interventions
     substitute: Substitute | None = None
     side_effecting: bool = False
+    # an effect that cannot be undone (a dropped partition, a payment): a replay may only
+    # dry-run it, through ``substitute``; decides the sealed auditability (``docs/cuts.md``)
+    irreversible: bool = False
     # named sets of response fields an audit may change together, reported as one
     bundles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # shown in clear when used; any other alias or resolved identity is a keyed digest
@@ -129,7 +132,7 @@ class BoundarySpec:
             isinstance(v, str) and v for v in self.reads_after
         ):
             raise ValueError("reads_after is a tuple of effect boundary names")
-        if self.kind is StepKind.EFFECT and not self.side_effecting:
+        if (self.kind is StepKind.EFFECT or self.irreversible) and not self.side_effecting:
             object.__setattr__(self, "side_effecting", True)
         object.__setattr__(self, "request_fields", declared_fields(self.request))
         object.__setattr__(self, "response_fields", declared_fields(self.response))
@@ -169,13 +172,20 @@ class AgentSpec:
     scopes: tuple[str, ...] = ()
     # further modules (helpers the agent imports) whose files join its code identity
     code_modules: tuple[str, ...] = ()
+    # replay cuts (``ctx.cut``), in the order the run reaches them; any other is refused
+    cuts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for names in (self.scopes, self.code_modules):
+        for names in (self.scopes, self.code_modules, self.cuts):
             if not isinstance(names, tuple) or not all(isinstance(n, str) and n for n in names):
-                raise ValueError("declared scopes and code modules are tuples of names")
-        if any("/" in name or "#" in name for name in self.scopes):
-            raise ValueError("a scope name may not hold '/' or '#' (they delimit call ids)")
+                raise ValueError("declared scopes, code modules and cuts are tuples of names")
+        if any("/" in name or "#" in name for name in (*self.scopes, *self.cuts)):
+            raise ValueError("a scope or cut name may not hold '/' or '#' (they delimit call ids)")
+        if len(set(self.cuts)) != len(self.cuts):
+            raise ValueError("a cut is declared once")
+        taken = RESERVED_NAMES | {b.name for b in self.boundaries} | {"clock", "random", "start"}
+        if taken & set(self.cuts):
+            raise ValueError("a cut may not share its name with a boundary")
         if any(b.name in RESERVED_NAMES for b in self.boundaries):
             raise ValueError("boundary names env and read are reserved (ctx.env, ctx.read)")
         effects = {b.name for b in self.boundaries if b.side_effecting}

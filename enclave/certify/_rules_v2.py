@@ -21,6 +21,9 @@ Checked in order (each as ``location: rule``, never a value):
    baseline arm; the ``new calls`` row (calls the record does not know) only substitute,
    unservable or absent; a boundary whose substitute did not reproduce the record
    (``substitute_fidelity``) served no call by substitute.
+7. A cut: ``cut`` is present exactly when the request names ``from_cut``, with that
+   name; its call id is a call of that cut (``scope/<name>#0``), and the cut's own
+   served-by rows show it served from the ``record`` (or unused, or absent) only.
 """
 
 from __future__ import annotations
@@ -184,6 +187,20 @@ def _served_by(p: dict[str, Any], n: int) -> list[str]:
     return problems
 
 
+def _cut(p: dict[str, Any]) -> list[str]:
+    cut, named = p.get("cut"), p["request"].get("from_cut")
+    if cut is None and named is None:
+        return []
+    if cut is None or named != cut["name"]:
+        return ["/cut: present exactly when the request names from_cut, with its name"]
+    if _boundary(cut["call_id"]) != cut["name"]:
+        return ["/cut/call_id: is not a call of the named cut"]
+    rows = [r for r in p["served_by"] or [] if r["call"] == cut["call_id"]]
+    if any(r[c] for r in rows for c in ("substitute", "intervention", "unservable")):
+        return ["/served_by: the cut was not served from the record"]
+    return []
+
+
 def _boundary(call: str) -> str:
     """The boundary of a call id ``scope/name#k``."""
     return call.partition("/")[2].rpartition("#")[0]
@@ -207,4 +224,5 @@ def predicate_problems_v2(predicate: Any) -> list[str]:
             problems.append("/served_by: reported without samples")
         else:
             problems += _served_by(p, samples["count"])  # 6.
+    problems += _cut(p)  # 7.
     return problems

@@ -18,6 +18,10 @@ v2 is v1 (``_schema``) with these changes (``docs/certificate-v2.md``):
                     ``record`` / ``substitute`` / ``intervention`` / ``unservable``, left
                     ``unused``, or ``absent``; calls the record does not know are one
                     ``new calls`` row per arm.
+``cut``             optional (a full replay has none): the cut every run started from,
+                    {``name``, ``call_id``, ``calls_before``}; the request then names it
+                    as ``from_cut``. Calls inside the cut's work were neither executed nor
+                    served and have no ``served_by`` row (``docs/cuts.md``).
 
 The rules beyond the schema are in ``_rules_v2``.
 """
@@ -135,6 +139,17 @@ _SAMPLE_ROWS = _nullable(
     }
 )
 
+_CUT_NAME = "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
+# optional: certificates of full replays (and all issued before cuts existed) have none
+_CUT = _closed(
+    ["name", "call_id", "calls_before"],
+    {
+        "name": _str(64, pattern=_CUT_NAME),
+        "call_id": _str(),
+        "calls_before": {"type": "integer", "minimum": 0, "maximum": 1_000_000},
+    },
+)
+
 _SERVED_BY = _nullable(
     {
         "type": "array",
@@ -163,6 +178,8 @@ def _v2() -> dict[str, Any]:
     properties["sample_rows"] = _SAMPLE_ROWS
     properties["served_by"] = _SERVED_BY
     properties["substitute_fidelity"] = _SUBSTITUTE_FIDELITY
+    properties["cut"] = _CUT  # not required
+    properties["request"]["properties"]["from_cut"] = _str(64, pattern=_CUT_NAME)
     # a code revision (a candidate release) is an intervention of its own
     for where in (properties["request"], properties["intervention"]["anyOf"][1]):
         where["properties"]["strategy"] = {"enum": [*STRATEGIES_V1, "CODE"]}

@@ -162,6 +162,9 @@ def show_outcome(outcome: AuditOutcome) -> None:
         )
     if outcome.placebo:
         data["placebo"] = "passed" if outcome.placebo["passed"] else "FAILED"
+    if isinstance(predicate.get("cut"), dict):
+        cut = predicate["cut"]
+        data["replayed from cut"] = f"{cut['name']} ({cut['call_id']})"
     if outcome.failure:
         data["failure"] = f"{outcome.failure} ({outcome.failure_detail})"
     if outcome.disclosure:
@@ -217,6 +220,13 @@ def audit_cmd(
         list[str] | None, typer.Option(help="LAYER=VALUE, e.g. score=0.001, readback=ignore.")
     ] = None,
     requester: Annotated[str, typer.Option(help="Who asks (recorded).")] = "cli",
+    from_cut: Annotated[
+        str | None,
+        typer.Option(
+            help="Start every run from this declared cut's recorded state "
+            "(the work before it is not re-run; the target must lie after it)."
+        ),
+    ] = None,
     home: HomeOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -240,6 +250,7 @@ def audit_cmd(
         samples=samples,
         seed=seed,
         tolerances=Tolerances.parse(tolerance or []),
+        from_cut=from_cut,
     )
     with open_runtime(home) as runtime:
         outcome = run_with_progress(runtime, request, quiet=json_out)

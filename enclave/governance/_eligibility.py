@@ -20,6 +20,9 @@ that does not refuses with a code naming it (``Refused.code``). Steps, in order:
    ``target_unresolvable``  the field is retained as content with an evidence
                             reference and a keyed digest (a revision target: a
                             resolved identity and a response digest).
+   ``bad_input``            with ``from_cut``: the specimen recorded that cut, every
+                            call the intervention changes lies after it, and no
+                            randomness was drawn before it (``enclave.replay._cuts``).
 4. ``unknown_schema``       the step carries a schema id and version, and the agent
                             declares the same for that boundary (with a JSON Schema
                             for the target field).
@@ -56,6 +59,7 @@ from .._errors import BadInput, Refused
 from .._runtime import Runtime
 from ..capture import AgentSpec, load_agent
 from ..replay import AuditRequest, Intervention, Strategy, Tolerances
+from ..replay._cuts import check_cut_in_record
 from ..replay._pointer import parse_pointer, schema_at
 from ._policy import IDENTITY_FIELD, InterventionPolicy, PolicyStatus
 from ._registry import list_policies
@@ -82,6 +86,7 @@ class AuditDraft:
     revision: str | None = None  # "POINT=IDENTITY", e.g. "model=r2"
     tolerances: Mapping[str, Any] | None = None
     policy_id: str | None = None
+    from_cut: str | None = None  # start every run from this declared cut (``docs/cuts.md``)
 
 
 @dataclass(frozen=True)
@@ -289,6 +294,16 @@ def _authorised(policy: InterventionPolicy, iv: Intervention) -> None:
         )
 
 
+def _cut(
+    record: SpecimenRecord, agent: AgentSpec, iv: Intervention, step: StepRecord, name: str
+) -> None:
+    # 3b. replay from a cut: the changed calls lie after it, no randomness before it
+    targets = [step.call_id]
+    if iv.strategy is Strategy.REVISION:
+        targets = [s.call_id for s in record.steps if s.name == step.name]
+    check_cut_in_record(record.steps, name, targets)
+
+
 def check_specimen(runtime: Runtime, specimen_id: str, *, tenant: str) -> SpecimenRecord:
     """Steps 1 and 2 alone: the conditions on the specimen itself, for an intervention
     that targets no recorded call (a code revision: ``enclave.release``)."""
@@ -312,6 +327,7 @@ def check_eligibility(
         samples=draft.samples,
         seed=draft.seed,
         tolerances=_tolerances(draft.tolerances),
+        from_cut=draft.from_cut,
     )
     record = _sealed(runtime, draft.specimen_id, tenant)
     _bounded(record)
@@ -322,6 +338,8 @@ def check_eligibility(
             "the specimen's agent is not registered here", code="unknown_adapter"
         ) from None
     step, field = _target(record, agent, intervention)
+    if request.from_cut is not None:
+        _cut(record, agent, intervention, step, request.from_cut)
     _schema(agent, step, field)
     _declared(record, intervention)
     policy = _policy(runtime, record, step, field, intervention, draft.policy_id)
@@ -335,6 +353,7 @@ def check_eligibility(
         seed=request.seed,
         tolerances=request.tolerances,
         policy=(policy.id, policy.version),
+        from_cut=request.from_cut,
     )
     return Eligible(
         request=request, policy=policy, record=record, target_call_id=step.call_id, field=field

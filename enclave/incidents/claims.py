@@ -1,6 +1,8 @@
 """Claims review: the agent reads a fraud score and recommends manual review above a
 threshold. score = fraud score (0 when absent) + Random(seed).uniform(-0.01, 0.01),
-clamped to [0, 1]; the review policy says MANUAL_REVIEW when score >= 0.70."""
+clamped to [0, 1]; the review policy says MANUAL_REVIEW when score >= 0.70.
+
+Cut: ``before-authority`` holds the fraud service's score; the jitter is drawn after it."""
 
 from __future__ import annotations
 
@@ -50,6 +52,14 @@ REVIEW = BoundarySpec(
     response={"decision": policy("internal"), "threshold": policy("internal")},
     schema_id="review-policy",
     schema_version="2",
+    json_schema={
+        "type": "object",
+        "properties": {
+            "decision": {"type": "string", "enum": ["MANUAL_REVIEW", "AUTO_APPROVE"]},
+            "threshold": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+        "required": ["decision", "threshold"],
+    },
     substitute=review_policy,
     identities=("review-policy@v2",),
 )
@@ -67,10 +77,12 @@ def _fraud_service(request: Mapping[str, Any]) -> Answer:
 
 
 def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    fraud = ctx.call(
-        FRAUD, {"claim_id": inputs["claim_id"]}, live=_fraud_service, alias="fraud-service"
+    raw = ctx.cut(
+        "before-authority",
+        lambda: ctx.call(
+            FRAUD, {"claim_id": inputs["claim_id"]}, live=_fraud_service, alias="fraud-service"
+        )["fraud_score"],
     )
-    raw = fraud["fraud_score"]
     base = 0.0 if raw is None else float(raw)
     score = min(1.0, max(0.0, base + ctx.random().uniform(-0.01, 0.01)))
     decision = ctx.call(
@@ -102,6 +114,7 @@ AGENT = AgentSpec(
         "evidence": policy("internal"),
     },
     boundaries=(FRAUD, REVIEW),
+    cuts=("before-authority",),
 )
 
 BASELINE_INPUT = {

@@ -5,6 +5,10 @@ score = 0.500 + model calibration (r1 +0.020, r2 -0.018)
               + 0.20 x (supplier confidence - 0.50)
               + jitter, jitter = Random(seed).uniform(-0.028, 0.028)
 decision = APPROVE if score >= policy threshold 0.55 else REVIEW
+
+Cuts: ``before-retrieval`` holds the template; ``before-authority`` holds everything the
+score needs but the jitter (documents, supplier risk, the decider's answer), so a replay
+from it re-draws the jitter per sample and decides again.
 """
 
 from __future__ import annotations
@@ -111,6 +115,14 @@ APPROVAL = BoundarySpec(
     response={"decision": policy("internal"), "threshold": policy("internal")},
     schema_id="approval-policy",
     schema_version="3",
+    json_schema={
+        "type": "object",
+        "properties": {
+            "decision": {"type": "string", "enum": ["APPROVE", "REVIEW"]},
+            "threshold": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+        "required": ["decision", "threshold"],
+    },
     substitute=approval_policy,
     aliases=("approval-policy@active",),
     identities=("approval-policy@p3",),
@@ -167,27 +179,44 @@ def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
         template_revision=inputs.get("live_template_revision", "c1"),
         confidence=inputs.get("live_supplier_confidence", 0.70),
     )
-    template = ctx.call(
-        TEMPLATE, {"purpose": inputs["purpose"]}, live=world.template, alias="po-template@current"
+    template = ctx.cut(
+        "before-retrieval",
+        lambda: dict(
+            ctx.call(
+                TEMPLATE,
+                {"purpose": inputs["purpose"]},
+                live=world.template,
+                alias="po-template@current",
+            )
+        ),
     )
-    docs = ctx.call(
-        RETRIEVAL,
-        {"query": f"supplier {inputs['subject']}"},
-        live=world.retrieve,
-        alias="supplier-index@prod",
-    )
-    risk = ctx.call(SUPPLIER_RISK, {"supplier": inputs["subject"]}, live=world.supplier_risk)
-    evidence = f"Evidence: {len(docs['documents'])} documents"
-    prompt = f"{template['template']}\nPO: {inputs['po_text']}\n{evidence}"
-    model = ctx.call(
-        DECIDER, {"prompt": prompt, "temperature": 0}, live=world.decide, alias="decider"
-    )
+
+    def assess() -> dict[str, Any]:
+        docs = ctx.call(
+            RETRIEVAL,
+            {"query": f"supplier {inputs['subject']}"},
+            live=world.retrieve,
+            alias="supplier-index@prod",
+        )
+        risk = ctx.call(SUPPLIER_RISK, {"supplier": inputs["subject"]}, live=world.supplier_risk)
+        evidence = f"Evidence: {len(docs['documents'])} documents"
+        prompt = f"{template['template']}\nPO: {inputs['po_text']}\n{evidence}"
+        model = ctx.call(
+            DECIDER, {"prompt": prompt, "temperature": 0}, live=world.decide, alias="decider"
+        )
+        return {
+            "model_calibration": model["calibration"],
+            "confidence": risk["confidence"],
+            "evidence": [doc["id"] for doc in docs["documents"]],
+        }
+
+    assessed = ctx.cut("before-authority", assess)
     jitter = ctx.random().uniform(-0.028, 0.028)
     score = (
         0.500
-        + model["calibration"]
+        + assessed["model_calibration"]
         + template["calibration"]
-        + 0.20 * (risk["confidence"] - 0.50)
+        + 0.20 * (assessed["confidence"] - 0.50)
         + jitter
     )
     decision = ctx.call(
@@ -204,7 +233,7 @@ def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
             "subject": inputs["subject"],
             "amount": inputs["amount"],
         },
-        "evidence": [doc["id"] for doc in docs["documents"]],
+        "evidence": assessed["evidence"],
     }
 
 
@@ -233,6 +262,7 @@ AGENT = AgentSpec(
         "template": RevisionPoint("po-template", tuple(TEMPLATE_CALIBRATION)),
     },
     boundaries=(TEMPLATE, RETRIEVAL, SUPPLIER_RISK, DECIDER, APPROVAL),
+    cuts=("before-retrieval", "before-authority"),
 )
 
 BASELINE_INPUT = {

@@ -6,6 +6,10 @@ preferred shard, even: its alternate), then drops a partition there. By audit ti
 lock token has expired and a live gateway would hand out a new lock of the other parity,
 so the honest answer to "what if the planner had chosen the alternate shard" is a
 refusal: observable-only.
+
+Cut: ``before-drop`` (before the irreversible effect) holds the plan and the lock id.
+``drop_partition`` has no dry-run substitute, so the specimen is sealed
+``not-auditable-beyond before-drop`` (``enclave.capture._auditability``).
 """
 
 from __future__ import annotations
@@ -73,12 +77,14 @@ DROP = BoundarySpec(
     schema_id="partition-admin",
     schema_version="2",
     identities=("partition-admin@2",),
+    irreversible=True,  # and no dry-run substitute: the specimen is not auditable past its cut
 )
 READBACK = BoundarySpec(
     kind=StepKind.READBACK,
     name="partition-readback",
     request={"shard": policy("internal"), "partition": policy("internal")},
     response={"present": policy("internal")},
+    json_schema={"type": "object", "properties": {"present": {"type": "boolean"}}},
 )
 
 
@@ -119,22 +125,32 @@ class LiveWorld:
 def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     started = ctx.now()  # the clock is read through ctx, never inside a live call
     world = LiveWorld(lambda: started)
-    with ctx.agent_scope("planner"):
-        plan = ctx.call(PLANNER, {"task": inputs["task"]}, live=world.plan, alias="planner")
-        ctx.call(
-            HANDOFF,
-            {"preferred": plan["preferred_shard"], "alternate": plan["alternate_shard"]},
-            live=lambda req: {"accepted": True},
-        )
+
+    def plan_and_lock() -> dict[str, Any]:
+        with ctx.agent_scope("planner"):
+            plan = ctx.call(PLANNER, {"task": inputs["task"]}, live=world.plan, alias="planner")
+            ctx.call(
+                HANDOFF,
+                {"preferred": plan["preferred_shard"], "alternate": plan["alternate_shard"]},
+                live=lambda req: {"accepted": True},
+            )
+        with ctx.agent_scope("executor"):
+            lock = ctx.call(RESERVE_LOCK, {"resource": inputs["cluster"]}, live=world.reserve_lock)
+            return {
+                "preferred": plan["preferred_shard"],
+                "alternate": plan["alternate_shard"],
+                "lock_id": lock["lock_id"],
+            }
+
     with ctx.agent_scope("executor"):
-        lock = ctx.call(RESERVE_LOCK, {"resource": inputs["cluster"]}, live=world.reserve_lock)
-        odd = lock_parity(lock["lock_id"]) == 1
-        shard = plan["preferred_shard"] if odd else plan["alternate_shard"]
+        state = ctx.cut("before-drop", plan_and_lock)
+        odd = lock_parity(state["lock_id"]) == 1
+        shard = state["preferred"] if odd else state["alternate"]
         dropped = shard == inputs["cold_shard"]
         if dropped:
             ctx.call(
                 DROP,
-                {"shard": shard, "partition": inputs["partition"], "lock_id": lock["lock_id"]},
+                {"shard": shard, "partition": inputs["partition"], "lock_id": state["lock_id"]},
                 live=world.drop,
             )
     with ctx.agent_scope("verifier"):
@@ -169,6 +185,7 @@ AGENT = AgentSpec(
     },
     boundaries=(PLANNER, HANDOFF, RESERVE_LOCK, DROP, READBACK),
     scopes=("planner", "executor", "verifier"),
+    cuts=("before-drop",),
 )
 
 BASELINE_INPUT = {

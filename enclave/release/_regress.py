@@ -156,7 +156,8 @@ def regress(
                 envelope_digest = digest_of(envelope)
             else:
                 failure = status.failure_code or status.status.lower()
-        label, reason = label_of(predicate, failure)
+        sealed = runtime.ledger.get_specimen(specimen_id).manifest.get("auditability") or {}
+        label, reason = label_of(predicate, failure, sealed=sealed.get("class"))
         results.append(
             SpecimenResult(
                 specimen_id=specimen_id,

@@ -10,9 +10,10 @@ specimen must hold; then totals and the gate.
 
 Labels: ``decision-changed`` (influential with a flip), ``layer-changed`` (influential
 without one), ``equivalent``, ``inconclusive``, ``not-auditable`` (with the reason: a
-certificate's classification or the audit's failure code). The gate fails when a
-must-hold specimen is anything but ``equivalent`` — a decision or a load-bearing layer
-changed, the comparison was inconclusive, or the specimen could not be audited.
+certificate's classification or the audit's failure code, after the specimen's sealed
+``not-auditable-beyond <cut>`` class when it has one, ``docs/cuts.md``). The gate fails
+when a must-hold specimen is anything but ``equivalent`` — a decision or a load-bearing
+layer changed, the comparison was inconclusive, or the specimen could not be audited.
 
 Nothing here sees plaintext: the inputs are certificates and ledger metadata.
 """
@@ -70,8 +71,19 @@ class SpecimenResult:
         }
 
 
-def label_of(predicate: Mapping[str, Any] | None, failure: str | None) -> tuple[str, str | None]:
-    """(label, reason) of one audit from its certificate predicate or failure code."""
+def label_of(
+    predicate: Mapping[str, Any] | None, failure: str | None, *, sealed: str | None = None
+) -> tuple[str, str | None]:
+    """(label, reason) of one audit from its certificate predicate or failure code. A
+    ``not-auditable`` row of a specimen sealed ``not-auditable-beyond <cut>`` (``sealed``,
+    the manifest's ``auditability.class``) gives that class first in its reason."""
+    label, reason = _label(predicate, failure)
+    if label == "not-auditable" and sealed and sealed.startswith("not-auditable-beyond "):
+        reason = f"{sealed}; {reason}"
+    return label, reason
+
+
+def _label(predicate: Mapping[str, Any] | None, failure: str | None) -> tuple[str, str | None]:
     if predicate is None:
         return "not-auditable", failure or "failed"
     classification = predicate.get("classification")

@@ -45,6 +45,7 @@ def record_request(
             "seed": request.seed,
             "requested_at": now.isoformat(),
             **({"code_revision": request.code_revision} if request.code_revision else {}),
+            **({"from_cut": request.from_cut} if request.from_cut else {}),
         },
     )
 

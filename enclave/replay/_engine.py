@@ -26,6 +26,15 @@ Invariants:
 7. ``served`` says how each call was served, in call order (``record``,
    ``intervention``, ``substitute``, ``unservable`` — the last written before the branch
    ends); ``unused`` lists the recorded calls the run never matched.
+8. Cuts (``Context.cut``). A full replay runs a cut's work and, before departure, its
+   state must equal the recorded state (else ``DivergenceError``); after departure the
+   state is the branch's own. A replay *from* a cut (``from_cut``) serves that cut and
+   every cut the run reaches before it from the record without running their work: the
+   recorded calls between the cursor and the cut step are ``skipped`` — consumed, never
+   executed nor served, left out of ``served`` and ``unused``; their answers still make
+   up the outcome's layers, their effects count as met as recorded (invariants 4, 6),
+   and a skipped ``clock`` step is the run's time. A skipped ``random`` step is a
+   ``DivergenceError``: the request validation (``_cuts``) refuses such a cut first.
 """
 
 from __future__ import annotations
@@ -39,6 +48,8 @@ from ledger import CanonicalizationError, StepKind, canonical_json
 
 from .._errors import EnclaveError
 from ..capture import AgentSpec, BoundarySpec, Context, LiveCall
+from ..capture._context import Compute
+from ..capture._payload_codec import decode_payload, encode_payload
 from ._errors import (
     AGENT_ERROR,
     RUN_FAILURES,
@@ -54,6 +65,7 @@ __all__ = ["ReplayContext", "replay_run"]
 
 _NON_CALLS = {StepKind.INPUT.value, StepKind.OUTCOME.value}
 _RANDOM = StepKind.RANDOM.value
+_CUT = StepKind.CUT.value
 
 
 def _canon(value: Mapping[str, Any]) -> bytes:
@@ -72,6 +84,7 @@ class ReplayContext(Context):
         audit_time: datetime,
         unfaithful: frozenset[str] = frozenset(),
         departed: bool = False,
+        from_cut: str | None = None,
     ) -> None:
         super().__init__()
         self._calls = [s for s in trajectory.steps if s.kind not in _NON_CALLS]
@@ -92,6 +105,10 @@ class ReplayContext(Context):
         # (kind, response) of every served call, in order: the outcome's layers
         self.answers: list[tuple[str, dict[str, Any]]] = []
         self._time: datetime | None = None
+        # serving cuts from the record until the cut named ``from_cut`` is served
+        self._from_cut = from_cut
+        self._skipping = from_cut is not None
+        self.skipped: list[str] = []  # recorded calls inside the skipped work
 
     @property
     def unused(self) -> tuple[str, ...]:
@@ -174,15 +191,18 @@ class ReplayContext(Context):
 
         return on_read
 
+    def _check_token(self, step: RecordedStep) -> None:
+        if (
+            step.token_expires_at is not None
+            and datetime.fromisoformat(step.token_expires_at.replace("Z", "+00:00"))
+            <= self._audit_time
+        ) and step.call_id not in self.unverifiable:
+            self.unverifiable.append(step.call_id)
+
     def _serve_recorded(self, step: RecordedStep, how: str) -> Mapping[str, Any]:
         if step.side_effecting:
             self._effects.append((step.name, step.seq))
-            if (
-                step.token_expires_at is not None
-                and datetime.fromisoformat(step.token_expires_at.replace("Z", "+00:00"))
-                <= self._audit_time
-            ) and step.call_id not in self.unverifiable:
-                self.unverifiable.append(step.call_id)
+            self._check_token(step)
         self.served.append((step.call_id, how))
         return TrackedResponse(step.response, on_read=self._track(step))
 
@@ -209,6 +229,59 @@ class ReplayContext(Context):
             raise
         self.served.append((call_id, how))
         return answer
+
+    # -- cuts -------------------------------------------------------------------------
+    def _skip_to_cut(self, name: str, call_id: str) -> RecordedStep:
+        """Consume the recorded calls up to this cut's step without running them."""
+        while self._cursor < len(self._calls):
+            step = self._calls[self._cursor]
+            if (step.kind, step.name, step.call_id) == (_CUT, name, call_id):
+                self._consumed.add(step.seq)
+                self._cursor += 1
+                return step
+            self._skip(step)
+        raise DivergenceError("the record holds no such cut after this point")
+
+    def _skip(self, step: RecordedStep) -> None:
+        if step.kind == _RANDOM:
+            raise DivergenceError("randomness drawn before the cut cannot be skipped")
+        if step.kind == StepKind.CLOCK.value and self._time is None:
+            self._time = datetime.fromisoformat(str(step.response["time"]).replace("Z", "+00:00"))
+        if step.side_effecting:  # met as recorded: what the cut state was computed from
+            self._effects.append((step.name, step.seq))
+            self._check_token(step)
+        if step.kind != _CUT:
+            self.answers.append((step.kind, dict(step.response)))
+        # later calls of the same boundary keep their recorded call ids
+        n = int(step.call_id.rpartition("#")[2])
+        key = (step.agent, step.name)
+        self._call_counts[key] = max(self._call_counts.get(key, 0), n + 1)
+        self._consumed.add(step.seq)
+        self.skipped.append(step.call_id)
+        self._cursor += 1
+
+    def cut(self, name: str, compute: Compute) -> Any:
+        if type(name) is not str or not name:
+            raise ValueError("a cut is named by a non-empty string")
+        call_id = self._next_call_id(name)
+        if self._skipping:
+            step = self._skip_to_cut(name, call_id)
+            if name == self._from_cut:
+                self._skipping = False
+            self.served.append((step.call_id, "record"))
+            state = step.response.get("state")
+            if is_hole(state):
+                raise Unresolvable("the cut's recorded state is not in the record")
+            return decode_payload(encode_payload(state))  # a copy the agent may change
+        try:
+            state = decode_payload(encode_payload(compute()))
+        except CanonicalizationError:
+            raise DivergenceError("the cut state has no JSON form") from None
+        recorded = self._match(_CUT, name, call_id, {})
+        if recorded is not None and not self.departed:
+            if _canon({"state": state}) != _canon({"state": recorded.response.get("state")}):
+                raise DivergenceError(f"the state at cut {call_id} differs from the record")
+        return state
 
     # -- Context --------------------------------------------------------------------
     def call(
@@ -286,19 +359,22 @@ def replay_run(
     audit_time: datetime,
     unfaithful: frozenset[str] = frozenset(),
     departed: bool = False,
+    from_cut: str | None = None,
 ) -> RunResult:
     """Replay once. Branch failures become a ``RunResult`` with ``failure`` set to a
     code from ``RUN_FAILURES``: anything else the agent raises — whatever its class, code
     or text — is ``agent_error``. ``failure_detail`` stays in the worker. Boundaries in
     ``unfaithful`` are served without their substitute (``check_substitutes``).
     ``departed``: the run departs from the record before its first call (a code
-    revision's arms), so calls are matched by content, not position."""
+    revision's arms), so calls are matched by content, not position. ``from_cut``: the
+    run starts from that cut's recorded state (invariant 8)."""
     ctx = ReplayContext(
         trajectory=trajectory,
         seed=seed,
         audit_time=audit_time,
         unfaithful=unfaithful,
         departed=departed,
+        from_cut=from_cut,
     )
     try:
         outcome = agent.function(ctx, dict(trajectory.inputs))

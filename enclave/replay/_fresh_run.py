@@ -90,6 +90,7 @@ def replay_child(
     unfaithful: frozenset[str] = frozenset(),
     import_root: str | None = None,
     departed: bool = False,
+    from_cut: str | None = None,
 ) -> dict[str, Any]:
     """In the run's own process: import the agent (a candidate's from ``import_root``,
     put first on this process's import path), replay once, encode the result."""
@@ -101,6 +102,7 @@ def replay_child(
         audit_time=audit_time,
         unfaithful=unfaithful,
         departed=departed,
+        from_cut=from_cut,
     )
     wire: dict[str, Any] = {
         "seed": result.seed,

@@ -207,4 +207,6 @@ def build_predicate(
         },
         "disclosure": disclosure.to_dict(),
         "issued_at": now.isoformat().replace("+00:00", "Z"),
+        # optional (certificates of full replays have none): the cut the runs started from
+        **({"cut": dict(preparation.cut)} if preparation.cut is not None else {}),
     }

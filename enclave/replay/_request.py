@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from ._model import Strategy, Tolerances
 __all__ = ["AuditRequest", "MAX_SAMPLES"]
 
 MAX_SAMPLES = 100_000
+_CUT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,9 @@ class AuditRequest:
     # a code-revision audit (strategy CODE): the candidate the intervened arm runs; the
     # baseline gate, baseline and placebo arms run the captured code
     candidate: CandidateCode | None = None
+    # start every run from this cut's recorded state (``_cuts``): the work before it is
+    # neither executed nor served; the intervention's target must lie after it
+    from_cut: str | None = None
 
     def __post_init__(self) -> None:
         if not 2 <= self.samples <= MAX_SAMPLES:
@@ -49,6 +54,11 @@ class AuditRequest:
         code = self.intervention.strategy is Strategy.CODE
         if code != (self.candidate is not None) or (code and self.code_revision is not None):
             raise BadInput("a code intervention names a candidate, and only it does")
+        if self.from_cut is not None:
+            if type(self.from_cut) is not str or not _CUT_NAME.fullmatch(self.from_cut):
+                raise BadInput("--from-cut names a declared cut (letters, digits, ._:-)")
+            if code:
+                raise BadInput("a code intervention changes the work before every cut")
 
     def to_dict(self) -> dict[str, Any]:
         """The frozen request as stored with a queued audit (includes a REPLACE value:
@@ -76,6 +86,7 @@ class AuditRequest:
             "policy": list(self.policy) if self.policy else None,
             **({"code_revision": self.code_revision} if self.code_revision else {}),
             **({"candidate": self.candidate.to_dict()} if self.candidate else {}),
+            **({"from_cut": self.from_cut} if self.from_cut else {}),
         }
 
     @classmethod
@@ -108,6 +119,7 @@ class AuditRequest:
                 candidate=CandidateCode.from_dict(data["candidate"])
                 if data.get("candidate") is not None
                 else None,
+                from_cut=data.get("from_cut"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise BadInput("the stored audit request is malformed") from exc
@@ -175,6 +187,8 @@ class AuditRequest:
             out["code_revision"] = self.code_revision  # the code that ran, not the captured
         if self.candidate:
             out["candidate"] = self.candidate.to_predicate()  # the intervened arm's code
+        if self.from_cut:
+            out["from_cut"] = self.from_cut  # runs started from this cut's recorded state
         return out
 
 

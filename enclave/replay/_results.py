@@ -50,6 +50,8 @@ class Preparation:
     # the specimen's recorded seed: its counterfactual is reported apart from the
     # population; None in rows stored before it was recorded
     recorded_seed: int | None = None
+    # the cut every run started from (``_cuts.cut_summary``): None for a full replay
+    cut: dict[str, Any] | None = None
 
     @property
     def gate_passed(self) -> bool:

@@ -31,6 +31,7 @@ from ..sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle
 from ._candidate import CandidateCode
 from ._certificates import RuntimeLedgerLookup, issue_certificate
 from ._compare import compare_layers, recorded_layers
+from ._cuts import check_from_cut, cut_summary
 from ._disclosure import VocabularySize, disclosure_bound
 from ._errors import ReplyInvalid, ReplyRefused, ValueOutOfRange
 from ._fidelity import substitute_calls
@@ -118,6 +119,8 @@ def _open(
         apply_intervention(opened.trajectory, request.intervention, agent=agent, digester=digester),
         digester,
     )
+    if request.from_cut is not None:  # before any worker starts: one-line BadInput
+        check_from_cut(applied.trajectory, request.from_cut)
     return opened, applied, placebo_of(opened.trajectory, applied)
 
 
@@ -159,6 +162,7 @@ def _load_worker(
     now: datetime,
     score_tolerance: float,
     candidate: CandidateCode | None = None,
+    from_cut: str | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Load the job into the worker; returns each declared substitute's fidelity."""
     reply = worker.call(
@@ -173,6 +177,7 @@ def _load_worker(
             "audit_time": now.isoformat(),
             "score_tolerance": score_tolerance,
             **_candidate_wire(candidate),
+            **({"from_cut": from_cut} if from_cut is not None else {}),
         }
     )
     agent = _load_agent(recorded_reference(opened.record.manifest["agent"]))  # imported already
@@ -210,7 +215,14 @@ def prepare_audit(
     try:
         with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
             fidelity = _load_worker(
-                worker, opened, applied, placebo, now, request.tolerances.score, request.candidate
+                worker,
+                opened,
+                applied,
+                placebo,
+                now,
+                request.tolerances.score,
+                request.candidate,
+                request.from_cut,
             )
             reply = worker.call({"op": "run", "runs": [{"variant": "baseline", "seed": seed}]})
             gate = parse_runs(reply, [("baseline", seed)], vocabulary)[0]
@@ -267,6 +279,7 @@ def prepare_audit(
         recorded_seed=seed,
         substitute_fidelity=fidelity,
         recorded_sample=None if own is None else own.to_dict(),
+        cut=None if request.from_cut is None else cut_summary(opened.trajectory, request.from_cut),
     )
 
 
@@ -317,6 +330,7 @@ def run_sample_batch(
             tolerance,
             progress,
             candidate=request.candidate,
+            from_cut=request.from_cut,
         )
         again = repeat_seeds(seeds)
         repeated = _sample_worker(
@@ -329,6 +343,7 @@ def run_sample_batch(
             vocabulary,
             tolerance,
             candidate=request.candidate,
+            from_cut=request.from_cut,
         )
     except (Contaminated, ReplyRefused) as exc:
         failure = exc.reason if isinstance(exc, Contaminated) else exc.code
@@ -357,11 +372,12 @@ def _sample_worker(
     progress: Any = None,
     *,
     candidate: CandidateCode | None = None,
+    from_cut: str | None = None,
 ) -> list[SampleSummary]:
     """``seeds``' paired samples from one fresh worker."""
     samples: list[SampleSummary] = []
     with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
-        _load_worker(worker, opened, applied, placebo, now, tolerance, candidate)
+        _load_worker(worker, opened, applied, placebo, now, tolerance, candidate, from_cut)
         for start in range(0, len(seeds), BATCH_SEEDS):
             chunk = [int(s) for s in seeds[start : start + BATCH_SEEDS]]
             reply = worker.call({"op": "samples", "seeds": chunk})

@@ -56,6 +56,8 @@ def _load(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
         name: Trajectory.from_dict(data) for name, data in request["trajectories"].items()
     }
     _job["audit_time"] = datetime.fromisoformat(str(request["audit_time"]))
+    from_cut = request.get("from_cut")
+    _job["from_cut"] = None if from_cut is None else str(from_cut)
     fresh(functools.partial(load_only, target))
     # a code revision: the intervened arm imports the candidate from its source root
     candidate = request.get("candidate")
@@ -102,6 +104,7 @@ def _replay(fresh: Fresh, variant: str, seed: int) -> RunResult:
             unfaithful=_job["unfaithful"],
             import_root=root,
             departed=candidate is not None and variant != "baseline",
+            from_cut=_job["from_cut"],
         )
     )
     return result_from_child(reply, seed=seed, variant=variant)

@@ -98,6 +98,7 @@ def request_audit(state: State, analyst: CurrentAnalyst, body: AuditBody) -> dic
         revision=body.revision,
         tolerances=body.tolerances,
         policy_id=body.policy_id,
+        from_cut=body.from_cut,
     )
     try:
         admitted = admit_audit(

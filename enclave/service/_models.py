@@ -154,6 +154,10 @@ class AuditBody(BaseModel):
     tolerances: dict[str, StrictFloat | StrictStr] | None = Field(default=None, max_length=16)
     purpose: str = Field(min_length=1, max_length=500, strict=True)
     policy_id: str | None = Field(default=None, min_length=1, max_length=128, strict=True)
+    # start every run from this declared cut's recorded state (``docs/cuts.md``)
+    from_cut: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$", strict=True
+    )
 
     @field_validator("purpose")
     @classmethod
