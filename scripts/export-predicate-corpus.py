@@ -299,6 +299,22 @@ def _v2_rule_cases() -> Iterator[tuple[str, list[Op]]]:
     )
 
 
+def _cut_cases() -> Iterator[tuple[str, list[Op]]]:
+    """Rule 7: a replay from a cut (``docs/cuts.md``)."""
+    cut = {"name": "before-authority", "call_id": "main/before-authority#0", "calls_before": 3}
+    named = (["request", "from_cut"], "before-authority")
+    yield "replayed from a cut", [named, (["cut"], cut)]
+    yield "a cut the request does not name", [(["cut"], cut)]
+    yield "a request naming a cut not reported", [named]
+    yield "a cut of another name", [(["request", "from_cut"], "before-drop"), (["cut"], cut)]
+    yield "a cut by another call", [named, (["cut"], {**cut, "call_id": "main/approval#0"})]
+    yield "a cut call id without a scope", [named, (["cut"], {**cut, "call_id": "before-authority"})]
+    served = {"arm": "intervened", "call": cut["call_id"], "record": 0, "substitute": 20}
+    served |= {"intervention": 0, "unservable": 0, "unused": 0, "absent": 0}
+    yield "a cut served by substitute", [named, (["cut"], cut), (["served_by", 0], served)]
+    yield "a cut name a pattern refuses", [(["request", "from_cut"], "-x"), (["cut"], cut)]
+
+
 def _v1_rule_cases() -> Iterator[tuple[str, list[Op]]]:
     e = ["effect"]
     yield "disclosure bits off", [(["disclosure", "bits"], 1.0)]
@@ -458,6 +474,8 @@ def cases() -> Iterator[dict[str, Any]]:
         for index in range(100):
             stack = [op for ops in rng.sample(pool, rng.choice([2, 3])) for op in ops]
             generated.append(("random", f"random #{index}", stack))
+        if version == "v2":  # after the random stacks, which they would reshuffle
+            generated += [("rule", n, ops) for n, ops in _cut_cases()]
         for kind, name, ops in generated:
             try:
                 ops = [(path, _canonical(value)) for path, value in ops]

@@ -9,7 +9,8 @@
  *    intervals (recomputed); rates are counts out of N; the score tolerance is the
  *    request's; ``mde.flip_rate`` is the one N implies; the label is ``effectLabel``;
  * 4.–5. per-sample rows and the recorded seed agree with the effect;
- * 6. served-by rows: one per (arm, call), each summing to N, and served as allowed.
+ * 6. served-by rows: one per (arm, call), each summing to N, and served as allowed;
+ * 7. a cut is named exactly when the request replays from it (``docs/cuts.md``).
  */
 
 import { clopperPearson } from './beta';
@@ -226,6 +227,28 @@ function servedBy(p: Predicate, n: number): string[] {
   return problems;
 }
 
+/** 7. A cut is named exactly when the request replays from it, by a call of that cut,
+ * served from the record only. */
+function cut(p: Predicate): string[] {
+  const named = p.request.from_cut;
+  const taken: Predicate | undefined = p.cut;
+  if ((taken === undefined || taken === null) && named === undefined) {
+    return [];
+  }
+  if (taken === undefined || taken === null || named !== taken.name) {
+    return ['/cut: present exactly when the request names from_cut, with its name'];
+  }
+  if (boundary(taken.call_id) !== taken.name) {
+    return ['/cut/call_id: is not a call of the named cut'];
+  }
+  const served: Predicate[] = p.served_by ?? [];
+  const rows = served.filter(r => r.call === taken.call_id);
+  if (rows.some(r => ['substitute', 'intervention', 'unservable'].some(c => r[c]))) {
+    return ['/served_by: the cut was not served from the record'];
+  }
+  return [];
+}
+
 /** Every broken rule of a v2 predicate that matches its schema. */
 export function ruleProblemsV2(p: Predicate): string[] {
   const problems = ruleProblems(p, false); // 1.
@@ -242,5 +265,6 @@ export function ruleProblemsV2(p: Predicate): string[] {
       problems.push(...servedBy(p, samples.count)); // 6.
     }
   }
+  problems.push(...cut(p)); // 7.
   return problems;
 }
