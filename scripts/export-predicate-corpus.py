@@ -308,7 +308,8 @@ def _cut_cases() -> Iterator[tuple[str, list[Op]]]:
     yield "a request naming a cut not reported", [named]
     yield "a cut of another name", [(["request", "from_cut"], "before-drop"), (["cut"], cut)]
     yield "a cut by another call", [named, (["cut"], {**cut, "call_id": "main/approval#0"})]
-    yield "a cut call id without a scope", [named, (["cut"], {**cut, "call_id": "before-authority"})]
+    unscoped = {**cut, "call_id": "before-authority"}
+    yield "a cut call id without a scope", [named, (["cut"], unscoped)]
     served = {"arm": "intervened", "call": cut["call_id"], "record": 0, "substitute": 20}
     served |= {"intervention": 0, "unservable": 0, "unused": 0, "absent": 0}
     yield "a cut served by substitute", [named, (["cut"], cut), (["served_by", 0], served)]
