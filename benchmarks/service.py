@@ -5,10 +5,17 @@ itself, like the test fixture) and each worker count, a fresh home captures the
 procurement incident, the workers are started and allowed to finish importing, then
 ``audits`` small audits are submitted at once and the clock runs until every one is
 terminal. Each audit is one prepare job, ``samples / batch_size`` replay jobs and one
-finalize job; every prepare and replay job starts one isolated replay worker.
+finalize job; a prepare job starts one isolated replay worker, a replay job two (the
+second replays a share of the seeds again). Each configuration runs with the workers'
+zygotes (``--zygote``: each job's isolated worker forked from a pre-imported, sandboxed
+process) and without (``--no-zygote``: bubblewrap and an interpreter per isolated
+worker), in one run; the table gives the ratio of each worker count's rate to one
+worker's, the load average before each configuration and the CPU time the driver
+itself spent (it polls the audits' status every ``POLL_SECONDS``, only the unfinished).
 
 Run: ``python benchmarks/service.py [--audits N] [--samples S] [--batch-size B]
-[--workers 1,2] [--backends sqlite,postgres]``.
+[--workers 1,2,4] [--backends sqlite,postgres] [--zygote both|on|off]
+[--skip-overhead]``.
 
 Read-load mode (``--read-load``): a home seeded with ``--specimens`` specimens (sealed in
 batches through ``Ledger.seal_many``) and ``--certificates`` completed audits (one real
@@ -86,8 +93,11 @@ def _request(specimen_id: str, samples: int) -> AuditRequest:
     )
 
 
+POLL_SECONDS = 0.2
+
+
 def _start_workers(
-    home: Path, env: dict[str, str], count: int, logs: Path
+    home: Path, env: dict[str, str], count: int, logs: Path, zygote: bool = True
 ) -> list[subprocess.Popen[bytes]]:
     procs = []
     for n in range(count):
@@ -107,6 +117,7 @@ def _start_workers(
                         "0.05",
                         "--worker-id",
                         f"bench-{n}",
+                        "--zygote" if zygote else "--no-zygote",
                     ],
                     cwd=REPO,
                     env=env,
@@ -134,6 +145,16 @@ def _stop(procs: Sequence[subprocess.Popen[bytes]]) -> None:
             proc.wait()
 
 
+@contextmanager
+def _database(backend: str) -> Iterator[str | None]:
+    """A fresh PostgreSQL database's URL, or None (the home's SQLite ledger)."""
+    if backend != "postgres":
+        yield None
+        return
+    with local_postgres() as url:
+        yield url
+
+
 def measure_workers(
     *,
     audits: int = 10,
@@ -141,40 +162,46 @@ def measure_workers(
     batch_size: int = 2,
     worker_counts: Sequence[int] = (1, 2),
     backends: Sequence[str] = ("sqlite", "postgres"),
+    zygote: Sequence[bool] = (True, False),
     timeout_seconds: float = 900.0,
 ) -> list[dict[str, Any]]:
-    """Audits completed per minute for each (backend, worker count); one row each."""
+    """Audits completed per minute for each (backend, zygote, worker count); one row each,
+    with ``ratio``: the rate over the same backend's and mode's rate with one worker."""
     rows: list[dict[str, Any]] = []
     for backend in backends:
-        for workers in worker_counts:
-            with tempfile.TemporaryDirectory(prefix="bench-service-") as tmp:
-                if backend == "postgres":
-                    with local_postgres() as url:
-                        rows.append(
-                            _measure(
-                                Path(tmp),
-                                url,
-                                audits,
-                                samples,
-                                batch_size,
-                                workers,
-                                timeout_seconds,
-                                backend,
-                            )
-                        )
-                else:
+        for with_zygote in zygote:
+            for workers in worker_counts:
+                with (
+                    tempfile.TemporaryDirectory(prefix="bench-service-") as tmp,
+                    _database(backend) as url,
+                ):
                     rows.append(
                         _measure(
                             Path(tmp),
-                            None,
+                            url,
                             audits,
                             samples,
                             batch_size,
                             workers,
                             timeout_seconds,
                             backend,
+                            with_zygote,
                         )
                     )
+    for row in rows:
+        one = next(
+            (
+                r
+                for r in rows
+                if (r["backend"], r["zygote"], r["workers"]) == (row["backend"], row["zygote"], 1)
+            ),
+            None,
+        )
+        row["ratio"] = (
+            round(row["audits_per_minute"] / one["audits_per_minute"], 2)
+            if one and one["audits_per_minute"]
+            else None
+        )
     return rows
 
 
@@ -187,6 +214,7 @@ def _measure(
     workers: int,
     timeout_seconds: float,
     backend: str,
+    zygote: bool = True,
 ) -> dict[str, Any]:
     home = Home.init(tmp / "home")
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPLAY_ENCLAVE_")}
@@ -196,9 +224,11 @@ def _measure(
     logs = tmp / "logs"
     logs.mkdir()
     procs: list[subprocess.Popen[bytes]] = []
+    load = os.getloadavg()[0]
     try:
         specimen = capture_incidents(runtime)["procurement"]
-        procs = _start_workers(home.root, env, workers, logs)
+        procs = _start_workers(home.root, env, workers, logs, zygote)
+        cpu = time.process_time()
         started = time.monotonic()
         ids = [
             submit_audit(
@@ -211,26 +241,32 @@ def _measure(
             for _ in range(audits)
         ]
         submitted = time.monotonic() - started
-        while True:
-            states = [audit_status(runtime, a) for a in ids]
-            if all(s.terminal for s in states):
-                break
+        pending, states = list(ids), {}
+        while pending:
+            for audit_id in pending:
+                states[audit_id] = audit_status(runtime, audit_id)
+            pending = [a for a in pending if not states[a].terminal]
             if time.monotonic() - started > timeout_seconds:
                 raise RuntimeError("audits did not finish in time")
-            time.sleep(0.05)
+            if pending:
+                time.sleep(POLL_SECONDS)
         elapsed = time.monotonic() - started
+        driver_cpu = time.process_time() - cpu
     finally:
         _stop(procs)
         runtime.close()
-    completed = sum(s.status == "COMPLETED" for s in states)
+    completed = sum(s.status == "COMPLETED" for s in states.values())
     return {
         "backend": backend,
+        "zygote": zygote,
         "workers": workers,
         "audits": audits,
         "completed": completed,
         "seconds": round(elapsed, 2),
         "submit_ms_per_audit": round(submitted / audits * 1000, 2),
         "audits_per_minute": round(completed / elapsed * 60, 2),
+        "load_before": round(load, 2),
+        "driver_cpu_s": round(driver_cpu, 2),
     }
 
 
@@ -628,6 +664,8 @@ def main() -> None:
     parser.add_argument("--specimens", type=int, default=10_000)
     parser.add_argument("--certificates", type=int, default=1_000)
     parser.add_argument("--serve-workers", type=int, default=2)
+    parser.add_argument("--zygote", choices=("both", "on", "off"), default="both")
+    parser.add_argument("--skip-overhead", action="store_true")
     args = parser.parse_args()
     if args.read_load:
         for backend in args.backends.split(","):
@@ -642,17 +680,19 @@ def main() -> None:
                 )
             )
         return
-    overhead = measure_service_overhead(samples=args.overhead_samples)
-    print("service overhead: one audit through HTTP + worker vs `replay-enclave audit`")
-    print("  ".join(f"{k:>16}" for k in overhead))
-    print("  ".join(f"{v!s:>16}" for v in overhead.values()))
-    print()
+    if not args.skip_overhead:
+        overhead = measure_service_overhead(samples=args.overhead_samples)
+        print("service overhead: one audit through HTTP + worker vs `replay-enclave audit`")
+        print("  ".join(f"{k:>16}" for k in overhead))
+        print("  ".join(f"{v!s:>16}" for v in overhead.values()))
+        print()
     rows = measure_workers(
         audits=args.audits,
         samples=args.samples,
         batch_size=args.batch_size,
         worker_counts=[int(w) for w in args.workers.split(",")],
         backends=args.backends.split(","),
+        zygote={"both": (True, False), "on": (True,), "off": (False,)}[args.zygote],
     )
     print(
         f"audits of {args.samples} samples, batch size {args.batch_size}, "
@@ -660,16 +700,20 @@ def main() -> None:
     )
     header = (
         "backend",
+        "zygote",
         "workers",
         "audits",
         "completed",
         "seconds",
         "submit_ms_per_audit",
         "audits_per_minute",
+        "ratio",
+        "load_before",
+        "driver_cpu_s",
     )
-    print("  ".join(f"{h:>20}" for h in header))
+    print("  ".join(f"{h:>14}" for h in header))
     for row in rows:
-        print("  ".join(f"{row[h]!s:>20}" for h in header))
+        print("  ".join(f"{row[h]!s:>14}" for h in header))
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from enclave.sandbox import _checks, _frames
 from enclave.sandbox._errors import SandboxUnavailable
-from enclave.sandbox._handle import Launched, WorkerHandle, kill_tree
+from enclave.sandbox._handle import WorkerHandle, kill_tree
 
 if TYPE_CHECKING:
     from enclave.sandbox._supervisor import Sandbox
