@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from enclave.sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle, Zygotes
-from enclave.sandbox import _zygote
+from enclave.sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle, Zygotes, _zygote
 
 IN_CI = os.environ.get("CI") == "true"
 HANDLER = "tests.zygote_agents:job"
