@@ -263,15 +263,15 @@ class Zygotes:
         pool = [z for z in self._by_key.pop(key, []) if not z.dead]
         self._by_key[key] = pool  # most recently used key last
         while len(self._by_key) > _MAX_KEYS:
-            for zygote in self._by_key.pop(next(iter(self._by_key))):
-                zygote.close()
+            for retired in self._by_key.pop(next(iter(self._by_key))):
+                retired.close()
         used = sandbox.zygotes_used
         for _ in range(PER_KEY + 1):
-            zygote = next((z for z in pool if z.ident not in used and not z.busy), None)
-            if zygote is None:
-                if len(pool) >= PER_KEY:
-                    return None
-                zygote = Zygote(sandbox, handler, preload)
+            free = next((z for z in pool if z.ident not in used and not z.busy), None)
+            if free is None and len(pool) >= PER_KEY:
+                return None
+            zygote = free if free is not None else Zygote(sandbox, handler, preload)
+            if free is None:
                 pool.append(zygote)
             used.add(zygote.ident)
             try:
