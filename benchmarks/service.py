@@ -10,8 +10,10 @@ second replays a share of the seeds again). Each configuration runs with the wor
 zygotes (``--zygote``: each job's isolated worker forked from a pre-imported, sandboxed
 process) and without (``--no-zygote``: bubblewrap and an interpreter per isolated
 worker), in one run; the table gives the ratio of each worker count's rate to one
-worker's, the load average before each configuration and the CPU time the driver
-itself spent (it polls the audits' status every ``POLL_SECONDS``, only the unfinished).
+worker's, the load average before each configuration, how busy the machine's CPUs
+were during it (``machine_busy``, all processes: on a shared machine others' work
+counts) and the CPU time the driver itself spent (it polls the audits' status every
+``POLL_SECONDS``, only the unfinished).
 
 Run: ``python benchmarks/service.py [--audits N] [--samples S] [--batch-size B]
 [--workers 1,2,4] [--backends sqlite,postgres] [--zygote both|on|off]
@@ -134,6 +136,14 @@ def _start_workers(
     raise RuntimeError("workers did not start")
 
 
+def _cpu_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs of the machine (``/proc/stat``), whoever used them."""
+    with open("/proc/stat", encoding="ascii") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
 def _stop(procs: Sequence[subprocess.Popen[bytes]]) -> None:
     for proc in procs:
         proc.send_signal(signal.SIGTERM)
@@ -229,6 +239,7 @@ def _measure(
         specimen = capture_incidents(runtime)["procurement"]
         procs = _start_workers(home.root, env, workers, logs, zygote)
         cpu = time.process_time()
+        ticks = _cpu_ticks()
         started = time.monotonic()
         ids = [
             submit_audit(
@@ -252,6 +263,7 @@ def _measure(
                 time.sleep(POLL_SECONDS)
         elapsed = time.monotonic() - started
         driver_cpu = time.process_time() - cpu
+        busy, total = (b - a for a, b in zip(ticks, _cpu_ticks(), strict=True))
     finally:
         _stop(procs)
         runtime.close()
@@ -267,6 +279,7 @@ def _measure(
         "audits_per_minute": round(completed / elapsed * 60, 2),
         "load_before": round(load, 2),
         "driver_cpu_s": round(driver_cpu, 2),
+        "machine_busy": round(busy / total, 2) if total else None,
     }
 
 
@@ -710,6 +723,7 @@ def main() -> None:
         "ratio",
         "load_before",
         "driver_cpu_s",
+        "machine_busy",
     )
     print("  ".join(f"{h:>14}" for h in header))
     for row in rows:
