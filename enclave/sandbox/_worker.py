@@ -25,6 +25,11 @@ The handler: one from a ``preload`` module is trusted project code and runs here
 fork per run, ``_template``); any other handler is agent code, imported and called in a
 fresh fork for every call (once at start-up, so that a failing import fails the start).
 
+A zygote (``"zygote": true`` in the configuration, see ``_zygote``) becomes a child
+subreaper before step 5, reports ``ready`` after it and then serves ``_spawner``'s
+loop; each job's child it forks continues here from step 6, reporting its own
+``ready`` (read from its own ``/proc/self/status``) over the job's socket.
+
 Then serve ``call`` frames one at a time until the supervisor closes the socket.
 A handler exception ends the worker with ``handler_error`` and the exception's
 class name only; a MemoryError ends it with ``memory_limit``.
