@@ -345,7 +345,7 @@ class Launched:
         return code, usage.ru_utime + usage.ru_stime
 
     def release(self) -> None:
-        _remove_tree(self.scratch)
+        remove_tree(self.scratch)
 
 
 def kill_tree(pid: int) -> None:
@@ -395,7 +395,7 @@ def _signal_name(signum: int) -> str:
         return "signal"
 
 
-def _remove_tree(path: Path) -> None:
+def remove_tree(path: Path) -> None:
     """Remove a scratch tree, including directories the worker made unreadable."""
     if not path.exists():
         return

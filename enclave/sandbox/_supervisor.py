@@ -154,7 +154,7 @@ class Sandbox:
         if not sep or not module or not attr:
             raise ValueError("handler must look like 'package.module:function'")
         zygotes = _zygote.active()
-        if zygotes is not None and not self._code:
+        if zygotes is not None and self._layer.enclave and not self._code:
             handle = zygotes.spawn(self, handler, preload)
             if handle is not None:
                 self._checked = handle.environment

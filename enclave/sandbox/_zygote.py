@@ -11,9 +11,12 @@ zygote's side is ``_spawner``.
 
 Invariants:
 
-1. **Job-independent view only.** Only a ``Sandbox`` without candidate code uses a
-   zygote (``code`` binds a job's files into the view); a zygote serves only sandboxes
-   whose every start parameter is equal (:meth:`Sandbox.zygote_key`).
+1. **Job-independent view only.** Only a bubblewrap ``Sandbox`` without candidate code
+   uses a zygote (``code`` binds a job's files into the view; ``UNSAFE_development`` has
+   no private scratch); a zygote serves only sandboxes whose every start parameter is
+   equal (:meth:`Sandbox.zygote_key`). Each job's handle gets a host scratch directory
+   of its own, which stays empty (the job writes to the zygote's private tmpfs) and is
+   removed with the handle.
 2. **No job data in the zygote.** The supervisor sends it ``spawn`` (with a descriptor),
    ``reap`` and ``sweep``, nothing else; it never sees a job's frames.
 3. **One job per zygote at a time, and nothing of it afterwards.** When the job's
@@ -37,14 +40,16 @@ import os
 import select
 import signal
 import socket
+import tempfile
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from enclave.sandbox import _checks, _frames
 from enclave.sandbox._errors import SandboxUnavailable
-from enclave.sandbox._handle import WorkerHandle, kill_tree
+from enclave.sandbox._handle import WorkerHandle, kill_tree, remove_tree
 
 if TYPE_CHECKING:
     from enclave.sandbox._supervisor import Sandbox
@@ -133,10 +138,11 @@ class Zygote:
         finally:
             theirs.close()
         self.busy = True
+        job = _JobWorker(self, children[0], self._process.scratch.parent)
         handle = WorkerHandle(
-            process=_JobWorker(self, children[0]),
+            process=job,
             sock=ours,
-            scratch=self._process.scratch,
+            scratch=job.scratch,
             limits=self._limits,
             launch=self._launch,
             environ=self._environ,
@@ -208,10 +214,11 @@ class Zygote:
 class _JobWorker:
     """The ``Process`` behind a job's handle: a child of a zygote (see ``_handle``)."""
 
-    def __init__(self, zygote: Zygote, pid: int) -> None:
+    def __init__(self, zygote: Zygote, pid: int, scratch_root: Path) -> None:
         self._zygote = zygote
         self._pid = pid
         self._released = False
+        self.scratch = Path(tempfile.mkdtemp(prefix="worker-", dir=scratch_root))
 
     @property
     def pid(self) -> int:
@@ -237,6 +244,7 @@ class _JobWorker:
         if not self._released:
             self._released = True
             self._zygote.sweep()
+            remove_tree(self.scratch)
 
 
 class Zygotes:
