@@ -60,6 +60,7 @@ _MAX_KEYS = 4
 _SWEEP_SECONDS = 10.0
 _KILLED = -int(signal.SIGKILL)
 _IDS = itertools.count(1)
+_COULD_NOT_START = "bubblewrap could not start the worker"  # as a fresh start says
 _ACTIVE: ContextVar[Zygotes | None] = ContextVar("enclave_zygotes", default=None)
 
 
@@ -99,9 +100,9 @@ class Zygote:
             try:
                 message = _frames.recv(self._sock, deadline=deadline)
             except (_frames.FrameError, OSError):
-                raise SandboxUnavailable("the zygote could not be started") from None
+                raise SandboxUnavailable(_COULD_NOT_START) from None
             if message.get("type") != "ready":
-                raise SandboxUnavailable("the zygote could not be started")
+                raise SandboxUnavailable(_COULD_NOT_START)
             _checks.verify(
                 self._launch,
                 launcher_pid=self._process.launcher_pid,
