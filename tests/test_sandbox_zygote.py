@@ -244,3 +244,34 @@ def _tree(pid: int) -> list[int]:
             found += children
             pending += children
     return found
+
+
+def test_a_worker_starts_the_replay_stages_zygotes_before_its_first_claim(tmp_path: Path) -> None:
+    """The zygotes a worker thread starts ahead are the ones the stages' sandbox uses."""
+    if shutil.which("bwrap") is None and not IN_CI:
+        pytest.skip("bwrap is not installed")
+    from enclave.jobs._worker import _prewarm
+    from enclave.replay import _stages
+
+    class _Home:
+        root = tmp_path
+
+    class _Runtime:
+        home = _Home()
+
+    pool = Zygotes()
+    try:
+        _prewarm(pool, _Runtime(), _execute_options())  # type: ignore[arg-type]
+        assert len(_zygote_pids(pool)) == 2
+        with pool.activated():
+            sandbox = _stages._start(_Runtime(), "auto", None)  # type: ignore[arg-type]
+            with sandbox.start(_stages.WORKER_HANDLER, preload=_stages.WORKER_PRELOAD):
+                assert len(_zygote_pids(pool)) == 2  # no zygote started for the job
+    finally:
+        pool.close()
+
+
+def _execute_options() -> object:
+    from enclave.jobs._execute import StageOptions
+
+    return StageOptions()

@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 
 from ledger import Conflict, LedgerError
 
+from .._errors import EnclaveError
 from .._runtime import Runtime
-from ..sandbox import SandboxLimits, Zygotes
+from ..replay import WORKER_HANDLER
+from ..sandbox import Sandbox, SandboxLimits, Zygotes
 from ._conclusions import ledger_clock
 from ._execute import StageOptions, execute
 from ._model import ClaimedJob
@@ -126,6 +128,21 @@ def _run_one(runtime: Runtime, job: ClaimedJob, options: StageOptions, stats: Wo
     log.info("job %s attempt %d: %s", job.job_id, job.attempts, outcome)
 
 
+def _prewarm(zygotes: Zygotes, runtime: Runtime, options: StageOptions) -> None:
+    """Start the zygotes a replay stage's sandbox forks from before the first claim
+    (the same start parameters as the stages' own sandbox; any other key starts its
+    zygotes on first use). A failure leaves it to the jobs, which report it."""
+    try:
+        sandbox = Sandbox(
+            scratch_root=runtime.home.root / "scratch",
+            limits=options.limits,
+            isolation=options.isolation,
+        )
+        zygotes.prewarm(sandbox, WORKER_HANDLER, (WORKER_HANDLER.partition(":")[0],))
+    except (EnclaveError, OSError) as exc:
+        log.warning("zygotes not started ahead (%s)", type(exc).__name__)
+
+
 def _loop(
     runtime_factory: Callable[[], Runtime],
     *,
@@ -142,6 +159,8 @@ def _loop(
     recorded_clock = ledger_clock(runtime.ledger)
     reaped_at = float("-inf")
     zygotes = Zygotes()
+    if zygote:
+        _prewarm(zygotes, runtime, options)
     try:
         while not stop.is_set():
             try:

@@ -154,7 +154,7 @@ class Sandbox:
         if not sep or not module or not attr:
             raise ValueError("handler must look like 'package.module:function'")
         zygotes = _zygote.active()
-        if zygotes is not None and self._layer.enclave and not self._code:
+        if zygotes is not None and self.uses_zygotes:
             handle = zygotes.spawn(self, handler, preload)
             if handle is not None:
                 self._checked = handle.environment
@@ -173,6 +173,11 @@ class Sandbox:
         return handle
 
     # -- for zygotes (``_zygote``) ----------------------------------------------------
+
+    @property
+    def uses_zygotes(self) -> bool:
+        """Whether a zygote may serve this sandbox (``_zygote``, invariant 1)."""
+        return self._layer.enclave and not self._code
 
     def zygote_key(self, handler: str, preload: tuple[str, ...]) -> tuple[Any, ...]:
         """Everything a worker's start depends on: equal keys, interchangeable zygotes."""

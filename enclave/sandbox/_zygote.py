@@ -289,6 +289,16 @@ class Zygotes:
                 pool.remove(zygote)
         return None
 
+    def prewarm(self, sandbox: Sandbox, handler: str, preload: tuple[str, ...] = ()) -> None:
+        """Start the zygotes ``sandbox.start(handler, preload=preload)`` would fork from
+        (a worker does this before it claims a job, so no job waits for them)."""
+        if not sandbox.uses_zygotes:
+            return
+        key = sandbox.zygote_key(handler, preload)
+        pool = self._by_key.setdefault(key, [])
+        while len([z for z in pool if not z.dead]) < PER_KEY:
+            pool.append(Zygote(sandbox, handler, preload))
+
     def close(self) -> None:
         for pool in self._by_key.values():
             for zygote in pool:
