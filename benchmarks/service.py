@@ -2,7 +2,8 @@
 
 For each backend (a SQLite home; a PostgreSQL server this script starts and stops
 itself, like the test fixture) and each worker count, a fresh home captures the
-procurement incident, the workers are started and allowed to finish importing, then
+procurement incident, the workers are started and allowed to finish importing (and to
+start their zygotes), then
 ``audits`` small audits are submitted at once and the clock runs until every one is
 terminal. Each audit is one prepare job, ``samples / batch_size`` replay jobs and one
 finalize job; a prepare job starts one isolated replay worker, a replay job two (the
@@ -129,7 +130,8 @@ def _start_workers(
             )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        ready = sum("started with" in p.read_text() for p in logs.glob("worker-*.log"))
+        # each thread logs "claiming" once its zygotes (if any) are up
+        ready = sum(": claiming" in p.read_text() for p in logs.glob("worker-*.log"))
         if ready == count:
             return procs
         time.sleep(0.1)

@@ -161,6 +161,7 @@ def _loop(
     zygotes = Zygotes()
     if zygote:
         _prewarm(zygotes, runtime, options)
+    log.info("worker %s: claiming", worker_id)
     try:
         while not stop.is_set():
             try:
