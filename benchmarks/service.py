@@ -2,13 +2,23 @@
 
 For each backend (a SQLite home; a PostgreSQL server this script starts and stops
 itself, like the test fixture) and each worker count, a fresh home captures the
-procurement incident, the workers are started and allowed to finish importing, then
+procurement incident, the workers are started and allowed to finish importing (and to
+start their zygotes), then
 ``audits`` small audits are submitted at once and the clock runs until every one is
 terminal. Each audit is one prepare job, ``samples / batch_size`` replay jobs and one
-finalize job; every prepare and replay job starts one isolated replay worker.
+finalize job; a prepare job starts one isolated replay worker, a replay job two (the
+second replays a share of the seeds again). Each configuration runs with the workers'
+zygotes (``--zygote``: each job's isolated worker forked from a pre-imported, sandboxed
+process) and without (``--no-zygote``: bubblewrap and an interpreter per isolated
+worker), in one run; the table gives the ratio of each worker count's rate to one
+worker's, the load average before each configuration, how busy the machine's CPUs
+were during it (``machine_busy``, all processes: on a shared machine others' work
+counts) and the CPU time the driver itself spent (it polls the audits' status every
+``POLL_SECONDS``, only the unfinished).
 
 Run: ``python benchmarks/service.py [--audits N] [--samples S] [--batch-size B]
-[--workers 1,2] [--backends sqlite,postgres]``.
+[--workers 1,2,4] [--backends sqlite,postgres] [--zygote both|on|off]
+[--skip-overhead]``.
 
 Read-load mode (``--read-load``): a home seeded with ``--specimens`` specimens (sealed in
 batches through ``Ledger.seal_many``) and ``--certificates`` completed audits (one real
@@ -89,8 +99,11 @@ def _request(specimen_id: str, samples: int) -> AuditRequest:
     )
 
 
+POLL_SECONDS = 0.2
+
+
 def _start_workers(
-    home: Path, env: dict[str, str], count: int, logs: Path
+    home: Path, env: dict[str, str], count: int, logs: Path, zygote: bool = True
 ) -> list[subprocess.Popen[bytes]]:
     procs = []
     for n in range(count):
@@ -110,6 +123,7 @@ def _start_workers(
                         "0.05",
                         "--worker-id",
                         f"bench-{n}",
+                        "--zygote" if zygote else "--no-zygote",
                     ],
                     cwd=REPO,
                     env=env,
@@ -119,11 +133,20 @@ def _start_workers(
             )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        ready = sum("started with" in p.read_text() for p in logs.glob("worker-*.log"))
+        # each thread logs "claiming" once its zygotes (if any) are up
+        ready = sum(": claiming" in p.read_text() for p in logs.glob("worker-*.log"))
         if ready == count:
             return procs
         time.sleep(0.1)
     raise RuntimeError("workers did not start")
+
+
+def _cpu_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs of the machine (``/proc/stat``), whoever used them."""
+    with open("/proc/stat", encoding="ascii") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
 
 
 def _stop(procs: Sequence[subprocess.Popen[bytes]]) -> None:
@@ -137,6 +160,16 @@ def _stop(procs: Sequence[subprocess.Popen[bytes]]) -> None:
             proc.wait()
 
 
+@contextmanager
+def _database(backend: str) -> Iterator[str | None]:
+    """A fresh PostgreSQL database's URL, or None (the home's SQLite ledger)."""
+    if backend != "postgres":
+        yield None
+        return
+    with local_postgres() as url:
+        yield url
+
+
 def measure_workers(
     *,
     audits: int = 10,
@@ -144,40 +177,46 @@ def measure_workers(
     batch_size: int = 2,
     worker_counts: Sequence[int] = (1, 2),
     backends: Sequence[str] = ("sqlite", "postgres"),
+    zygote: Sequence[bool] = (True, False),
     timeout_seconds: float = 900.0,
 ) -> list[dict[str, Any]]:
-    """Audits completed per minute for each (backend, worker count); one row each."""
+    """Audits completed per minute for each (backend, zygote, worker count); one row each,
+    with ``ratio``: the rate over the same backend's and mode's rate with one worker."""
     rows: list[dict[str, Any]] = []
     for backend in backends:
-        for workers in worker_counts:
-            with tempfile.TemporaryDirectory(prefix="bench-service-") as tmp:
-                if backend == "postgres":
-                    with local_postgres() as url:
-                        rows.append(
-                            _measure(
-                                Path(tmp),
-                                url,
-                                audits,
-                                samples,
-                                batch_size,
-                                workers,
-                                timeout_seconds,
-                                backend,
-                            )
-                        )
-                else:
+        for with_zygote in zygote:
+            for workers in worker_counts:
+                with (
+                    tempfile.TemporaryDirectory(prefix="bench-service-") as tmp,
+                    _database(backend) as url,
+                ):
                     rows.append(
                         _measure(
                             Path(tmp),
-                            None,
+                            url,
                             audits,
                             samples,
                             batch_size,
                             workers,
                             timeout_seconds,
                             backend,
+                            with_zygote,
                         )
                     )
+    for row in rows:
+        one = next(
+            (
+                r
+                for r in rows
+                if (r["backend"], r["zygote"], r["workers"]) == (row["backend"], row["zygote"], 1)
+            ),
+            None,
+        )
+        row["ratio"] = (
+            round(row["audits_per_minute"] / one["audits_per_minute"], 2)
+            if one and one["audits_per_minute"]
+            else None
+        )
     return rows
 
 
@@ -190,6 +229,7 @@ def _measure(
     workers: int,
     timeout_seconds: float,
     backend: str,
+    zygote: bool = True,
 ) -> dict[str, Any]:
     home = Home.init(tmp / "home")
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPLAY_ENCLAVE_")}
@@ -199,9 +239,12 @@ def _measure(
     logs = tmp / "logs"
     logs.mkdir()
     procs: list[subprocess.Popen[bytes]] = []
+    load = os.getloadavg()[0]
     try:
         specimen = capture_incidents(runtime)["procurement"]
-        procs = _start_workers(home.root, env, workers, logs)
+        procs = _start_workers(home.root, env, workers, logs, zygote)
+        cpu = time.process_time()
+        ticks = _cpu_ticks()
         started = time.monotonic()
         ids = [
             submit_audit(
@@ -214,26 +257,34 @@ def _measure(
             for _ in range(audits)
         ]
         submitted = time.monotonic() - started
-        while True:
-            states = [audit_status(runtime, a) for a in ids]
-            if all(s.terminal for s in states):
-                break
+        pending, states = list(ids), {}
+        while pending:
+            for audit_id in pending:
+                states[audit_id] = audit_status(runtime, audit_id)
+            pending = [a for a in pending if not states[a].terminal]
             if time.monotonic() - started > timeout_seconds:
                 raise RuntimeError("audits did not finish in time")
-            time.sleep(0.05)
+            if pending:
+                time.sleep(POLL_SECONDS)
         elapsed = time.monotonic() - started
+        driver_cpu = time.process_time() - cpu
+        busy, total = (b - a for a, b in zip(ticks, _cpu_ticks(), strict=True))
     finally:
         _stop(procs)
         runtime.close()
-    completed = sum(s.status == "COMPLETED" for s in states)
+    completed = sum(s.status == "COMPLETED" for s in states.values())
     return {
         "backend": backend,
+        "zygote": zygote,
         "workers": workers,
         "audits": audits,
         "completed": completed,
         "seconds": round(elapsed, 2),
         "submit_ms_per_audit": round(submitted / audits * 1000, 2),
         "audits_per_minute": round(completed / elapsed * 60, 2),
+        "load_before": round(load, 2),
+        "driver_cpu_s": round(driver_cpu, 2),
+        "machine_busy": round(busy / total, 2) if total else None,
     }
 
 
@@ -641,6 +692,8 @@ def main() -> None:
     parser.add_argument(
         "--think-ms", type=float, default=0.0, help="read load: each client's mean pause"
     )
+    parser.add_argument("--zygote", choices=("both", "on", "off"), default="both")
+    parser.add_argument("--skip-overhead", action="store_true")
     args = parser.parse_args()
     if args.read_load:
         for backend in args.backends.split(","):
@@ -656,17 +709,19 @@ def main() -> None:
                 )
             )
         return
-    overhead = measure_service_overhead(samples=args.overhead_samples)
-    print("service overhead: one audit through HTTP + worker vs `replay-enclave audit`")
-    print("  ".join(f"{k:>16}" for k in overhead))
-    print("  ".join(f"{v!s:>16}" for v in overhead.values()))
-    print()
+    if not args.skip_overhead:
+        overhead = measure_service_overhead(samples=args.overhead_samples)
+        print("service overhead: one audit through HTTP + worker vs `replay-enclave audit`")
+        print("  ".join(f"{k:>16}" for k in overhead))
+        print("  ".join(f"{v!s:>16}" for v in overhead.values()))
+        print()
     rows = measure_workers(
         audits=args.audits,
         samples=args.samples,
         batch_size=args.batch_size,
         worker_counts=[int(w) for w in args.workers.split(",")],
         backends=args.backends.split(","),
+        zygote={"both": (True, False), "on": (True,), "off": (False,)}[args.zygote],
     )
     print(
         f"audits of {args.samples} samples, batch size {args.batch_size}, "
@@ -674,16 +729,21 @@ def main() -> None:
     )
     header = (
         "backend",
+        "zygote",
         "workers",
         "audits",
         "completed",
         "seconds",
         "submit_ms_per_audit",
         "audits_per_minute",
+        "ratio",
+        "load_before",
+        "driver_cpu_s",
+        "machine_busy",
     )
-    print("  ".join(f"{h:>20}" for h in header))
+    print("  ".join(f"{h:>14}" for h in header))
     for row in rows:
-        print("  ".join(f"{row[h]!s:>20}" for h in header))
+        print("  ".join(f"{row[h]!s:>14}" for h in header))
 
 
 if __name__ == "__main__":

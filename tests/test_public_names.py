@@ -68,6 +68,7 @@ PINNED = {
         "SandboxUnavailable",
         "WorkerClosed",
         "WorkerHandle",
+        "Zygotes",
     },
 }
 

@@ -97,6 +97,7 @@ def test_public_names() -> None:
         "SandboxUnavailable",
         "WorkerClosed",
         "WorkerHandle",
+        "Zygotes",
     ]
     assert issubclass(Contaminated, enclave._errors.EnclaveError)
     assert REASONS == {

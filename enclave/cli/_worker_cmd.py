@@ -123,6 +123,14 @@ def worker(
         typer.Option(help="auto | bwrap | UNSAFE_development (no enclave: for development only)."),
     ] = "auto",
     worker_id: Annotated[str | None, typer.Option(help="Name in leases (host:pid).")] = None,
+    zygote: Annotated[
+        bool,
+        typer.Option(
+            "--zygote/--no-zygote",
+            help="Fork each job's sandboxed worker from a pre-imported zygote (per thread) "
+            "instead of starting an interpreter per job.",
+        ),
+    ] = True,
     grant_service: Annotated[
         str | None,
         typer.Option(
@@ -188,6 +196,7 @@ def worker(
             poll_seconds=poll_seconds,
             once=once,
             isolation=isolation,
+            zygote=zygote,
         )
     finally:
         for sig, handler in previous.items():

@@ -11,6 +11,11 @@ Invariants:
 4. Every thread opens its own ``Runtime`` through ``runtime_factory`` (its own
    database connections); the clock is the runtime's, read here at the edge only.
 5. Logs carry job ids, kinds, attempt numbers and error codes: never content.
+6. With ``zygote`` (the default) every thread keeps its own zygotes
+   (``enclave.sandbox.Zygotes``): a job's isolated workers are forked from a sandboxed,
+   pre-imported process instead of starting an interpreter each; they are closed when
+   the thread ends. Jobs of one thread run one after another, so a zygote serves one
+   job at a time.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from dataclasses import dataclass, field
 
 from ledger import Conflict, LedgerError
 
+from .._errors import EnclaveError
 from .._runtime import Runtime
-from ..sandbox import SandboxLimits
+from ..replay import WORKER_HANDLER
+from ..sandbox import Sandbox, SandboxLimits, Zygotes
 from ._conclusions import ledger_clock
 from ._execute import StageOptions, execute
 from ._model import ClaimedJob
@@ -121,6 +128,21 @@ def _run_one(runtime: Runtime, job: ClaimedJob, options: StageOptions, stats: Wo
     log.info("job %s attempt %d: %s", job.job_id, job.attempts, outcome)
 
 
+def _prewarm(zygotes: Zygotes, runtime: Runtime, options: StageOptions) -> None:
+    """Start the zygotes a replay stage's sandbox forks from before the first claim
+    (the same start parameters as the stages' own sandbox; any other key starts its
+    zygotes on first use). A failure leaves it to the jobs, which report it."""
+    try:
+        sandbox = Sandbox(
+            scratch_root=runtime.home.root / "scratch",
+            limits=options.limits,
+            isolation=options.isolation,
+        )
+        zygotes.prewarm(sandbox, WORKER_HANDLER, (WORKER_HANDLER.partition(":")[0],))
+    except (EnclaveError, OSError) as exc:
+        log.warning("zygotes not started ahead (%s)", type(exc).__name__)
+
+
 def _loop(
     runtime_factory: Callable[[], Runtime],
     *,
@@ -131,10 +153,15 @@ def _loop(
     once: bool,
     kinds: Sequence[str] | None,
     stats: WorkerStats,
+    zygote: bool,
 ) -> None:
     runtime = runtime_factory()
     recorded_clock = ledger_clock(runtime.ledger)
     reaped_at = float("-inf")
+    zygotes = Zygotes()
+    if zygote:
+        _prewarm(zygotes, runtime, options)
+    log.info("worker %s: claiming", worker_id)
     try:
         while not stop.is_set():
             try:
@@ -160,8 +187,13 @@ def _loop(
                     return
                 stop.wait(poll_seconds)
                 continue
-            _run_one(runtime, job, options, stats)
+            if zygote:
+                with zygotes.activated():
+                    _run_one(runtime, job, options, stats)
+            else:
+                _run_one(runtime, job, options, stats)
     finally:
+        zygotes.close()
         runtime.close()
 
 
@@ -177,10 +209,12 @@ def run_worker(
     isolation: str = "auto",
     limits: SandboxLimits | None = None,
     kinds: Sequence[str] | None = None,
+    zygote: bool = True,
 ) -> WorkerStats:
     """Claim and run jobs on ``concurrency`` threads until ``stop`` is set.
 
-    With ``once`` each thread returns as soon as it finds nothing to claim.
+    With ``once`` each thread returns as soon as it finds nothing to claim. With
+    ``zygote`` jobs' isolated workers are forked from per-thread zygotes (invariant 6).
     """
     if isinstance(concurrency, bool) or not 1 <= concurrency <= 64:
         raise ValueError("concurrency must lie in 1..64")
@@ -204,6 +238,7 @@ def run_worker(
                 "once": once,
                 "kinds": kinds,
                 "stats": stats,
+                "zygote": zygote,
             },
             name=f"worker-{worker_id}-{n}",
         )

@@ -20,12 +20,18 @@ state: ``isolation`` (``"bwrap"`` or ``"development — not an enclave"``), ``en
 (what each did), ``diagnostics`` (``["audit_hook"]``), ``seccomp``, ``rlimits``,
 ``wall_seconds``, ``run_state`` (``"fork-per-run"``), ``hash_seed`` (0) and
 ``process_environment`` (the names of the worker's fixed environment variables).
+
+Inside ``Zygotes().activated()`` a sandbox without candidate code forks its workers
+from a zygote — a worker started and checked as above that stops before taking a job
+and forks one job's worker at a time (``_zygote``) — instead of starting bubblewrap
+and an interpreter for each; each such worker is checked from ``/proc`` again.
 """
 
 from enclave.sandbox._errors import Contaminated, SandboxUnavailable, WorkerClosed
 from enclave.sandbox._handle import WorkerHandle
 from enclave.sandbox._limits import REASONS, SandboxLimits
 from enclave.sandbox._supervisor import Sandbox
+from enclave.sandbox._zygote import Zygotes
 
 __all__ = [
     "REASONS",
@@ -35,4 +41,5 @@ __all__ = [
     "SandboxUnavailable",
     "WorkerClosed",
     "WorkerHandle",
+    "Zygotes",
 ]

@@ -4,7 +4,8 @@ The worker's ``ready`` frame says what it applied; a worker is untrusted, so eac
 claim that reaches the environment record (and from there a certificate) is checked
 from outside, in the host's ``/proc``, before any agent code runs:
 
-1. the worker process is the only process below the launcher;
+1. the worker process is the only process below the launcher (for a job's worker
+   forked by a zygote: below the zygote);
 2. its namespaces differ from the supervisor's, one by one (bubblewrap);
 3. its user namespace maps exactly one id, and inside it the worker is uid/gid 65534;
    the host uid that id maps to is recorded (bubblewrap maps it to the supervisor's
@@ -117,7 +118,8 @@ def _read(pid: int, name: str) -> str:
         raise _refuse(f"/proc/{name} unreadable") from exc
 
 
-def _children(pid: int) -> list[int]:
+def children(pid: int) -> list[int]:
+    """Host pids of ``pid``'s children."""
     found: list[int] = []
     for tid in os.listdir(f"/proc/{pid}/task"):
         text = _read(pid, f"task/{tid}/children")
@@ -206,18 +208,21 @@ def verify(
     launcher_pid: int,
     ready: dict[str, Any],
     environ: Mapping[str, str] = MappingProxyType({}),
+    worker_pid: int | None = None,
 ) -> dict[str, Any]:
     """Check a worker that sent ``ready``; return the environment record it earned.
-    ``environ`` is the process environment it was launched with (check 8)."""
+    ``environ`` is the process environment it was launched with (check 8).
+    ``worker_pid``: a job's worker forked by a zygote (``launcher_pid``), which must
+    be the zygote's only child (check 1)."""
     identity = ready.get("identity")
     if not isinstance(identity, dict):
         raise _refuse("malformed report")
     pid = launcher_pid
-    if launch.layer.launcher is not None:
-        children = _children(launcher_pid)
-        if len(children) != 1:
+    if launch.layer.launcher is not None or worker_pid is not None:
+        below = children(launcher_pid)
+        if len(below) != 1 or worker_pid not in (None, below[0]):
             raise _refuse("process tree")
-        pid = children[0]
+        pid = below[0]
     status = _status(pid)
     layers: list[str] = []
     enforced: dict[str, Any] = {}

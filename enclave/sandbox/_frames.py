@@ -7,6 +7,7 @@ the length before allocating and reports malformed input as :class:`FrameError`.
 
 from __future__ import annotations
 
+import os
 import socket
 import struct
 import time
@@ -81,3 +82,48 @@ def recv(
     if not isinstance(message, dict):
         raise FrameError("frame is not a JSON object")
     return message
+
+
+def send_with_fd(sock: socket.socket, message: dict[str, Any], fd: int) -> None:
+    """Send one frame together with one descriptor (SCM_RIGHTS) in a single message."""
+    data = encode(message)
+    sent = socket.send_fds(sock, [data], [fd])
+    if sent != len(data):
+        sock.sendall(data[sent:])
+
+
+def recv_with_fds(
+    sock: socket.socket, *, max_fds: int = 1, max_bytes: int = 1 << 16
+) -> tuple[dict[str, Any], list[int]]:
+    """Read one frame and the descriptors that came with its first byte (at most
+    ``max_fds``; more, or a truncated control message, is a :class:`FrameError` and
+    every descriptor received is closed)."""
+    data, fds, flags, _ = socket.recv_fds(sock, max_bytes, max_fds)
+    try:
+        if not data:
+            raise PeerClosed("peer closed the stream")
+        if flags & socket.MSG_CTRUNC:
+            raise FrameError("too many descriptors")
+        while len(data) < _HEADER.size:
+            more = sock.recv(_HEADER.size - len(data))
+            if not more:
+                raise PeerClosed("peer closed the stream")
+            data += more
+        (size,) = _HEADER.unpack(data[: _HEADER.size])
+        if size > max_bytes:
+            raise FrameError("oversize frame")
+        body = data[_HEADER.size :]
+        if len(body) > size:
+            raise FrameError("more than one frame")
+        body += _recv_exact(sock, size - len(body), None)
+        try:
+            message = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise FrameError("frame is not JSON") from exc
+        if not isinstance(message, dict):
+            raise FrameError("frame is not a JSON object")
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return message, fds

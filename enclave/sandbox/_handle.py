@@ -26,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -72,7 +72,7 @@ class WorkerHandle:
     def __init__(
         self,
         *,
-        process: subprocess.Popen[bytes],
+        process: Process,
         sock: socket.socket,
         scratch: Path,
         limits: SandboxLimits,
@@ -162,7 +162,7 @@ class WorkerHandle:
             self._reap()
             with contextlib.suppress(OSError):
                 self._sock.close()
-            _remove_tree(self._scratch)
+            self._process.release()
 
     def __enter__(self) -> WorkerHandle:
         return self
@@ -192,7 +192,11 @@ class WorkerHandle:
             if message.get("type") != "ready":
                 raise SandboxUnavailable(f"{launcher} could not start the worker")
             self._environment = _checks.verify(
-                self._launch, launcher_pid=self._process.pid, ready=message, environ=self._environ
+                self._launch,
+                launcher_pid=self._process.launcher_pid,
+                worker_pid=self._process.worker_pid,
+                ready=message,
+                environ=self._environ,
             )
             try:
                 message = _frames.recv(self._sock, deadline=deadline)
@@ -260,16 +264,7 @@ class WorkerHandle:
     # -- process control ------------------------------------------------------------
 
     def _kill(self) -> None:
-        if self._status is not None:
-            return
-        # Processes in the worker's tree may sit in other sessions (bubblewrap's
-        # --new-session): kill them by pid as well as by process group.
-        for pid in _descendants(self._process.pid):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._process.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
+        if self._status is None:
             self._process.kill()
 
     def _reap(self, wait: float = _REAP_SECONDS) -> None:
@@ -277,20 +272,88 @@ class WorkerHandle:
             return
         deadline = time.monotonic() + wait
         while True:
-            try:
-                pid, status, usage = os.wait4(self._process.pid, os.WNOHANG)
-            except ChildProcessError:
-                self._status = self._process.returncode if self._process.returncode else -9
-                return
-            if pid:
-                self._status = os.waitstatus_to_exitcode(status)
-                self._process.returncode = self._status
-                self._cpu_seconds = usage.ru_utime + usage.ru_stime
+            ended = self._process.poll()
+            if ended is not None:
+                self._status, self._cpu_seconds = ended
                 return
             if time.monotonic() >= deadline:
-                self._kill()
+                self._process.kill()
                 deadline = time.monotonic() + wait
             time.sleep(0.002)
+
+
+class Process(Protocol):
+    """How a handle controls the process behind it (see ``Launched`` and ``_zygote``)."""
+
+    @property
+    def pid(self) -> int:
+        """Host pid of the worker's outermost process."""
+
+    @property
+    def launcher_pid(self) -> int:
+        """Host pid whose only child is the worker (the worker itself without a launcher)."""
+
+    @property
+    def worker_pid(self) -> int | None:
+        """Host pid of the worker when it is known without asking the launcher."""
+
+    def kill(self) -> None:
+        """SIGKILL the worker and every process below it."""
+
+    def poll(self) -> tuple[int, float] | None:
+        """``(exit status, CPU seconds)`` once the worker ended (negative: by signal)."""
+
+    def release(self) -> None:
+        """After the end: free what the worker held (its scratch, its slot)."""
+
+
+class Launched:
+    """A worker this supervisor started itself, in its own session and scratch."""
+
+    def __init__(self, process: subprocess.Popen[bytes], scratch: Path) -> None:
+        self._process = process
+        self.scratch = scratch
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def launcher_pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def worker_pid(self) -> int | None:
+        return None
+
+    def kill(self) -> None:
+        kill_tree(self._process.pid)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self._process.kill()
+
+    def poll(self) -> tuple[int, float] | None:
+        try:
+            pid, status, usage = os.wait4(self._process.pid, os.WNOHANG)
+        except ChildProcessError:
+            return (self._process.returncode if self._process.returncode else -9), 0.0
+        if not pid:
+            return None
+        code = os.waitstatus_to_exitcode(status)
+        self._process.returncode = code
+        return code, usage.ru_utime + usage.ru_stime
+
+    def release(self) -> None:
+        remove_tree(self.scratch)
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL every process below ``pid``, by pid (processes in the worker's tree may
+    sit in other sessions: bubblewrap's --new-session)."""
+    for child in _descendants(pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(child, signal.SIGKILL)
 
 
 def _descendants(pid: int) -> list[int]:
@@ -332,7 +395,7 @@ def _signal_name(signum: int) -> str:
         return "signal"
 
 
-def _remove_tree(path: Path) -> None:
+def remove_tree(path: Path) -> None:
     """Remove a scratch tree, including directories the worker made unreadable."""
     if not path.exists():
         return

@@ -33,10 +33,10 @@ from typing import Any
 import orjson
 
 import enclave
-from enclave.sandbox import _fsview, _isolation, _landlock, _seccomp
+from enclave.sandbox import _fsview, _isolation, _landlock, _seccomp, _zygote
 from enclave.sandbox._checks import Launch
 from enclave.sandbox._errors import SandboxUnavailable
-from enclave.sandbox._handle import WorkerHandle
+from enclave.sandbox._handle import Launched, WorkerHandle
 from enclave.sandbox._limits import SandboxLimits
 
 _BOOT = (
@@ -116,13 +116,16 @@ class Sandbox:
                 code=[str(Path(p).resolve()) for p in code],
                 protected=_protected(self._scratch_root, tuple(protect)),
             )
-        self._launch = Launch(
+        self._launch_facts = Launch(
             layer=self._layer,
             limits=self._limits,
             seccomp=_seccomp.supported(),
             readonly_binds=len(self._view.binds),
             landlock=_landlock_abi(),
         )
+        self._code = tuple(code)
+        #: Zygotes this sandbox's workers were forked from (``_zygote``, invariant 4).
+        self.zygotes_used: set[int] = set()
         self._checked: dict[str, Any] | None = None
 
     @property
@@ -135,7 +138,7 @@ class Sandbox:
         before any worker was checked, the plan with no layer claimed."""
         if self._checked is not None:
             return dict(self._checked)
-        return self._launch.planned()
+        return self._launch_facts.planned()
 
     def start(self, handler: str, *, preload: tuple[str, ...] = ()) -> WorkerHandle:
         """Start a worker running ``handler`` ("package.module:function").
@@ -150,6 +153,55 @@ class Sandbox:
         module, sep, attr = handler.partition(":")
         if not sep or not module or not attr:
             raise ValueError("handler must look like 'package.module:function'")
+        zygotes = _zygote.active()
+        if zygotes is not None and self.uses_zygotes:
+            handle = zygotes.spawn(self, handler, preload)
+            if handle is not None:
+                self._checked = handle.environment
+                return handle
+        process, sock, env = self._launch(handler, preload, zygote=False)
+        handle = WorkerHandle(
+            process=process,
+            sock=sock,
+            scratch=process.scratch,
+            limits=self._limits,
+            launch=self._launch_facts,
+            environ=env,
+        )
+        handle._await_start()
+        self._checked = handle.environment
+        return handle
+
+    # -- for zygotes (``_zygote``) ----------------------------------------------------
+
+    @property
+    def uses_zygotes(self) -> bool:
+        """Whether a zygote may serve this sandbox (``_zygote``, invariant 1)."""
+        return self._layer.enclave and not self._code
+
+    def zygote_key(self, handler: str, preload: tuple[str, ...]) -> tuple[Any, ...]:
+        """Everything a worker's start depends on: equal keys, interchangeable zygotes."""
+        return (
+            handler,
+            tuple(preload),
+            self._limits,
+            self._layer,
+            self._scratch_root,
+            tuple(self._python_path),
+            self._view,
+            self._launch_facts,
+            os.environ.get(_HOME_ENV),
+        )
+
+    def launch_zygote(
+        self, handler: str, preload: tuple[str, ...]
+    ) -> tuple[Launched, socket.socket, dict[str, str], Launch]:
+        process, sock, env = self._launch(handler, preload, zygote=True)
+        return process, sock, env, self._launch_facts
+
+    def _launch(
+        self, handler: str, preload: tuple[str, ...], *, zygote: bool
+    ) -> tuple[Launched, socket.socket, dict[str, str]]:
         scratch = tempfile.mkdtemp(prefix="worker-", dir=self._scratch_root)
         inside = _isolation.SCRATCH if self._layer.enclave else scratch
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -160,7 +212,8 @@ class Sandbox:
                 "limits": self._limits.to_dict(),
                 "handler": handler,
                 "preload": list(preload),
-                "seccomp": self._launch.seccomp,
+                "seccomp": self._launch_facts.seccomp,
+                "zygote": zygote,
             }
             argv = [
                 sys.executable,
@@ -193,14 +246,4 @@ class Sandbox:
             raise SandboxUnavailable("worker process could not be started") from exc
         finally:
             child_sock.close()
-        handle = WorkerHandle(
-            process=process,
-            sock=parent_sock,
-            scratch=Path(scratch),
-            limits=self._limits,
-            launch=self._launch,
-            environ=env,
-        )
-        handle._await_start()
-        self._checked = handle.environment
-        return handle
+        return Launched(process, Path(scratch)), parent_sock, env

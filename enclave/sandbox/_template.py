@@ -106,9 +106,7 @@ class Template:
 
     def _clean(self) -> None:
         try:
-            _empty(self._scratch)
-            if os.listdir(self._scratch):
-                raise OSError("scratch not empty")
+            empty_scratch(self._scratch)
         except (OSError, RecursionError):
             self._supervisor.fail(WORKER_CRASHED, "protocol violation")
         spent = sum(
@@ -158,6 +156,13 @@ def _reap(pid: int) -> int:
     """Wait for the run to end; its exit status (negative: killed by that signal)."""
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status)
+
+
+def empty_scratch(scratch: str) -> None:
+    """Empty ``scratch`` and check that it is empty (OSError if not)."""
+    _empty(scratch)
+    if os.listdir(scratch):
+        raise OSError("scratch not empty")
 
 
 def _empty(directory: str) -> None:

@@ -25,6 +25,11 @@ The handler: one from a ``preload`` module is trusted project code and runs here
 fork per run, ``_template``); any other handler is agent code, imported and called in a
 fresh fork for every call (once at start-up, so that a failing import fails the start).
 
+A zygote (``"zygote": true`` in the configuration, see ``_zygote``) becomes a child
+subreaper before step 5, reports ``ready`` after it and then serves ``_spawner``'s
+loop; each job's child it forks continues here from step 6, reporting its own
+``ready`` (read from its own ``/proc/self/status``) over the job's socket.
+
 Then serve ``call`` frames one at a time until the supervisor closes the socket.
 A handler exception ends the worker with ``handler_error`` and the exception's
 class name only; a MemoryError ends it with ``memory_limit``.
@@ -44,7 +49,7 @@ from typing import Any, NoReturn
 
 import orjson
 
-from enclave.sandbox import _frames, _landlock, _seccomp
+from enclave.sandbox import _frames, _landlock, _seccomp, _spawner
 from enclave.sandbox._channel import Channel
 from enclave.sandbox._limits import (
     WORKER_CRASHED,
@@ -120,11 +125,23 @@ def _framed(call_id: Any, result: dict[str, Any]) -> dict[str, Any]:
     return {"type": "reply", "id": call_id, "body": result}
 
 
+def _ready(seccomp: bool, rlimits: dict[str, int], landlock: int) -> dict[str, Any]:
+    return {
+        "type": "ready",
+        "seccomp": seccomp,
+        "rlimits": rlimits,
+        "identity": {**_identity(), "landlock": landlock},
+        "run_state": RUN_STATE,
+        "hash_seed": 0 if sys.flags.hash_randomization == 0 else None,
+    }
+
+
 def main(argv: list[str]) -> NoReturn:
     config = orjson.loads(argv[1])
     sock = socket.socket(fileno=int(config["fd"]))
     sock.setblocking(True)
     channel = Channel(sock)
+    zygote = config.get("zygote") is True
     try:
         scratch = str(config["scratch"])
         os.chdir(scratch)
@@ -139,26 +156,23 @@ def main(argv: list[str]) -> NoReturn:
             importlib.import_module(module_name)  # trusted project code only
         spec = str(config["handler"])
         trusted = spec.partition(":")[0] in preload
+        if zygote and not _spawner.become_subreaper():
+            raise OSError("no subreaper")
 
         landlock = _landlock.restrict(scratch)
         seccomp = bool(config["seccomp"]) and _seccomp.install(template=True)
         seal = _seccomp.prepare() if seccomp else None
-        identity = {**_identity(), "landlock": landlock}
-        template = Template(
-            supervisor=channel, scratch=scratch, seal=seal, cpu_seconds=limits.cpu_seconds
-        )
+        ready = _ready(seccomp, rlimits, landlock)
     except Exception:  # noqa: BLE001 - start-up failed before any agent code ran
         channel.fail(WORKER_CRASHED, "start-up failed")
-    channel.send(
-        {
-            "type": "ready",
-            "seccomp": seccomp,
-            "rlimits": rlimits,
-            "identity": identity,
-            "run_state": RUN_STATE,
-            "hash_seed": 0 if sys.flags.hash_randomization == 0 else None,
-        }
+    if zygote:
+        channel.send(ready)
+        channel = Channel(_spawner.serve_spawns(channel, scratch))  # in a job's child
+        ready = _ready(seccomp, rlimits, landlock)  # this process, as the kernel shows it
+    template = Template(
+        supervisor=channel, scratch=scratch, seal=seal, cpu_seconds=limits.cpu_seconds
     )
+    channel.send(ready)
     handler: Handler
     if trusted:
         template_handler = _load_handler(spec)
