@@ -74,7 +74,10 @@ def recv(
     (size,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size, deadline))
     if size > max_bytes:
         raise FrameError("oversize frame")
-    body = _recv_exact(sock, size, deadline)
+    return _message(_recv_exact(sock, size, deadline))
+
+
+def _message(body: bytes) -> dict[str, Any]:
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -116,12 +119,7 @@ def recv_with_fds(
         if len(body) > size:
             raise FrameError("more than one frame")
         body += _recv_exact(sock, size - len(body), None)
-        try:
-            message = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            raise FrameError("frame is not JSON") from exc
-        if not isinstance(message, dict):
-            raise FrameError("frame is not a JSON object")
+        message = _message(body)
     except BaseException:
         for fd in fds:
             os.close(fd)
