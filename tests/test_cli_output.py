@@ -68,3 +68,23 @@ def test_a_cell_is_data_never_markup(value: str) -> None:
     )
     assert done.returncode == 0, done.stderr[-300:]
     assert value in done.stdout
+
+
+def test_the_demos_next_commands_are_never_broken_across_lines() -> None:
+    """In a narrow terminal each suggested command stays on one line, to be pasted whole."""
+    certificate = ".replay-enclave/certificates/au-" + "0" * 40 + ".dsse.json"
+    draw = (
+        "from pathlib import Path\n"
+        "from enclave.cli._demo import _next_steps\n"
+        f"_next_steps(Path('/somewhere/h'), {{'procurement': 'sp-1'}}, "
+        f"[{{'certificate': {certificate!r}}}])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", draw],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "COLUMNS": "60"},
+    )
+    assert done.returncode == 0, done.stderr[-300:]
+    assert f"  replay-enclave verify {certificate} --home /somewhere/h\n" in done.stdout

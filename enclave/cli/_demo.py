@@ -178,4 +178,5 @@ def _next_steps(root: Path, captured: dict[str, str], rows: list[dict[str, Any]]
         lines.append(f"  replay-enclave specimens show {captured['procurement']}{home}")
     lines.append(f"  replay-enclave ledger verify{home}")
     lines.append("  pip install '.[jupyter]' && bash scripts/analyst-demo.sh   # the notebook")
-    console.print("\n".join(lines), highlight=False, markup=False)
+    # a command is never broken across lines: it is copied and pasted whole
+    console.print("\n".join(lines), highlight=False, markup=False, soft_wrap=True)
