@@ -229,6 +229,68 @@ def test_specimen_detail_is_metadata_only(world: World) -> None:
     assert "0.7" not in response.text and not find_canaries(response.content, INCIDENT_CANARIES)
 
 
+@pytest.mark.parametrize(
+    ("agent", "cuts", "sealed"),
+    [
+        (
+            "procurement",
+            [
+                {"name": "before-retrieval", "call_id": "main/before-retrieval#0"},
+                {"name": "before-authority", "call_id": "main/before-authority#0"},
+            ],
+            "auditable",
+        ),
+        (
+            "claims",
+            [{"name": "before-authority", "call_id": "main/before-authority#0"}],
+            "auditable",
+        ),
+        (
+            "shard-maintenance",
+            [{"name": "before-drop", "call_id": "executor/before-drop#0"}],
+            "not-auditable-beyond before-drop",
+        ),
+    ],
+)
+def test_specimen_detail_shows_cuts_and_sealed_auditability(
+    world: World, agent: str, cuts: list[dict[str, str]], sealed: str
+) -> None:
+    sid = world.specimens[agent]
+    response = world.client.get(f"{API}/specimens/{sid}", headers=world.auth("vera"))
+    assert response.status_code == 200
+    detail = response.json()
+    assert detail["cuts"] == cuts
+    assert detail["sealed_auditability"] == sealed
+    # each cut is one of the listed calls, of kind cut, in the order the run reached it
+    kinds = {c["call_id"]: c["kind"] for c in detail["calls"]}
+    assert all(kinds[cut["call_id"]] == "cut" for cut in cuts)
+    order = [c["call_id"] for c in detail["calls"]]
+    assert [order.index(cut["call_id"]) for cut in cuts] == sorted(
+        order.index(cut["call_id"]) for cut in cuts
+    )
+    assert not find_canaries(response.content, INCIDENT_CANARIES)
+
+
+def test_a_specimen_sealed_before_cuts_has_no_sealed_auditability(world: World) -> None:
+    from enclave.service._catalog import cuts_of
+
+    runtime = Runtime.open(world.home, env={})
+    try:
+        record = runtime.ledger.get_specimen(world.specimens["procurement"])
+    finally:
+        runtime.close()
+    manifest = {k: v for k, v in record.manifest.items() if k != "auditability"}
+    older = dataclasses.replace(record, manifest=manifest)
+    assert cuts_of(older)["sealed_auditability"] is None
+    assert cuts_of(record)["sealed_auditability"] == "auditable"
+
+
+def test_specimen_detail_in_the_openapi_names_cuts(world: World) -> None:
+    schemas = world.client.get("/openapi.json").json()["components"]["schemas"]
+    assert {"cuts", "sealed_auditability"} <= set(schemas["SpecimenDetail"]["properties"])
+    assert set(schemas["CutModel"]["properties"]) == {"name", "call_id"}
+
+
 def test_specimen_access_refusals(world: World) -> None:
     get = world.client.get
     sid = world.specimens["procurement"]

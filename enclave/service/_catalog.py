@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
 
-from ledger import SpecimenFilter
+from ledger import SpecimenFilter, SpecimenRecord, StepKind
 
 from ..governance import Action, PolicyStatus, Resource, list_policies
 from ._auth import CurrentAnalyst, State, require
@@ -85,7 +85,20 @@ def specimen(state: State, analyst: CurrentAnalyst, specimen_id: SpecimenId) -> 
         "erased": bool(ledger.entries(kind="specimen.erased", subject=record.specimen_id)),
         "legal_hold": record.legal_hold,
     }
-    return specimen_detail(record, summary)
+    return {**specimen_detail(record, summary), **cuts_of(record)}
+
+
+def cuts_of(record: SpecimenRecord) -> dict[str, Any]:
+    """The recorded cuts (name and call id, in the order the run reached them; never
+    their state) and the auditability sealed in the manifest (``docs/cuts.md``), None
+    for a specimen sealed before cuts existed."""
+    steps = sorted((s for s in record.steps if s.kind is StepKind.CUT), key=lambda s: s.seq)
+    sealed = record.manifest.get("auditability")
+    klass = sealed.get("class") if isinstance(sealed, dict) else None
+    return {
+        "cuts": [{"name": s.name, "call_id": s.call_id} for s in steps],
+        "sealed_auditability": klass if isinstance(klass, str) else None,
+    }
 
 
 @router.get("/policies", response_model=PolicyList, summary="Intervention policies of your tenant")

@@ -28,6 +28,7 @@ __all__ = [
     "AuditStatusModel",
     "CallModel",
     "CancelBody",
+    "CutModel",
     "ErrorBody",
     "ErrorDetail",
     "FieldModel",
@@ -103,10 +104,23 @@ class CallModel(BaseModel):
     fields: list[FieldModel]
 
 
+class CutModel(BaseModel):
+    """A cut the specimen recorded (``docs/cuts.md``): its name and the call id of its
+    step. Never its state."""
+
+    name: str
+    call_id: str
+
+
 class SpecimenDetail(SpecimenSummaryModel):
     calls: list[CallModel]
     revisions: dict[str, list[str]]
     strategies: list[str]
+    # the cuts recorded, in the order the run reached them; ``from_cut`` names one
+    cuts: list[CutModel]
+    # fixed at seal: ``auditable`` or ``not-auditable-beyond <cut>``; None for a
+    # specimen sealed before cuts existed
+    sealed_auditability: str | None = None
 
 
 class PolicyModel(BaseModel):
