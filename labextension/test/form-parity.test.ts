@@ -4,7 +4,8 @@
  * accepted, or refused with the same code — from the browser's ``checkAuditBody`` and
  * from the service's own ``AuditBody`` model and admission check run in Python on the
  * same JSON text. (A boolean tolerance, once coerced to 1.0 by the service, is refused
- * by both.)
+ * by both. A cut name, ``from_cut``, is held to the service's pattern by both: every
+ * base with each of a dozen names, and the names among the attacker's values.)
  */
 
 import { execFileSync } from 'node:child_process';
@@ -26,9 +27,13 @@ const VALUES: unknown[] = [
   '/a', '/', '//a', '/a~2', 'a', 'x'.repeat(129), 'x'.repeat(257), 'x'.repeat(501), '😀'.repeat(500), '\u2028',
   true, false, null, 0, 1, -1, 2, 1.5, 1e6, 1e6 + 1, -1e6, 5e-324, -2.2e-308, 2.2250738585072014e-308, 1e-310,
   100000, 100001, 2 ** 53 - 1 - 100000, 2 ** 53, [], {}, { score: 0.1 }, { score: true }, { a: 'exact' },
-  'nullify', 'replace', 'perturb', 'revision', 'REVISION', 'swap'
+  'nullify', 'replace', 'perturb', 'revision', 'REVISION', 'swap', 'before-drop', 'a/b'
 ];
-const KEYS = ['specimen_id', 'strategy', 'call_id', 'field', 'value', 'delta', 'revision', 'samples', 'seed', 'tolerances', 'purpose', 'policy_id', 'extra'];
+const CUT_NAMES: unknown[] = [
+  'before-drop', 'v1.2:cut_a', 'x'.repeat(64), 'x'.repeat(65), '', '-lead', 'a/b', 'a#0', 'a b',
+  'before-drop\n', '\u00e9t\u00e9', null, 5, true, ['before-drop']
+];
+const KEYS = ['specimen_id', 'strategy', 'call_id', 'field', 'value', 'delta', 'revision', 'samples', 'seed', 'tolerances', 'purpose', 'policy_id', 'from_cut', 'extra'];
 
 function mulberry32(seed: number): () => number {
   let a = seed;
@@ -46,6 +51,11 @@ function cases(n: number): string[] {
   const out: string[] = BASES.map(b => JSON.stringify(b));
   for (const delta of [5e-324, -2.2e-308, 1e-310]) {
     out.push(JSON.stringify({ ...BASES[1], delta }));
+  }
+  for (const base of BASES) {
+    for (const from_cut of CUT_NAMES) {
+      out.push(JSON.stringify({ ...base, from_cut }));
+    }
   }
   while (out.length < n) {
     const body: Record<string, unknown> = { ...pick(BASES) };

@@ -7,8 +7,8 @@
 
 import { describe, expect, it } from 'vitest';
 
-import { buildBody, FormInput, Policy, policyOptions, prefill, REVISION } from '../src/enclave/request';
-import { checkAuditBody, isPointer, MAX_SEED } from '../src/enclave/validate';
+import { buildBody, cutOptions, FormInput, Policy, policyOptions, prefill, REVISION, SpecimenDetail } from '../src/enclave/request';
+import { checkAuditBody, isPointer, MAX_SEED, MESSAGES } from '../src/enclave/validate';
 
 const revisionBody = {
   specimen_id: 'sp-1',
@@ -199,5 +199,99 @@ describe('the form, as the notebook panel builds it', () => {
         delta: -0.05
       }
     });
+  });
+});
+
+// the procurement specimen's detail, as the service lists it: each cut's step comes after
+// the work it holds (its state is what that work produced), the jitter after the last cut
+function call(call_id: string, kind: string): SpecimenDetail['calls'][number] {
+  const name = call_id.slice(call_id.indexOf('/') + 1, call_id.indexOf('#'));
+  return { call_id, kind, name, alias: null, resolved: null, schema_id: null };
+}
+const procurement: SpecimenDetail = {
+  calls: [
+    call('main/template#0', 'context'),
+    call('main/before-retrieval#0', 'cut'),
+    call('main/retrieval#0', 'retrieval'),
+    call('main/supplier_risk#0', 'tool'),
+    call('main/decider#0', 'model'),
+    call('main/before-authority#0', 'cut'),
+    call('main/random#0', 'random'),
+    call('main/authority#0', 'authority')
+  ],
+  cuts: [
+    { name: 'before-retrieval', call_id: 'main/before-retrieval#0' },
+    { name: 'before-authority', call_id: 'main/before-authority#0' }
+  ],
+  sealed_auditability: 'auditable'
+};
+// a run that drew randomness inside the work before its only cut
+const randomFirst: SpecimenDetail = {
+  calls: [call('main/random#0', 'random'), call('main/before-authority#0', 'cut'), call('main/supplier_risk#0', 'tool')],
+  cuts: [{ name: 'before-authority', call_id: 'main/before-authority#0' }]
+};
+const supplierForm = (changes: Partial<FormInput>): FormInput =>
+  form({ policy: perturbPolicy, callId: 'main/supplier_risk#0', delta: '-0.05', ...changes });
+
+describe('start from a cut', () => {
+  it('offers a full replay first, then the recorded cuts in order', () => {
+    expect(cutOptions(procurement.cuts ?? []).map(o => o.value)).toEqual(['', 'before-retrieval', 'before-authority']);
+    expect(cutOptions([])).toEqual([{ label: '— none: full replay —', value: '' }]);
+  });
+
+  it('sends from_cut only when a cut is chosen', () => {
+    const full = buildBody(supplierForm({ fromCut: '' }), procurement);
+    expect('body' in full && 'from_cut' in full.body).toBe(false);
+    const unset = buildBody(supplierForm({}), procurement);
+    expect('body' in unset && 'from_cut' in unset.body).toBe(false);
+    const cut = buildBody(supplierForm({ fromCut: 'before-retrieval' }), procurement);
+    expect(cut).toEqual({
+      body: {
+        specimen_id: 'sp-1',
+        purpose: 'Dispute review of PO-2291 on revision r2',
+        samples: 30,
+        seed: 1,
+        strategy: 'perturb',
+        call_id: 'main/supplier_risk#0',
+        field: '/confidence',
+        policy_id: perturbPolicy.id,
+        delta: -0.05,
+        from_cut: 'before-retrieval'
+      }
+    });
+    const revision = buildBody(form({ fromCut: 'before-retrieval' }), procurement);
+    expect('body' in revision && revision.body.from_cut).toBe('before-retrieval');
+  });
+
+  it.each([
+    ['a target inside the cut\'s work', supplierForm({ fromCut: 'before-authority' }), procurement, MESSAGES.target_before],
+    ['the cut itself as target', supplierForm({ callId: 'main/before-retrieval#0', fromCut: 'before-retrieval' }), procurement, MESSAGES.target_before],
+    ['a cut the specimen did not record', supplierForm({ fromCut: 'before-drop' }), procurement, MESSAGES.no_such_cut],
+    ['a specimen with no cuts (sealed before cuts)', supplierForm({ fromCut: 'before-retrieval' }), { calls: procurement.calls }, MESSAGES.no_such_cut],
+    ['randomness drawn before the cut', supplierForm({ fromCut: 'before-authority' }), randomFirst, MESSAGES.random_before],
+    ['randomness before the cut, on a revision', form({ fromCut: 'before-authority' }), randomFirst, MESSAGES.random_before]
+  ])('refuses %s as admission does (400 bad_input)', (_, input, detail, message) => {
+    expect(buildBody(input, detail)).toEqual({ refusal: { status: 400, code: 'bad_input', field: 'from_cut', message } });
+  });
+
+  it('a target after the cut, and a revision, pass in the browser (the service judges the rest)', () => {
+    const afterCut = buildBody(supplierForm({ callId: 'main/authority#0', fromCut: 'before-authority' }), procurement);
+    expect('body' in afterCut).toBe(true);
+    // a revision's swapped calls are not in the detail: admission decides
+    expect('body' in buildBody(form({ fromCut: 'before-authority' }), procurement)).toBe(true);
+  });
+
+  it.each([[''], ['a/b'], ['a#0'], ['-lead'], ['x'.repeat(65)], ['before-drop\n'], ['before drop'], [5], [true], [['before-drop']]])(
+    'from_cut %j is 422 invalid_request',
+    fromCut => {
+      expect(code({ ...revisionBody, from_cut: fromCut })).toEqual([422, 'invalid_request']);
+    }
+  );
+
+  it('a cut name as the service takes it, or null, passes the shape', () => {
+    expect(code({ ...revisionBody, from_cut: 'before-drop' })).toBeNull();
+    expect(code({ ...perturbBody, from_cut: 'x'.repeat(64) })).toBeNull();
+    expect(code({ ...perturbBody, from_cut: 'v1.2:cut_a' })).toBeNull();
+    expect(code({ ...perturbBody, from_cut: null })).toBeNull();
   });
 });

@@ -1,5 +1,7 @@
 /**
- * The request form's widgets: specimen → call → active policy → parameters → purpose.
+ * The request form's widgets: specimen → call → active policy → parameters → start from
+ * cut → purpose. The specimen's recorded cuts and sealed auditability come from its
+ * detail (metadata only: a cut's name and call id, never its state).
  * Every submission is checked by ``buildBody`` (the service's rules) first; what the
  * service still refuses is shown with its code and message, as the service wrote them.
  */
@@ -8,7 +10,7 @@ import { Widget } from '@lumino/widgets';
 
 import { el } from '../certificate/dom';
 import { AuditStatus, call, EnclaveRefusal } from './api';
-import { buildBody, Call, callOptions, Policy, policyOptions, prefill, REVISION } from './request';
+import { buildBody, Call, callOptions, Cut, cutOptions, Policy, policyOptions, prefill, REVISION, SpecimenDetail } from './request';
 
 type Field = HTMLInputElement | HTMLSelectElement;
 
@@ -35,10 +37,13 @@ export class RequestForm extends Widget {
   readonly samples = el('input', { class: 'enclave-sb-samples', type: 'text', inputmode: 'numeric', value: '20' });
   readonly seed = el('input', { class: 'enclave-sb-seed', type: 'text', inputmode: 'numeric', value: '1' });
   readonly tolerances = el('input', { class: 'enclave-sb-tolerances', type: 'text', placeholder: 'score=0.001' });
+  readonly fromCut = el('select', { class: 'enclave-sb-from-cut' });
+  readonly sealed = el('p', { class: 'enclave-sb-sealed', 'aria-live': 'polite' });
   readonly purpose = el('input', { class: 'enclave-sb-purpose', type: 'text', placeholder: 'why (recorded in the ledger)', required: '', 'aria-required': 'true' });
   readonly submit = el('button', { class: 'jp-Button jp-mod-styled jp-mod-accept enclave-sb-submit', type: 'submit' }, 'Request audit');
   readonly message = el('div', { class: 'enclave-sb-form-message', role: 'status', 'aria-live': 'polite' });
   private calls: Call[] = [];
+  private cuts: Cut[] = [];
   private policies: Policy[] = [];
   private policyChoices: Array<Policy | typeof REVISION> = [];
   private specimenRequests = 0;
@@ -61,6 +66,8 @@ export class RequestForm extends Widget {
       labelled(id('samples'), 'Samples', this.samples, '2 to 100000'),
       labelled(id('seed'), 'Seed', this.seed),
       labelled(id('tolerances'), 'Tolerances', this.tolerances, 'LAYER=VALUE, …'),
+      labelled(id('from-cut'), 'Start from cut', this.fromCut, 'none: full replay'),
+      this.sealed,
       labelled(id('purpose'), 'Purpose (required)', this.purpose, 'visible text; recorded'),
       el('div', { class: 'enclave-sb-actions' }, this.submit),
       this.message
@@ -69,6 +76,7 @@ export class RequestForm extends Widget {
       event.preventDefault();
       void this.send();
     });
+    this.fromCut.append(...cutOptions([]).map(c => el('option', { value: c.value }, c.label)));
     this.specimen.addEventListener('change', () => void this.specimenChanged());
     this.call.addEventListener('change', () => this.callChanged());
     this.policy.addEventListener('change', () => this.policyChanged());
@@ -100,12 +108,17 @@ export class RequestForm extends Widget {
   private async specimenChanged(): Promise<void> {
     const asked = ++this.specimenRequests;
     const previousCall = this.call.value;
+    const previousCut = this.fromCut.value;
     let calls: Call[] = [];
+    let cuts: Cut[] = [];
+    let sealed: string | null = null;
     this.clear();
     if (this.specimen.value) {
       try {
-        const detail = await call<{ calls: Call[] }>('GET', `specimens/${encodeURIComponent(this.specimen.value)}`);
+        const detail = await call<SpecimenDetail>('GET', `specimens/${encodeURIComponent(this.specimen.value)}`);
         calls = detail.calls ?? [];
+        cuts = detail.cuts ?? [];
+        sealed = detail.sealed_auditability ?? null;
       } catch (error) {
         if (asked === this.specimenRequests) {
           this.showRefusal(error); // e.g. a viewer may list the specimen but not open it
@@ -116,6 +129,11 @@ export class RequestForm extends Widget {
       return; // a later choice's answer wins
     }
     this.calls = calls;
+    this.cuts = cuts;
+    this.fromCut.replaceChildren(...cutOptions(cuts).map(c => el('option', { value: c.value }, c.label)));
+    this.fromCut.value = cuts.some(c => c.name === previousCut) ? previousCut : '';
+    this.sealed.textContent = sealed === null ? '' : `Sealed: ${sealed}`;
+    this.sealed.dataset.auditability = sealed ?? '';
     this.call.replaceChildren(...callOptions(calls).map(c => el('option', { value: c.value }, c.label)));
     if (calls.some(c => c.call_id === previousCall)) {
       this.call.value = previousCall;
@@ -146,7 +164,7 @@ export class RequestForm extends Widget {
 
   private clear(): void {
     this.message.replaceChildren();
-    for (const input of [this.specimen, this.call, this.policy, this.value, this.delta, this.revision, this.samples, this.seed, this.tolerances, this.purpose]) {
+    for (const input of [this.specimen, this.call, this.policy, this.value, this.delta, this.revision, this.samples, this.seed, this.tolerances, this.fromCut, this.purpose]) {
       input.removeAttribute('aria-invalid');
     }
   }
@@ -155,7 +173,8 @@ export class RequestForm extends Widget {
     this.message.replaceChildren(
       el('div', { class: 'enclave-sb-error', role: 'alert', 'data-status': String(status), 'data-code': code }, `${message} (${code})`)
     );
-    const input = field ? (this as unknown as Record<string, unknown>)[field === 'specimen_id' ? 'specimen' : field === 'call_id' ? 'call' : field] : null;
+    const names: Record<string, string> = { specimen_id: 'specimen', call_id: 'call', from_cut: 'fromCut' };
+    const input = field ? (this as unknown as Record<string, unknown>)[names[field] ?? field] : null;
     if (input instanceof HTMLElement) {
       input.setAttribute('aria-invalid', 'true');
     }
@@ -180,8 +199,9 @@ export class RequestForm extends Widget {
       samples: this.samples.value,
       seed: this.seed.value,
       tolerances: this.tolerances.value,
-      purpose: this.purpose.value
-    });
+      purpose: this.purpose.value,
+      fromCut: this.fromCut.value
+    }, { calls: this.calls, cuts: this.cuts });
     if ('refusal' in built) {
       const r = built.refusal;
       this.refuse(r.status, r.code, r.message, r.field);

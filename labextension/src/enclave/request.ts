@@ -1,10 +1,11 @@
 /**
  * The request form's pure half, as the notebook panel has it (``jupyter_ext/_form.py``):
- * specimen → call → active policy → parameters → purpose, and the body it sends.
+ * specimen → call → active policy → parameters → start from cut → purpose, and the body
+ * it sends.
  * The widgets live in ``form.ts``; this module has no DOM so it can be tested alone.
  */
 
-import { checkAuditBody, Refusal } from './validate';
+import { checkAuditBody, checkCut, Refusal } from './validate';
 
 export interface Call {
   call_id: string;
@@ -13,6 +14,21 @@ export interface Call {
   alias: string | null;
   resolved: string | null;
   schema_id: string | null;
+}
+
+/** A cut the specimen recorded: its name and its step's call id (never its state). */
+export interface Cut {
+  name: string;
+  call_id: string;
+}
+
+/** ``GET /specimens/{id}``, the parts the form reads (metadata only). */
+export interface SpecimenDetail {
+  calls: Call[];
+  /** In the order the run reached them; absent from a service that predates cuts. */
+  cuts?: Cut[];
+  /** ``auditable`` or ``not-auditable-beyond <cut>``; null for a specimen sealed before cuts. */
+  sealed_auditability?: string | null;
 }
 
 export interface Policy {
@@ -39,6 +55,14 @@ export function callOptions(calls: readonly Call[]): Choice<string>[] {
     const alias = call.alias ? ` ${call.alias}→${call.resolved}` : '';
     return { label: `${call.call_id} · ${call.kind} ${call.name}${alias}`, value: call.call_id };
   });
+}
+
+/** The "Start from cut" choices: a full replay (the empty value), then each cut. */
+export function cutOptions(cuts: readonly Cut[]): Choice<string>[] {
+  return [
+    { label: '— none: full replay —', value: '' },
+    ...cuts.map(cut => ({ label: `${cut.name} · ${cut.call_id}`, value: cut.name }))
+  ];
 }
 
 function matches(policy: Policy, call: Call | null): boolean {
@@ -95,6 +119,8 @@ export interface FormInput {
   seed: string;
   tolerances: string;
   purpose: string;
+  /** A recorded cut's name to start every run from; empty for a full replay. */
+  fromCut?: string;
 }
 
 export type Built = { body: Record<string, unknown> } | { refusal: Refusal };
@@ -130,8 +156,12 @@ function jsonValue(text: string): unknown {
   }
 }
 
-/** The ``POST /audits`` body the form describes, or the refusal the service would give. */
-export function buildBody(input: FormInput): Built {
+/**
+ * The ``POST /audits`` body the form describes, or the refusal the service would give.
+ * ``recorded`` is the chosen specimen's detail: with it, a chosen cut is checked as
+ * admission checks it on the sealed metadata (``checkCut``).
+ */
+export function buildBody(input: FormInput, recorded: SpecimenDetail | null = null): Built {
   if (!input.specimenId) {
     return formError('specimen_id', 'choose a specimen');
   }
@@ -180,6 +210,11 @@ export function buildBody(input: FormInput): Built {
       body.delta = Number(text);
     }
   }
-  const refusal = checkAuditBody(body);
+  if (input.fromCut) {
+    body.from_cut = input.fromCut; // sent only when a cut is chosen
+  }
+  const refusal =
+    checkAuditBody(body) ??
+    (recorded === null ? null : checkCut(body, { calls: recorded.calls, cuts: recorded.cuts ?? [] }));
   return refusal === null ? { body } : { refusal };
 }

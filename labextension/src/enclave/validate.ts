@@ -9,6 +9,13 @@
  * 3. what admission refuses before charging anything: a delta too small to change any
  *    value, 400 ``no_effect``.
  *
+ * With ``from_cut``, ``checkCut`` then checks what admission checks on the sealed
+ * metadata (``enclave/replay/_cuts.py`` ``check_cut_in_record``), on the specimen
+ * detail the form read: the cut was recorded, the target call does not lie before it,
+ * no randomness was drawn before it (400 ``bad_input``). A revision's swapped calls are
+ * not named in the detail, so for a revision only the cut and the randomness are
+ * checked here.
+ *
  * The service decides in the end; these checks only spare a round trip and never let
  * through what it would refuse. Messages name the field, never echo what was typed.
  */
@@ -31,8 +38,16 @@ export const MESSAGES: Record<string, string> = {
   target: 'a field intervention names exactly one of a field or a bundle',
   value: 'replace needs a value: any JSON value (a bundle: an object of field values)',
   delta: 'perturb needs a delta: a finite, non-zero number between -1e6 and 1e6',
-  revision: 'a revision looks like NAME=IDENTITY, e.g. model=r2'
+  revision: 'a revision looks like NAME=IDENTITY, e.g. model=r2',
+  from_cut: 'a cut name is 1-64 letters, digits or _ . : - and starts with a letter or digit',
+  // ``enclave/replay/_cuts.py``, word for word
+  no_such_cut: 'the specimen recorded no cut of that name',
+  target_before: "the intervention's target lies before the cut: replay from an earlier cut or in full",
+  random_before: 'the run drew randomness before the cut: replay it in full'
 };
+
+/** ``AuditBody.from_cut``'s pattern (the service's regex engine: ``$`` is the end). */
+export const CUT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
 const STRATEGIES = ['nullify', 'replace', 'perturb', 'revision'] as const;
 const PARAMETERS = ['call_id', 'field', 'value', 'delta', 'revision'] as const;
@@ -44,7 +59,7 @@ const TAKES: Record<string, readonly string[]> = {
 };
 const BODY_KEYS = new Set([
   'specimen_id', 'call_id', 'field', 'strategy', 'value', 'delta', 'revision',
-  'samples', 'seed', 'tolerances', 'purpose', 'policy_id'
+  'samples', 'seed', 'tolerances', 'purpose', 'policy_id', 'from_cut'
 ]);
 
 // Python's str.isprintable(): no control, format, surrogate, private-use, unassigned or
@@ -179,6 +194,9 @@ function checkShape(body: Record<string, unknown>): Refusal | null {
   if (!optionalText('policy_id', 1, 128)) {
     return invalid('policy_id', 'the policy id is 1-128 characters');
   }
+  if (body.from_cut !== undefined && body.from_cut !== null && !(typeof body.from_cut === 'string' && CUT_NAME.test(body.from_cut))) {
+    return invalid('from_cut', MESSAGES.from_cut);
+  }
   if (!isStrictInt(body.samples, 2, 100_000)) {
     return invalid('samples', 'samples must be a whole number from 2 to 100000');
   }
@@ -220,4 +238,43 @@ export function checkAuditBody(body: unknown): Refusal | null {
   }
   const record = body as Record<string, unknown>;
   return checkIntervention(record) ?? checkShape(record) ?? checkEffect(record);
+}
+
+/** What the specimen detail says of the record: its calls in record order, its cuts. */
+export interface Recorded {
+  calls: ReadonlyArray<{ call_id: string; kind: string }>;
+  cuts: ReadonlyArray<{ name: string; call_id: string }>;
+}
+
+/**
+ * Admission's cut checks on the detail's metadata, for a body that passed
+ * ``checkAuditBody`` and names ``from_cut`` (null when it names none):
+ *
+ * 1. the specimen recorded a cut of that name;
+ * 2. walking the calls up to the cut, none is the intervention's target (its
+ *    ``call_id``; a revision's swapped calls are left to the service);
+ * 3. and none drew randomness (a call of kind ``random``).
+ */
+export function checkCut(body: Record<string, unknown>, recorded: Recorded): Refusal | null {
+  const name = body.from_cut;
+  if (typeof name !== 'string') {
+    return null;
+  }
+  const cut = recorded.cuts.find(c => c.name === name);
+  if (cut === undefined || !recorded.calls.some(c => c.call_id === cut.call_id)) {
+    return bad('from_cut', MESSAGES.no_such_cut);
+  }
+  const target = body.strategy === 'revision' ? null : body.call_id;
+  for (const call of recorded.calls) {
+    if (call.call_id === target) {
+      return bad('from_cut', MESSAGES.target_before);
+    }
+    if (call.kind === 'random') {
+      return bad('from_cut', MESSAGES.random_before);
+    }
+    if (call.call_id === cut.call_id) {
+      break;
+    }
+  }
+  return null;
 }
