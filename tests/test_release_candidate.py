@@ -14,6 +14,7 @@ import base64
 import importlib
 import inspect
 import json
+import os
 import random
 import sys
 from collections.abc import Iterator
@@ -37,9 +38,17 @@ from enclave.replay import (
     Strategy,
     run_audit,
 )
-from enclave.replay._candidate import CandidateCode
+from enclave.replay._candidate import CandidateCode, CandidateDistribution
 from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
-from tests.candidates import candidate_source, write_candidate
+from tests.candidates import (
+    build_wheel,
+    candidate_source,
+    install_wheel,
+    score_shifted_run,
+    write_candidate,
+    write_project,
+)
+from tests.cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = 100
@@ -345,3 +354,192 @@ def test_a_policy_file_cannot_name_the_code_strategy() -> None:
     with pytest.raises(BadInput) as caught:
         InterventionPolicy.from_toml(source.replace(b'strategy = "nullify"', b'strategy = "code"'))
     assert "nullify, replace, perturb or revision" in str(caught.value)
+
+
+# A candidate from an installed distribution: a wheel built offline and installed into a
+# directory of its own, put on the import path only for the metadata lookup.
+DIST, VERSION, PACKAGE = "po-candidate", "1.2.0", "po_candidate"
+TARGET = f"{PACKAGE}:AGENT"
+EDIT_CANARY = f"{procurement.CANARY}-edit"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("project")
+    return write_project(root / "src", DIST, VERSION, PACKAGE, score_shifted_run())
+
+
+@pytest.fixture(scope="module")
+def wheel(project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(project, tmp_path_factory.mktemp("wheels"))
+
+
+@pytest.fixture
+def installed(wheel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    target = install_wheel(wheel, tmp_path / "site")
+    monkeypatch.syspath_prepend(str(target))
+    return target
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc)
+    assert len(text.splitlines()) == 1 and text
+    return text
+
+
+def test_a_candidate_declared_by_distribution_is_the_same_code_as_by_path(
+    project: Path, installed: Path
+) -> None:
+    candidate = CandidateCode.from_distribution(TARGET, DIST)
+    by_path = CandidateCode.declare(TARGET, project)
+    assert candidate.digest == by_path.digest
+    assert candidate.root == os.path.realpath(installed)  # where the files are installed
+    assert candidate.code_path == os.path.join(candidate.root, PACKAGE)
+    assert candidate.distribution == CandidateDistribution(DIST, VERSION)
+    assert CandidateCode.declare(TARGET, installed).digest == candidate.digest
+    assert PACKAGE not in sys.modules  # found by metadata; nothing imported
+    # the certificate names the code as today; the report adds the distribution
+    assert candidate.to_predicate() == {"target": TARGET, "digest": candidate.digest}
+    assert candidate.to_report() == {
+        "target": TARGET,
+        "digest": candidate.digest,
+        "distribution": {"name": DIST, "version": VERSION},
+    }
+    assert CandidateCode.from_dict(candidate.to_dict()) == candidate
+    request = AuditRequest(
+        specimen_id="sp-1",
+        intervention=Intervention(Strategy.CODE),
+        purpose="p",
+        requester="r",
+        candidate=candidate,
+    )
+    assert AuditRequest.from_dict(request.to_dict()) == request
+    # the normalised spelling of the name finds the same distribution
+    assert CandidateCode.from_distribution(TARGET, "PO_Candidate") == candidate
+
+
+@pytest.mark.parametrize("change", ["edited", "added", "removed", "linked"])
+def test_an_installed_candidate_that_is_not_what_its_distribution_records_is_refused(
+    installed: Path, change: str
+) -> None:
+    package = installed / PACKAGE
+    if change == "edited":
+        with (package / "__init__.py").open("a", encoding="utf-8") as fh:
+            fh.write(f"# {EDIT_CANARY}\n")
+    elif change == "added":
+        (package / "extra.py").write_text(f"SECRET = {EDIT_CANARY!r}\n")
+    elif change == "removed":
+        (package / "_about.py").unlink()
+    else:  # a recorded module file replaced by a link to the same content
+        original = package / "_about.py"
+        (installed / "about_copy.py").write_bytes(original.read_bytes())
+        original.unlink()
+        original.symlink_to(installed / "about_copy.py")
+    with pytest.raises(Refused) as caught:
+        CandidateCode.from_distribution(TARGET, DIST)
+    assert caught.value.code == "code_changed"
+    text = _one_line(caught.value)
+    assert EDIT_CANARY not in text and str(installed) not in text
+
+
+def test_bytecode_beside_the_installed_files_is_not_an_edit(installed: Path) -> None:
+    cache = installed / PACKAGE / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    (cache / "__init__.cpython-311.pyc").write_bytes(b"not recorded")
+    assert CandidateCode.from_distribution(TARGET, DIST).digest
+
+
+def test_a_distribution_candidate_edited_after_declaration_is_refused(installed: Path) -> None:
+    candidate = CandidateCode.from_distribution(TARGET, DIST)
+    candidate.verify()
+    (installed / PACKAGE / "_about.py").write_text("RELEASE = 'other'\n")
+    with pytest.raises(Refused) as caught:
+        candidate.verify()
+    assert caught.value.code == "code_changed"
+
+
+def test_a_distribution_that_does_not_provide_the_module_is_refused(installed: Path) -> None:
+    # a package in the same directory that no distribution installed, and one that
+    # another distribution (installed in the environment) does not provide
+    (installed / "po_stray").mkdir()
+    (installed / "po_stray" / "__init__.py").write_text("AGENT = None\n")
+    with pytest.raises(BadInput) as caught:
+        CandidateCode.from_distribution("po_stray:AGENT", DIST)
+    assert "does not provide" in _one_line(caught.value)
+    with pytest.raises(BadInput) as caught:
+        CandidateCode.from_distribution(TARGET, "hatchling")
+    assert "does not provide" in _one_line(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("po-candidate-missing", "no installed distribution"),
+        ("Bad Name <x>", "distribution name"),
+        ("-po", "distribution name"),
+    ],
+)
+def test_an_unknown_or_malformed_distribution_is_refused_in_one_line(
+    installed: Path, name: str, says: str
+) -> None:
+    with pytest.raises(BadInput) as caught:
+        CandidateCode.from_distribution(TARGET, name)
+    text = _one_line(caught.value)
+    assert says in text and name not in text
+
+
+def test_regress_with_a_candidate_distribution(
+    installed: Path, project: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    path = os.pathsep.join(p for p in (str(installed), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "COLUMNS": "250", "PYTHONPATH": path}
+
+    def cli(*args: str) -> tuple[int, str, str]:
+        done = run_cli(home, *args, env=env, cwd=ROOT)
+        return done.returncode, done.stdout, done.stderr
+
+    assert cli("init")[0] == 0
+    source = tmp_path / "input.json"
+    source.write_text(json.dumps(procurement.BASELINE_INPUT))
+    code, out, err = cli("capture", "procurement", "--input", str(source), "--json")
+    assert code == 0, err
+    specimen = json.loads(out)["specimen_id"]
+    assert cli("specimens", "tag", specimen, "lib", "must-hold")[0] == 0
+    both = ("--candidate", TARGET, "--candidate-path", str(project), "--candidate-dist", DIST)
+    code, out, err = cli("regress", "--tag", "lib", *both)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    code, out, err = cli(
+        "regress", "--tag", "lib", "--candidate", TARGET, "--candidate-dist", "nope"
+    )
+    assert code == 2 and "no installed distribution" in err and "Traceback" not in err
+    report = tmp_path / "report.dsse.json"
+    code, out, err = cli(
+        "regress",
+        "--tag",
+        "lib",
+        "--candidate",
+        TARGET,
+        "--candidate-dist",
+        DIST,
+        "--samples",
+        "20",
+        "--out",
+        str(report),
+        "--local",
+        "--json",
+    )
+    assert code == 5, err  # the shifted scores change the decision
+    assert json.loads(out)["gate"] == {"passed": False, "failing": [specimen]}
+    predicate = json.loads(base64.b64decode(json.loads(report.read_text())["payload"]))["predicate"]
+    assert predicate["intervention"] == {
+        "strategy": "CODE",
+        "target": TARGET,
+        "digest": CandidateCode.declare(TARGET, project).digest,
+        "distribution": {"name": DIST, "version": VERSION},
+    }
+    assert str(installed) not in report.read_text()  # the install directory is not published
+    code, out, err = cli("verify", str(report), "--json")
+    assert code == 0, out + err
+    assert json.loads(out)["ok"] is True
+    assert find_canaries((out + err).encode() + report.read_bytes(), INCIDENT_CANARIES) == []

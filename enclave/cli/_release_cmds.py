@@ -53,6 +53,10 @@ def regress_cmd(
     candidate_path: Annotated[
         Path | None, typer.Option("--candidate-path", help="The candidate's source root.")
     ] = None,
+    candidate_dist: Annotated[
+        str | None,
+        typer.Option("--candidate-dist", help="The installed distribution providing it."),
+    ] = None,
     revision: Annotated[
         str | None, typer.Option("--revision", help="A declared revision swap, e.g. model=r3.")
     ] = None,
@@ -83,10 +87,15 @@ def regress_cmd(
     from ..replay._candidate import CandidateCode
 
     code = None
-    if candidate is not None or candidate_path is not None:
-        if candidate is None or candidate_path is None:
-            raise BadInput("--candidate and --candidate-path go together")
-        code = CandidateCode.declare(candidate, candidate_path)
+    if candidate_path is not None and candidate_dist is not None:
+        raise BadInput("give one of --candidate-path or --candidate-dist")
+    if candidate is not None or candidate_path is not None or candidate_dist is not None:
+        if candidate is None or (candidate_path is None and candidate_dist is None):
+            raise BadInput("--candidate goes with --candidate-path or --candidate-dist")
+        if candidate_dist is not None:
+            code = CandidateCode.from_distribution(candidate, candidate_dist)
+        elif candidate_path is not None:
+            code = CandidateCode.declare(candidate, candidate_path)
     swap = None
     if revision is not None:
         point, sep, identity = revision.partition("=")

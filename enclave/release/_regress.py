@@ -67,7 +67,7 @@ class RegressPlan:
 
     def described(self) -> dict[str, Any]:
         if self.candidate is not None:
-            return {"strategy": "CODE", **self.candidate.to_predicate()}
+            return {"strategy": "CODE", **self.candidate.to_report()}
         assert self.revision is not None
         return {"strategy": "REVISION", "revision": "=".join(self.revision)}
 
