@@ -5,12 +5,15 @@ request form from the launcher, is refused in the browser (and by the service, w
 same code) for an invisible purpose, requests the r2 audit the panel test requests,
 watches it complete in the sidebar and the status bar, opens its certificate in the viewer
 and verifies it in the browser and on the server. bob (viewer) sees the service's denial
-when he tries. A canary scan of the DOM, every HTTP response and WebSocket frame, and the
+when he tries. alice then requests audits from the procurement specimen's cuts: refused
+in the browser or by the service when the target lies before the cut, certified with the
+cut otherwise. A canary scan of the DOM, every HTTP response and WebSocket frame, and the
 saved certificate; light and dark screenshots of the sidebar and the form for the README.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -346,4 +349,97 @@ def test_no_clearance_or_another_tenant_opens_no_certificate_through_the_extensi
         assert '"payload"' not in text and "predicate" not in text
     status, text = get_through_extension(page, "audits")
     assert status == 200 and certified[0] not in text
+    assert_no_canary(record, page)
+
+
+def test_alice_requests_an_audit_from_a_cut_in_the_sidebar(
+    stack: EnclaveStack, alice_lab: SwitchableLab, recorded_page: tuple[Any, Recorder]
+) -> None:
+    """The form lists the specimen's recorded cuts and its sealed auditability; a cut
+    with the target before it is refused in the browser (the service agrees), one the
+    browser cannot judge (a revision's swapped call) is refused by the service with its
+    code, and the r2 audit from ``before-retrieval`` is certified with that cut."""
+    page, record = recorded_page
+    alice_lab.act_as(stack.tokens["alice"])  # the tests above switch to bob and eve
+    open_lab(page, alice_lab)
+    page.evaluate("() => window.jupyterapp.commands.execute('replay-enclave:new-audit-request')")
+    sidebar = page.locator(SIDEBAR)
+    all_specimens(page, sidebar)
+    form = sidebar.locator(".enclave-sb-form")
+    form.wait_for(state="visible")
+    choose_r2(page, form, stack.procurement)
+    cut = form.locator("select.enclave-sb-from-cut")
+    page.wait_for_function("(el) => el.options.length === 3", arg=cut.element_handle())
+    assert cut.evaluate("el => Array.from(el.options).map(o => o.value)") == [
+        "",
+        "before-retrieval",
+        "before-authority",
+    ]
+    assert cut.input_value() == ""  # a full replay unless a cut is chosen
+    assert form.locator(".enclave-sb-sealed").inner_text() == "Sealed: auditable"
+    form.locator("input.enclave-sb-samples").fill("4")
+    form.locator("input.enclave-sb-purpose").fill(PURPOSE)
+
+    # the decider (the revision's swapped call) lies before this cut: the service says so
+    cut.select_option("before-authority")
+    form.locator("button.enclave-sb-submit").click()
+    service = form.locator(".enclave-sb-error[data-side='service']")
+    service.wait_for()
+    assert (service.get_attribute("data-status"), service.get_attribute("data-code")) == (
+        "400",
+        "bad_input",
+    )
+    assert "lies before the cut" in service.inner_text()
+
+    # a field intervention before the cut: refused in the browser, nothing sent
+    supplier = "main/supplier_risk#0"
+    form.locator("select.enclave-sb-call").select_option(supplier)
+    policy = form.locator("select.enclave-sb-policy")
+    policy.select_option(
+        label=policy.locator(
+            "option", has_text="procurement.supplier-confidence.replace"
+        ).first.inner_text()
+    )
+    cut.select_option("before-authority")
+    posts_before = sum(u.endswith("/enclave/api/audits") for u in record.urls)
+    form.locator("button.enclave-sb-submit").click()
+    browser = form.locator(".enclave-sb-error[data-side='browser']")
+    browser.wait_for()
+    assert browser.get_attribute("data-code") == "bad_input"
+    assert "lies before the cut" in browser.inner_text()
+    assert cut.get_attribute("aria-invalid") == "true"
+    assert sum(u.endswith("/enclave/api/audits") for u in record.urls) == posts_before
+    body = {
+        "specimen_id": stack.procurement,
+        "strategy": "replace",
+        "call_id": supplier,
+        "field": "/confidence",
+        "value": 0.56,
+        "samples": 4,
+        "seed": 1,
+        "purpose": PURPOSE,
+        "from_cut": "before-authority",
+    }
+    assert post_audit(page, body) == (400, "bad_input")
+
+    # the r2 audit from the first cut: accepted, and its certificate names the cut
+    form.locator("select.enclave-sb-call").select_option("main/decider#0")
+    policy.select_option(label=policy.locator("option", has_text=REVISION_POLICY).inner_text())
+    revision = form.locator("input.enclave-sb-revision")
+    page.wait_for_function("(el) => el.value === 'model=r2'", arg=revision.element_handle())
+    cut.select_option("before-retrieval")
+    form.locator("button.enclave-sb-submit").click()
+    requested = form.locator(".enclave-sb-requested")
+    requested.wait_for()
+    audit_id = requested.get_attribute("data-audit-id")
+    assert audit_id and audit_id.startswith("au-")
+    page.wait_for_selector(
+        f"{SIDEBAR} li.enclave-sb-audit[data-audit-id='{audit_id}'][data-status='COMPLETED']",
+        timeout=180_000,
+    )
+    status, text = get_through_extension(page, f"certificates/{audit_id}/summary")
+    assert status == 200
+    predicate = json.loads(text)
+    assert predicate["request"]["from_cut"] == "before-retrieval"
+    assert predicate["cut"]["call_id"] == "main/before-retrieval#0"
     assert_no_canary(record, page)
