@@ -16,6 +16,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -246,6 +247,25 @@ def test_chaos_every_audit_completes_once(
 # -- (b) ---------------------------------------------------------------------------------
 
 
+def _stop_outside_a_write(pool: Any, name: str, database: Path) -> None:
+    """SIGSTOP the worker at a moment it holds no SQLite write transaction (a replay job
+    writes its progress as it goes): a worker frozen inside one would block every writer,
+    its successor included, which is SQLite's locking and not what this test is about."""
+    for _ in range(100):
+        pool.signal(name, signal.SIGSTOP)
+        probe = sqlite3.connect(database, timeout=0.2)
+        try:
+            probe.execute("BEGIN EXCLUSIVE")
+            probe.rollback()
+            return
+        except sqlite3.OperationalError:
+            pool.signal(name, signal.SIGCONT)
+            time.sleep(random.uniform(0.01, 0.1))  # noqa: S311 - timing jitter only
+        finally:
+            probe.close()
+    raise AssertionError("the worker held a write transaction at every stop")
+
+
 def test_stopped_worker_cannot_overwrite_its_successor(
     tmp_path: Path,
     request: pytest.FixtureRequest,
@@ -270,7 +290,7 @@ def test_stopped_worker_cannot_overwrite_its_successor(
             )
 
         wait_for(first_worker_inside_replay, timeout=60, what="the first worker to replay")
-        pool.signal("w-first", signal.SIGSTOP)
+        _stop_outside_a_write(pool, "w-first", home.ledger_path)
         (job,) = job_rows(rt, "audit_id = :a AND kind = 'replay'", a=audit_id)
         assert (job["lease_owner"], job["fencing_token"]) == ("w-first", 1)
         pool.start("w-next")
