@@ -27,6 +27,8 @@ from .store import PayloadStore
 if TYPE_CHECKING:  # the database layer is imported when a runtime is opened
     from ledger import Ledger
 
+    from .replay._certificates import CertificateSigner
+
 __all__ = ["Runtime", "utc_now"]
 
 
@@ -72,6 +74,9 @@ class Runtime:
     clock: Callable[[], datetime] = field(default=utc_now)
     grant_source: GrantSource | None = None
     vault_identities: bool = True
+    # who signs certificates: the home's own key unless set (a worker on another host
+    # asks the service, ``enclave.keys._service_link``)
+    signer: CertificateSigner | None = None
     _identities: dict[str, KeyProvider] = field(default_factory=dict)
 
     def _identity(self, role: str) -> KeyProvider:

@@ -5,18 +5,53 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ledger import Ledger, NotFound
 
 from .._runtime import Runtime
 from ..certify import SigningKey, build_statement, envelope_digest, sign_statement
 
-__all__ = ["RuntimeLedgerLookup", "issue_certificate", "signing_key"]
+__all__ = [
+    "CertificateSigner",
+    "LocalSigner",
+    "RuntimeLedgerLookup",
+    "issue_certificate",
+    "signing_key",
+]
+
+
+class CertificateSigner(Protocol):
+    """Signs one audit's certificate: names itself as the predicate's issuer, checks the
+    statement (``sign_statement``) and returns the DSSE envelope."""
+
+    def sign_certificate(
+        self, *, specimen_id: str, manifest_digest: str, predicate: dict[str, Any]
+    ) -> dict[str, Any]: ...
+
+
+class LocalSigner:
+    """The home's own Ed25519 key."""
+
+    def __init__(self, key: SigningKey) -> None:
+        self._key = key
+
+    def sign_certificate(
+        self, *, specimen_id: str, manifest_digest: str, predicate: dict[str, Any]
+    ) -> dict[str, Any]:
+        predicate = {**predicate, "issuer": self._key.keyid}
+        statement = build_statement(
+            specimen_id=specimen_id, manifest_digest=manifest_digest, predicate=predicate
+        )
+        return sign_statement(statement, self._key)
 
 
 def signing_key(runtime: Runtime) -> SigningKey:
     return SigningKey.load_or_create(runtime.home.signing_key_path)
+
+
+def _signer(runtime: Runtime) -> CertificateSigner:
+    return runtime.signer or LocalSigner(signing_key(runtime))
 
 
 def issue_certificate(
@@ -27,13 +62,8 @@ def issue_certificate(
     manifest_digest: str,
     predicate: dict[str, Any],
 ) -> tuple[dict[str, Any], Path, int]:
-    key = signing_key(runtime)
-    predicate = {**predicate, "issuer": key.keyid}
-    envelope = sign_statement(
-        build_statement(
-            specimen_id=specimen_id, manifest_digest=manifest_digest, predicate=predicate
-        ),
-        key,
+    envelope = _signer(runtime).sign_certificate(
+        specimen_id=specimen_id, manifest_digest=manifest_digest, predicate=predicate
     )
     position = runtime.ledger.append(
         "certificate.issued",
