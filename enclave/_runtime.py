@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ._errors import BadInput, Refused
 from ._home import Home
-from .keys import DigestKeys, KeyProvider, LocalKeyProvider
+from .keys import DigestKeys, DigestSource, KeyProvider, LocalKeyProvider
 from .keys._provider import BrokerGrants, GrantSource
 from .store import PayloadStore
 
@@ -67,7 +67,7 @@ def _transit(home: Home, env: dict[str, str], role: str) -> KeyProvider:
 class Runtime:
     home: Home
     ledger: Ledger
-    digests: DigestKeys
+    digests: DigestSource
     payloads: PayloadStore
     provider: str = "local"
     env: dict[str, str] = field(default_factory=dict)

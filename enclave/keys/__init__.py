@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from ledger._lazy import deferred
 
-from ._digests import DigestKeys, TenantDigester
+from ._digests import DigestKeys, DigestSource, TenantDigester
 from ._local import LocalGrant, LocalKeyProvider
 from ._provider import Grant, KeyProvider, WrappedKey
 
@@ -27,6 +27,7 @@ __getattr__ = deferred(
 
 __all__ = [
     "DigestKeys",
+    "DigestSource",
     "Grant",
     "KeyProvider",
     "LocalGrant",

@@ -23,12 +23,13 @@ import secrets
 from collections.abc import Sequence
 from hashlib import sha256
 from pathlib import Path
+from typing import Protocol
 
 from .._errors import InfrastructureError
 from ._files import write_private
 from ._local import keys_lock
 
-__all__ = ["PURPOSES", "DigestKeys", "TenantDigester"]
+__all__ = ["PURPOSES", "DigestKeys", "DigestSource", "TenantDigester"]
 
 _BLOCK = 64  # SHA-256 block size in bytes
 # What a published digest is for; each gets keys of its own, so a digest made for one
@@ -89,11 +90,23 @@ class TenantDigester:
         return "hmac-sha256:" + hmac.digest(key, digest.encode(), "sha256").hex()
 
 
-class DigestKeys:
-    """Per-tenant digest secrets in ``<home>/keys/digest-keys.json`` (0600)."""
+class DigestSource(Protocol):
+    """Where a process gets a tenant's digester: the home's keyring (``DigestKeys``), or
+    for a worker on another host the service, per claimed job
+    (``enclave.keys._service_grants``)."""
 
-    def __init__(self, *, keys_dir: Path) -> None:
+    def for_tenant(self, tenant_id: str) -> TenantDigester: ...
+
+
+class DigestKeys:
+    """Per-tenant digest secrets in ``<home>/keys/digest-keys.json`` (0600).
+
+    ``mint=False``: a secret that is not there is refused instead of created (a worker
+    whose secrets come from the service must never key digests with one of its own)."""
+
+    def __init__(self, *, keys_dir: Path, mint: bool = True) -> None:
         self._path = keys_dir / "digest-keys.json"
+        self._mint = mint
 
     def _load(self) -> dict[str, str]:
         try:
@@ -104,8 +117,18 @@ class DigestKeys:
             raise InfrastructureError("digest keyring is unreadable") from exc
         return data
 
+    def secret_of(self, tenant_id: str) -> bytes:
+        """The tenant's secret as stored (never minted here): what the service hands a
+        worker on another host for one job."""
+        data = self._load()
+        if tenant_id not in data:
+            raise InfrastructureError("this process has no digest key for the tenant")
+        return base64.b64decode(data[tenant_id])
+
     def for_tenant(self, tenant_id: str) -> TenantDigester:
         data = self._load()
+        if tenant_id not in data and not self._mint:
+            raise InfrastructureError("this process has no digest key for the tenant")
         if tenant_id not in data:
             # under the lock and re-read: two processes must not mint two secrets
             with keys_lock(self._path.parent, "digest-keys"):
