@@ -210,6 +210,19 @@ class EnclaveClient:
     def verify(self, audit_id: str) -> VerifyReport:
         return VerifyReport.from_dict(self.call("GET", f"certificates/{audit_id}/verify"))
 
+    def reports(self, *, limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
+        """One page of release reports, newest first: ``{"items", "next_cursor"}``, each
+        item ``{report_id, issued_at, gate_passed, specimens, selection_digest}``."""
+        return dict(self.call("GET", "reports", query={"limit": limit, "cursor": cursor}))
+
+    def report(self, report_id: str) -> dict[str, Any]:
+        """The signed release report (DSSE envelope), as JSON."""
+        return dict(self.call("GET", f"reports/{report_id}"))
+
+    def report_summary(self, report_id: str) -> dict[str, Any]:
+        """The decoded predicate of the release report."""
+        return dict(self.call("GET", f"reports/{report_id}/summary"))
+
     def ledger_head(self) -> dict[str, Any]:
         return dict(self.call("GET", "ledger/head"))
 

@@ -1,4 +1,5 @@
-"""Verifying a certificate file on the analyst's side, without the enclave's code.
+"""Verifying a certificate or release report file on the analyst's side, without the
+enclave's code.
 
 Steps (each yields one check; a step runs only if the earlier ones passed):
 
@@ -8,15 +9,19 @@ Steps (each yields one check; a step runs only if the earlier ones passed):
                    issuer's public key (PEM, given by the reviewer).
 3. ``statement`` — the payload is canonical JSON (RFC 8785): an in-toto Statement v1
                    with a certificate predicate type (v2, or v1 for certificates issued
-                   before v2), one ``specimen:<id>`` subject,
+                   before v2) and one ``specimen:<id>`` subject, or the release report
+                   type and one ``release-selection`` subject with a sha256 digest;
                    and ``predicate.issuer`` is the key that verified.
-4. ``predicate`` — the predicate matches its version's JSON Schema and rules, as
-                   ``enclave.certify.predicate_problems`` judges them (the browser's port
-                   in ``labextension/src/predicate`` agrees); a failure names the first
-                   problem as ``/predicate<location>: <rule>``, never a value.
+4. ``predicate`` — a certificate's predicate matches its version's JSON Schema and rules,
+                   as ``enclave.certify.predicate_problems`` judges them (the browser's
+                   port in ``labextension/src/predicate`` agrees); a report's has the
+                   report's shape, and its selection digest, totals and gate follow from
+                   its rows (``_report_shape``). A failure names the first problem as
+                   ``/predicate<location>: <rule>``, never a value.
 5. ``ledger``    — (only with a service client) the certificate the service recorded for
                    this audit has the same digest (sha256 of the canonical envelope), and
-                   the service's own verification of it, ledger linkage included, passes.
+                   the service's own verification of it, ledger linkage included, passes;
+                   for a report, the service's report of that id has the same digest.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from enclave.certify import predicate_problems
 
 from ._client import EnclaveClient
 from ._errors import EnclaveClientError
+from ._report_shape import REPORT_TYPE, SUBJECT, report_problems
 from ._wire import VerifyCheck, VerifyReport
 
 __all__ = ["verify_file", "verify_envelope_offline", "envelope_digest", "load_public_key"]
@@ -48,6 +54,7 @@ STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPES = {
     "https://replay-enclave.dev/certificate/v2": "certificate v2",
     "https://replay-enclave.dev/certificate/v1": "certificate v1",
+    REPORT_TYPE: "release report v1",
 }
 STEPS = ("envelope", "signature", "statement", "predicate", "ledger")
 
@@ -148,23 +155,35 @@ def _statement(s: _State) -> str:
     version = PREDICATE_TYPES.get(str(parsed.get("predicateType")))
     if version is None:
         raise _Failed("/predicateType: not a certificate this version knows")
-    subject = parsed.get("subject")
-    if not (
-        isinstance(subject, list)
-        and len(subject) == 1
-        and isinstance(subject[0], dict)
-        and str(subject[0].get("name", "")).startswith("specimen:")
-    ):
+    subjects = parsed.get("subject")
+    one = isinstance(subjects, list) and len(subjects) == 1 and isinstance(subjects[0], dict)
+    subject: dict[str, Any] = subjects[0] if one else {}  # type: ignore[index]
+    if parsed["predicateType"] == REPORT_TYPE:
+        digest = subject.get("digest")
+        if not (
+            subject.get("name") == SUBJECT
+            and isinstance(digest, dict)
+            and isinstance(digest.get("sha256"), str)
+        ):
+            raise _Failed(f"/subject: must be one {SUBJECT} with a sha256 digest")
+    elif not str(subject.get("name", "")).startswith("specimen:"):
         raise _Failed("/subject: must be one specimen:<id>")
     predicate = parsed.get("predicate")
     if not isinstance(predicate, dict) or predicate.get("issuer") != keyid_of(s.key):
         raise _Failed("/predicate/issuer: is not the key that signed")
     s.statement = parsed
-    return f"in-toto Statement v1 ({version}) about {subject[0]['name']}"
+    return f"in-toto Statement v1 ({version}) about {subject['name']}"
 
 
 def _predicate(s: _State) -> str:
     predicate_type = s.statement["predicateType"]
+    if predicate_type == REPORT_TYPE:
+        subject_digest = s.statement["subject"][0]["digest"]["sha256"]
+        problems = report_problems(s.statement["predicate"], subject_digest)
+        if problems:
+            location, _, rule = problems[0].partition(": ")
+            raise _Failed(f"/predicate{location.rstrip('/')}: {rule}")
+        return "has the release report v1 shape; selection digest, totals and gate recomputed"
     try:
         problems = predicate_problems(s.statement["predicate"], predicate_type)
     except (ValueError, TypeError, ArithmeticError):
@@ -188,7 +207,22 @@ def _audit_id(statement: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _report_ledger(s: _State, client: EnclaveClient, report_id: str | None) -> str:
+    if report_id is None:
+        raise _Failed("no report id was given to look up")
+    try:
+        recorded = client.report(report_id)
+    except EnclaveClientError as exc:
+        raise _Failed(f"the service could not confirm {report_id}: {exc}") from None
+    local = envelope_digest(s.raw)  # type: ignore[arg-type]
+    if envelope_digest(recorded) != local:
+        raise _Failed(f"the service's report {report_id} has a different digest")
+    return f"same digest {local} as the service's report {report_id}"
+
+
 def _ledger(s: _State, client: EnclaveClient, audit_id: str | None) -> str:
+    if s.statement["predicateType"] == REPORT_TYPE:
+        return _report_ledger(s, client, audit_id)
     audit_id = audit_id or _audit_id(s.statement)
     if audit_id is None:
         raise _Failed("the certificate names no audit to look up")
@@ -243,7 +277,9 @@ def verify_file(
     client: EnclaveClient | None = None,
     audit_id: str | None = None,
 ) -> VerifyReport:
-    """Verify the certificate at ``path`` with the issuer key PEM at ``public_key_path``."""
+    """Verify the certificate or release report at ``path`` with the issuer key PEM at
+    ``public_key_path``; with a ``client``, ``audit_id`` names the audit (or the report,
+    ``rr-…``) the service recorded it under."""
     with open(public_key_path, "rb") as handle:
         key = load_public_key(handle.read())
     try:

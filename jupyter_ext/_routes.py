@@ -45,6 +45,9 @@ ROUTES: tuple[Route, ...] = (
     _route("GET", "certificate", f"certificates/{_ID}"),
     _route("GET", "certificate_summary", f"certificates/{_ID}/summary"),
     _route("GET", "certificate_verify", f"certificates/{_ID}/verify"),
+    _route("GET", "reports", "reports", ("limit", "cursor")),
+    _route("GET", "report", f"reports/{_ID}"),
+    _route("GET", "report_summary", f"reports/{_ID}/summary"),
     _route("GET", "ledger_head", "ledger/head"),
     _route("GET", "ledger_verify", "ledger/verify"),
 )
