@@ -10,6 +10,7 @@ would try.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import os
@@ -32,12 +33,15 @@ from enclave._home import Home
 from enclave._policies import policies_root
 from enclave._runtime import Runtime, utc_now
 from enclave.capture import capture
+from enclave.certify import Envelope, load_public_key_pem, verify_dsse
 from enclave.cli._demo import capture_incidents
 from enclave.governance import activate_policy, add_analyst, load_policy_file, validate_policy
 from enclave.incidents import claims
 from enclave.jobs._model import stamp
+from enclave.keys import DigestKeys
 from enclave.keys._transit import TransitGrant, TransitKeyProvider, derivation_context
 from enclave.keys._vault_client import VaultSettings, admin_client, anonymous_adapter
+from enclave.replay._certificates import LocalSigner, signing_key
 from enclave.vaultops import SetupResult, apply_setup
 from tests.canary import find_canaries, scan_tree
 from tests.fixtures.openbao import OpenBaoServer
@@ -643,3 +647,174 @@ def test_a_worker_token_file_others_can_read_is_refused_without_echoing_it(
     )
     assert done.returncode == 2 and "0600" in done.stderr and done.stderr.count("\n") == 1
     assert "CANARY" not in done.stdout + done.stderr
+
+
+# -- 5. a worker on another host: digest keys and signatures from the service ------------
+
+DIGEST_KEYS = "/internal/v1/digest-keys"
+SIGNATURES = "/internal/v1/signatures"
+
+
+def _post(plane: Plane, worker: str | None, path: str, body: dict[str, Any]) -> requests.Response:
+    headers = {} if worker is None else {"Authorization": f"Bearer {plane.workers[worker]}"}
+    return requests.post(plane.url + path, headers=headers, json=body, timeout=60)
+
+
+def _held_as(plane: Plane, job: Held, kind: str) -> None:
+    with plane.runtime() as runtime, runtime.ledger.engine.begin() as conn:
+        conn.execute(
+            sa.text("UPDATE jobs SET kind = :k WHERE id = :id"), {"k": kind, "id": job.job_id}
+        )
+
+
+def _completed_predicate(plane: Plane) -> dict[str, Any]:
+    """The predicate of a certificate the service issued for the procurement specimen."""
+    with plane.runtime() as runtime, runtime.ledger.engine.begin() as conn:
+        found = conn.execute(
+            sa.text(
+                "SELECT certificate_json FROM audits WHERE specimen_id = :sp AND "
+                "status = 'COMPLETED'"
+            ),
+            {"sp": plane.specimens["procurement"]},
+        ).first()
+    if found is None:
+        audit_id = plane.request_audit()
+        assert _run_worker_process(plane).returncode == 0
+        assert _status(plane, audit_id)["status"] == "COMPLETED"
+        return _completed_predicate(plane)
+    payload = json.loads(base64.b64decode(json.loads(found[0])["payload"]))
+    predicate: dict[str, Any] = payload["predicate"]
+    return predicate
+
+
+def test_the_service_hands_a_claimed_job_its_tenants_digest_key_and_nothing_else(
+    plane: Plane,
+) -> None:
+    audit_id = plane.request_audit(samples=2)
+    job = _claim(plane, audit_id, "w1/host:5")
+    claim = {"job_id": job.job_id, "fencing_token": job.fencing_token}
+    # refused outside the held lease, like a grant
+    assert _post(plane, None, DIGEST_KEYS, claim).status_code == 401
+    _assert_refused(plane, _post(plane, "w2", DIGEST_KEYS, claim), 409, "lease_not_held")
+    stale = {**claim, "fencing_token": job.fencing_token - 1}
+    _assert_refused(plane, _post(plane, "w1", DIGEST_KEYS, stale), 409, "lease_not_held")
+    # the holder gets exactly the tenant's secret the home keys its digests with
+    answer = _post(plane, "w1", DIGEST_KEYS, claim)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["Cache-Control"] == "no-store"
+    assert answer.json()["tenant_id"] == "acme"
+    with plane.runtime() as runtime:
+        keyring = runtime.digests
+        assert isinstance(keyring, DigestKeys)
+        assert base64.b64decode(answer.json()["digest_key"]) == keyring.secret_of("acme")
+        issued = runtime.ledger.entries(kind="digest_key.issued", subject=job.job_id)
+    assert [(e.body["worker"], e.body["tenant_id"]) for e in issued] == [("w1", "acme")]
+    assert answer.json()["digest_key"] not in json.dumps([e.body for e in issued])
+    _release(plane, job)
+
+
+def test_the_service_signs_only_a_held_finalizers_valid_statement_of_its_own_audit(
+    plane: Plane,
+) -> None:
+    predicate = _completed_predicate(plane)
+    audit_id = plane.request_audit(samples=2)
+    job = _claim(plane, audit_id, "w1/host:6")
+    with plane.runtime() as runtime:
+        record = runtime.ledger.get_specimen(plane.specimens["procurement"])
+        key = signing_key(runtime)
+        public = {key.keyid: load_public_key_pem(key.public_key_pem)}
+    body = {
+        "job_id": job.job_id,
+        "fencing_token": job.fencing_token,
+        "specimen_id": record.specimen_id,
+        "manifest_digest": record.manifest_digest,
+        "predicate": predicate,
+    }
+    # an audit job is not a finalizer
+    _assert_refused(plane, _post(plane, "w1", SIGNATURES, body), 409, "not_this_audit")
+    _held_as(plane, job, "finalize")
+    assert _post(plane, None, SIGNATURES, body).status_code == 401
+    _assert_refused(plane, _post(plane, "w2", SIGNATURES, body), 409, "lease_not_held")
+    # another specimen, or another manifest digest, is not this audit's statement
+    other = {**body, "specimen_id": plane.specimens["claims"]}
+    _assert_refused(plane, _post(plane, "w1", SIGNATURES, other), 409, "not_this_audit")
+    moved = {**body, "manifest_digest": "sha256:" + "0" * 64}
+    _assert_refused(plane, _post(plane, "w1", SIGNATURES, moved), 409, "not_this_audit")
+    # figures that break the predicate's rules: refused, naming the place, not the value
+    effect = dict(predicate["effect"])
+    effect["flip_rate"] = 0.123456789
+    broken = _post(plane, "w1", SIGNATURES, {**body, "predicate": {**predicate, "effect": effect}})
+    assert broken.status_code == 422, broken.text
+    assert broken.json()["error"]["code"] == "predicate_invalid"
+    assert "/predicate/effect" in broken.text and "0.123456789" not in broken.text
+    # the held finalizer's valid statement is signed by the home's key, as its issuer
+    signed = _post(plane, "w1", SIGNATURES, body)
+    assert signed.status_code == 200, signed.text
+    envelope = Envelope.from_dict(signed.json()["envelope"])
+    assert verify_dsse(envelope, public) == {key.keyid}
+    statement = json.loads(envelope.payload)
+    assert statement["predicate"] == {**predicate, "issuer": envelope.signatures[0].keyid}
+    assert statement["subject"][0]["digest"]["sha256"] == record.manifest_digest[7:]
+    _release(plane, job)
+
+
+def test_a_worker_refuses_a_signature_over_another_statement_or_another_tenants_key(
+    plane: Plane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the worker checks in the service's answers (the service itself is trusted to
+    check; this is the worker's own guard against an answer for something else)."""
+    from enclave.cli._worker_cmd import service_grants
+    from enclave.keys._service_grants import ServiceGrants
+
+    predicate = _completed_predicate(plane)
+    with plane.runtime() as runtime:
+        record = runtime.ledger.get_specimen(plane.specimens["procurement"])
+        key = signing_key(runtime)
+    link = service_grants(plane.home, plane.worker_env, plane.url, plane.workers["w1"])
+    link = link.for_job("jb-x", 1)
+    assert isinstance(link, ServiceGrants)
+    other = {**predicate, "issued_at": "2001-01-01T00:00:00Z"}
+    forged = LocalSigner(key).sign_certificate(
+        specimen_id=record.specimen_id, manifest_digest=record.manifest_digest, predicate=other
+    )
+    monkeypatch.setattr(ServiceGrants, "_ask", lambda self, path, **_: {"envelope": forged})
+    with pytest.raises(Refused) as refused:
+        link.signer().sign_certificate(
+            specimen_id=record.specimen_id,
+            manifest_digest=record.manifest_digest,
+            predicate=predicate,
+        )
+    assert refused.value.code == "signature_refused"
+    secret = base64.b64encode(b"k" * 32).decode()
+    monkeypatch.setattr(
+        ServiceGrants, "_ask", lambda self, path, **_: {"tenant_id": "globex", "digest_key": secret}
+    )
+    with pytest.raises(GrantRefused):
+        link.digest_keys().for_tenant("acme")
+
+
+def test_a_vault_mode_audit_uses_the_services_digest_keys_and_signature(plane: Plane) -> None:
+    audit_id = plane.request_audit()
+    done = _run_worker_process(plane)
+    assert _status(plane, audit_id)["status"] == "COMPLETED", done.stderr[-2000:]
+    with plane.runtime() as runtime:
+        jobs = {
+            str(row[0]): str(row[1])
+            for row in runtime.ledger.engine.connect().execute(
+                sa.text("SELECT id, kind FROM jobs WHERE audit_id = :a"), {"a": audit_id}
+            )
+        }
+        given = {e.subject for e in runtime.ledger.entries(kind="digest_key.issued")}
+        key = signing_key(runtime)
+        cert = runtime.ledger.entries(kind="certificate.issued", subject=audit_id)
+    # every job of the audit (prepare, batches, finalize) asked for its tenant's key
+    assert set(jobs) <= given
+    assert len(cert) == 1
+    envelope = json.loads(
+        requests.get(
+            plane.url + f"{API}/certificates/{audit_id}",
+            headers={"Authorization": f"Bearer {plane.analyst}"},
+            timeout=60,
+        ).text
+    )
+    assert Envelope.from_dict(envelope).signatures[0].keyid == key.keyid

@@ -157,6 +157,7 @@ def worker(
     name = worker_id or f"{socket.gethostname()}:{os.getpid()}"
     if opened.key_provider(env) == "transit":
         # no Vault identity in this process: each grant comes from the service
+        from ..keys import DigestKeys
         from ..service._grant_records import worker_name_of
 
         if not grant_service:
@@ -171,9 +172,13 @@ def worker(
         name = f"{worker_name}/{name}"
 
         def factory() -> Runtime:
-            return Runtime.open(
+            runtime = Runtime.open(
                 Home.open(root), env=env, grant_source=grants, vault_identities=False
             )
+            # digest keys come from the service per job: never key digests with a secret
+            # minted on this host
+            runtime.digests = DigestKeys(keys_dir=runtime.home.keys_dir, mint=False)
+            return runtime
     else:
 
         def factory() -> Runtime:

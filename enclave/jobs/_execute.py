@@ -36,6 +36,7 @@ from ledger._transactions import read
 
 from .._errors import EnclaveError, InfrastructureError
 from .._runtime import Runtime
+from ..keys._provider import GrantSource
 from ..replay import (
     AuditOutcome,
     AuditRequest,
@@ -299,6 +300,17 @@ class _LineageBroken(EnclaveError):
         super().__init__("the stored batches do not match their assigned seeds")
 
 
+def _job_keys(grants: GrantSource) -> dict[str, Any]:
+    """A worker whose grants come from the service (Vault mode, any host) holds no keyring
+    and no signing key: this job's digest keys and its certificate's signature come from
+    the service too, for this claim only."""
+    from ..keys._service_grants import ServiceGrants
+
+    if isinstance(grants, ServiceGrants):
+        return {"digests": grants.digest_keys(), "signer": grants.signer()}
+    return {}
+
+
 def execute(runtime: Runtime, job: ClaimedJob, *, clock: Clock, options: StageOptions) -> str:
     """Run ``job`` and commit its outcome; returns ``done``, ``queued``, ``failed`` or ``dead``.
 
@@ -307,7 +319,7 @@ def execute(runtime: Runtime, job: ClaimedJob, *, clock: Clock, options: StageOp
     ledger = FencedLedger(runtime.ledger, job_id=job.job_id, fencing_token=job.fencing_token)
     # a grant is asked for this claim: the service checks its lease and fencing token
     grants = runtime.grants.for_job(job.job_id, job.fencing_token)
-    rt = dataclasses.replace(runtime, ledger=ledger, grant_source=grants)
+    rt = dataclasses.replace(runtime, ledger=ledger, grant_source=grants, **_job_keys(grants))
     engine = runtime.ledger.engine
     try:
         request = _request(engine, job.audit_id)

@@ -1,4 +1,4 @@
-"""Grants a replay worker obtains from the service (Vault mode): no Vault credential here.
+"""What a replay worker obtains from the service (Vault mode): no Vault credential here.
 
 A worker in Vault mode holds only its worker token (``replay-enclave workers add``)
 and the service's URL. For the job it has claimed it asks, in order:
@@ -13,12 +13,25 @@ and the service's URL. For the job it has claimed it asks, in order:
    ``redeem`` looks the token up (creation path ``<mount>/decrypt/<prefix><tenant>``,
    server-side TTL) and unwraps it exactly once; ``revoke`` uses the token itself.
 
-Refusals by the service are one opaque ``GrantRefused``; an unreachable or failing
-service is an ``InfrastructureError`` (the job is retried). Neither carries the token.
+A worker on another host holds no keyring and no signing key either. For the same job,
+with the same credentials (``enclave/service/_job_secrets.py``):
+
+* ``digest_keys()``: its tenant's digest secret, asked once per job and kept only in
+  this job's copy (``POST /internal/v1/digest-keys``); an answer naming another tenant
+  is refused;
+* ``signer()``: a finalizer's certificate is signed by the service
+  (``POST /internal/v1/signatures``), which names its own key as the issuer; the
+  envelope must carry exactly the statement that was asked for.
+
+Refusals by the service are one opaque ``GrantRefused`` (a signature refused:
+``Refused`` with code ``signature_refused``); an unreachable or failing service is an
+``InfrastructureError`` (the job is retried). None carries a token or a secret.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import re
 from dataclasses import dataclass, field, replace
@@ -27,14 +40,25 @@ from typing import Any
 
 import requests
 
-from enclave._errors import GrantRefused, InfrastructureError
+from enclave._errors import GrantRefused, InfrastructureError, Refused
+from enclave.keys._digests import TenantDigester
 from enclave.keys._provider import Grant, GrantSource, WrappedKey
 from enclave.keys._transit import TransitGrant, _parse_time, derivation_context
 from enclave.keys._vault_client import anonymous_adapter
 
-__all__ = ["GRANTS_PATH", "GrantServiceUnavailable", "ServiceGrants"]
+__all__ = [
+    "DIGEST_KEYS_PATH",
+    "GRANTS_PATH",
+    "SIGNATURES_PATH",
+    "GrantServiceUnavailable",
+    "ServiceDigestKeys",
+    "ServiceGrants",
+    "ServiceSigner",
+]
 
 GRANTS_PATH = "/internal/v1/grants"
+DIGEST_KEYS_PATH = "/internal/v1/digest-keys"
+SIGNATURES_PATH = "/internal/v1/signatures"
 _log = logging.getLogger("enclave.keys.grants")
 _URL = re.compile(r"^https?://[^\s/]+(/[^\s]*)?$")
 
@@ -106,12 +130,22 @@ class ServiceGrants:
             expected_path=f"{self.mount.strip('/')}/decrypt/{self.key_prefix}{tenant_id}",
         )
 
-    def _ask(self) -> dict[str, Any]:
+    def digest_keys(self) -> ServiceDigestKeys:
+        """This job's digest keys, from the service (one answer per job)."""
+        return ServiceDigestKeys(self)
+
+    def signer(self) -> ServiceSigner:
+        """This finalizer's certificate signer: the service."""
+        return ServiceSigner(self)
+
+    def _ask(self, path: str = GRANTS_PATH, **extra: Any) -> dict[str, Any]:
         # 1. the claimed job and its fencing token; the worker token as bearer
+        if self.job_id is None or self.fencing_token is None:
+            raise GrantRefused()
         try:
             response = requests.post(
-                self.service_url.rstrip("/") + GRANTS_PATH,
-                json={"job_id": self.job_id, "fencing_token": self.fencing_token},
+                self.service_url.rstrip("/") + path,
+                json={"job_id": self.job_id, "fencing_token": self.fencing_token, **extra},
                 headers={"Authorization": f"Bearer {self.worker_token}"},
                 timeout=self.timeout,
                 verify=self.verify,
@@ -134,3 +168,70 @@ class ServiceGrants:
         except ValueError:
             raise GrantServiceUnavailable("the grant service is unavailable") from None
         return body
+
+
+class ServiceDigestKeys:
+    """``DigestSource`` of one job: the tenant's digest secret as the service gives it."""
+
+    def __init__(self, link: ServiceGrants) -> None:
+        self._link = link
+        self._digesters: dict[str, TenantDigester] = {}
+
+    def for_tenant(self, tenant_id: str) -> TenantDigester:
+        if tenant_id not in self._digesters:
+            answer = self._link._ask(DIGEST_KEYS_PATH)
+            try:
+                named = answer["tenant_id"]
+                secret = base64.b64decode(str(answer["digest_key"]), validate=True)
+                digester = TenantDigester(secret)
+            except (KeyError, TypeError, ValueError, binascii.Error):
+                raise GrantServiceUnavailable("unexpected digest key answer") from None
+            if named != tenant_id:
+                _log.warning(
+                    "digest key refused",
+                    extra={"grant_diagnostic": "key names another tenant"},
+                )
+                raise GrantRefused()
+            self._digesters[tenant_id] = digester
+        return self._digesters[tenant_id]
+
+
+class ServiceSigner:
+    """``CertificateSigner`` of one finalize job: the service signs what it checked."""
+
+    def __init__(self, link: ServiceGrants) -> None:
+        self._link = link
+
+    def sign_certificate(
+        self, *, specimen_id: str, manifest_digest: str, predicate: dict[str, Any]
+    ) -> dict[str, Any]:
+        from enclave._errors import BadInput
+        from enclave.certify import Envelope, build_statement
+        from ledger import canonical_json
+
+        try:
+            answer = self._link._ask(
+                SIGNATURES_PATH,
+                specimen_id=specimen_id,
+                manifest_digest=manifest_digest,
+                predicate=predicate,
+            )
+        except GrantRefused:
+            raise Refused("the service refused to sign", code="signature_refused") from None
+        try:
+            envelope = answer["envelope"]
+            signed = Envelope.from_dict(envelope)
+            issuer = signed.signatures[0].keyid
+            if not isinstance(issuer, str):
+                raise TypeError
+        except (KeyError, TypeError, IndexError, BadInput):
+            raise GrantServiceUnavailable("unexpected signature answer") from None
+        # exactly the statement asked for, with the service's key named as its issuer
+        asked = build_statement(
+            specimen_id=specimen_id,
+            manifest_digest=manifest_digest,
+            predicate={**predicate, "issuer": issuer},
+        )
+        if len(signed.signatures) != 1 or signed.payload != canonical_json(asked):
+            raise Refused("the service signed another statement", code="signature_refused")
+        return dict(envelope)

@@ -22,6 +22,7 @@ from ._errors import install_error_handlers
 from ._gate import Limits, RequestGate
 from ._grants import INTERNAL_PREFIX
 from ._grants import router as grants_router
+from ._job_secrets import router as job_secrets_router
 from ._ledger_routes import router as ledger_router
 from ._middleware import GuardMiddleware
 from ._state import ServiceState
@@ -69,4 +70,5 @@ def create_app(
     for router in (catalog_router, audits_router, ledger_router):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(grants_router, prefix=INTERNAL_PREFIX)  # workers, not analysts
+    app.include_router(job_secrets_router, prefix=INTERNAL_PREFIX)
     return app

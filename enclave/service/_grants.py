@@ -35,48 +35,33 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Annotated, Any
 
-import sqlalchemy as sa
 from fastapi import APIRouter, Depends
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
-
-from ledger._transactions import read
+from pydantic import BaseModel
 
 from .._errors import DecryptionFailed, EnclaveError, GrantRefused
-from .._runtime import Runtime
 from ._auth import State
 from ._errors import ERROR_RESPONSES, ServiceError
-from ._grant_records import admission_of, authenticate_worker
+from ._job_checks import (
+    INTERNAL_PREFIX,
+    JobClaim,
+    current_worker,
+    lease_lost,
+    leased,
+    running_admitted_audit,
+)
 
-__all__ = [
-    "INTERNAL_PREFIX",
-    "MAX_AUDIT_AGE",
-    "MAX_GRANT_TTL_SECONDS",
-    "revoke_outstanding",
-    "router",
-]
+__all__ = ["INTERNAL_PREFIX", "MAX_GRANT_TTL_SECONDS", "revoke_outstanding", "router"]
 
-INTERNAL_PREFIX = "/internal/v1"
 MAX_GRANT_TTL_SECONDS = 900  # the broker policy's max_wrapping_ttl
-MAX_AUDIT_AGE = timedelta(hours=24)
-_RUNNING = ("QUEUED", "RUNNING", "FINALIZING")
 log = logging.getLogger("enclave.service")
 # grants handed over and not yet expired, per audit: revoked when the audit is cancelled
 _outstanding: dict[str, list[Any]] = {}
 _outstanding_lock = threading.Lock()
 
 router = APIRouter(responses=ERROR_RESPONSES)
-_bearer = HTTPBearer(auto_error=False, description="A worker token (`replay-enclave workers add`).")
-
-
-class GrantBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    job_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
-    fencing_token: int = Field(ge=0, le=2**53)
 
 
 class GrantAnswer(BaseModel):
@@ -88,89 +73,21 @@ class GrantAnswer(BaseModel):
     ttl_seconds: int
 
 
-def current_worker(
-    state: State, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-) -> str:
-    worker = None
-    if credentials is not None and credentials.scheme.lower() == "bearer":
-        worker = authenticate_worker(state.runtime, credentials.credentials)
-    if worker is None:
-        raise ServiceError(
-            401,
-            "unauthenticated",
-            "a valid worker token is required",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    return worker
-
-
-def _lease_lost() -> ServiceError:
-    return ServiceError(409, "lease_not_held", "the job's lease is not held by this worker")
-
-
-def _leased(runtime: Runtime, worker: str, body: GrantBody, now: datetime) -> tuple[str, datetime]:
-    """Step 3: the job's audit id and lease expiry, if this worker holds it now."""
-    from ..jobs._model import parse_time
-
-    with read(runtime.ledger.engine) as conn:
-        row = conn.execute(
-            sa.text(
-                "SELECT audit_id, status, fencing_token, lease_owner, lease_expires_at "
-                "FROM jobs WHERE id = :id"
-            ),
-            {"id": body.job_id},
-        ).first()
-    if row is None:
-        raise _lease_lost()
-    audit_id, status, token, owner, expires = row
-    mine = isinstance(owner, str) and (owner == worker or owner.startswith(worker + "/"))
-    if status != "leased" or int(token) != body.fencing_token or not mine or expires is None:
-        raise _lease_lost()
-    lease_expires = parse_time(str(expires))
-    if lease_expires <= now:
-        raise _lease_lost()
-    return str(audit_id), lease_expires
-
-
-def _audit(runtime: Runtime, audit_id: str) -> tuple[str, str]:
-    """Step 4: the running audit's tenant and specimen."""
-    with read(runtime.ledger.engine) as conn:
-        row = conn.execute(
-            sa.text("SELECT tenant_id, specimen_id, status FROM audits WHERE id = :id"),
-            {"id": audit_id},
-        ).first()
-    if row is None or row[2] not in _RUNNING:
-        raise ServiceError(409, "audit_not_running", "the job's audit is not running")
-    return str(row[0]), str(row[1])
-
-
-def _admitted(runtime: Runtime, audit_id: str, tenant: str, specimen: str, now: datetime) -> None:
-    """Step 5: a binding this service made at admission, for this tenant and specimen."""
-    found = admission_of(runtime, audit_id)
-    refused = ServiceError(403, "not_admitted", "the job's audit was not admitted")
-    if found is None or (found.tenant_id, found.specimen_id) != (tenant, specimen):
-        raise refused
-    admitted_at = datetime.fromisoformat(found.admitted_at.replace("Z", "+00:00"))
-    if not admitted_at <= now < admitted_at + MAX_AUDIT_AGE:
-        raise refused
-
-
 @router.post(
     "/grants",
     response_model=GrantAnswer,
     summary="Mint the grant of a claimed job (replay workers in Vault mode)",
 )
 def mint_grant(
-    state: State, worker: Annotated[str, Depends(current_worker)], body: GrantBody
+    state: State, worker: Annotated[str, Depends(current_worker)], body: JobClaim
 ) -> dict[str, Any]:
     runtime, now = state.runtime, state.clock()
     # 2.
     if runtime.provider != "transit":
         raise ServiceError(404, "grants_unavailable", "grants are minted here in Vault mode only")
     # 3. - 5.
-    audit_id, lease_expires = _leased(runtime, worker, body, now)
-    tenant, specimen = _audit(runtime, audit_id)
-    _admitted(runtime, audit_id, tenant, specimen, now)
+    lease, tenant, specimen = running_admitted_audit(runtime, worker, body, now)
+    audit_id, lease_expires = lease.audit_id, lease.expires
     # 6.
     try:
         wrapped = runtime.payloads.wrapped_key(tenant, specimen)
@@ -179,7 +96,7 @@ def mint_grant(
     # 7.
     ttl = min(int((lease_expires - now).total_seconds()), MAX_GRANT_TTL_SECONDS)
     if ttl < 1:
-        raise _lease_lost()
+        raise lease_lost()
     # 8.
     try:
         grant = runtime.broker.issue_grant(
@@ -189,7 +106,7 @@ def mint_grant(
         raise ServiceError(403, "grant_refused", "the key server refused the grant") from None
     # 9.
     try:
-        _leased(runtime, worker, body, now)
+        leased(runtime, worker, body, now)
     except ServiceError:
         _revoke(grant)
         raise
