@@ -7,11 +7,11 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
 import { el } from './certificate/dom';
-import { readCertificate, UnreadableCertificate } from './certificate/model';
-import { renderCertificate } from './certificate/view';
+import { UnreadableCertificate } from './certificate/model';
 import { MIME_TYPE } from './constants';
 import { bothPass, sharedTrustedKeys, verifyBoth } from './verify/both';
 import { renderResults } from './verify/results';
+import { renderEnvelope, VERIFY_LABEL } from './viewer/dispatch';
 
 const UNVERIFIED = 'Not verified: the content below is what the output says, unchecked.';
 
@@ -42,8 +42,9 @@ class CertificateOutput extends Widget implements IRenderMime.IRenderer {
     this.results.replaceChildren();
     this.setStatus('unverified', UNVERIFIED);
     try {
-      const view = renderCertificate(readCertificate(envelope));
-      this.node.replaceChildren(el('div', { class: 'enclave-verify-bar' }, this.button, this.status), this.results, view);
+      const rendered = renderEnvelope(envelope);
+      this.button.textContent = VERIFY_LABEL[rendered.kind];
+      this.node.replaceChildren(el('div', { class: 'enclave-verify-bar' }, this.button, this.status), this.results, rendered.node);
     } catch (error) {
       if (!(error instanceof UnreadableCertificate)) {
         throw error;

@@ -76,3 +76,11 @@ export function pythonReports(
   });
   return JSON.parse(stdout.toString('utf-8'));
 }
+
+/** The signed release report from tests/golden (scripts/export-release-report.py). */
+export function goldenReport(): { envelope: Envelope; pem: string } {
+  return {
+    envelope: JSON.parse(readFileSync(resolve(GOLDEN, 'release_report.dsse.json'), 'utf-8')),
+    pem: readFileSync(resolve(GOLDEN, 'release_report.pub.pem'), 'utf-8')
+  };
+}

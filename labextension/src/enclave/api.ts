@@ -52,6 +52,20 @@ export interface Page<T> {
   total: number;
 }
 
+/** One release report in the service's list (``GET /reports``). */
+export interface ReportSummary {
+  report_id: string;
+  issued_at: string;
+  gate_passed: boolean;
+  specimens: number;
+  selection_digest: string;
+}
+
+export interface ReportPage {
+  items: ReportSummary[];
+  next_cursor: string | null;
+}
+
 export const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
 
 export async function call<T>(

@@ -3,7 +3,8 @@
  * item, palette commands (open sidebar, new audit request, refresh) and the launcher's
  * "New audit request" card. A finished audit's certificate is fetched through the
  * server extension, saved as ``certificates/<audit>.dsse.json`` and opened in the
- * certificate viewer, where Verify runs in the browser and on the server.
+ * certificate viewer, where Verify runs in the browser and on the server; a release
+ * report likewise, as ``reports/<report>.dsse.json``.
  */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
@@ -28,6 +29,7 @@ export namespace SidebarCommandIDs {
 
 const CATEGORY = 'Replay Enclave';
 const FOLDER = 'certificates';
+const REPORT_FOLDER = 'reports';
 
 export const enclaveIcon = new LabIcon({
   name: 'replay-enclave:enclave',
@@ -51,20 +53,23 @@ export const enclaveSidebar: JupyterFrontEndPlugin<void> = {
   ) => {
     const contents = app.serviceManager.contents;
 
-    async function openCertificate(auditId: string): Promise<void> {
-      const envelope = await call<unknown>('GET', `certificates/${encodeURIComponent(auditId)}`);
+    /** The envelope at ``route``, saved as ``folder/<id>.dsse.json`` and opened. */
+    async function openEnvelope(route: string, folder: string, id: string): Promise<void> {
+      const envelope = await call<unknown>('GET', `${route}/${encodeURIComponent(id)}`);
       try {
-        await contents.get(FOLDER, { content: false });
+        await contents.get(folder, { content: false });
       } catch {
-        await contents.save(FOLDER, { type: 'directory' });
+        await contents.save(folder, { type: 'directory' });
       }
-      const path = `${FOLDER}/${auditId}.dsse.json`;
+      const path = `${folder}/${id}.dsse.json`;
       await contents.save(path, { type: 'file', format: 'text', content: JSON.stringify(envelope, null, 2) });
       await app.commands.execute('docmanager:open', { path, factory: FACTORY });
     }
+    const openCertificate = (auditId: string): Promise<void> => openEnvelope('certificates', FOLDER, auditId);
+    const openReport = (reportId: string): Promise<void> => openEnvelope('reports', REPORT_FOLDER, reportId);
 
     const audits = new AuditTracker();
-    const sidebar = new EnclaveSidebar(audits, openCertificate);
+    const sidebar = new EnclaveSidebar(audits, openCertificate, openReport);
     sidebar.title.icon = enclaveIcon;
     app.shell.add(sidebar, 'left', { rank: 650 });
     if (restorer) {
@@ -77,6 +82,7 @@ export const enclaveSidebar: JupyterFrontEndPlugin<void> = {
       (loaded ??= settings.then(s => {
         const size = Number(s?.get('sidebarPageSize').composite ?? 10);
         sidebar.pageSize = Number.isInteger(size) && size >= 1 && size <= 500 ? size : 10;
+        sidebar.reports.pageSize = sidebar.pageSize;
         return sidebar.refresh();
       }));
     // the status bar's count is worth knowing before the sidebar is opened: one page of
@@ -106,7 +112,7 @@ export const enclaveSidebar: JupyterFrontEndPlugin<void> = {
     });
     app.commands.addCommand(SidebarCommandIDs.refresh, {
       label: 'Refresh the Enclave sidebar',
-      caption: 'Reload who am I, specimens, policies and audits',
+      caption: 'Reload who am I, specimens, policies, audits and release reports',
       execute: async () => {
         await ensureLoaded();
         loaded = sidebar.refresh();

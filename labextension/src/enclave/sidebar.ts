@@ -1,6 +1,7 @@
 /**
  * The Enclave sidebar: who am I, specimens (filter, cursor paging, metadata only), the
- * request form, and the analyst's audits with live status, cancel and the certificate.
+ * request form, the analyst's audits with live status, cancel and the certificate, and
+ * the tenant's release reports.
  * Everything comes through the server extension; nothing here can hold payload content
  * because none of these routes carries any.
  */
@@ -8,24 +9,16 @@
 import { Widget } from '@lumino/widgets';
 
 import { el } from '../certificate/dom';
-import { AuditStatus, call, EnclaveRefusal, Page, SpecimenSummary, TERMINAL, WhoAmI } from './api';
+import { AuditStatus, call, Page, SpecimenSummary, TERMINAL, WhoAmI } from './api';
 import { AuditTracker } from './audits';
+import { errorLine, section } from './parts';
+import { ReportList } from './reports';
 import { RequestForm } from './form';
 
-function errorLine(error: unknown): HTMLElement {
-  if (!(error instanceof EnclaveRefusal)) {
-    throw error;
-  }
-  return el('div', { class: 'enclave-sb-error', role: 'alert', 'data-status': String(error.status), 'data-code': error.code }, `${error.message} (${error.code})`);
-}
-
-function section(title: string, cls: string, ...children: HTMLElement[]): HTMLElement {
-  const id = `${cls}-title`;
-  return el('section', { class: `enclave-sb-section ${cls}`, 'aria-labelledby': id }, el('h3', { id }, title), ...children);
-}
 
 export class EnclaveSidebar extends Widget {
   readonly form: RequestForm;
+  readonly reports: ReportList;
   private readonly whoami = el('dl', { class: 'enclave-sb-whoami' });
   private readonly agent = el('input', { class: 'enclave-sb-agent', type: 'search', placeholder: 'agent name', 'aria-label': 'Filter specimens by agent' });
   private readonly auditability = el(
@@ -51,7 +44,8 @@ export class EnclaveSidebar extends Widget {
 
   constructor(
     readonly audits: AuditTracker,
-    private readonly openCertificate: (auditId: string) => Promise<void>
+    private readonly openCertificate: (auditId: string) => Promise<void>,
+    openReport: (reportId: string) => Promise<void>
   ) {
     super();
     this.id = 'replay-enclave-sidebar';
@@ -60,6 +54,7 @@ export class EnclaveSidebar extends Widget {
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', 'Replay Enclave');
     this.form = new RequestForm(status => this.audits.update(status));
+    this.reports = new ReportList(openReport);
     this.formSection = el('div', { class: 'enclave-sb-form-slot', hidden: '' });
     const filters = el('form', { class: 'enclave-sb-filters', role: 'search', 'aria-label': 'Filter specimens' }, this.agent, this.auditability,
       el('button', { class: 'jp-Button jp-mod-styled', type: 'submit' }, 'Filter'));
@@ -90,7 +85,8 @@ export class EnclaveSidebar extends Widget {
       ),
       el('div', { class: 'enclave-sb-request' }, newRequest),
       this.formSection,
-      section('Audits', 'enclave-sb-audit-section', this.auditList, this.auditCount, this.moreAudits, this.auditError)
+      section('Audits', 'enclave-sb-audit-section', this.auditList, this.auditCount, this.moreAudits, this.auditError),
+      section('Release reports', 'enclave-sb-reports-section', this.reports.node)
     );
     this.formSection.append(this.form.node);
     this.audits.changed.connect(() => this.renderAudits());
@@ -105,7 +101,13 @@ export class EnclaveSidebar extends Widget {
   }
 
   async refresh(): Promise<void> {
-    await Promise.all([this.loadWhoami(), this.loadSpecimens(false), this.audits.refresh(), this.form.loadPolicies()]);
+    await Promise.all([
+      this.loadWhoami(),
+      this.loadSpecimens(false),
+      this.audits.refresh(),
+      this.form.loadPolicies(),
+      this.reports.load(false)
+    ]);
   }
 
   private async loadWhoami(): Promise<void> {

@@ -1,7 +1,7 @@
 /**
- * Verifying a certificate envelope in the browser, with the same named checks as the
- * Python offline verifier (jupyter_ext/_offline.py), so a reviewer can compare the two
- * side by side and a tampered file fails at the same step on both.
+ * Verifying a certificate or release report envelope in the browser, with the same named
+ * checks as the Python offline verifier (jupyter_ext/_offline.py), so a reviewer can
+ * compare the two side by side and a tampered file fails at the same step on both.
  *
  * Steps (each yields one check; a step runs only if the earlier ones passed):
  *
@@ -10,11 +10,16 @@
  * 2. ``signature`` — an Ed25519 signature over ``PAE(type, payload)`` verifies with the
  *                    trusted issuer key.
  * 3. ``statement`` — the payload is canonical JSON (RFC 8785): an in-toto Statement v1
- *                    with a known certificate predicate type, one ``specimen:<id>``
- *                    subject, and ``predicate.issuer`` is the key that verified.
- * 4. ``predicate`` — the predicate matches its version's JSON Schema and rules
- *                    (``../predicate``, the port of ``enclave.certify.predicate_problems``);
- *                    a failure names the first problem as ``/predicate<location>: <rule>``.
+ *                    with a known certificate predicate type and one ``specimen:<id>``
+ *                    subject, or the release report type and one ``release-selection``
+ *                    subject with a sha256 digest; and ``predicate.issuer`` is the key
+ *                    that verified.
+ * 4. ``predicate`` — a certificate's predicate matches its version's JSON Schema and
+ *                    rules (``../predicate``, the port of
+ *                    ``enclave.certify.predicate_problems``); a report's has the report's
+ *                    shape and its digest, totals and gate follow from its rows
+ *                    (``../report/shape``). A failure names the first problem as
+ *                    ``/predicate<location>: <rule>``.
  *
  * Failure details are fixed sentences: nothing of the file is echoed back before its
  * signature has verified.
@@ -23,13 +28,16 @@
 import { Bytes, decodeCanonicalBase64 } from './base64';
 import { canonicalJson } from './canonical';
 import { predicateProblems, Unevaluable } from '../predicate';
+import { REPORT_TYPE, SUBJECT } from '../report/model';
+import { reportProblems } from '../report/shape';
 import { TrustedKey } from './key';
 
 export const IN_TOTO = 'application/vnd.in-toto+json';
 export const STATEMENT_TYPE = 'https://in-toto.io/Statement/v1';
 export const PREDICATE_TYPES: Readonly<Record<string, string>> = {
   'https://replay-enclave.dev/certificate/v2': 'certificate v2',
-  'https://replay-enclave.dev/certificate/v1': 'certificate v1'
+  'https://replay-enclave.dev/certificate/v1': 'certificate v1',
+  [REPORT_TYPE]: 'release report v1'
 };
 export const STEPS = ['envelope', 'signature', 'statement', 'predicate'] as const;
 
@@ -161,15 +169,15 @@ async function statement(s: State): Promise<string> {
   if (version === undefined) {
     throw new Failed('/predicateType: not a certificate this version knows');
   }
-  const subject = parsed.subject;
-  if (
-    !(
-      Array.isArray(subject) &&
-      subject.length === 1 &&
-      isObject(subject[0]) &&
-      String(subject[0].name ?? '').startsWith('specimen:')
-    )
-  ) {
+  const subjects = parsed.subject;
+  const one = Array.isArray(subjects) && subjects.length === 1 && isObject(subjects[0]);
+  const subject: JsonObject = one ? (subjects[0] as JsonObject) : {};
+  if (predicateType === REPORT_TYPE) {
+    const digest = subject.digest;
+    if (!(subject.name === SUBJECT && isObject(digest) && typeof digest.sha256 === 'string')) {
+      throw new Failed(`/subject: must be one ${SUBJECT} with a sha256 digest`);
+    }
+  } else if (!String(subject.name ?? '').startsWith('specimen:')) {
     throw new Failed('/subject: must be one specimen:<id>');
   }
   const predicate = parsed.predicate;
@@ -177,11 +185,23 @@ async function statement(s: State): Promise<string> {
     throw new Failed('/predicate/issuer: is not the key that signed');
   }
   s.statement = parsed;
-  return `in-toto Statement v1 (${version}) about ${String(subject[0].name)}`;
+  return `in-toto Statement v1 (${version}) about ${String(subject.name)}`;
+}
+
+function failOn(problems: string[]): void {
+  if (problems.length > 0) {
+    const [location, rule] = splitOnce(problems[0], ': ');
+    throw new Failed(`/predicate${location.replace(/\/+$/, '')}: ${rule}`);
+  }
 }
 
 async function predicate(s: State): Promise<string> {
   const predicateType = String(s.statement.predicateType);
+  if (predicateType === REPORT_TYPE) {
+    const subject = (s.statement.subject as JsonObject[])[0];
+    failOn(await reportProblems(s.statement.predicate, (subject.digest as JsonObject).sha256));
+    return 'has the release report v1 shape; selection digest, totals and gate recomputed';
+  }
   let problems: string[];
   try {
     problems = predicateProblems(s.statement.predicate, predicateType);
@@ -192,10 +212,7 @@ async function predicate(s: State): Promise<string> {
     // the rules cannot evaluate the figures (flips beyond the sample count)
     problems = ['/: the figures cannot be evaluated'];
   }
-  if (problems.length > 0) {
-    const [location, rule] = splitOnce(problems[0], ': ');
-    throw new Failed(`/predicate${location.replace(/\/+$/, '')}: ${rule}`);
-  }
+  failOn(problems);
   return `matches the ${PREDICATE_TYPES[predicateType]} schema and rules`;
 }
 

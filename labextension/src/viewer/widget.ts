@@ -1,18 +1,19 @@
 /**
- * The certificate document: the rendered certificate, marked unverified, with a Verify
- * button that runs the browser's and the server's verification side by side.
+ * The certificate document: the rendered certificate (or release report), marked
+ * unverified, with a Verify button that runs the browser's and the server's
+ * verification side by side.
  */
 
 import { DocumentRegistry, DocumentWidget } from '@jupyterlab/docregistry';
 import { Widget } from '@lumino/widgets';
 
 import { el } from '../certificate/dom';
-import { readCertificate, UnreadableCertificate } from '../certificate/model';
-import { renderCertificate } from '../certificate/view';
+import { UnreadableCertificate } from '../certificate/model';
 import { TrustedKeySource } from '../trustedKey';
 import { bothPass, verifyBoth } from '../verify/both';
 import { renderResults } from '../verify/results';
 import { parseEnvelopeText } from '../verify/verifier';
+import { renderEnvelope, VERIFY_LABEL } from './dispatch';
 
 export class CertificateView extends Widget {
   private readonly body = el('div', { class: 'enclave-certificate-body' });
@@ -59,7 +60,10 @@ export class CertificateView extends Widget {
     this.results.replaceChildren();
     this.setStatus('unverified', 'Not verified: the content below is what the file says, unchecked.');
     try {
-      this.body.replaceChildren(renderCertificate(readCertificate(parseEnvelopeText(this.text()))));
+      const rendered = renderEnvelope(parseEnvelopeText(this.text()));
+      this.body.replaceChildren(rendered.node);
+      this.button.textContent = VERIFY_LABEL[rendered.kind];
+      this.node.dataset.kind = rendered.kind;
     } catch (error) {
       if (!(error instanceof UnreadableCertificate)) {
         throw error;
