@@ -21,67 +21,41 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from .._errors import BadInput, DecryptionFailed, InfrastructureError
 from ..keys import WrappedKey
-from ._aead import NONCE_BYTES, aad_prefix, open_sealed
+from ._frames import FrameOpener, FrameSealer, field_key, pack_frame, read_frames
 from ._refs import resolve_ref, validate_id
 
 __all__ = ["PayloadStore", "SpecimenWriter", "field_key"]
 
-_U32 = struct.Struct(">I")
 PAYLOAD_FILE = "payloads.ct"
 DATAKEY_FILE = "datakey.json"
-END_KEY = b"#end"
 _BUFFER_BYTES = 1 << 20  # batched frames reach the file in ~1 MiB writes
 _WRITEBACK_BYTES = 4 << 20  # and go to the kernel's writeback every ~4 MiB
 _ADVISE = getattr(os, "posix_fadvise", None)  # not on macOS: there the seal's fsync does it all
 _DONTNEED = getattr(os, "POSIX_FADV_DONTNEED", 0)
 
 
-def _end_aad(tenant_id: str, specimen_id: str) -> bytes:
-    return f"replay-enclave/v1/{tenant_id}/{specimen_id}/#end".encode()
-
-
-def _frame(key: bytes, blob: bytes) -> bytes:
-    return b"".join((_U32.pack(len(key)), key, _U32.pack(len(blob)), blob))
-
-
-def field_key(seq: int, side: str, path: str) -> str:
-    return f"{seq}/{side}{path}"
-
-
 class SpecimenWriter:
-    """Encrypts one specimen's fields under its data key and appends frames.
+    """Encrypts one specimen's fields under its data key and appends frames
+    (``enclave.store._frames``: encoding, associated data, nonces).
 
     ``durable=True`` flushes and fsyncs after every step; otherwise frames go through a
     bounded buffer (written as it fills, while they are still in cache, never holding a
     whole run in memory), are handed to the kernel's writeback every few MiB, and are
     fsynced once by ``close``. The seal is the commit point either way: a run that
     never seals has its folder deleted.
-
-    Nonces are deterministic (NIST SP 800-38D, 8.2.1): 4 random bytes fixed per writer,
-    then a 64-bit counter. The data key is fresh per specimen and this writer is the only
-    party that ever encrypts under it, so no nonce repeats under one key.
     """
 
     def __init__(
         self, *, folder: Path, tenant_id: str, specimen_id: str, data_key: bytes, durable: bool
     ) -> None:
-        self._cipher = AESGCM(data_key)
-        self._tenant, self._specimen = tenant_id, specimen_id
-        # field_aad() is this prefix + "<seq>/<side>/<path>": build the constant part once
-        self._aad_prefix = aad_prefix(tenant_id, specimen_id)
-        self._nonce_prefix = os.urandom(NONCE_BYTES - 8)
+        self._sealer = FrameSealer(tenant_id=tenant_id, specimen_id=specimen_id, data_key=data_key)
         self._durable = durable
-        self._frames = 0
         self._written_back = self._unsynced = 0  # file offset handed to writeback; bytes since
-        self._tail_cache: dict[tuple[str, str], tuple[bytes, bytes]] = {}
         self._folder = folder
         self._ref = f"{tenant_id}/{specimen_id}/{PAYLOAD_FILE}"
         # closed in close() or discard()
@@ -91,27 +65,11 @@ class SpecimenWriter:
     def ref(self) -> str:
         return self._ref
 
-    def _nonce(self) -> bytes:
-        # one counter value per encryption, field frames and the end frame alike
-        return self._nonce_prefix + self._frames.to_bytes(8, "big")
-
     def add_step(self, seq: int, fields: Iterable[tuple[str, str, bytes]]) -> None:
         """``fields``: (side, path, canonical plaintext bytes) for each retained field."""
         if self._file.closed:
             raise ValueError("the writer is closed")
-        encrypt, write, pack = self._cipher.encrypt, self._file.write, _U32.pack
-        step = b"%d/" % seq
-        for side, path, plaintext in fields:
-            aad_tail, key_tail = self._tails(side, path)
-            nonce = self._nonce()
-            sealed = encrypt(nonce, plaintext, self._aad_prefix + step + aad_tail)
-            key = step + key_tail
-            # frame = u32 len(key), key, u32 len(blob), blob; blob = nonce + sealed
-            head = pack(len(key)) + key + pack(NONCE_BYTES + len(sealed)) + nonce
-            write(head)
-            write(sealed)
-            self._unsynced += len(head) + len(sealed)
-            self._frames += 1
+        self._unsynced += self._sealer.seal_step(seq, fields, self._file.write)
         if self._durable:
             self._sync()
         elif self._unsynced >= _WRITEBACK_BYTES:
@@ -130,17 +88,6 @@ class SpecimenWriter:
             _ADVISE(self._file.fileno(), self._written_back, end - self._written_back, _DONTNEED)
         self._written_back, self._unsynced = end, 0
 
-    def _tails(self, side: str, path: str) -> tuple[bytes, bytes]:
-        """The per-field parts of the AAD (``<side>/<path>``) and of the frame key
-        (``<side><path>``), encoded once per field name rather than once per step."""
-        tails = self._tail_cache.get((side, path))
-        if tails is None:
-            tails = self._tail_cache[side, path] = (
-                f"{side}/{path}".encode(),
-                f"{side}{path}".encode(),
-            )
-        return tails
-
     def _sync(self) -> None:
         self._file.flush()
         os.fsync(self._file.fileno())
@@ -149,10 +96,7 @@ class SpecimenWriter:
     def close(self) -> None:
         """Seal the frame count and make everything durable (idempotent)."""
         if not self._file.closed:
-            nonce = self._nonce()
-            count = _U32.pack(self._frames)
-            aad = _end_aad(self._tenant, self._specimen)
-            self._file.write(_frame(END_KEY, nonce + self._cipher.encrypt(nonce, count, aad)))
+            self._file.write(self._sealer.end_frame())
             self._sync()
             self._file.close()
 
@@ -180,6 +124,17 @@ class PayloadStore:
         data_key: bytes,
         durable: bool,
     ) -> SpecimenWriter:
+        folder = self._create(tenant_id, specimen_id, wrapped)
+        return SpecimenWriter(
+            folder=folder,
+            tenant_id=tenant_id,
+            specimen_id=specimen_id,
+            data_key=data_key,
+            durable=durable,
+        )
+
+    def _create(self, tenant_id: str, specimen_id: str, wrapped: WrappedKey) -> Path:
+        """The specimen's new private folder, holding its wrapped key."""
         folder = self._folder(tenant_id, specimen_id)
         for parent in (self._root, folder.parent):
             # mkdir(parents=True) would create these with the default mode
@@ -189,13 +144,7 @@ class PayloadStore:
         except FileExistsError:
             raise BadInput("specimen id is already in use") from None
         (folder / DATAKEY_FILE).write_text(json.dumps(wrapped.to_dict()))
-        return SpecimenWriter(
-            folder=folder,
-            tenant_id=tenant_id,
-            specimen_id=specimen_id,
-            data_key=data_key,
-            durable=durable,
-        )
+        return folder
 
     def wrapped_key(self, tenant_id: str, specimen_id: str) -> WrappedKey:
         path = self._folder(tenant_id, specimen_id) / DATAKEY_FILE
@@ -208,6 +157,8 @@ class PayloadStore:
 
     def replace_wrapped_key(self, tenant_id: str, specimen_id: str, wrapped: WrappedKey) -> None:
         path = self._folder(tenant_id, specimen_id) / DATAKEY_FILE
+        if not path.is_file():
+            raise DecryptionFailed()  # no key to replace: as if erased
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(wrapped.to_dict()))
         os.replace(tmp, path)
@@ -223,47 +174,54 @@ class PayloadStore:
             raise DecryptionFailed() from None
         except OSError as exc:
             raise InfrastructureError("payload file is unreadable") from exc
-        cipher = AESGCM(data_key)
-        prefix = aad_prefix(tenant_id, specimen_id)
-        out: dict[tuple[int, str, str], bytes] = {}
-        offset, frames, sealed_count = 0, 0, None
+        # the file store accepts field frames in any order (each is bound to its place)
+        opener = FrameOpener(
+            tenant_id=tenant_id, specimen_id=specimen_id, data_key=data_key, in_order=False
+        )
+        opener.feed(raw)
+        return opener.fields()
+
+    # -- whole specimens, no key needed (``payloads migrate``) ---------------------------
+
+    def specimens(self) -> list[tuple[str, str]]:
+        """(tenant, specimen) of every specimen with a wrapped key, sorted."""
+        found = []
+        for key_file in self._root.glob(f"*/*/{DATAKEY_FILE}") if self._root.is_dir() else ():
+            tenant, specimen = key_file.parent.parent.name, key_file.parent.name
+            try:
+                self._folder(tenant, specimen)
+            except BadInput:
+                continue  # not a folder this store made
+            found.append((tenant, specimen))
+        return sorted(found)
+
+    def frames(self, tenant_id: str, specimen_id: str) -> Iterator[tuple[bytes, bytes]]:
+        """The specimen's raw frames (key, blob) in stored order, one at a time."""
+        path = self._folder(tenant_id, specimen_id) / PAYLOAD_FILE
         try:
-            while offset < len(raw):
-                if sealed_count is not None:
-                    raise DecryptionFailed()  # nothing may follow the end frame
-                (klen,) = _U32.unpack_from(raw, offset)
-                key = raw[offset + 4 : offset + 4 + klen]
-                offset += 4 + klen
-                (blen,) = _U32.unpack_from(raw, offset)
-                blob = raw[offset + 4 : offset + 4 + blen]
-                offset += 4 + blen
-                if len(key) != klen or len(blob) != blen:
-                    raise DecryptionFailed()
-                if key == END_KEY:
-                    sealed_count = _U32.unpack(
-                        open_sealed(cipher, blob, _end_aad(tenant_id, specimen_id))
-                    )[0]
-                    continue
-                # field names may be any Unicode: the key is UTF-8, its seq ASCII digits
-                seq_text, _, rest = key.decode("utf-8").partition("/")
-                side = rest.partition("/")[0]
-                field_path = rest[len(side) :]
-                if side not in ("request", "response", "identity") or not (
-                    seq_text.isascii() and seq_text.isdigit()
-                ):
-                    raise DecryptionFailed()
-                seq = int(seq_text)
-                where = (seq, side, field_path)
-                if where in out or not field_path.startswith("/"):
-                    raise DecryptionFailed()
-                aad = prefix + f"{seq}/{side}/{field_path}".encode()
-                out[where] = open_sealed(cipher, blob, aad)
-                frames += 1
-        except (struct.error, UnicodeDecodeError, ValueError):
-            raise DecryptionFailed() from None
-        if sealed_count != frames:
-            raise DecryptionFailed()
-        return out
+            with path.open("rb", buffering=_BUFFER_BYTES) as stream:
+                yield from read_frames(stream)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise InfrastructureError("payload file is unreadable") from exc
+
+    def import_specimen(
+        self,
+        tenant_id: str,
+        specimen_id: str,
+        *,
+        wrapped: WrappedKey,
+        frames: Iterable[tuple[bytes, bytes]],
+    ) -> None:
+        """Store a copy of another store's specimen: its wrapped key and its frames as
+        they are (refused, ``BadInput``, when the id is in use here)."""
+        folder = self._create(tenant_id, specimen_id, wrapped)
+        with open(folder / PAYLOAD_FILE, "ab", buffering=_BUFFER_BYTES) as out:
+            for key, blob in frames:
+                out.write(pack_frame(key, blob))
+            out.flush()
+            os.fsync(out.fileno())
 
     def erase(self, tenant_id: str, specimen_id: str) -> bool:
         """Crypto-shred: delete the wrapped data key first, then the ciphertext."""

@@ -1,0 +1,298 @@
+"""The encrypted payload store in the ledger's database: ciphertext and wrapped keys only.
+
+The same interface and the same bytes as the file store (``enclave.store._payloads``),
+for workers on other hosts that share nothing but the database and the key service:
+
+- ``payload_keys``: one row per specimen, its wrapped data key (``WrappedKey`` JSON);
+- ``payload_chunks``: the specimen's frames (``enclave.store._frames``) in order, whole
+  frames only, one row per ~1 MiB (per step when ``durable``), numbered from 0; the last
+  row ends with the sealed ``#end`` frame. Concatenated they are the file store's
+  ``payloads.ct``, byte for byte.
+
+A field's reference is the file store's, ``<tenant>/<specimen>/payloads.ct``: the ledger
+records the same reference whichever store holds the ciphertext.
+
+Reading enforces the frame invariants of ``enclave.store._frames`` with ``in_order``:
+chunk rows are numbered 0, 1, 2, ... with no gap, and frames must come in the order they
+were written, so a dropped, duplicated, reordered or truncated chunk or frame, or one
+moved from another specimen, fails as ``DecryptionFailed`` — rows are easier to shuffle
+than the bytes of one file.
+
+Erasing a specimen deletes its key row and its chunk rows in one transaction
+(crypto-shredding; see ``docs/payloads.md`` for what WAL and backups still hold).
+Database failures leave as ``InfrastructureError`` naming no value.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Iterable, Iterator
+from contextlib import closing, contextmanager
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from ledger import Conflict, LedgerError
+from ledger._transactions import read, write
+
+from .._errors import BadInput, DecryptionFailed, InfrastructureError
+from ..keys import WrappedKey
+from ._frames import FrameOpener, FrameSealer, field_key, pack_frame, split_frames
+from ._payloads import PAYLOAD_FILE
+from ._refs import validate_id
+from ._tables import payload_chunks, payload_keys
+
+__all__ = ["DatabasePayloadStore", "DatabaseSpecimenWriter", "field_key"]
+
+CHUNK_BYTES = 1 << 20  # a chunk row is written once ~1 MiB of frames is buffered
+
+
+@contextmanager
+def _database(operation: str) -> Iterator[None]:
+    try:
+        yield
+    except LedgerError:
+        raise InfrastructureError(
+            f"the payload store's database is unavailable ({operation})"
+        ) from None
+
+
+def _specimen(table: sa.Table, tenant_id: str, specimen_id: str) -> sa.ColumnElement[bool]:
+    return sa.and_(table.c.tenant_id == tenant_id, table.c.specimen_id == specimen_id)
+
+
+def _ids(tenant_id: str, specimen_id: str) -> None:
+    validate_id(tenant_id, what="tenant id")
+    validate_id(specimen_id, what="specimen id")
+
+
+class DatabaseSpecimenWriter:
+    """Encrypts one specimen's fields and inserts its frames as chunk rows.
+
+    ``durable=True`` inserts (and commits) a chunk after every step; otherwise frames are
+    buffered and a chunk is inserted once ~1 MiB is pending, never holding a whole run in
+    memory. ``close`` inserts the last chunk, ending with the end frame: the seal is the
+    commit point either way, and ``discard`` deletes everything written for the specimen.
+    """
+
+    def __init__(
+        self, *, engine: Engine, tenant_id: str, specimen_id: str, data_key: bytes, durable: bool
+    ) -> None:
+        self._sealer = FrameSealer(tenant_id=tenant_id, specimen_id=specimen_id, data_key=data_key)
+        self._engine = engine
+        self._tenant, self._specimen = tenant_id, specimen_id
+        self._durable = durable
+        self._buffer = bytearray()
+        self._chunks = 0  # chunk rows inserted so far
+        self._closed = False
+        self._ref = f"{tenant_id}/{specimen_id}/{PAYLOAD_FILE}"
+
+    @property
+    def ref(self) -> str:
+        return self._ref
+
+    def add_step(self, seq: int, fields: Iterable[tuple[str, str, bytes]]) -> None:
+        """``fields``: (side, path, canonical plaintext bytes) for each retained field."""
+        if self._closed:
+            raise ValueError("the writer is closed")
+        self._sealer.seal_step(seq, fields, self._buffer.extend)
+        if self._durable or len(self._buffer) >= CHUNK_BYTES:
+            self._insert_chunk()
+
+    def _insert_chunk(self) -> None:
+        if not self._buffer:
+            return
+        _insert_chunk(self._engine, self._tenant, self._specimen, self._chunks, self._buffer)
+        self._chunks += 1
+        self._buffer.clear()
+
+    def close(self) -> None:
+        """Seal the frame count and insert the last chunk (idempotent)."""
+        if not self._closed:
+            self._buffer += self._sealer.end_frame()
+            self._insert_chunk()
+            self._closed = True
+
+    def discard(self) -> None:
+        """Abandon the specimen: delete its chunk rows and its key row."""
+        self._closed = True
+        self._buffer.clear()
+        with _database("discard"), write(self._engine, operation="payload_discard") as conn:
+            _delete(conn, self._tenant, self._specimen)
+
+
+def _insert_chunk(
+    engine: Engine, tenant_id: str, specimen_id: str, number: int, frames: bytes | bytearray
+) -> None:
+    row = {
+        "tenant_id": tenant_id,
+        "specimen_id": specimen_id,
+        "chunk_no": number,
+        "frames": bytes(frames),
+    }
+    with _database("write chunk"), write(engine, operation="payload_chunk") as conn:
+        conn.execute(payload_chunks.insert().values(row))
+
+
+def _delete(conn: sa.Connection, tenant_id: str, specimen_id: str) -> bool:
+    """Delete a specimen's key row and chunk rows (in the caller's transaction)."""
+    keys = conn.execute(
+        sa.delete(payload_keys).where(_specimen(payload_keys, tenant_id, specimen_id))
+    )
+    chunks = conn.execute(
+        sa.delete(payload_chunks).where(_specimen(payload_chunks, tenant_id, specimen_id))
+    )
+    return bool(keys.rowcount or chunks.rowcount)
+
+
+class DatabasePayloadStore:
+    """``PayloadStore``'s interface on a SQLAlchemy engine (the ledger's)."""
+
+    def __init__(self, *, engine: Engine) -> None:
+        self._engine = engine
+
+    def open_writer(
+        self,
+        tenant_id: str,
+        specimen_id: str,
+        *,
+        wrapped: WrappedKey,
+        data_key: bytes,
+        durable: bool,
+    ) -> DatabaseSpecimenWriter:
+        _ids(tenant_id, specimen_id)
+        self._insert_key(tenant_id, specimen_id, wrapped)
+        return DatabaseSpecimenWriter(
+            engine=self._engine,
+            tenant_id=tenant_id,
+            specimen_id=specimen_id,
+            data_key=data_key,
+            durable=durable,
+        )
+
+    def _insert_key(self, tenant_id: str, specimen_id: str, wrapped: WrappedKey) -> None:
+        row = {
+            "tenant_id": tenant_id,
+            "specimen_id": specimen_id,
+            "wrapped_key": json.dumps(wrapped.to_dict()),
+        }
+        try:
+            with write(self._engine, operation="payload_key") as conn:
+                taken = conn.execute(
+                    sa.select(sa.literal(1)).where(
+                        _specimen(payload_chunks, tenant_id, specimen_id)
+                    )
+                ).first()
+                if taken is not None:  # chunks without a key: a shredded specimen's leftovers
+                    raise Conflict("payload_key: the specimen id is in use")
+                conn.execute(payload_keys.insert().values(row))
+        except Conflict:
+            raise BadInput("specimen id is already in use") from None
+        except LedgerError:
+            raise InfrastructureError("the payload store's database is unavailable") from None
+
+    def wrapped_key(self, tenant_id: str, specimen_id: str) -> WrappedKey:
+        _ids(tenant_id, specimen_id)
+        with _database("read key"), read(self._engine, operation="payload_key") as conn:
+            text = conn.execute(
+                sa.select(payload_keys.c.wrapped_key).where(
+                    _specimen(payload_keys, tenant_id, specimen_id)
+                )
+            ).scalar_one_or_none()
+        if text is None:
+            raise DecryptionFailed()
+        try:
+            return WrappedKey.from_dict(json.loads(text))
+        except (TypeError, ValueError) as exc:
+            raise InfrastructureError("wrapped key record is unreadable") from exc
+
+    def replace_wrapped_key(self, tenant_id: str, specimen_id: str, wrapped: WrappedKey) -> None:
+        _ids(tenant_id, specimen_id)
+        with _database("replace key"), write(self._engine, operation="payload_key") as conn:
+            done = conn.execute(
+                sa.update(payload_keys)
+                .where(_specimen(payload_keys, tenant_id, specimen_id))
+                .values(wrapped_key=json.dumps(wrapped.to_dict()))
+            )
+        if done.rowcount != 1:
+            raise DecryptionFailed()  # no key to replace: as if erased
+
+    def chunks(self, tenant_id: str, specimen_id: str) -> Generator[bytes, None, None]:
+        """The specimen's chunk rows in order, checked to be numbered 0, 1, 2, ...
+        (whole frames each; no key needed). Read in one snapshot, a few rows at a time."""
+        _ids(tenant_id, specimen_id)
+        query = (
+            sa.select(payload_chunks.c.chunk_no, payload_chunks.c.frames)
+            .where(_specimen(payload_chunks, tenant_id, specimen_id))
+            .order_by(payload_chunks.c.chunk_no)
+            .execution_options(yield_per=4)
+        )
+        with (
+            _database("read chunks"),
+            read(self._engine, snapshot=True, operation="payload_read") as conn,
+            conn.execute(query) as rows,  # closed before the transaction ends, even early
+        ):
+            for expected, (number, frames) in enumerate(rows):
+                if number != expected:
+                    raise DecryptionFailed()  # a chunk dropped or renumbered
+                yield bytes(frames)
+
+    def read_fields(
+        self, tenant_id: str, specimen_id: str, *, data_key: bytes
+    ) -> dict[tuple[int, str, str], bytes]:
+        """Decrypt every stored field of one specimen: {(seq, side, path): plaintext}."""
+        opener = FrameOpener(
+            tenant_id=tenant_id, specimen_id=specimen_id, data_key=data_key, in_order=True
+        )
+        with closing(self.chunks(tenant_id, specimen_id)) as chunks:  # a failure ends the read
+            for chunk in chunks:
+                opener.feed(chunk)
+        return opener.fields()
+
+    # -- whole specimens, no key needed (``payloads migrate``) ---------------------------
+
+    def specimens(self) -> list[tuple[str, str]]:
+        """(tenant, specimen) of every specimen with a wrapped key, sorted."""
+        query = sa.select(payload_keys.c.tenant_id, payload_keys.c.specimen_id).order_by(
+            payload_keys.c.tenant_id, payload_keys.c.specimen_id
+        )
+        with _database("list"), read(self._engine, operation="payload_list") as conn:
+            return [(str(tenant), str(specimen)) for tenant, specimen in conn.execute(query)]
+
+    def frames(self, tenant_id: str, specimen_id: str) -> Iterator[tuple[bytes, bytes]]:
+        """The specimen's raw frames (key, blob) in stored order, a chunk at a time."""
+        with closing(self.chunks(tenant_id, specimen_id)) as chunks:
+            for chunk in chunks:
+                yield from split_frames(chunk)
+
+    def import_specimen(
+        self,
+        tenant_id: str,
+        specimen_id: str,
+        *,
+        wrapped: WrappedKey,
+        frames: Iterable[tuple[bytes, bytes]],
+    ) -> None:
+        """Store a copy of another store's specimen: its wrapped key and its frames as
+        they are, in ~1 MiB chunk rows (refused, ``BadInput``, when the id is in use)."""
+        _ids(tenant_id, specimen_id)
+        self._insert_key(tenant_id, specimen_id, wrapped)
+        buffer, number = bytearray(), 0
+        for key, blob in frames:
+            buffer += pack_frame(key, blob)
+            if len(buffer) >= CHUNK_BYTES:
+                self._insert_chunk(tenant_id, specimen_id, number, buffer)
+                buffer, number = bytearray(), number + 1
+        self._insert_chunk(tenant_id, specimen_id, number, buffer)
+
+    def _insert_chunk(
+        self, tenant_id: str, specimen_id: str, number: int, frames: bytes | bytearray
+    ) -> None:
+        if frames:
+            _insert_chunk(self._engine, tenant_id, specimen_id, number, frames)
+
+    def erase(self, tenant_id: str, specimen_id: str) -> bool:
+        """Crypto-shred: delete the wrapped key row and the chunk rows in one transaction."""
+        _ids(tenant_id, specimen_id)
+        with _database("erase"), write(self._engine, operation="payload_erase") as conn:
+            return _delete(conn, tenant_id, specimen_id)
