@@ -28,7 +28,23 @@ def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
     home = tmp_path_factory.mktemp("cli") / "home"
     done = cli(home, "demo", "--json")
     assert done.returncode == 0, done.stderr
-    yield home, json.loads(done.stdout)
+    yield home, with_exported_certificates(home, json.loads(done.stdout))
+
+
+def with_exported_certificates(home: Path, demo: dict[str, Any]) -> dict[str, Any]:
+    """The demo's certificates live in the database: export them (``certificates
+    export``) and name each audit row's file (the audits ran one after the other, so
+    their certificates, oldest first, are the rows in order)."""
+    listed = cli(home, "certificates", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    ids = [c["audit_id"] for c in json.loads(listed.stdout)["certificates"]]
+    assert len(ids) == len(demo["audits"])
+    folder = home / "certificates"
+    done = cli(home, "certificates", "export", str(folder))
+    assert done.returncode == 0, done.stderr
+    for row, audit_id in zip(demo["audits"], ids, strict=True):
+        row["certificate"] = str(folder / f"{audit_id}.dsse.json")
+    return demo
 
 
 @pytest.fixture(scope="module")

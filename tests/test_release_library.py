@@ -106,16 +106,18 @@ def test_migrated_library_table_matches_its_definition(runtime: Runtime) -> None
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
 
-    from enclave.release._tables import LIBRARY_METADATA
+    from enclave.release._tables import DOCUMENTS_METADATA, LIBRARY_METADATA
 
-    def include_name(name: str | None, type_: str, _parent: object) -> bool:
-        return type_ != "table" or name in LIBRARY_METADATA.tables
+    for metadata in (LIBRARY_METADATA, DOCUMENTS_METADATA):
 
-    with runtime.ledger.engine.connect() as conn:
-        context = MigrationContext.configure(
-            conn, opts={"include_name": include_name, "compare_type": True}
-        )
-        assert compare_metadata(context, LIBRARY_METADATA) == []
+        def include_name(name: str | None, type_: str, _parent: object) -> bool:
+            return type_ != "table" or name in metadata.tables  # noqa: B023 - used at once
+
+        with runtime.ledger.engine.connect() as conn:
+            context = MigrationContext.configure(
+                conn, opts={"include_name": include_name, "compare_type": True}
+            )
+            assert compare_metadata(context, metadata) == []
 
 
 def test_the_release_package_front() -> None:

@@ -10,6 +10,7 @@ import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from enclave.release import (
     tag_specimen,
     verify_report,
 )
+from enclave.release._documents import certificates_by_digest
 from enclave.replay import RuntimeLedgerLookup
 from enclave.replay._candidate import CandidateCode
 from tests.canary import INCIDENT_CANARIES, find_canaries
@@ -87,7 +89,7 @@ def _verify(runtime: Runtime, envelope: dict[str, Any]) -> list[tuple[str, bool,
     return verify_report(
         envelope,
         public_key=key,
-        certificates_dir=runtime.home.certificates_dir,
+        certificate_source=partial(certificates_by_digest, runtime.ledger.engine),
         ledger_lookup=RuntimeLedgerLookup(runtime.ledger),
     )
 

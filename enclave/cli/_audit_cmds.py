@@ -1,20 +1,27 @@
-"""``audit`` and ``verify``: request a replay audit, check a certificate offline."""
+"""``audit`` and ``verify``: request a replay audit, check a certificate offline;
+``certificates list`` / ``export``: the certificates stored in the database."""
 
 from __future__ import annotations
 
 import json
+import re
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .._errors import BadInput
-from ._app import HomeOption, JsonOption, open_runtime
+from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._output import console, emit_json, pairs, rich_console, table
 
 if TYPE_CHECKING:  # the replay engine, signer and database load with the command
     from .._runtime import Runtime
     from ..replay import AuditOutcome, AuditRequest, Intervention
+
+certificates_app = command_group(
+    "Signed certificates stored in the database: list them, export them as files."
+)
 
 
 def parse_value(text: str) -> Any:
@@ -140,6 +147,8 @@ def _recorded_seed_row(seen: dict[str, Any]) -> str:
     return f"decision {seen['baseline']} -> {seen['intervened']} ({flip}){delta}"
 
 
+_AUDIT_ID = re.compile(r"au-[0-9a-f]{16}")
+
 SERVED_WAYS = ("record", "substitute", "intervention", "unservable", "unused")
 
 
@@ -227,6 +236,14 @@ def audit_cmd(
             "(the work before it is not re-run; the target must lie after it)."
         ),
     ] = None,
+    file: Annotated[
+        bool,
+        typer.Option(
+            "--file/--no-file",
+            help="Also export the certificate to the home's certificates folder "
+            "(it is stored in the database either way).",
+        ),
+    ] = True,
     home: HomeOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -254,6 +271,15 @@ def audit_cmd(
     )
     with open_runtime(home) as runtime:
         outcome = run_with_progress(runtime, request, quiet=json_out)
+        if file and outcome.envelope is not None:
+            import dataclasses
+
+            from ..release._documents import export_certificates
+
+            (path,) = export_certificates(
+                runtime.ledger.engine, runtime.home.certificates_dir, [outcome.audit_id]
+            )
+            outcome = dataclasses.replace(outcome, certificate_path=path)
     if json_out:
         emit_json(outcome.to_dict())
     else:
@@ -263,7 +289,13 @@ def audit_cmd(
 
 
 def verify_cmd(
-    certificate: Annotated[Path, typer.Argument(help="A certificate file (DSSE JSON).")],
+    certificate: Annotated[
+        str,
+        typer.Argument(
+            help="A certificate or release report file (DSSE JSON), or the id of one "
+            "stored in the database (au-..., rr-...)."
+        ),
+    ],
     home: HomeOption = None,
     public_key: Annotated[
         Path | None, typer.Option(help="Issuer public key PEM (default: the home's).")
@@ -271,27 +303,25 @@ def verify_cmd(
     json_out: JsonOption = False,
     certificates: Annotated[
         Path | None,
-        typer.Option(help="A release report's certificates (default: the home's folder)."),
+        typer.Option(
+            help="A release report's certificates as exported files "
+            "(default: those stored in the database)."
+        ),
     ] = None,
 ) -> None:
     """Check a certificate's signature, statement, predicate schema and ledger linkage."""
     from ..certify import load_public_key_pem, verify_certificate
     from ..replay import RuntimeLedgerLookup
 
-    try:
-        envelope = json.loads(certificate.read_bytes())
-    except FileNotFoundError:
-        raise BadInput("certificate file not found") from None
-    except (OSError, ValueError):
-        raise BadInput("certificate file is not valid JSON") from None
     with open_runtime(home) as runtime:
+        envelope = load_envelope(runtime, certificate)
         key_path = public_key or Path(f"{runtime.home.signing_key_path}.pub")
         try:
             key = load_public_key_pem(key_path.read_bytes())
         except FileNotFoundError:
             raise BadInput("issuer public key not found") from None
         if isinstance(envelope, dict) and _is_report(envelope):  # a release report
-            _verify_report(envelope, key, runtime, certificates, json_out=json_out)
+            verify_report_cmd(envelope, key, runtime, certificates, json_out=json_out)
             return
         report = verify_certificate(
             envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
@@ -316,24 +346,52 @@ def verify_cmd(
         )
 
 
+def load_envelope(runtime: Runtime, given: str) -> Any:
+    """The envelope in the file ``given`` or, when no such file exists and ``given`` is
+    a stored certificate's audit id or a stored report's id, the stored one."""
+    from ..release._documents import REPORT_ID, stored_certificate, stored_report
+
+    path = Path(given)
+    if not path.exists():
+        engine = runtime.ledger.engine
+        if REPORT_ID.fullmatch(given):
+            report = stored_report(engine, given)
+            if report is not None:
+                return report.envelope
+            raise BadInput("no stored release report has that id")
+        if _AUDIT_ID.fullmatch(given):
+            stored = stored_certificate(engine, given)
+            if stored is not None:
+                return stored.envelope
+            raise BadInput("no stored certificate has that audit id")
+        raise BadInput("certificate file not found")
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        raise BadInput("certificate file is not valid JSON") from None
+
+
 def _is_report(envelope: dict[str, Any]) -> bool:
     from ..release import is_report
 
     return is_report(envelope)
 
 
-def _verify_report(
+def verify_report_cmd(
     envelope: dict[str, Any], key: Any, runtime: Any, folder: Path | None, *, json_out: bool
 ) -> None:
     """A release report and every certificate it names (``enclave.release``)."""
     from ..release import verify_report
+    from ..release._documents import certificates_by_digest
     from ..replay import RuntimeLedgerLookup
 
+    engine = runtime.ledger.engine
     checks = verify_report(
         envelope,
         public_key=key,
-        certificates_dir=folder or runtime.home.certificates_dir,
         ledger_lookup=RuntimeLedgerLookup(runtime.ledger),
+        certificates_dir=folder,
+        certificate_source=None if folder is not None else partial(certificates_by_digest, engine),
     )
     if json_out:
         emit_json(
@@ -357,3 +415,60 @@ def _verify_report(
 def _isolation(statement: dict[str, Any] | None) -> str | None:
     environment = ((statement or {}).get("predicate") or {}).get("environment") or {}
     return environment.get("isolation") if isinstance(environment, dict) else None
+
+
+@certificates_app.command("list")
+def certificates_list_cmd(
+    specimen: Annotated[
+        str | None, typer.Option("--specimen", help="Only this specimen's certificates.")
+    ] = None,
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """List the certificates stored in the database (metadata only)."""
+    from ..release._documents import list_certificates
+
+    with open_runtime(home) as runtime:
+        found = list_certificates(runtime.ledger.engine, specimen_id=specimen)
+    rows = [
+        {
+            "audit_id": c.audit_id,
+            "specimen_id": c.specimen_id,
+            "tenant": c.tenant_id,
+            "classification": c.classification,
+            "issued_at": c.issued_at,
+            "envelope_digest": c.envelope_digest,
+        }
+        for c in found
+    ]
+    if json_out:
+        emit_json({"certificates": rows})
+        return
+    table(
+        "certificates",
+        ("audit", "specimen", "tenant", "classification", "issued at"),
+        (
+            (r["audit_id"], r["specimen_id"], r["tenant"], r["classification"], r["issued_at"])
+            for r in rows
+        ),
+    )
+
+
+@certificates_app.command("export")
+def certificates_export_cmd(
+    folder: Annotated[Path, typer.Argument(help="Where to write <audit>.dsse.json files.")],
+    audit_ids: Annotated[
+        list[str] | None, typer.Argument(help="Audit ids (none: every stored certificate).")
+    ] = None,
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Write stored certificates as DSSE JSON files (``verify`` accepts them)."""
+    from ..release._documents import export_certificates
+
+    with open_runtime(home) as runtime:
+        paths = export_certificates(runtime.ledger.engine, folder, audit_ids or ())
+    if json_out:
+        emit_json({"exported": [str(p) for p in paths]})
+    else:
+        console.print(f"exported {len(paths)} certificate(s) to {folder}")

@@ -122,6 +122,16 @@ COMMANDS: dict[str, Entry] = {
         "regress_cmd",
         "Rerun a specimen library against a candidate release and sign a release report.",
     ),
+    "release": Entry(
+        "_release_cmds",
+        "release_app",
+        "Signed release reports stored in the database: list, export, verify.",
+    ),
+    "certificates": Entry(
+        "_audit_cmds",
+        "certificates_app",
+        "Signed certificates stored in the database: list them, export them as files.",
+    ),
     "ledger": Entry("_capture_cmds", "ledger_app", "The evidence ledger."),
     "keys": Entry("_keys_cmds", "keys_app", "Key lifecycle: rotate, rewrap, trim."),
     "vault": Entry(

@@ -1,4 +1,5 @@
-"""``regress`` and the library's ``specimens tag`` / ``untag``."""
+"""``regress``, the library's ``specimens tag`` / ``untag``, and ``release list`` /
+``show`` / ``export`` / ``verify`` over the reports stored in the database."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from typing import Annotated
 import typer
 
 from .._errors import BadInput
-from ._app import HomeOption, JsonOption, open_runtime
+from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._capture_cmds import specimens_app
 from ._output import console, emit_json, rich_console, table
 
 #: The exit code of a regress whose gate failed (documented in docs/release-gate.md).
 GATE_FAILED = 5
+
+release_app = command_group("Signed release reports stored in the database: list, export, verify.")
 
 TagsArg = Annotated[list[str], typer.Argument(help="Tags, e.g. release-gate/procurement.")]
 
@@ -66,9 +69,12 @@ def regress_cmd(
     ] = ["must-hold"],  # noqa: B006 - typer reads the default
     purpose: Annotated[str, typer.Option("--purpose")] = "release-gate",
     requester: Annotated[str, typer.Option("--requester")] = "ci",
-    out: Annotated[Path, typer.Option("--out", help="Where to write the signed report.")] = Path(
-        "release-report.dsse.json"
-    ),
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", help="Where to export the signed report (it is stored in the database)."
+        ),
+    ] = Path("release-report.dsse.json"),
     junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML.")] = None,
     local: Annotated[
         bool, typer.Option("--local", help="Run the jobs in this process (no separate worker).")
@@ -147,11 +153,21 @@ def regress_cmd(
     out.write_text(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
     import base64
 
+    from ..release._documents import report_id_of
+
+    report_id = report_id_of(envelope)
     predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
     if junit is not None:
         junit.write_bytes(junit_xml(predicate))
     if json_out:
-        emit_json({"report": str(out), "gate": predicate["gate"], "totals": predicate["totals"]})
+        emit_json(
+            {
+                "report": str(out),
+                "report_id": report_id,
+                "gate": predicate["gate"],
+                "totals": predicate["totals"],
+            }
+        )
     else:
         table(
             "release report",
@@ -168,6 +184,86 @@ def regress_cmd(
             ),
         )
         verdict = "passed" if passed else "FAILED: " + ", ".join(predicate["gate"]["failing"])
-        console.print(f"gate {verdict}; report {out}")
+        console.print(f"gate {verdict}; report {report_id}, exported to {out}")
     if not passed:
         raise typer.Exit(GATE_FAILED)
+
+
+@release_app.command("list")
+def release_list_cmd(home: HomeOption = None, json_out: JsonOption = False) -> None:
+    """List the stored release reports, newest first (metadata only)."""
+    from ..release._documents import list_reports
+
+    with open_runtime(home) as runtime:
+        found = list_reports(runtime.ledger.engine)
+    rows = [{**r.summary(), "tenant": r.tenant_id} for r in found]
+    if json_out:
+        emit_json({"reports": rows})
+        return
+    table(
+        "release reports",
+        ("report", "issued at", "gate", "specimens", "tenant", "selection"),
+        (
+            (
+                r["report_id"],
+                r["issued_at"],
+                "passed" if r["gate_passed"] else "FAILED",
+                str(r["specimens"]),
+                r["tenant"] or "(several)",
+                r["selection_digest"],
+            )
+            for r in rows
+        ),
+        whole=("report", "selection"),
+    )
+
+
+@release_app.command("export")
+def release_export_cmd(
+    folder: Annotated[Path, typer.Argument(help="Where to write <report>.dsse.json files.")],
+    report_ids: Annotated[
+        list[str] | None, typer.Argument(help="Report ids rr-... (none: every stored report).")
+    ] = None,
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Write stored release reports as DSSE JSON files (``verify`` accepts them)."""
+    from ..release._documents import export_reports
+
+    with open_runtime(home) as runtime:
+        paths = export_reports(runtime.ledger.engine, folder, report_ids or ())
+    if json_out:
+        emit_json({"exported": [str(p) for p in paths]})
+    else:
+        console.print(f"exported {len(paths)} report(s) to {folder}")
+
+
+@release_app.command("verify")
+def release_verify_cmd(
+    report: Annotated[str, typer.Argument(help="A stored report's id (rr-...) or a report file.")],
+    certificates: Annotated[
+        Path | None,
+        typer.Option(
+            help="Its certificates as exported files (default: those stored in the database)."
+        ),
+    ] = None,
+    public_key: Annotated[
+        Path | None, typer.Option(help="Issuer public key PEM (default: the home's).")
+    ] = None,
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Verify a release report and every certificate it names."""
+    from ..certify import load_public_key_pem
+    from ._audit_cmds import _is_report, load_envelope, verify_report_cmd
+
+    with open_runtime(home) as runtime:
+        envelope = load_envelope(runtime, report)
+        if not isinstance(envelope, dict) or not _is_report(envelope):
+            raise BadInput("that is not a release report")
+        key_path = public_key or Path(f"{runtime.home.signing_key_path}.pub")
+        try:
+            key = load_public_key_pem(key_path.read_bytes())
+        except FileNotFoundError:
+            raise BadInput("issuer public key not found") from None
+        verify_report_cmd(envelope, key, runtime, certificates, json_out=json_out)

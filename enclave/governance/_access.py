@@ -36,15 +36,16 @@ class Action(StrEnum):
     CANCEL_AUDIT = "cancel_audit"
     READ_CERTIFICATE = "read_certificate"
     READ_LEDGER = "read_ledger"
+    READ_REPORT = "read_report"
 
 
 @dataclass(frozen=True, kw_only=True)
 class Resource:
     """What an action is on. ``kind`` is a Cedar entity type of the schema."""
 
-    kind: str  # Specimen | Audit | Tenant | Ledger
+    kind: str  # Specimen | Audit | Report | Tenant | Ledger
     id: str
-    tenant: str | None = None
+    tenant: str | None = None  # a Report's: None when its specimens span tenants
     classification: str | None = None
     legal_hold: bool = False
     requester: str | None = None  # an audit's requester
@@ -56,6 +57,11 @@ class Resource:
     @classmethod
     def ledger(cls) -> Resource:
         return cls(kind="Ledger", id="main")
+
+    @classmethod
+    def report(cls, report_id: str, tenant: str | None) -> Resource:
+        """A release report; ``tenant`` None when its specimens span tenants."""
+        return cls(kind="Report", id=report_id, tenant=tenant)
 
     def entity(self) -> dict[str, Any]:
         attrs: dict[str, Any] = {}
@@ -69,6 +75,8 @@ class Resource:
                 attrs["requester"] = self.requester or ""
         elif self.kind == "Tenant":
             attrs = {"tenant": self.tenant or ""}
+        elif self.kind == "Report":
+            attrs = {"tenant": self.tenant or "", "spans_tenants": self.tenant is None}
         return {"uid": {"type": self.kind, "id": self.id}, "attrs": attrs, "parents": []}
 
 

@@ -10,7 +10,10 @@ signed release report.
    and certificate; a refusal at submission is that member's ``not-auditable`` row.
 3. Wait until every audit is terminal; workers (``replay-enclave worker`` on any host
    sharing the database, or an in-process one with ``local``) run the jobs.
-4. Build and sign the report (``_report``) from the certificates and failure codes.
+4. Build and sign the report (``_report``) from the certificates and failure codes;
+   append ``release.reported`` and store the signed report in ``release_reports``
+   (``_documents``) with the one tenant its members belong to (none when they span
+   tenants).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ledger import NotFound
+
 from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
 from ..certify import SigningKey
@@ -31,6 +36,7 @@ from ..jobs import audit_status, certificate, run_worker, submit_audit
 from ..replay import AuditRequest, Intervention, Strategy
 from ..replay._candidate import CandidateCode
 from ..replay._certificates import signing_key
+from ._documents import report_id_of, store_report
 from ._library import Selection
 from ._report import (
     SpecimenResult,
@@ -184,6 +190,7 @@ def regress(
         issued_at=now.isoformat(),
         issuer=key.keyid,
     )
+    envelope = sign_report(statement, key)
     runtime.ledger.append(
         "release.reported",
         selection.digest,
@@ -191,9 +198,23 @@ def regress(
             "selection_digest": selection.digest,
             "specimens": len(results),
             "gate_passed": statement["predicate"]["gate"]["passed"],
+            "report_id": report_id_of(envelope),
         },
     )
-    return sign_report(statement, key), bool(statement["predicate"]["gate"]["passed"])
+    store_report(runtime.ledger.engine, envelope, tenant_id=_one_tenant(runtime, selection))
+    return envelope, bool(statement["predicate"]["gate"]["passed"])
+
+
+def _one_tenant(runtime: Runtime, selection: Selection) -> str | None:
+    """The tenant every member (erased ones included) belongs to; None if they span
+    tenants or there are none."""
+    tenants = set()
+    for specimen_id in (*selection.specimens, *selection.erased):
+        try:
+            tenants.add(runtime.ledger.get_specimen(specimen_id).tenant_id)
+        except NotFound:
+            return None  # a member of unknown tenant: operators only
+    return tenants.pop() if len(tenants) == 1 else None
 
 
 def _wait(

@@ -4,7 +4,8 @@
    signed by the trusted key.
 2. The subject's digest is the predicate's selection digest, and that digest is
    recomputed from the listed specimens and erased members.
-3. Every listed certificate is found (a directory of ``*.dsse.json``), has the named
+3. Every listed certificate is found (in the database's ``certificates``, or a
+   directory of ``*.dsse.json`` exported from it), has the named
    envelope digest, and passes the full certificate verification (ledger included);
    it is about the listed specimen and its label follows from it.
    The certificate is of the report's intervention (the same candidate digest, or the
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,13 +69,21 @@ def _certificates(folder: Path) -> dict[str, dict[str, Any]]:
     return found
 
 
+CertificateSource = Callable[[Iterable[str]], Mapping[str, dict[str, Any]]]
+
+
 def verify_report(
     envelope: Mapping[str, Any],
     *,
     public_key: Ed25519PublicKey,
-    certificates_dir: Path,
     ledger_lookup: Any,
+    certificates_dir: Path | None = None,
+    certificate_source: CertificateSource | None = None,
 ) -> list[Check]:
+    """``certificates_dir``: a folder of exported certificates; ``certificate_source``:
+    the stored envelopes by digest (``_documents.certificates_by_digest``). One of them."""
+    if (certificates_dir is None) == (certificate_source is None):
+        raise TypeError("give one of certificates_dir or certificate_source")
     checks: list[Check] = []
     # 1. signature and statement
     try:
@@ -103,7 +112,12 @@ def verify_report(
     )
     checks.append(("selection digest", same, "recomputed" if same else "differs"))
     # 3. every certificate
-    found = _certificates(certificates_dir)
+    if certificates_dir is not None:
+        found = _certificates(certificates_dir)
+    else:
+        assert certificate_source is not None
+        named = [str(r["certificate"]) for r in rows if r.get("certificate") is not None]
+        found = dict(certificate_source(named))
     bad: list[str] = []
     for row in rows:
         digest = row.get("certificate")

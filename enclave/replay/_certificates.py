@@ -1,9 +1,13 @@
-"""Issuing certificates: sign, append to the ledger, write the file; and the ledger
-adapter that verification uses."""
+"""Issuing certificates: sign, append to the ledger, store the envelope in the database
+(``certificates``, ``enclave.release._documents``) and, only when asked, export it as a
+file; and the ledger adapter that verification uses.
+
+A worker on another host shares only the database with whoever reads the certificate,
+so the database row is the certificate's home; a file in the issuing process's home is
+an export (the CLI ``audit`` asks for one, the job worker's finalizer does not)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -61,7 +65,13 @@ def issue_certificate(
     specimen_id: str,
     manifest_digest: str,
     predicate: dict[str, Any],
-) -> tuple[dict[str, Any], Path, int]:
+    export_dir: Path | None = None,
+) -> tuple[dict[str, Any], Path | None, int]:
+    """Sign, append ``certificate.issued``, then store the envelope (idempotently: a
+    re-delivered finalizer signs the same statement); with ``export_dir`` also write
+    ``<audit>.dsse.json`` there. Returns (envelope, the file or None, ledger index)."""
+    from ..release._documents import export_certificates, store_certificate
+
     envelope = _signer(runtime).sign_certificate(
         specimen_id=specimen_id, manifest_digest=manifest_digest, predicate=predicate
     )
@@ -76,9 +86,16 @@ def issue_certificate(
             "auditability": predicate["auditability"]["class"],
         },
     )
-    runtime.home.certificates_dir.mkdir(parents=True, exist_ok=True)
-    path = runtime.home.certificates_dir / f"{audit_id}.dsse.json"
-    path.write_text(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
+    store_certificate(
+        runtime.ledger.engine,
+        audit_id=audit_id,
+        specimen_id=specimen_id,
+        tenant_id=runtime.ledger.get_specimen(specimen_id).tenant_id,
+        envelope=envelope,
+    )
+    path = None
+    if export_dir is not None:
+        (path,) = export_certificates(runtime.ledger.engine, export_dir, [audit_id])
     return envelope, path, position.index
 
 

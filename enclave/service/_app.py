@@ -25,6 +25,7 @@ from ._grants import router as grants_router
 from ._job_secrets import router as job_secrets_router
 from ._ledger_routes import router as ledger_router
 from ._middleware import GuardMiddleware
+from ._reports import router as reports_router
 from ._state import ServiceState
 
 __all__ = ["API_PREFIX", "create_app"]
@@ -67,7 +68,7 @@ def create_app(
     # the last added runs first: the guard logs every answer, the gate's included
     app.add_middleware(RequestGate, state=state, limits=limits or Limits(), prefix=API_PREFIX)
     app.add_middleware(GuardMiddleware)
-    for router in (catalog_router, audits_router, ledger_router):
+    for router in (catalog_router, audits_router, reports_router, ledger_router):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(grants_router, prefix=INTERNAL_PREFIX)  # workers, not analysts
     app.include_router(job_secrets_router, prefix=INTERNAL_PREFIX)

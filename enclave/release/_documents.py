@@ -1,0 +1,398 @@
+"""Certificates and release reports in the ledger's database; files are exports.
+
+A worker on another host shares only the database with whoever reads its results, so
+the signed envelopes live in two tables (``_tables``): ``certificates`` (one row per
+audit, written by ``replay.issue_certificate`` right after its ``certificate.issued``
+entry) and ``release_reports`` (one row per report, written by ``regress`` right after
+its ``release.reported`` entry). Both writes are idempotent: a re-delivered finalizer
+signs the same statement, and storing the same envelope again changes nothing; a
+different envelope for the same id is a ``Conflict``.
+
+Nothing here sees plaintext: certificates carry digests and bounded numbers, reports
+certificate digests and labels.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from ledger import Conflict, LedgerError, canonical_json, loads
+from ledger._transactions import guarded, read, write
+
+from .._errors import BadInput, InfrastructureError
+from ._report import report_digest
+from ._tables import certificates, release_reports
+
+__all__ = [
+    "REPORT_ID",
+    "ReportPage",
+    "StoredCertificate",
+    "StoredReport",
+    "certificates_by_digest",
+    "export_certificates",
+    "export_reports",
+    "list_certificates",
+    "list_reports",
+    "report_id_of",
+    "report_page",
+    "store_certificate",
+    "store_report",
+    "stored_certificate",
+    "stored_report",
+]
+
+#: A release report's id: ``rr-`` and the first 16 hex digits of its envelope digest.
+REPORT_ID = re.compile(r"rr-[0-9a-f]{16}")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
+def _envelope(text: str) -> dict[str, Any]:
+    value = loads(text)
+    if not isinstance(value, dict):
+        raise LedgerError("a stored envelope is not a JSON object")
+    return value
+
+
+def _statement(envelope: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        value = json.loads(base64.b64decode(str(envelope["payload"]), validate=True))
+    except (KeyError, TypeError, ValueError, binascii.Error):
+        raise BadInput("the envelope's payload is not a statement") from None
+    if not isinstance(value, dict) or not isinstance(value.get("predicate"), dict):
+        raise BadInput("the envelope's payload is not a statement")
+    return value
+
+
+def _text(envelope: Mapping[str, Any]) -> str:
+    return canonical_json(envelope).decode("utf-8")
+
+
+# --- certificates ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredCertificate:
+    audit_id: str
+    specimen_id: str
+    tenant_id: str
+    envelope_digest: str
+    classification: str
+    issued_at: str
+    envelope: dict[str, Any]
+
+
+def _certificate(row: Any) -> StoredCertificate:
+    return StoredCertificate(
+        audit_id=str(row.audit_id),
+        specimen_id=str(row.specimen_id),
+        tenant_id=str(row.tenant_id),
+        envelope_digest=str(row.envelope_digest),
+        classification=str(row.classification),
+        issued_at=str(row.issued_at),
+        envelope=_envelope(row.envelope_json),
+    )
+
+
+def store_certificate(
+    engine: Engine,
+    *,
+    audit_id: str,
+    specimen_id: str,
+    tenant_id: str,
+    envelope: Mapping[str, Any],
+) -> StoredCertificate:
+    """Store an audit's signed certificate (idempotent; another envelope for the same
+    audit is a ``Conflict``)."""
+    from ..certify import envelope_digest
+
+    predicate = _statement(envelope)["predicate"]
+    stored = StoredCertificate(
+        audit_id=audit_id,
+        specimen_id=specimen_id,
+        tenant_id=tenant_id,
+        envelope_digest=envelope_digest(envelope),
+        classification=str(predicate.get("classification")),
+        issued_at=str(predicate.get("issued_at")),
+        envelope=dict(envelope),
+    )
+    with write(engine, operation="certificates.store") as conn:
+        found = conn.execute(
+            sa.select(certificates.c.envelope_digest).where(certificates.c.audit_id == audit_id)
+        ).first()
+        if found is not None:
+            if found[0] != stored.envelope_digest:
+                raise Conflict("the audit already has another certificate")
+            return stored
+        conn.execute(
+            sa.insert(certificates).values(
+                audit_id=audit_id,
+                specimen_id=specimen_id,
+                tenant_id=tenant_id,
+                envelope_digest=stored.envelope_digest,
+                classification=stored.classification,
+                issued_at=stored.issued_at,
+                envelope_json=_text(envelope),
+            )
+        )
+    return stored
+
+
+@guarded("certificates.read")
+def stored_certificate(engine: Engine, audit_id: str) -> StoredCertificate | None:
+    with read(engine) as conn:
+        row = conn.execute(
+            sa.select(certificates).where(certificates.c.audit_id == audit_id)
+        ).first()
+    return None if row is None else _certificate(row)
+
+
+@guarded("certificates.read")
+def certificates_by_digest(engine: Engine, digests: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The stored envelopes with these envelope digests (absent ones are left out)."""
+    wanted = sorted(set(digests))
+    found: dict[str, dict[str, Any]] = {}
+    with read(engine) as conn:
+        for start in range(0, len(wanted), 500):
+            rows = conn.execute(
+                sa.select(certificates.c.envelope_digest, certificates.c.envelope_json).where(
+                    certificates.c.envelope_digest.in_(wanted[start : start + 500])
+                )
+            )
+            for digest, text in rows:
+                found[str(digest)] = _envelope(text)
+    return found
+
+
+@guarded("certificates.read")
+def list_certificates(engine: Engine, *, specimen_id: str | None = None) -> list[StoredCertificate]:
+    """The stored certificates, oldest first (without their envelopes)."""
+    query = sa.select(*[c for c in certificates.c if c.name != "envelope_json"])
+    if specimen_id is not None:
+        query = query.where(certificates.c.specimen_id == specimen_id)
+    with read(engine) as conn:
+        rows = conn.execute(query.order_by(certificates.c.issued_at, certificates.c.audit_id)).all()
+    return [
+        StoredCertificate(
+            audit_id=str(r.audit_id),
+            specimen_id=str(r.specimen_id),
+            tenant_id=str(r.tenant_id),
+            envelope_digest=str(r.envelope_digest),
+            classification=str(r.classification),
+            issued_at=str(r.issued_at),
+            envelope={},
+        )
+        for r in rows
+    ]
+
+
+# --- release reports ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredReport:
+    report_id: str
+    envelope_digest: str
+    selection_digest: str
+    issued_at: str
+    gate_passed: bool
+    specimens: int
+    tenant_id: str | None  # None: its specimens span tenants (operators only)
+    envelope: dict[str, Any]
+
+    def summary(self) -> dict[str, Any]:
+        """The listing's item: metadata only."""
+        return {
+            "report_id": self.report_id,
+            "issued_at": self.issued_at,
+            "gate_passed": self.gate_passed,
+            "specimens": self.specimens,
+            "selection_digest": self.selection_digest,
+        }
+
+    @property
+    def predicate(self) -> dict[str, Any]:
+        predicate: dict[str, Any] = _statement(self.envelope)["predicate"]
+        return predicate
+
+
+def _report(row: Any, envelope: dict[str, Any] | None = None) -> StoredReport:
+    return StoredReport(
+        report_id=str(row.report_id),
+        envelope_digest=str(row.envelope_digest),
+        selection_digest=str(row.selection_digest),
+        issued_at=str(row.issued_at),
+        gate_passed=bool(row.gate_passed),
+        specimens=int(row.specimens),
+        tenant_id=None if row.tenant_id is None else str(row.tenant_id),
+        envelope=envelope if envelope is not None else {},
+    )
+
+
+def report_id_of(envelope: Mapping[str, Any]) -> str:
+    """``rr-`` and the first 16 hex digits of the report's envelope digest."""
+    return "rr-" + report_digest(envelope).split(":", 1)[1][:16]
+
+
+def store_report(
+    engine: Engine, envelope: Mapping[str, Any], *, tenant_id: str | None
+) -> StoredReport:
+    """Store a signed release report (idempotent); ``tenant_id`` is the one tenant all
+    its specimens belong to, ``None`` when they span tenants."""
+    predicate = _statement(envelope)["predicate"]
+    stored = StoredReport(
+        report_id=report_id_of(envelope),
+        envelope_digest=report_digest(envelope),
+        selection_digest=str(predicate["selection_digest"]),
+        issued_at=str(predicate["issued_at"]),
+        gate_passed=bool(predicate["gate"]["passed"]),
+        specimens=len(predicate.get("specimens") or ()),
+        tenant_id=tenant_id,
+        envelope=dict(envelope),
+    )
+    with write(engine, operation="release_reports.store") as conn:
+        found = conn.execute(
+            sa.select(release_reports.c.envelope_digest).where(
+                release_reports.c.report_id == stored.report_id
+            )
+        ).first()
+        if found is not None:
+            if found[0] != stored.envelope_digest:
+                raise Conflict("another report has that id")
+            return stored
+        conn.execute(
+            sa.insert(release_reports).values(
+                report_id=stored.report_id,
+                envelope_digest=stored.envelope_digest,
+                selection_digest=stored.selection_digest,
+                issued_at=stored.issued_at,
+                gate_passed=stored.gate_passed,
+                specimens=stored.specimens,
+                tenant_id=tenant_id,
+                envelope_json=_text(envelope),
+            )
+        )
+    return stored
+
+
+@guarded("release_reports.read")
+def stored_report(engine: Engine, report_id: str) -> StoredReport | None:
+    """The report with this id (with its envelope), or ``None``."""
+    if not REPORT_ID.fullmatch(report_id):
+        return None
+    with read(engine) as conn:
+        row = conn.execute(
+            sa.select(release_reports).where(release_reports.c.report_id == report_id)
+        ).first()
+    return None if row is None else _report(row, _envelope(row.envelope_json))
+
+
+@dataclass(frozen=True)
+class ReportPage:
+    items: list[StoredReport]  # without envelopes
+    next_after: tuple[str, str] | None  # (issued_at, report_id) of the last item
+    total: int
+
+
+_LISTED = [c for c in release_reports.c if c.name != "envelope_json"]
+
+
+@guarded("release_reports.read")
+def report_page(
+    engine: Engine,
+    *,
+    tenant_id: str | None,
+    every_tenant: bool = False,
+    limit: int,
+    after: tuple[str, str] | None = None,
+) -> ReportPage:
+    """Newest first, one keyset page. ``every_tenant``: all reports (operators);
+    otherwise the reports of ``tenant_id`` only (never those spanning tenants)."""
+    if limit < 1:
+        raise ValueError("limit must be positive")
+    where: list[Any] = []
+    if not every_tenant:
+        if tenant_id is None:
+            return ReportPage([], None, 0)
+        where.append(release_reports.c.tenant_id == tenant_id)
+    page_where = list(where)
+    if after is not None:
+        issued, rid = after
+        page_where.append(
+            sa.or_(
+                release_reports.c.issued_at < issued,
+                sa.and_(release_reports.c.issued_at == issued, release_reports.c.report_id < rid),
+            )
+        )
+    with read(engine, snapshot=True) as conn:
+        rows = conn.execute(
+            sa.select(*_LISTED)
+            .where(*page_where)
+            .order_by(release_reports.c.issued_at.desc(), release_reports.c.report_id.desc())
+            .limit(limit + 1)
+        ).all()
+        total = conn.execute(
+            sa.select(sa.func.count()).select_from(release_reports).where(*where)
+        ).scalar_one()
+    items = [_report(r) for r in rows[:limit]]
+    more = len(rows) > limit
+    last = items[-1] if items and more else None
+    return ReportPage(items, None if last is None else (last.issued_at, last.report_id), total)
+
+
+def list_reports(engine: Engine) -> list[StoredReport]:
+    """Every stored report, newest first (without envelopes)."""
+    out: list[StoredReport] = []
+    after: tuple[str, str] | None = None
+    while True:
+        page = report_page(engine, tenant_id=None, every_tenant=True, limit=500, after=after)
+        out.extend(page.items)
+        if page.next_after is None:
+            return out
+        after = page.next_after
+
+
+# --- exports ------------------------------------------------------------------------
+
+
+def _write(folder: Path, name: str, envelope: Mapping[str, Any]) -> Path:
+    path = folder / f"{name}.dsse.json"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
+    except OSError:
+        raise InfrastructureError("the export folder cannot be written") from None
+    return path
+
+
+def _ids(given: Sequence[str]) -> list[str]:
+    if not all(_ID.fullmatch(i) for i in given):
+        raise BadInput("an id is 1-128 of A-Z a-z 0-9 . _ : -")
+    return sorted(set(given))
+
+
+def export_certificates(engine: Engine, folder: Path, audit_ids: Sequence[str] = ()) -> list[Path]:
+    """Write ``<audit>.dsse.json`` for each stored certificate named (none named: all)."""
+    wanted = _ids(audit_ids) if audit_ids else [c.audit_id for c in list_certificates(engine)]
+    found = [stored_certificate(engine, audit_id) for audit_id in wanted]
+    if any(c is None for c in found):
+        raise BadInput("no stored certificate has one of those audit ids")
+    return [_write(folder, c.audit_id, c.envelope) for c in found if c is not None]
+
+
+def export_reports(engine: Engine, folder: Path, report_ids: Sequence[str] = ()) -> list[Path]:
+    """Write ``<report>.dsse.json`` for each stored report named (none named: all)."""
+    wanted = _ids(report_ids) if report_ids else [r.report_id for r in list_reports(engine)]
+    found = [stored_report(engine, report_id) for report_id in wanted]
+    if any(r is None for r in found):
+        raise BadInput("no stored release report has one of those ids")
+    return [_write(folder, r.report_id, r.envelope) for r in found if r is not None]
