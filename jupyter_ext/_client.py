@@ -211,8 +211,9 @@ class EnclaveClient:
         return VerifyReport.from_dict(self.call("GET", f"certificates/{audit_id}/verify"))
 
     def reports(self, *, limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
-        """One page of release reports, newest first: ``{"items", "next_cursor"}``, each
-        item ``{report_id, issued_at, gate_passed, specimens, selection_digest}``."""
+        """One page of release reports, newest first: ``{"items", "limit", "next",
+        "total"}``, each item ``{report_id, issued_at, gate_passed, specimens,
+        selection_digest}``; pass ``next`` as ``cursor`` for the following page."""
         return dict(self.call("GET", "reports", query={"limit": limit, "cursor": cursor}))
 
     def report(self, report_id: str) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { readCertificate } from '../src/certificate/model';
+import { nextCursor } from '../src/enclave/api';
 import { reportDate } from '../src/enclave/reports';
 import { LABELS, readReport, REPORT_TYPE } from '../src/report/model';
 import { reportProblems, selectionDigest } from '../src/report/shape';
@@ -238,5 +239,14 @@ describe('verifying a release report', () => {
     const ids = p.specimens.map((r: { specimen: string }) => r.specimen);
     expect(await selectionDigest([...ids].reverse(), p.erased)).toBe(p.selection_digest);
     expect(await reportProblems(p, p.selection_digest.slice(7))).toEqual([]);
+  });
+});
+
+describe('report pages', () => {
+  it('take the next cursor under either name', () => {
+    expect(nextCursor({ items: [], next: 'c1', total: 3 })).toBe('c1');
+    expect(nextCursor({ items: [], next_cursor: 'c2' })).toBe('c2');
+    expect(nextCursor({ items: [], next: null })).toBeNull();
+    expect(nextCursor({ items: [] })).toBeNull();
   });
 });

@@ -61,9 +61,17 @@ export interface ReportSummary {
   selection_digest: string;
 }
 
+/** One page of reports: the cursor of the next is ``next`` (as every other list of the
+ * service names it) or ``next_cursor``; absent or null, there is none. */
 export interface ReportPage {
   items: ReportSummary[];
-  next_cursor: string | null;
+  next?: string | null;
+  next_cursor?: string | null;
+  total?: number;
+}
+
+export function nextCursor(page: ReportPage): string | null {
+  return page.next ?? page.next_cursor ?? null;
 }
 
 export const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);

@@ -6,7 +6,7 @@
  */
 
 import { el } from '../certificate/dom';
-import { call, ReportPage, ReportSummary } from './api';
+import { call, nextCursor, ReportPage, ReportSummary } from './api';
 import { errorLine } from './parts';
 
 /** ``2026-12-01T02:14:35.155167+00:00`` as ``2026-12-01 02:14 UTC`` (else as given). */
@@ -48,9 +48,10 @@ export class ReportList {
       }
       this.list.append(...page.items.map(r => this.item(r)));
       this.shown += page.items.length;
-      this.cursor = page.next_cursor;
-      this.more.hidden = page.next_cursor === null;
-      this.count.textContent = this.shown === 0 ? 'No release reports yet.' : `${this.shown} shown${page.next_cursor === null ? '' : '; more below'}`;
+      this.cursor = nextCursor(page);
+      this.more.hidden = this.cursor === null;
+      const total = typeof page.total === 'number' ? ` of ${page.total}` : '';
+      this.count.textContent = this.shown === 0 ? 'No release reports yet.' : `${this.shown}${total}`;
       this.error.replaceChildren();
     } catch (error) {
       this.error.replaceChildren(errorLine(error));
