@@ -9,6 +9,13 @@ provider and, with transit keys, the Vault address. Later, a ledger URL or key p
 from the environment must agree with it, and without one the bound backend is used — or,
 when the ledger URL carried a password, the run is refused with one line asking for it.
 A PostgreSQL home opened without its URL never falls back to an empty embedded ledger.
+
+Where payload ciphertext is kept is bound the same way: ``[payloads] store = "files"``
+(the home's ``payloads/`` folder, the default) or ``"database"`` (the ledger's database,
+for workers on other hosts), or ``REPLAY_ENCLAVE_PAYLOAD_STORE``; ``[backend]`` records
+``payloads`` on first open (a home bound before it existed has none: "files"). Asking
+for the other store later is refused with one line naming ``payloads migrate``, the
+only way to move them (``rebind_payloads`` is its last step).
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ MARKER = ".replay-enclave-home"
 ENV_HOME = "REPLAY_ENCLAVE_HOME"
 ENV_LEDGER_URL = "REPLAY_ENCLAVE_LEDGER_URL"
 ENV_KEY_PROVIDER = "REPLAY_ENCLAVE_KEY_PROVIDER"
+ENV_PAYLOAD_STORE = "REPLAY_ENCLAVE_PAYLOAD_STORE"
+PAYLOAD_STORES = ("files", "database")
 BACKEND = "backend"
 EMBEDDED = "embedded"
 
@@ -139,8 +148,38 @@ class Home:
             raise BadInput(f"this home's keys are {bound}; {ENV_KEY_PROVIDER} says otherwise")
         return str(name)
 
-    def bind_backend(self, *, ledger_url: str, keys: str, vault_addr: str | None) -> None:
-        """Record the backends of the first runtime opened here (once; never rewritten)."""
+    def bound_payloads(self) -> str:
+        """Where this home's payloads are: ``files`` unless bound to ``database``
+        (a home bound before payload stores were chosen has no key: files)."""
+        bound = self.backend.get("payloads", "files")
+        if bound not in PAYLOAD_STORES:
+            raise BadInput("the home's config.toml names an unknown payload store")
+        return bound
+
+    def payload_store(self, env: dict[str, str] | None = None) -> str:
+        """``files`` or ``database``: the environment's, else ``[payloads] store``, else
+        the bound one. Asking for other than the bound store is refused."""
+        env = dict(os.environ) if env is None else env
+        table = self.config.get("payloads", {})
+        configured = table.get("store") if isinstance(table, dict) else None
+        name = env.get(ENV_PAYLOAD_STORE) or configured
+        if name is not None and name not in PAYLOAD_STORES:
+            raise BadInput("unknown payload store in config (use 'files' or 'database')")
+        if not self.backend:
+            return str(name or "files")
+        bound = self.bound_payloads()
+        if name is not None and name != bound:
+            raise BadInput(
+                f"this home's payloads are in {bound}, not {name}: "
+                f"move them with `replay-enclave payloads migrate --to {name}`"
+            )
+        return bound
+
+    def bind_backend(
+        self, *, ledger_url: str, keys: str, vault_addr: str | None, payloads: str = "files"
+    ) -> None:
+        """Record the backends of the first runtime opened here (once; only
+        ``rebind_payloads`` changes them later)."""
         if self.backend:
             return
         location = self._location(ledger_url)
@@ -150,10 +189,48 @@ class Home:
         lines.append(f"keys = {json.dumps(keys)}")
         if vault_addr:
             lines.append(f"vault_addr = {json.dumps(vault_addr)}")
+        lines.append(f"payloads = {json.dumps(payloads)}")
         path = self.root / "config.toml"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as handle:
             handle.write("\n".join(lines) + "\n")
+
+    def rebind_payloads(self, store: str) -> None:
+        """Bind the (already bound) home's payloads to ``store``: its ``[backend]``
+        ``payloads`` and any ``[payloads] store`` line say so, in one atomic rewrite of
+        config.toml (nothing else in it changes)."""
+        if store not in PAYLOAD_STORES:
+            raise ValueError(f"unknown payload store {store!r}")
+        if not self.backend:
+            raise ValueError("the home is not bound yet")
+        path = self.root / "config.toml"
+        lines = path.read_text(encoding="utf-8").splitlines()
+        value = json.dumps(store)
+        table, out, recorded = "", [], False
+        for line in lines:
+            bare = line.strip()
+            if bare.startswith("[") and not bare.startswith("[["):
+                if table == BACKEND and not recorded:
+                    out.append(f"payloads = {value}")
+                    recorded = True
+                table = bare.strip("[]").strip()
+            key = bare.split("=", 1)[0].strip() if "=" in bare else ""
+            if table == BACKEND and key == "payloads":
+                line, recorded = f"payloads = {value}", True
+            elif table == "payloads" and key == "store":
+                line = f"store = {value}"
+            out.append(line)
+        if table == BACKEND and not recorded:
+            out.append(f"payloads = {value}")
+        tmp = path.with_name(".config.toml.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(out) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        if self.bound_payloads() != store:  # the file is not what this reader expects
+            raise BadInput("the home's config.toml could not be rebound")
 
     def private_ledger_file(self, url: str) -> None:
         """The embedded ledger's file exists with mode 0600 before SQLite opens it (its

@@ -1,5 +1,9 @@
 """Everything a command needs, opened once from a home: ledger, keys, payloads, clock.
 
+The payload store is chosen by configuration too: ``[payloads] store = "files"`` (the
+home's folder, the default) or ``"database"`` (the ledger's database), bound by the home
+(``Home.payload_store``).
+
 The key provider is chosen by configuration: ``[keys] provider = "local"`` (the
 embedded default) or ``"transit"`` (Vault/OpenBao, settings from the environment or the
 home's ``[vault]`` section); the home binds the one first used (``Home.key_provider``).
@@ -22,7 +26,7 @@ from ._errors import BadInput, Refused
 from ._home import Home
 from .keys import DigestKeys, DigestSource, KeyProvider, LocalKeyProvider
 from .keys._provider import BrokerGrants, GrantSource
-from .store import PayloadStore
+from .store import PayloadBackend, PayloadStore
 
 if TYPE_CHECKING:  # the database layer is imported when a runtime is opened
     from ledger import Ledger
@@ -68,7 +72,7 @@ class Runtime:
     home: Home
     ledger: Ledger
     digests: DigestSource
-    payloads: PayloadStore
+    payloads: PayloadBackend
     provider: str = "local"
     env: dict[str, str] = field(default_factory=dict)
     clock: Callable[[], datetime] = field(default=utc_now)
@@ -127,20 +131,30 @@ class Runtime:
         env = dict(os.environ) if env is None else env
         url = home.ledger_url(env)  # refused here on a mismatch, before anything is opened
         provider = home.key_provider(env)
+        payload_store = home.payload_store(env)
         home.private_ledger_file(url)
         ledger = Ledger.open(url, head_path=home.head_path)
         try:
             ledger.migrate()
             vault_addr = _vault_addr(home, env) if provider == "transit" else None
-            home.bind_backend(ledger_url=url, keys=provider, vault_addr=vault_addr)
+            home.bind_backend(
+                ledger_url=url, keys=provider, vault_addr=vault_addr, payloads=payload_store
+            )
         except BaseException:
             ledger.close()
             raise
+        payloads: PayloadBackend
+        if payload_store == "database":  # the database layer is loaded by then
+            from .store._db_payloads import DatabasePayloadStore
+
+            payloads = DatabasePayloadStore(engine=ledger.engine)
+        else:
+            payloads = PayloadStore(root=home.payloads_dir)
         return cls(
             home=home,
             ledger=ledger,
             digests=DigestKeys(keys_dir=home.keys_dir),
-            payloads=PayloadStore(root=home.payloads_dir),
+            payloads=payloads,
             provider=provider,
             env=env,
             grant_source=grant_source,

@@ -8,7 +8,8 @@ command that never opens it does not load the database layer).
 from typing import TYPE_CHECKING, Any
 
 from ._aead import field_aad, open_sealed, seal
-from ._payloads import PayloadStore, SpecimenWriter, field_key
+from ._interface import PayloadBackend, SpecimenWriter
+from ._payloads import FileSpecimenWriter, PayloadStore, field_key
 from ._refs import resolve_ref, validate_id, validate_ref
 
 if TYPE_CHECKING:
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DatabasePayloadStore",
     "DatabaseSpecimenWriter",
+    "FileSpecimenWriter",
+    "PayloadBackend",
     "PayloadStore",
     "SpecimenWriter",
     "field_aad",

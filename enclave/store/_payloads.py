@@ -29,7 +29,7 @@ from ..keys import WrappedKey
 from ._frames import FrameOpener, FrameSealer, field_key, pack_frame, read_frames
 from ._refs import resolve_ref, validate_id
 
-__all__ = ["PayloadStore", "SpecimenWriter", "field_key"]
+__all__ = ["FileSpecimenWriter", "PayloadStore", "field_key"]
 
 PAYLOAD_FILE = "payloads.ct"
 DATAKEY_FILE = "datakey.json"
@@ -39,7 +39,7 @@ _ADVISE = getattr(os, "posix_fadvise", None)  # not on macOS: there the seal's f
 _DONTNEED = getattr(os, "POSIX_FADV_DONTNEED", 0)
 
 
-class SpecimenWriter:
+class FileSpecimenWriter:
     """Encrypts one specimen's fields under its data key and appends frames
     (``enclave.store._frames``: encoding, associated data, nonces).
 
@@ -123,9 +123,9 @@ class PayloadStore:
         wrapped: WrappedKey,
         data_key: bytes,
         durable: bool,
-    ) -> SpecimenWriter:
+    ) -> FileSpecimenWriter:
         folder = self._create(tenant_id, specimen_id, wrapped)
-        return SpecimenWriter(
+        return FileSpecimenWriter(
             folder=folder,
             tenant_id=tenant_id,
             specimen_id=specimen_id,
