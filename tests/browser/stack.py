@@ -22,7 +22,15 @@ from pathlib import Path
 
 import httpx
 
-__all__ = ["EnclaveStack", "free_port", "start_service", "start_stack", "stop", "wait_http"]
+__all__ = [
+    "EnclaveStack",
+    "free_port",
+    "regress_report",
+    "start_service",
+    "start_stack",
+    "stop",
+    "wait_http",
+]
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-c", "from enclave.cli import main; main()"]
@@ -170,3 +178,58 @@ def start_stack(root: Path, *, worker: bool = True) -> EnclaveStack:
     if worker:
         stack.procs.append(_spawn([*CLI, "worker", "--home", str(home)], logs / "worker.log"))
     return stack
+
+
+RELEASE_TAG = "release-gate/browser"
+
+
+def regress_report(stack: EnclaveStack, work: Path, *, samples: int = 30) -> dict[str, object]:
+    """A signed release report in the stack's service: every reference incident tagged
+    ``RELEASE_TAG``, the procurement one also ``must-hold``, then ``replay-enclave
+    regress --local`` with a candidate procurement agent whose supplier scores are 0.02
+    lower (its decision changes: the gate fails on the procurement specimen; the other
+    agents' specimens are not auditable with this candidate). Returns the envelope."""
+    from tests.candidates import candidate_source, score_shifted_run
+
+    source = work / "candidate"
+    source.mkdir(parents=True)
+    (source / "procurement_next.py").write_text(candidate_source(score_shifted_run()))
+    home = str(stack.home)
+    for specimen in stack.specimens.values():
+        tags = [RELEASE_TAG, "must-hold"] if specimen == stack.procurement else [RELEASE_TAG]
+        _cli(["specimens", "tag", specimen, *tags, "--home", home], work)
+    out = work / "release-report.dsse.json"
+    done = _cli(
+        [
+            "regress",
+            "--tag",
+            RELEASE_TAG,
+            "--candidate",
+            "procurement_next:AGENT",
+            "--candidate-path",
+            str(source),
+            "--samples",
+            str(samples),
+            "--local",
+            "--out",
+            str(out),
+            "--home",
+            home,
+        ],
+        work,
+        ok=(0, 5),  # 5: the gate failed, the report is written
+    )
+    assert done.returncode == 5, "the candidate changes the must-hold specimen's decision"
+    envelope: dict[str, object] = json.loads(out.read_text())
+    return envelope
+
+
+def _cli(
+    args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)
+) -> subprocess.CompletedProcess[bytes]:
+    done = subprocess.run(
+        [*CLI, *args], capture_output=True, env=child_env(), cwd=str(cwd), check=False, timeout=900
+    )
+    if done.returncode not in ok:
+        raise RuntimeError(f"{args[0]} failed: " + done.stderr.decode(errors="replace")[-2000:])
+    return done

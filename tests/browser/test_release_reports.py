@@ -1,0 +1,205 @@
+"""Release reports in a real browser: a signed report made by ``replay-enclave regress``
+on the stack (a candidate that changes the must-hold procurement specimen's decision),
+listed in alice's Enclave sidebar with its gate badge, opened in the viewer as a report
+(the gate verdict, the failing must-hold specimen, the not-auditable rows with their
+reasons, the digests) and verified in the browser and on the server; the same report
+with one byte of its payload changed fails Verify at the signature on both sides. The
+tenant wall holds through the extension (eve, of another tenant: 404; bob, a viewer:
+refused). A canary scan of the DOM, every HTTP response and WebSocket frame, and the
+saved report; a screenshot of the report view for the README.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import Recorder, SwitchableLab, assert_no_canary, lab_settings
+from .stack import EnclaveStack, regress_report
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "docs" / "screenshots"
+SIDEBAR = "#replay-enclave-sidebar"
+VIEWER = ".jp-MainAreaWidget:not(.lm-mod-hidden) .enclave-certificate-viewer"
+CHECKS = ["envelope", "signature", "statement", "predicate"]
+
+
+@pytest.fixture(scope="module")
+def report(stack: EnclaveStack, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return regress_report(stack, tmp_path_factory.mktemp("regress"))
+
+
+@pytest.fixture(scope="module")
+def alice_lab(switchable_lab: SwitchableLab, stack: EnclaveStack) -> SwitchableLab:
+    switchable_lab.act_as(stack.tokens["alice"])
+    shutil.copyfile(stack.issuer_key, switchable_lab.root / "issuer.pub.pem")
+    lab_settings(switchable_lab, "replay-enclave:plugin", {"trustedKeyPath": "issuer.pub.pem"})
+    return switchable_lab
+
+
+def _predicate(envelope: dict[str, Any]) -> dict[str, Any]:
+    predicate: dict[str, Any] = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+    return predicate
+
+
+def _open_lab(page: Any, lab: SwitchableLab) -> None:
+    page.goto(lab.page_url())
+    page.wait_for_function("() => window.jupyterapp !== undefined")
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+
+
+def _get(page: Any, route: str) -> tuple[int, str]:
+    """``GET /enclave/api/<route>`` from the page: status and the error code (if any)."""
+    answer = page.evaluate(
+        """async (route) => {
+             const r = await fetch('/enclave/api/' + route);
+             const body = await r.json();
+             return [r.status, body && body.error ? body.error.code : ''];
+           }""",
+        route,
+    )
+    return int(answer[0]), str(answer[1])
+
+
+def _cells(viewer: Any, side: str) -> list[str | None]:
+    return [
+        viewer.locator(
+            f".enclave-verify-check[data-name='{name}'] .enclave-verify-cell[data-side='{side}']"
+        ).get_attribute("data-ok")
+        for name in CHECKS
+    ]
+
+
+def _verify(viewer: Any) -> Any:
+    viewer.locator("button.enclave-verify-button").click()
+    result = viewer.locator(".enclave-verification")
+    result.wait_for()
+    return result
+
+
+def _shoot(page: Any, name: str) -> None:
+    viewer = page.locator(VIEWER)
+    box = viewer.bounding_box()
+    end = viewer.locator(".enclave-issued").bounding_box()
+    assert box is not None and end is not None
+    clip = {**box, "height": end["y"] + end["height"] + 12 - box["y"]}
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / name), clip=clip)
+
+
+def test_alice_opens_a_release_report_from_the_sidebar_and_verifies_it(
+    stack: EnclaveStack,
+    report: dict[str, Any],
+    alice_lab: SwitchableLab,
+    recorded_page: tuple[Any, Recorder],
+) -> None:
+    page, record = recorded_page
+    predicate = _predicate(report)
+    assert predicate["gate"] == {"passed": False, "failing": [stack.procurement]}
+    _open_lab(page, alice_lab)
+    page.evaluate("() => window.jupyterapp.commands.execute('replay-enclave:open-sidebar')")
+    sidebar = page.locator(SIDEBAR)
+    item = sidebar.locator("li.enclave-sb-report")
+    item.first.wait_for()
+    assert item.count() == 1
+    report_id = item.get_attribute("data-report-id")
+    assert report_id is not None and re.fullmatch(r"rr-[0-9a-f]{16}", report_id)
+    assert item.get_attribute("data-gate-passed") == "false"
+    assert item.locator(".enclave-sb-gate").inner_text() == "gate FAILED"
+    assert item.locator(".enclave-sb-report-specimens").inner_text() == "3 specimens"
+    assert re.fullmatch(
+        r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC", item.locator(".enclave-sb-report-date").inner_text()
+    )
+
+    # opened: saved as reports/<id>.dsse.json, the very envelope regress signed
+    item.locator("button.enclave-sb-open-report").click()
+    viewer = page.locator(VIEWER)
+    viewer.locator(".enclave-report").wait_for()
+    saved = alice_lab.root / "reports" / f"{report_id}.dsse.json"
+    assert json.loads(saved.read_text()) == report
+    gate = viewer.locator(".enclave-gate")
+    assert gate.get_attribute("data-passed") == "false"
+    assert stack.procurement in gate.inner_text()
+    failing = viewer.locator("tr.enclave-report-row[data-failing='true']")
+    assert failing.count() == 1
+    assert failing.get_attribute("data-specimen") == stack.procurement
+    assert failing.get_attribute("data-label") == "decision-changed"
+    assert "fails the gate" in failing.locator(".enclave-report-must-hold").inner_text()
+    rows = viewer.locator("tr.enclave-report-row")
+    assert rows.count() == 3
+    for row in predicate["specimens"]:
+        shown = viewer.locator(f"tr.enclave-report-row[data-specimen='{row['specimen']}']")
+        assert shown.get_attribute("data-label") == row["label"]
+        assert shown.locator(".enclave-report-reason").inner_text() == (row["reason"] or "—")
+    facts = viewer.locator(".enclave-report-facts")
+    assert (
+        facts.locator("dd[data-field='selection digest']").inner_text()
+        == (predicate["selection_digest"])
+    )
+    assert (
+        facts.locator("dd[data-field='candidate code digest']").inner_text()
+        == (predicate["intervention"]["digest"])
+    )
+    assert (
+        facts.locator(".enclave-report-baseline li").all_inner_texts()
+        == (predicate["baseline_code"])
+    )
+    status = viewer.locator(".enclave-verify-status")
+    assert status.get_attribute("data-state") == "unverified"
+    assert viewer.locator("button.enclave-verify-button").inner_text() == "Verify report"
+
+    result = _verify(viewer)
+    assert result.get_attribute("data-ok") == "true"
+    assert _cells(viewer, "browser") == ["true"] * 4
+    assert _cells(viewer, "server") == ["true"] * 4
+    assert status.get_attribute("data-state") == "verified"
+    _shoot(page, "release-report-light.png")
+
+    # one byte of the payload changed (the gate now claims a pass): the view shows what
+    # the file says, and Verify fails at the signature on both sides
+    tampered = dict(report)
+    payload = base64.b64decode(str(report["payload"]))
+    assert payload.count(b'"passed":false') == 1
+    tampered["payload"] = base64.b64encode(
+        payload.replace(b'"passed":false', b'"passed":true ')
+    ).decode()
+    (alice_lab.root / "tampered-report.dsse.json").write_text(json.dumps(tampered))
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('docmanager:open',"
+        " {path: 'tampered-report.dsse.json'})"
+    )
+    viewer = page.locator(VIEWER)
+    viewer.locator(".enclave-report .enclave-gate[data-passed='true']").wait_for()
+    result = _verify(viewer)
+    assert result.get_attribute("data-ok") == "false"
+    assert result.get_attribute("data-first-failure") == "signature"
+    assert _cells(viewer, "browser") == ["true", "false", "false", "false"]
+    assert _cells(viewer, "server") == ["true", "false", "false", "false"]
+    assert viewer.locator(".enclave-verify-status").get_attribute("data-state") == "failed"
+
+    # the tenant wall, through the extension: eve (globex) is told it does not exist,
+    # bob (a viewer) may not read reports at all
+    assert _get(page, f"reports/{report_id}") == (200, "")
+    alice_lab.act_as(stack.tokens["eve"])
+    try:
+        assert _get(page, f"reports/{report_id}") == (404, "not_found")
+        assert _get(page, f"reports/{report_id}/summary") == (404, "not_found")
+        listed = page.evaluate(
+            "async () => (await (await fetch('/enclave/api/reports')).json()).items.length"
+        )
+        assert listed == 0
+        alice_lab.act_as(stack.tokens["bob"])
+        status_code, _ = _get(page, "reports")
+        assert status_code == 403
+    finally:
+        alice_lab.act_as(stack.tokens["alice"])
+
+    assert_no_canary(record, page, saved)
