@@ -125,13 +125,19 @@ class Runtime:
         env: dict[str, str] | None = None,
         grant_source: GrantSource | None = None,
         vault_identities: bool = True,
+        payloads_as_bound: bool = False,
     ) -> Runtime:
+        """``payloads_as_bound``: open the payload store the home is bound to whatever
+        the configuration asks for (``payloads migrate``, which moves them)."""
         from ledger import Ledger
 
         env = dict(os.environ) if env is None else env
         url = home.ledger_url(env)  # refused here on a mismatch, before anything is opened
         provider = home.key_provider(env)
-        payload_store = home.payload_store(env)
+        if payloads_as_bound:
+            payload_store = home.bound_payloads() if home.backend else "files"
+        else:
+            payload_store = home.payload_store(env)
         home.private_ledger_file(url)
         ledger = Ledger.open(url, head_path=home.head_path)
         try:

@@ -147,6 +147,11 @@ COMMANDS: dict[str, Entry] = {
         "policy_app",
         "Intervention policies: draft -> validated -> active -> retired.",
     ),
+    "payloads": Entry(
+        "_payloads_cmds",
+        "payloads_app",
+        "Payload ciphertext: move it between the home's files and the database.",
+    ),
 }
 
 

@@ -1,0 +1,103 @@
+"""``payloads migrate``: move a home's payload ciphertext between its folder and the
+ledger's database (``enclave.store._migrate`` holds the steps and their guarantees)."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .._errors import BadInput
+from .._home import ENV_PAYLOAD_STORE, PAYLOAD_STORES, Home, default_home
+from ._app import HomeOption, JsonOption, command_group
+from ._output import console, emit_json, rich_console
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+    from ..store import PayloadBackend
+
+payloads_app = command_group(
+    "Payload ciphertext: move it between the home's files and the database."
+)
+
+
+def _stores(runtime: Runtime) -> dict[str, PayloadBackend]:
+    from ..store import PayloadStore
+    from ..store._db_payloads import DatabasePayloadStore
+
+    return {
+        "files": PayloadStore(root=runtime.home.payloads_dir),
+        "database": DatabasePayloadStore(engine=runtime.ledger.engine),
+    }
+
+
+def _erased(runtime: Runtime) -> set[str]:
+    """Ids of the specimens the ledger records as erased."""
+    import sqlalchemy as sa
+
+    from ledger._statements import table
+    from ledger._transactions import read
+
+    specimens = table("SpecimenRow")
+    with read(runtime.ledger.engine, operation="payloads_migrate") as conn:
+        rows = conn.execute(sa.select(specimens.c.id).where(specimens.c.erased.is_(True)))
+        return {str(row[0]) for row in rows}
+
+
+@payloads_app.command("migrate")
+def payloads_migrate(
+    to: Annotated[str, typer.Option("--to", help="Where the payloads go: files or database.")],
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Move every specimen's wrapped key and ciphertext to the other store, verify each
+    copy frame by frame (nothing is decrypted), re-bind the home, then remove the old
+    copies. Safe to re-run after an interruption."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from .._runtime import Runtime
+    from ..store._migrate import migrate
+
+    if to not in PAYLOAD_STORES:
+        raise BadInput("--to must be 'files' or 'database'")
+    place = Home.open(home or default_home())
+    # the store asked for is the one being moved to: open the one the home is bound to
+    env = {k: v for k, v in os.environ.items() if k != ENV_PAYLOAD_STORE}
+    with Runtime.open(place, env=env, payloads_as_bound=True) as runtime:
+        bound = place.bound_payloads()
+        source = "database" if to == "files" else "files"
+        stores = _stores(runtime)
+        erased = _erased(runtime)
+        out = rich_console()
+        with Progress(
+            TextColumn(f"payloads -> {to}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=out,
+            transient=True,
+            disable=json_out or not out.is_terminal,
+        ) as bar:
+            task = bar.add_task("specimens", total=None)
+
+            def advance(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            summary = migrate(
+                stores[source],
+                stores[to],
+                names=(source, to),
+                bound_to_target=bound == to,
+                switch=lambda: place.rebind_payloads(to),
+                erased=erased.__contains__,
+                progress=advance,
+            )
+    if json_out:
+        emit_json(summary.to_dict())
+        return
+    console.print(
+        f"payloads are in {to}: {summary.copied} specimen(s) copied, "
+        f"{summary.already_copied} already there, {summary.frames} frame(s) verified, "
+        f"{summary.removed} old copy(ies) removed from {source}"
+        + (f"; {summary.unsealed} never sealed" if summary.unsealed else "")
+    )
