@@ -165,13 +165,22 @@ def specimens_show(
     """Show one specimen: identities, digests, classifications and holes — never content."""
     from ledger import NotFound
 
+    from .._retention import effective_retention_of
+
     with open_runtime(home) as runtime:
         try:
             record = runtime.ledger.get_specimen(specimen_id)
         except NotFound:
             raise BadInput("no sealed specimen has that id") from None
+        retention = effective_retention_of(runtime, specimen_id, record.retention_class)
     if json_out:
-        emit_json({"manifest_digest": record.manifest_digest, "manifest": record.manifest})
+        emit_json(
+            {
+                "manifest_digest": record.manifest_digest,
+                "manifest": record.manifest,
+                "effective_retention": retention,
+            }
+        )
         return
 
     # Identities are the agent's declared ones or keyed digests (a run-time alias,
@@ -191,6 +200,7 @@ def specimens_show(
             "strategies": ", ".join(record.adapter.strategies),
             "code": f"{code.get('digest') or '(not identified)'} ({code.get('interpreter', '?')})",
             "sealed_at": record.sealed_at,
+            "effective_retention": retention,
         },
     )
     rows = []

@@ -134,6 +134,11 @@ COMMANDS: dict[str, Entry] = {
     ),
     "ledger": Entry("_capture_cmds", "ledger_app", "The evidence ledger."),
     "keys": Entry("_keys_cmds", "keys_app", "Key lifecycle: rotate, rewrap, trim."),
+    "retention": Entry(
+        "_keys_cmds",
+        "retention_app",
+        "Retention: sweep out expired specimens, retire specimens from the library.",
+    ),
     "vault": Entry(
         "_vault",
         "app",

@@ -1,17 +1,22 @@
-"""``specimens erase`` and ``keys rotate|rewrap|trim``: retention and key lifecycle."""
+"""``specimens erase``, ``keys rotate|rewrap|trim`` and ``retention sweep|retire``:
+retention and key lifecycle."""
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 
 from .._errors import BadInput
-from ._app import HomeOption, command_group, open_runtime
+from ._app import HomeOption, JsonOption, command_group, exit_code, open_runtime
 from ._capture_cmds import specimens_app
-from ._output import console
+from ._output import console, emit_json, rich_console, table
 
 keys_app = command_group("Key lifecycle: rotate, rewrap, trim.")
+retention_app = command_group(
+    "Retention: sweep out expired specimens, retire specimens from the library."
+)
 
 TenantOption = Annotated[str, typer.Option(help="Tenant whose key-encryption key to operate on.")]
 
@@ -71,3 +76,73 @@ def keys_trim(
     with open_runtime(home) as runtime:
         runtime.rotator.trim_versions(tenant, keep_from=keep_from)
     console.print(f"tenant {tenant}: versions below {keep_from} destroyed")
+
+
+@retention_app.command("sweep")
+def retention_sweep(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Count what would be erased; change nothing.")
+    ] = False,
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Crypto-shred every specimen whose retention period ([retention] in config.toml)
+    has run out; library members and specimens under legal hold are kept."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from .._retention import RetentionPolicy, SweepStopped, sweep
+    from .._runtime import utc_now
+
+    with open_runtime(home) as runtime:
+        policy = RetentionPolicy.from_config(runtime.home.config)
+        with Progress(
+            TextColumn("retention sweep"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=rich_console(),
+            transient=True,
+            disable=json_out or not rich_console().is_terminal,
+        ) as bar:
+            task = bar.add_task("specimens", total=None)
+
+            def advance(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            try:
+                result = sweep(runtime, policy, now=utc_now(), dry_run=dry_run, progress=advance)
+            except SweepStopped as stopped:
+                sys.stderr.write(f"error: {stopped}\n")
+                raise typer.Exit(exit_code(stopped.cause)) from None
+    if json_out:
+        emit_json(result.to_dict())
+        return
+    counts = result.counts()
+    table(
+        "retention sweep (dry run: nothing changed)" if dry_run else "retention sweep",
+        (
+            "would erase" if dry_run else "erased",
+            "kept (library)",
+            "kept (legal hold)",
+            "not expired",
+        ),
+        [tuple(counts.values())],
+    )
+    if result.ledger_index is not None:
+        console.print(f"recorded at ledger entry {result.ledger_index}")
+
+
+@retention_app.command("retire")
+def retention_retire(
+    specimen_id: Annotated[str, typer.Argument(help="Specimen id.")],
+    reason: Annotated[
+        str, typer.Option("--reason", help="Reason code (a-z 0-9 . _ -), recorded in the ledger.")
+    ] = "retired",
+    home: HomeOption = None,
+) -> None:
+    """Take a specimen out of the library (every tag removed, library.retired recorded);
+    its sealed retention class applies again."""
+    from .._retention import retire_specimen
+
+    with open_runtime(home) as runtime:
+        removed = retire_specimen(runtime, specimen_id, reason=reason)
+    console.print(f"retired {specimen_id} from the library (untagged: {', '.join(removed)})")
