@@ -282,3 +282,26 @@ def test_the_routes_are_in_the_openapi_document(site: Site) -> None:
     assert set(schema["properties"]) == {"items", "limit", "next", "total"}
     item = document["components"]["schemas"]["ReportSummaryModel"]
     assert set(item["properties"]) == ITEM_KEYS
+
+
+@pytest.mark.parametrize(
+    ("roles", "tenant", "expected"),
+    [
+        (["auditor"], "acme", "allowed"),
+        (["tenant-admin"], "acme", "allowed"),
+        (["operator"], "acme", "allowed"),
+        (["viewer", "restricted-clearance"], "acme", "not_permitted"),
+        (["auditor"], "globex", "tenant_isolation"),
+        (["auditor", "tenant-admin", "restricted-clearance"], None, "tenant_isolation"),
+        (["operator"], "globex", "allowed"),
+        (["operator"], None, "allowed"),
+    ],
+)
+def test_cedar_decides_read_report(roles: list[str], tenant: str | None, expected: str) -> None:
+    from enclave.governance import AccessPolicy, Action, Analyst, Resource
+
+    analyst = Analyst(name="a", tenant="acme", roles=tuple(roles), created_at=T0.isoformat())
+    decision = AccessPolicy.load().authorize(
+        analyst, Action.READ_REPORT, Resource.report("rr-0123456789abcdef", tenant), now=T0
+    )
+    assert decision.code == expected
