@@ -9,7 +9,7 @@ import base64
 import copy
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from enclave.certify import load_public_key_pem
 from enclave.release import _report as enclave_report
 from enclave.release import selection_digest as enclave_selection_digest
 from enclave.release._verify import verify_report
+from jupyter_ext import EnclaveClient, ServiceRefused
 from jupyter_ext._offline import verify_envelope_offline, verify_file
 from jupyter_ext._report_shape import LABELS, REPORT_TYPE, report_problems, selection_digest
 from jupyter_ext._routes import clean_query, match_route
@@ -258,3 +259,44 @@ def test_a_report_signed_by_another_key_names_it() -> None:
         "statement",
         "/predicate/issuer: is not the key that signed",
     )
+
+
+# -- the client against a real service ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """A real service whose home holds one report (``regress --local``)."""
+    from tests.browser.stack import regress_report, start_stack, stop
+
+    stack = start_stack(tmp_path_factory.mktemp("enclave"), worker=False)
+    try:
+        yield stack, regress_report(stack, tmp_path_factory.mktemp("regress"))
+    finally:
+        stop(stack.procs)
+
+
+def test_the_client_lists_reads_and_confirms_a_report(served: tuple[Any, dict[str, Any]]) -> None:
+    stack, envelope = served
+    key = load_public_key_pem(stack.issuer_key.read_bytes())
+    with EnclaveClient(base_url=stack.url, token=stack.tokens["alice"]) as alice:
+        page = alice.reports(limit=5)
+        assert len(page["items"]) == 1 and page["next"] is None
+        item = page["items"][0]
+        assert item["gate_passed"] is False and item["specimens"] == 3
+        report_id = item["report_id"]
+        assert alice.report(report_id) == envelope
+        assert alice.report_summary(report_id) == _statement_of(envelope)["predicate"]
+        confirmed = verify_envelope_offline(envelope, key, client=alice, audit_id=report_id)
+        assert confirmed.ok and confirmed.checks[-1].name == "ledger"
+        assert report_id in confirmed.checks[-1].detail
+        unnamed = verify_envelope_offline(envelope, key, client=alice)
+        assert [c.name for c in unnamed.checks if not c.ok] == ["ledger"]
+    with EnclaveClient(base_url=stack.url, token=stack.tokens["eve"]) as eve:
+        assert eve.reports()["items"] == []
+        with pytest.raises(ServiceRefused) as refused:
+            eve.report(report_id)
+        assert (refused.value.status, refused.value.code) == (404, "not_found")
+        # eve's service knows no such report: the ledger check fails, naming no content
+        other = verify_envelope_offline(envelope, key, client=eve, audit_id=report_id)
+        assert [c.name for c in other.checks if not c.ok] == ["ledger"]
