@@ -1,5 +1,6 @@
 """Release reports in a real browser: a signed report made by ``replay-enclave regress``
-on the stack (a candidate that changes the must-hold procurement specimen's decision),
+on a stack of this module's own (its audits stay out of the other tests' lists; a
+candidate that changes the must-hold procurement specimen's decision),
 listed in alice's Enclave sidebar with its gate badge, opened in the viewer as a report
 (the gate verdict, the failing must-hold specimen, the not-auditable rows with their
 reasons, the digests) and verified in the browser and on the server; the same report
@@ -15,13 +16,14 @@ import base64
 import json
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import Recorder, SwitchableLab, assert_no_canary, lab_settings
-from .stack import EnclaveStack, regress_report
+from .conftest import Recorder, SwitchableLab, _start_lab, assert_no_canary, lab_settings
+from .stack import EnclaveStack, regress_report, start_stack, stop
 
 pytestmark = pytest.mark.slow
 
@@ -33,16 +35,36 @@ CHECKS = ["envelope", "signature", "statement", "predicate"]
 
 
 @pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnclaveStack]:
+    """A stack for this module: regress runs its jobs itself (``--local``)."""
+    started = start_stack(tmp_path_factory.mktemp("enclave-reports"), worker=False)
+    yield started
+    stop(started.procs)
+
+
+@pytest.fixture(scope="module")
 def report(stack: EnclaveStack, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return regress_report(stack, tmp_path_factory.mktemp("regress"))
 
 
 @pytest.fixture(scope="module")
-def alice_lab(switchable_lab: SwitchableLab, stack: EnclaveStack) -> SwitchableLab:
-    switchable_lab.act_as(stack.tokens["alice"])
-    shutil.copyfile(stack.issuer_key, switchable_lab.root / "issuer.pub.pem")
-    lab_settings(switchable_lab, "replay-enclave:plugin", {"trustedKeyPath": "issuer.pub.pem"})
-    return switchable_lab
+def alice_lab(
+    stack: EnclaveStack, report: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SwitchableLab]:
+    """A JupyterLab speaking for alice (the token file switches who it speaks for), whose
+    browser trusts the issuer's key (it exists once ``report`` is signed)."""
+    assert report["signatures"]
+    base = tmp_path_factory.mktemp("lab-reports")
+    token_file = base / "analyst.token"
+    lab = _start_lab(base, stack, {"REPLAY_ENCLAVE_TOKEN_FILE": str(token_file)}, stack.issuer_key)
+    switchable = SwitchableLab(
+        url=lab.url, token=lab.token, root=lab.root, proc=lab.proc, token_file=token_file
+    )
+    switchable.act_as(stack.tokens["alice"])
+    shutil.copyfile(stack.issuer_key, lab.root / "issuer.pub.pem")
+    lab_settings(switchable, "replay-enclave:plugin", {"trustedKeyPath": "issuer.pub.pem"})
+    yield switchable
+    stop([lab.proc])
 
 
 def _predicate(envelope: dict[str, Any]) -> dict[str, Any]:
