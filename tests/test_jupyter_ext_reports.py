@@ -292,6 +292,12 @@ def test_the_client_lists_reads_and_confirms_a_report(served: tuple[Any, dict[st
         assert report_id in confirmed.checks[-1].detail
         unnamed = verify_envelope_offline(envelope, key, client=alice)
         assert [c.name for c in unnamed.checks if not c.ok] == ["ledger"]
+        # the same signature without its key id: it verifies, but it is not the report
+        # the service recorded under that id
+        bare = {**envelope, "signatures": [{"sig": envelope["signatures"][0]["sig"]}]}
+        differs = verify_envelope_offline(bare, key, client=alice, audit_id=report_id)
+        assert [c.name for c in differs.checks if not c.ok] == ["ledger"]
+        assert "different digest" in differs.checks[-1].detail
     with EnclaveClient(base_url=stack.url, token=stack.tokens["eve"]) as eve:
         assert eve.reports()["items"] == []
         with pytest.raises(ServiceRefused) as refused:
