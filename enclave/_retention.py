@@ -14,7 +14,10 @@ Invariants:
    before the data key and ciphertext are destroyed, and refuses a specimen under legal
    hold. A failure stops the sweep (``SweepStopped`` names the count so far); every
    erasure finished before it stays recorded, and the next sweep carries on.
-5. A dry run writes nothing. A finished sweep that is not dry appends one
+5. An erasure the ledger recorded but whose data key or ciphertext is still stored
+   (the store failed after the entry, in a sweep or in ``specimens erase``) is finished
+   by the next sweep: its payloads are destroyed, and it is counted as ``finished``.
+6. A dry run writes nothing. A complete sweep that is not dry appends one
    ``retention.swept`` entry holding its counts (ids are in the erasure entries).
 
 The sweep takes ``now``; nothing here reads the clock.
@@ -23,7 +26,7 @@ The sweep takes ``now``; nothing here reads the clock.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -153,11 +156,13 @@ def retire_specimen(runtime: Runtime, specimen_id: str, *, reason: str) -> tuple
 @dataclass(frozen=True)
 class SweepResult:
     """What one sweep did (or, dry, would do). ``erased`` names erasures done — or due,
-    in a dry run; ``kept_library`` counts members whatever their age, ``kept_legal_hold``
+    in a dry run; ``finished`` erasures recorded earlier whose payloads it destroyed
+    (invariant 5); ``kept_library`` counts members whatever their age, ``kept_legal_hold``
     expired specimens under hold, ``not_expired`` the rest (a class without a period
     included)."""
 
     erased: tuple[str, ...]
+    finished: tuple[str, ...]  # erasures recorded earlier whose payloads were still stored
     kept_library: int
     kept_legal_hold: int
     not_expired: int
@@ -167,6 +172,7 @@ class SweepResult:
     def counts(self) -> dict[str, int]:
         return {
             "erased": len(self.erased),
+            "finished": len(self.finished),
             "kept_library": self.kept_library,
             "kept_legal_hold": self.kept_legal_hold,
             "not_expired": self.not_expired,
@@ -210,21 +216,30 @@ def _specimens() -> Any:
     )
 
 
-def _live_count(runtime: Runtime) -> int:
+def _run(runtime: Runtime, query: Any) -> list[Any]:
     import sqlalchemy as sa
 
-    s = _specimens()
-    query = sa.select(sa.func.count()).select_from(s).where(s.c.erased == sa.false())
     try:
         with runtime.ledger.engine.connect() as conn:
-            return int(conn.execute(query).scalar_one())
+            return list(conn.execute(query))
     except sa.exc.SQLAlchemyError:
         raise InfrastructureError("the ledger database is unavailable") from None
 
 
-def _live_page(runtime: Runtime, before: int | None) -> list[tuple[str, str, str, str, bool, int]]:
-    """Up to ``PAGE + 1`` unerased specimens sealed before ledger index ``before``,
-    newest first: id, tenant, retention class, sealed_at, legal hold, sealed index."""
+def _count(runtime: Runtime, *, erased: bool) -> int:
+    import sqlalchemy as sa
+
+    s = _specimens()
+    query = sa.select(sa.func.count()).select_from(s).where(s.c.erased == sa.literal(erased))
+    return int(_run(runtime, query)[0][0])
+
+
+def _page(
+    runtime: Runtime, before: int | None, *, erased: bool
+) -> list[tuple[str, str, str, str, bool, int]]:
+    """Up to ``PAGE + 1`` specimens (erased or not) sealed before ledger index
+    ``before``, newest first: id, tenant, retention class, sealed_at, legal hold,
+    sealed index."""
     import sqlalchemy as sa
 
     s = _specimens()
@@ -237,20 +252,39 @@ def _live_page(runtime: Runtime, before: int | None) -> list[tuple[str, str, str
             s.c.legal_hold,
             s.c.sealed_index,
         )
-        .where(s.c.erased == sa.false())
+        .where(s.c.erased == sa.literal(erased))
         .order_by(s.c.sealed_index.desc())
         .limit(PAGE + 1)
     )
     if before is not None:
         query = query.where(s.c.sealed_index < before)
+    return [
+        (str(r[0]), str(r[1]), str(r[2]), str(r[3]), bool(r[4]), int(r[5]))
+        for r in _run(runtime, query)
+    ]
+
+
+def _pages(
+    runtime: Runtime, *, erased: bool
+) -> Iterator[list[tuple[str, str, str, str, bool, int]]]:
+    """Keyset pages: a row erased or sealed meanwhile neither shifts nor repeats another."""
+    before: int | None = None
+    while True:
+        rows = _page(runtime, before, erased=erased)
+        yield rows[:PAGE]
+        if len(rows) <= PAGE:
+            return
+        before = rows[PAGE - 1][5]
+
+
+def _has_payloads(runtime: Runtime, tenant_id: str, specimen_id: str) -> bool:
+    from ._errors import DecryptionFailed
+
     try:
-        with runtime.ledger.engine.connect() as conn:
-            return [
-                (str(r[0]), str(r[1]), str(r[2]), str(r[3]), bool(r[4]), int(r[5]))
-                for r in conn.execute(query)
-            ]
-    except sa.exc.SQLAlchemyError:
-        raise InfrastructureError("the ledger database is unavailable") from None
+        runtime.payloads.wrapped_key(tenant_id, specimen_id)
+    except DecryptionFailed:  # no key: nothing left to read
+        return False
+    return True
 
 
 def sweep(
@@ -262,44 +296,55 @@ def sweep(
     progress: Callable[[int, int], None] | None = None,
 ) -> SweepResult:
     """Erase every sealed, unerased specimen whose period ran out by ``now``, except
-    library members and specimens under legal hold (invariants 2-5)."""
+    library members and specimens under legal hold (invariants 2-6)."""
     from ._erasure import erase_specimen
     from .release import tags_of
 
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
-    total = _live_count(runtime)  # the bar's bound (specimens sealed meanwhile add to it)
     erased: list[str] = []
+    finished: list[str] = []
     library = held = fresh = seen = 0
-    before: int | None = None
-    while True:  # keyset pages: erasing a row neither shifts nor repeats another
-        rows = _live_page(runtime, before)
-        page, more = rows[:PAGE], len(rows) > PAGE
-        members = tags_of(runtime, [r[0] for r in page])
-        for specimen_id, _tenant, sealed_class, sealed_at, hold, _index in page:
-            seen += 1
-            expiry = policy.expires_at(sealed_class, sealed_at)
-            if effective_retention(sealed_class, members.get(specimen_id, ())) == LIBRARY:
-                library += 1
-            elif expiry is None or expiry > now:
-                fresh += 1
-            elif hold:
-                held += 1
-            elif dry_run:
-                erased.append(specimen_id)
-            else:
-                try:
-                    erase_specimen(runtime, specimen_id, now=now)
-                except Exception as exc:  # noqa: BLE001 - any failure stops the sweep here
-                    raise SweepStopped(len(erased), exc) from exc
-                erased.append(specimen_id)
-            if progress is not None:
-                progress(seen, max(total, seen))
-        if not more:
-            break
-        before = page[-1][5]
+    # the bar's bound (specimens sealed meanwhile only add to it)
+    total = _count(runtime, erased=True) + _count(runtime, erased=False)
+
+    def step() -> None:
+        nonlocal seen
+        seen += 1
+        if progress is not None:
+            progress(seen, max(total, seen))
+
+    try:
+        # 1. erasures the ledger recorded whose data key or ciphertext is still stored
+        #    (a store failure after the ledger entry): destroy them now
+        for page in _pages(runtime, erased=True):
+            for specimen_id, tenant_id, *_rest in page:
+                if _has_payloads(runtime, tenant_id, specimen_id):  # a read; rarely a write
+                    if not dry_run:
+                        runtime.payloads.erase(tenant_id, specimen_id)
+                    finished.append(specimen_id)
+                step()
+        # 2. unerased specimens: library, not expired, held, or erased now
+        for page in _pages(runtime, erased=False):
+            members = tags_of(runtime, [r[0] for r in page])
+            for specimen_id, _tenant, sealed_class, sealed_at, hold, _index in page:
+                expiry = policy.expires_at(sealed_class, sealed_at)
+                if effective_retention(sealed_class, members.get(specimen_id, ())) == LIBRARY:
+                    library += 1
+                elif expiry is None or expiry > now:
+                    fresh += 1
+                elif hold:
+                    held += 1
+                else:
+                    if not dry_run:
+                        erase_specimen(runtime, specimen_id, now=now)
+                    erased.append(specimen_id)
+                step()
+    except Exception as exc:  # noqa: BLE001 - any failure stops the sweep here, counted
+        raise SweepStopped(len(erased), exc) from exc
     result = SweepResult(
         erased=tuple(erased),
+        finished=tuple(finished),
         kept_library=library,
         kept_legal_hold=held,
         not_expired=fresh,

@@ -124,8 +124,17 @@ def retention_sweep(
             "kept (library)",
             "kept (legal hold)",
             "not expired",
+            "would finish" if dry_run else "finished",
         ),
-        [tuple(counts.values())],
+        [
+            (
+                counts["erased"],
+                counts["kept_library"],
+                counts["kept_legal_hold"],
+                counts["not_expired"],
+                counts["finished"],
+            )
+        ],
     )
     if result.ledger_index is not None:
         console.print(f"recorded at ledger entry {result.ledger_index}")
