@@ -18,7 +18,10 @@ counts) and the CPU time the driver itself spent (it polls the audits' status ev
 
 Run: ``python benchmarks/service.py [--audits N] [--samples S] [--batch-size B]
 [--workers 1,2,4] [--backends sqlite,postgres] [--zygote both|on|off]
-[--skip-overhead]``.
+[--payload-store files|database] [--skip-overhead]``.
+
+One big audit on many workers: ``--audits 1 --samples 10000 --batch-size 250`` (its 40
+replay jobs are claimed by whichever worker is free; ``samples_per_second`` is the rate).
 
 Read-load mode (``--read-load``): a home seeded with ``--specimens`` specimens (sealed in
 batches through ``Ledger.seal_many``) and ``--certificates`` completed audits (one real
@@ -179,6 +182,7 @@ def measure_workers(
     backends: Sequence[str] = ("sqlite", "postgres"),
     zygote: Sequence[bool] = (True, False),
     timeout_seconds: float = 900.0,
+    payload_store: str = "files",
 ) -> list[dict[str, Any]]:
     """Audits completed per minute for each (backend, zygote, worker count); one row each,
     with ``ratio``: the rate over the same backend's and mode's rate with one worker."""
@@ -201,6 +205,7 @@ def measure_workers(
                             timeout_seconds,
                             backend,
                             with_zygote,
+                            payload_store,
                         )
                     )
     for row in rows:
@@ -230,9 +235,11 @@ def _measure(
     timeout_seconds: float,
     backend: str,
     zygote: bool = True,
+    payload_store: str = "files",
 ) -> dict[str, Any]:
     home = Home.init(tmp / "home")
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPLAY_ENCLAVE_")}
+    env["REPLAY_ENCLAVE_PAYLOAD_STORE"] = payload_store
     if url is not None:
         env["REPLAY_ENCLAVE_LEDGER_URL"] = url
     runtime = Runtime.open(home, env=env)
@@ -282,6 +289,7 @@ def _measure(
         "seconds": round(elapsed, 2),
         "submit_ms_per_audit": round(submitted / audits * 1000, 2),
         "audits_per_minute": round(completed / elapsed * 60, 2),
+        "samples_per_second": round(completed * samples / elapsed, 1),
         "load_before": round(load, 2),
         "driver_cpu_s": round(driver_cpu, 2),
         "machine_busy": round(busy / total, 2) if total else None,
@@ -694,6 +702,7 @@ def main() -> None:
     )
     parser.add_argument("--zygote", choices=("both", "on", "off"), default="both")
     parser.add_argument("--skip-overhead", action="store_true")
+    parser.add_argument("--payload-store", choices=("files", "database"), default="files")
     args = parser.parse_args()
     if args.read_load:
         for backend in args.backends.split(","):
@@ -722,9 +731,11 @@ def main() -> None:
         worker_counts=[int(w) for w in args.workers.split(",")],
         backends=args.backends.split(","),
         zygote={"both": (True, False), "on": (True,), "off": (False,)}[args.zygote],
+        payload_store=args.payload_store,
     )
     print(
         f"audits of {args.samples} samples, batch size {args.batch_size}, "
+        f"payloads in {args.payload_store}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
     )
     header = (
@@ -736,6 +747,7 @@ def main() -> None:
         "seconds",
         "submit_ms_per_audit",
         "audits_per_minute",
+        "samples_per_second",
         "ratio",
         "load_before",
         "driver_cpu_s",
