@@ -46,11 +46,13 @@ def _runtime(home: Home) -> Runtime:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def home(request: pytest.FixtureRequest, tmp_path: Path) -> Home:
+    """An embedded home with payload files, or a PostgreSQL ledger holding the payloads."""
     home = Home.init(tmp_path / "home")
     if request.param == "postgres":
         url: str = request.getfixturevalue("postgres_url")
         (home.root / "config.toml").write_text(
-            f'[keys]\nprovider = "local"\n\n[ledger]\nurl = "{url}"\n'
+            f'[keys]\nprovider = "local"\n\n[ledger]\nurl = "{url}"\n\n'
+            '[payloads]\nstore = "database"\n'
         )
     return home
 
@@ -88,12 +90,25 @@ def _stored(runtime: Runtime, specimen_id: str) -> bool:
     return True
 
 
-def _payload_files(home: Home) -> dict[str, str]:
-    return {
+def _payloads(runtime: Runtime) -> dict[str, str]:
+    """Every stored payload byte, as digests: the home's payload files and the rows of
+    the database payload store (whichever the home uses)."""
+    home = runtime.home
+    out = {
         str(p.relative_to(home.payloads_dir)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(home.payloads_dir.rglob("*"))
         if p.is_file()
     }
+    with runtime.ledger.engine.connect() as conn:
+        for tenant, specimen, key in conn.execute(
+            sa.text("SELECT tenant_id, specimen_id, wrapped_key FROM payload_keys")
+        ):
+            out[f"key:{tenant}/{specimen}"] = hashlib.sha256(key.encode()).hexdigest()
+        for tenant, specimen, no, frames in conn.execute(
+            sa.text("SELECT tenant_id, specimen_id, chunk_no, frames FROM payload_chunks")
+        ):
+            out[f"chunk:{tenant}/{specimen}/{no}"] = hashlib.sha256(frames).hexdigest()
+    return out
 
 
 def _audit(specimen_id: str) -> AuditRequest:
@@ -155,10 +170,11 @@ def test_sweep_erases_exactly_the_expired(home: Home) -> None:
         assert effective_retention_of(runtime, expired, "standard") == "standard"
 
         # a dry run names what is due and changes nothing
-        head, files = runtime.ledger.head(), _payload_files(home)
+        head, stored = runtime.ledger.head(), _payloads(runtime)
+        assert any(expired in name for name in stored)
         dry = sweep(runtime, POLICY, now=now, dry_run=True)
         assert dry.erased == (expired,) and dry.dry_run and dry.ledger_index is None
-        assert runtime.ledger.head() == head and _payload_files(home) == files
+        assert runtime.ledger.head() == head and _payloads(runtime) == stored
         assert _stored(runtime, expired)
 
         seen: list[tuple[int, int]] = []
@@ -173,6 +189,7 @@ def test_sweep_erases_exactly_the_expired(home: Home) -> None:
         }
         assert seen[-1] == (6, 6)
         assert not _stored(runtime, expired)  # crypto-shredded: the wrapped key is gone
+        assert not any(expired in name for name in _payloads(runtime))  # and the ciphertext
         for kept in (member, held, long_kept, unnamed, recent):
             assert _stored(runtime, kept)
         assert [e.subject for e in runtime.ledger.entries(kind="specimen.erased")] == [expired]
