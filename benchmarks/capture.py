@@ -22,8 +22,15 @@ The three are measured in alternating rounds so a busy machine slows all alike.
 Then the ledger's append throughput (``benchmarks._ledger_append.measure``) when that
 module is present. Medians over repeated rounds; ratios are capture / reference.
 
-    python benchmarks/capture.py            # the table
-    python benchmarks/capture.py --profile  # cProfile of batched 4 KiB steps
+``--payloads database`` (or ``both``, after the table above) measures the same capture
+steps with the payload store in the database (``[payloads] store = "database"``) against
+the file store, in alternating rounds of one run: the ratio database / files per payload
+size and mode, target <= 1.5x at every row. The database is a local PostgreSQL started
+for the run (fsync on), or ``--ledger-url``.
+
+    python benchmarks/capture.py                      # the table
+    python benchmarks/capture.py --payloads both      # and database vs file store
+    python benchmarks/capture.py --profile            # cProfile of batched 4 KiB steps
 """
 
 from __future__ import annotations
@@ -38,7 +45,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -84,8 +92,8 @@ def payload(size: int) -> str:
 
 
 class CaptureBench:
-    def __init__(self, root: Path) -> None:
-        self.runtime = Runtime.open(Home.init(root))
+    def __init__(self, root: Path, *, env: dict[str, str] | None = None) -> None:
+        self.runtime = Runtime.open(Home.init(root), env=env)
         self.digester = self.runtime.digests.for_tenant("bench")
         self._n = 0
 
@@ -316,6 +324,89 @@ def run(*, quick: bool) -> dict[str, Any]:
     return results
 
 
+# -- payload stores: database vs files ---------------------------------------------------
+
+STORE_TARGET = 1.5  # database store per step <= 1.5 x the file store, every row
+
+
+@contextmanager
+def bench_database(url: str | None) -> Iterator[str]:
+    """``url`` as given, or a throwaway local PostgreSQL (fsync on) with an empty
+    database."""
+    if url is not None:
+        yield url
+        return
+    from tests.fixtures.postgres import running_postgres
+
+    with running_postgres(durable=True) as server:
+        server.admin('CREATE DATABASE "bench"')
+        yield server.url("bench")
+
+
+def compare_stores(*, quick: bool, ledger_url: str | None) -> dict[str, Any]:
+    """Per-step capture (steps + seal) with the file store and with the database store,
+    alternating round by round; medians."""
+    from enclave._home import ledger_location
+
+    rounds = 5 if quick else 9
+    batched_steps = {256: 2000, 4096: 2000, 65536: 300}
+    durable_steps = 50 if quick else 150
+    rows = []
+    with (
+        tempfile.TemporaryDirectory(prefix="payload-bench-") as tmp,
+        bench_database(ledger_url) as url,
+    ):
+        files = CaptureBench(Path(tmp) / "files", env={"REPLAY_ENCLAVE_PAYLOAD_STORE": "files"})
+        database = CaptureBench(
+            Path(tmp) / "database",
+            env={"REPLAY_ENCLAVE_PAYLOAD_STORE": "database", "REPLAY_ENCLAVE_LEDGER_URL": url},
+        )
+        try:
+            for bench in (files, database):  # warm up
+                bench.per_step(4096, durable=False, steps=500, rounds=1)
+            for size in SIZES:
+                for mode, durable, steps in (
+                    ("batched", False, batched_steps[size]),
+                    ("durable", True, durable_steps),
+                ):
+                    on_files, on_db = [], []
+                    for _ in range(rounds):
+                        on_files.append(
+                            files.per_step(size, durable=durable, steps=steps, rounds=1)[0]
+                        )
+                        on_db.append(
+                            database.per_step(size, durable=durable, steps=steps, rounds=1)[0]
+                        )
+                    f, d = statistics.median(on_files), statistics.median(on_db)
+                    rows.append(
+                        {"size": size, "mode": mode, "files": f, "database": d, "ratio": d / f}
+                    )
+        finally:
+            files.close()
+            database.close()
+    return {"database": ledger_location(url), "rows": rows}
+
+
+def print_store_table(results: dict[str, Any]) -> None:
+    print(
+        f"payload store per capture step, microseconds (medians): database = {results['database']}"
+    )
+    header = f"{'payload':>8} {'mode':<8} {'files':>9} {'database':>9} {'db / files':>11}"
+    print(header)
+    print("-" * len(header))
+    for r in results["rows"]:
+        print(
+            f"{r['size']:>8} {r['mode']:<8} {r['files'] * 1e6:>9.1f} {r['database'] * 1e6:>9.1f} "
+            f"{r['ratio']:>10.2f}x"
+        )
+    worst = max(r["ratio"] for r in results["rows"])
+    verdict = "met" if worst <= STORE_TARGET else "MISSED"
+    print(
+        f"\ntarget: database store <= {STORE_TARGET:.1f}x the file store: "
+        f"worst {worst:.2f}x -> {verdict}"
+    )
+
+
 def print_table(results: dict[str, Any]) -> None:
     def us(value: float | None, digits: int = 1) -> str:
         return "n/a" if value is None else f"{value * 1e6:.{digits}f}"
@@ -379,11 +470,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", action="store_true", help="cProfile batched 4 KiB steps")
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    parser.add_argument(
+        "--payloads",
+        choices=("files", "database", "both"),
+        default="files",
+        help="files: the capture table; database: database vs file store; both: the two",
+    )
+    parser.add_argument(
+        "--ledger-url",
+        default=None,
+        help="database for --payloads database|both (default: a local PostgreSQL)",
+    )
     args = parser.parse_args()
     if args.profile:
         profile()
         return
-    print_table(run(quick=args.quick))
+    if args.payloads in ("files", "both"):
+        print_table(run(quick=args.quick))
+    if args.payloads in ("database", "both"):
+        if args.payloads == "both":
+            print()
+        print_store_table(compare_stores(quick=args.quick, ledger_url=args.ledger_url))
 
 
 if __name__ == "__main__":

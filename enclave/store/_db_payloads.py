@@ -26,14 +26,17 @@ Database failures leave as ``InfrastructureError`` naming no value.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import closing, contextmanager
 
 import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 
 from ledger import Conflict, LedgerError
-from ledger._transactions import read, write
+from ledger._engine import WRITE_OPTION
+from ledger._transactions import read, translate, write
 
 from .._errors import BadInput, DecryptionFailed, InfrastructureError
 from ..keys import WrappedKey
@@ -83,7 +86,7 @@ class DatabaseSpecimenWriter:
         self._tenant, self._specimen = tenant_id, specimen_id
         self._durable = durable
         self._buffer = bytearray()
-        self._chunks = 0  # chunk rows inserted so far
+        self._rows = _ChunkRows(engine, tenant_id, specimen_id)
         self._closed = False
         self._ref = f"{tenant_id}/{specimen_id}/{PAYLOAD_FILE}"
 
@@ -102,23 +105,64 @@ class DatabaseSpecimenWriter:
     def _insert_chunk(self) -> None:
         if not self._buffer:
             return
-        _insert_chunk(self._engine, self._tenant, self._specimen, self._chunks, self._buffer)
-        self._chunks += 1
+        self._rows.insert(self._buffer)
         self._buffer.clear()
 
     def close(self) -> None:
         """Seal the frame count and insert the last chunk (idempotent)."""
         if not self._closed:
             self._buffer += self._sealer.end_frame()
-            self._insert_chunk()
+            try:
+                self._insert_chunk()
+            finally:
+                self._rows.close()
             self._closed = True
 
     def discard(self) -> None:
         """Abandon the specimen: delete its chunk rows and its key row."""
         self._closed = True
         self._buffer.clear()
+        self._rows.close()
         with _database("discard"), write(self._engine, operation="payload_discard") as conn:
             _delete(conn, self._tenant, self._specimen)
+
+
+class _ChunkRows:
+    """Inserts one specimen's chunk rows, numbered from 0, each in a short transaction of
+    its own on one connection held from the first chunk to the seal (a connection from
+    the pool per chunk would pay a checkout, a liveness ping and a reset every time)."""
+
+    def __init__(self, engine: Engine, tenant_id: str, specimen_id: str) -> None:
+        self._engine = engine
+        self._row: dict[str, object] = {"tenant_id": tenant_id, "specimen_id": specimen_id}
+        self._conn: sa.Connection | None = None
+        self.count = 0
+
+    def insert(self, frames: bytes | bytearray) -> None:
+        failed = False
+        try:
+            if self._conn is None:
+                self._conn = self._engine.connect().execution_options(**{WRITE_OPTION: True})
+            with self._conn.begin():
+                self._conn.execute(
+                    payload_chunks.insert(),
+                    {**self._row, "chunk_no": self.count, "frames": bytes(frames)},
+                )
+        except (sa_exc.SQLAlchemyError, sqlite3.Error) as exc:
+            translate(exc, "payload_chunk")  # logs names and codes, never the text
+            failed = True
+        if failed:  # raised outside the handler: the driver's exception is not chained
+            self.close()
+            raise InfrastructureError("the payload store's database is unavailable (write chunk)")
+        self.count += 1
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except (sa_exc.SQLAlchemyError, sqlite3.Error):
+                pass  # a broken connection is discarded by the pool either way
 
 
 def _insert_chunk(
