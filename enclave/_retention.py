@@ -12,8 +12,10 @@ Invariants:
    reason code only); the sealed class applies again from then on.
 4. The sweep erases only through ``erase_specimen``: the ledger records each erasure
    before the data key and ciphertext are destroyed, and refuses a specimen under legal
-   hold. A failure stops the sweep (``SweepStopped`` names the count so far); every
-   erasure finished before it stays recorded, and the next sweep carries on.
+   hold (a hold placed, or an erasure made elsewhere, after the sweep read the specimen
+   is respected: the specimen is kept, or left to that erasure). A failure stops the
+   sweep (``SweepStopped`` names the count so far); every erasure finished before it
+   stays recorded, and the next sweep carries on.
 5. An erasure the ledger recorded but whose data key or ciphertext is still stored
    (the store failed after the entry, in a sweep or in ``specimens erase``) is finished
    by the next sweep: its payloads are destroyed, and it is counted as ``finished``.
@@ -335,10 +337,17 @@ def sweep(
                     fresh += 1
                 elif hold:
                     held += 1
-                else:
-                    if not dry_run:
-                        erase_specimen(runtime, specimen_id, now=now)
+                elif dry_run:
                     erased.append(specimen_id)
+                else:
+                    try:
+                        erase_specimen(runtime, specimen_id, now=now)
+                        erased.append(specimen_id)
+                    except Refused as exc:  # held, or erased by another, since the read
+                        if exc.code != "erasure_refused":
+                            raise
+                        if runtime.ledger.get_specimen(specimen_id).legal_hold:
+                            held += 1
                 step()
     except Exception as exc:  # noqa: BLE001 - any failure stops the sweep here, counted
         raise SweepStopped(len(erased), exc) from exc

@@ -287,6 +287,27 @@ def test_a_failed_erasure_stops_the_sweep_and_the_next_one_finishes_it(
     assert sweep(runtime, POLICY, now=now).finished == ()
 
 
+def test_a_hold_or_erasure_made_during_the_sweep_is_respected(runtime: Runtime) -> None:
+    """The sweep reads a page, then erases its rows one by one: a hold placed on a row,
+    or an erasure made elsewhere, after the read but before its turn wins."""
+    from enclave._erasure import erase_specimen
+
+    last, middle, first = (_capture(runtime, T0) for _ in range(3))  # sealed in this order
+    now = T0 + timedelta(days=401)
+
+    def meanwhile(done: int, _total: int) -> None:
+        if done == 1:  # the newest (``first``) is erased; the page is already read
+            _hold(runtime, middle)
+            erase_specimen(runtime, last, now=now)
+
+    result = sweep(runtime, POLICY, now=now, progress=meanwhile)
+    assert result.erased == (first,)
+    assert result.counts()["kept_legal_hold"] == 1
+    assert _stored(runtime, middle) and not _stored(runtime, last)
+    erasures = runtime.ledger.entries(kind="specimen.erased")
+    assert sorted(e.subject for e in erasures) == sorted([first, last])
+
+
 # -- the command line -------------------------------------------------------------------
 
 
@@ -313,6 +334,7 @@ def test_cli_sweep_retire_show_and_bad_config(tmp_path: Path) -> None:
             runtime, claims.AGENT, base["inputs"], tenant_id=base["tenant"], seed=base["seed"]
         ).specimen_id
         tag_specimen(runtime, member, ["lib"], now=T0)
+        tag_specimen(runtime, fresh, ["lib"], now=T0)
     config = home.root / "config.toml"
     config.write_text(config.read_text() + '\n[retention]\nstandard = "400d"\n')
     shown = run_cli(home.root, "specimens", "show", member, "--json")
@@ -327,9 +349,9 @@ def test_cli_sweep_retire_show_and_bad_config(tmp_path: Path) -> None:
         "erased": 1,
         "finished": 0,
         "kept_legal_hold": 0,
-        "kept_library": 1,
+        "kept_library": 2,
         "ledger_index": None,
-        "not_expired": 1,
+        "not_expired": 0,
     }
     swept = run_cli(home.root, "retention", "sweep")
     assert swept.returncode == 0, swept.stderr
@@ -338,9 +360,14 @@ def test_cli_sweep_retire_show_and_bad_config(tmp_path: Path) -> None:
     assert retired.returncode == 0, retired.stderr
     again = run_cli(home.root, "retention", "sweep", "--json")
     assert json.loads(again.stdout)["erased"] == 1
-    erase_fresh = run_cli(home.root, "specimens", "erase", fresh)  # erasure still wins
+    # erasure still wins over the library: the member goes, and a selection names it
+    erase_fresh = run_cli(home.root, "specimens", "erase", fresh)
     assert erase_fresh.returncode == 0, erase_fresh.stderr
     with _runtime(home) as runtime:
+        assert select(runtime, Selector(tags=("lib",))).erased == (fresh,)
+        assert select(runtime, Selector(agent="procurement")).erased == tuple(
+            sorted([stale, member])
+        )
         assert [e.subject for e in runtime.ledger.entries(kind="specimen.erased")] == [
             stale,
             member,
