@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from enclave._errors import BadInput, DecryptionFailed, Refused
 from enclave._home import Home
 from enclave._retention import (
+    PAGE,
     RetentionPolicy,
     SweepStopped,
     effective_retention_of,
@@ -34,6 +35,7 @@ from enclave.release import Selector, select, tag_specimen
 from enclave.replay import AuditRequest, run_audit
 from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
 from tests.cli_runner import run_cli
+from tests.reads_world import seal_many
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 BASE: dict[str, Any] = dict(procurement.BASELINE_INPUT)
@@ -306,6 +308,27 @@ def test_a_hold_or_erasure_made_during_the_sweep_is_respected(runtime: Runtime) 
     assert _stored(runtime, middle) and not _stored(runtime, last)
     erasures = runtime.ledger.entries(kind="specimen.erased")
     assert sorted(e.subject for e in erasures) == sorted([first, last])
+
+
+def test_the_sweep_pages_through_many_specimens_once_each(runtime: Runtime) -> None:
+    """More than two pages of synthetic (metadata-only) specimens: each expired one is
+    erased exactly once, members and held ones are kept across page boundaries."""
+    ids = seal_many(runtime.ledger, 2 * PAGE + 50)  # class "standard-90d", sealed 2025-03
+    members, holds = ids[::10], ids[5::10]
+    for specimen in members:
+        tag_specimen(runtime, specimen, ["lib"], now=T0)
+    for specimen in holds:
+        _hold(runtime, specimen)
+    policy = RetentionPolicy.from_config({"retention": {"standard-90d": "90d"}})
+    seen: list[tuple[int, int]] = []
+    done = sweep(runtime, policy, now=T0, progress=lambda d, t: seen.append((d, t)))
+    expected = sorted(set(ids) - set(members) - set(holds))
+    assert sorted(done.erased) == expected and len(done.erased) == len(expected)
+    assert (done.kept_library, done.kept_legal_hold) == (len(members), len(holds))
+    subjects = [e.subject for e in runtime.ledger.entries(kind="specimen.erased")]
+    assert sorted(subjects) == expected
+    assert seen[-1] == (len(ids), len(ids))
+    assert sweep(runtime, policy, now=T0).erased == ()
 
 
 # -- the command line -------------------------------------------------------------------
