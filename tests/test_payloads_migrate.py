@@ -18,6 +18,7 @@ from enclave._errors import BadInput, InfrastructureError
 from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import capture
+from enclave.cli._payloads_cmds import erased_specimens
 from enclave.incidents import claims
 from enclave.keys import WrappedKey
 from enclave.store import DatabasePayloadStore, PayloadBackend, PayloadStore
@@ -308,7 +309,7 @@ def run(
             names=(origin, target),
             bound_to_target=home.bound_payloads() == target,
             switch=lambda: home.rebind_payloads(target),
-            erased=lambda _sid: False,
+            erased=erased_specimens(runtime).__contains__,
             **({"progress": progress} if progress else {}),
         )
 
@@ -416,3 +417,22 @@ def test_moving_back_to_files(files_home: Any) -> None:
     all_readable(home, fields, PayloadStore)
     with Runtime.open(home, env={}) as runtime:
         assert table_rows(runtime.ledger.engine)[:2] == (0, 0)
+
+
+def test_homes_sharing_the_database_keep_each_others_payloads(tmp_path: Path) -> None:
+    """A second home on the same ledger, still bound to (empty) files, moves to the
+    database: it copies nothing, erases nothing of the first home's, and is re-bound."""
+    first = Home.init(tmp_path / "first")
+    with Runtime.open(first, env={ENV_STORE: "database"}) as runtime:
+        ids = [capture_claims(runtime, seed) for seed in (1, 2)]
+        fields = {sid: decrypt(runtime, "acme", sid) for sid in ids}
+    second = Home.init(tmp_path / "second")
+    shared = {"REPLAY_ENCLAVE_LEDGER_URL": f"sqlite:///{first.ledger_path}"}
+    with Runtime.open(second, env=shared) as runtime:
+        assert isinstance(runtime.payloads, PayloadStore)
+    done = cli(second.root, "payloads", "migrate", "--to", "database", "--json", **shared)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert (out["copied"], out["stale_removed"], out["specimens"]) == (0, 0, 2)
+    assert second.bound_payloads() == "database"
+    all_readable(first, fields, DatabasePayloadStore)

@@ -32,7 +32,7 @@ def _stores(runtime: Runtime) -> dict[str, PayloadBackend]:
     }
 
 
-def _erased(runtime: Runtime) -> set[str]:
+def erased_specimens(runtime: Runtime) -> set[str]:
     """Ids of the specimens the ledger records as erased."""
     import sqlalchemy as sa
 
@@ -68,7 +68,7 @@ def payloads_migrate(
         bound = place.bound_payloads()
         source = "database" if to == "files" else "files"
         stores = _stores(runtime)
-        erased = _erased(runtime)
+        erased = erased_specimens(runtime)
         out = rich_console()
         with Progress(
             TextColumn(f"payloads -> {to}"),

@@ -4,7 +4,8 @@
 nothing is decrypted. The steps, in order:
 
 1. While the home is bound to the source: copies left in the target by an interrupted
-   run whose specimen is no longer in the source (erased meanwhile) are erased there.
+   run of specimens the ledger records as erased are erased there. Nothing else in the
+   target is touched: homes on other hosts sharing the ledger's database keep theirs.
 2. Each source specimen is copied unless the target already holds an identical copy
    (a re-run after an interruption); a differing partial copy is erased and copied
    again. Every copy is verified against its source: the same wrapped key, the same
@@ -119,7 +120,7 @@ def migrate(
     if not bound_to_target:
         in_source = set(source.specimens())
         for tenant, specimen in target.specimens():  # step 1
-            if (tenant, specimen) not in in_source:
+            if (tenant, specimen) not in in_source and erased(specimen):
                 target.erase(tenant, specimen)
                 stale += 1
         seen: set[tuple[str, str]] = set()
