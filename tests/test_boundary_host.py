@@ -491,8 +491,7 @@ def test_tripwire_runs_no_agent_code(tmp_path: Path, choice: str) -> None:
     assert (info.value.reason, info.value.detail) == ("write_outside_scratch", "open")
 
 
-def _predicate(path: Path) -> dict[str, Any]:
-    envelope = json.loads(path.read_text())
+def _predicate(envelope: dict[str, Any]) -> dict[str, Any]:
     statement = json.loads(base64.b64decode(envelope["payload"]))
     predicate: dict[str, Any] = statement["predicate"]
     return predicate
@@ -508,8 +507,8 @@ def test_disarmed_tripwire_is_never_claimed_in_a_certificate(tmp_path: Path) -> 
         request = _review(specimen)
         outcome = run_audit(runtime, request, now=_now(), limits=LIMITS)
         assert not target.exists()
-        if outcome.certificate_path is not None:
-            layers = _predicate(Path(outcome.certificate_path))["environment"]["isolation_layers"]
+        if outcome.envelope is not None:
+            layers = _predicate(outcome.envelope)["environment"]["isolation_layers"]
             assert "audit_hook" not in layers
             assert layers[0] == "bwrap"
         else:
@@ -657,11 +656,11 @@ def test_development_certificate_says_so_when_verified(tmp_path: Path) -> None:
         outcome = run_audit(runtime, request, now=datetime.now(UTC), isolation="UNSAFE_development")
     finally:
         runtime.close()
-    assert outcome.certificate_path is not None
-    envelope = json.loads(outcome.certificate_path.read_text())
+    assert outcome.envelope is not None
+    envelope = outcome.envelope
     predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
     assert predicate["environment"]["isolation"] == "development — not an enclave"
     assert predicate["environment"]["isolation_layers"][0] == "development — not an enclave"
-    done = cli_runner.run_cli(tmp_path / "home", "verify", str(outcome.certificate_path))
+    done = cli_runner.run_cli(tmp_path / "home", "verify", outcome.audit_id)
     assert done.returncode == 0, done.stderr
     assert "development — not an enclave" in done.stdout

@@ -116,8 +116,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def _predicate(outcome: AuditOutcome) -> dict[str, Any]:
-    assert outcome.certificate_path is not None, outcome.to_dict()
-    envelope = json.loads(outcome.certificate_path.read_text())
+    assert outcome.envelope is not None, outcome.to_dict()
+    envelope = outcome.envelope
     statement = json.loads(base64.b64decode(envelope["payload"]))
     predicate: dict[str, Any] = statement["predicate"]
     return predicate
@@ -222,7 +222,7 @@ def test_a_reply_patched_from_inside_fails_closed(world: World, name: str) -> No
     outcome = world.outcomes[name]
     assert outcome.classification == "failed"
     assert outcome.failure == "worker_reply_invalid"
-    assert outcome.certificate_path is None
+    assert outcome.envelope is None
     assert [b["reason"] for b in _failed_bodies(world, outcome.audit_id)] == [
         "worker_reply_invalid"
     ]

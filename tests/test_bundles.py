@@ -72,8 +72,8 @@ def test_bundle_audit_is_reported_as_one(runtime: Runtime, specimen: str) -> Non
         specimen_id=specimen, intervention=iv, purpose="bundle review", requester="t", samples=4
     )
     outcome = run_audit(runtime, request, now=utc_now())
-    assert outcome.certificate_path is not None
-    envelope = json.loads(outcome.certificate_path.read_text())
+    assert outcome.envelope is not None
+    envelope = outcome.envelope
     predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
     assert predicate["intervention"]["target"] == {"call_id": CALL, "field": "bundle:assessment"}
     assert len(predicate["intervention"]["declared_changes"]) == 2

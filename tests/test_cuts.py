@@ -13,7 +13,6 @@ import json
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -107,8 +106,8 @@ def request(specimen: str, intervention: Intervention, **kw: Any) -> AuditReques
 
 
 def predicate_of(outcome: AuditOutcome) -> dict[str, Any]:
-    assert outcome.certificate_path is not None, outcome.failure
-    envelope = json.loads(Path(outcome.certificate_path).read_text())
+    assert outcome.envelope is not None, outcome.failure
+    envelope = outcome.envelope
     statement: dict[str, Any] = json.loads(base64.b64decode(envelope["payload"]))
     return dict(statement["predicate"])
 

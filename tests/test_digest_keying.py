@@ -66,8 +66,8 @@ def _replace(specimen: str, value: float) -> AuditRequest:
 
 def _predicate(runtime: Runtime, request: AuditRequest) -> dict[str, Any]:
     outcome = run_audit(runtime, request, now=utc_now())
-    assert outcome.certificate_path is not None, outcome.failure
-    envelope = json.loads(outcome.certificate_path.read_text())
+    assert outcome.envelope is not None, outcome.failure
+    envelope = outcome.envelope
     predicate: dict[str, Any] = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
     return predicate
 

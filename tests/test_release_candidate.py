@@ -125,8 +125,8 @@ def _audit(runtime: Runtime, specimen: str, candidate: CandidateCode) -> AuditOu
 
 
 def _predicate(outcome: AuditOutcome) -> dict[str, Any]:
-    assert outcome.certificate_path is not None
-    envelope = json.loads(Path(outcome.certificate_path).read_text())
+    assert outcome.envelope is not None
+    envelope = outcome.envelope
     statement: dict[str, Any] = json.loads(base64.b64decode(envelope["payload"]))
     return statement["predicate"]
 
@@ -165,7 +165,7 @@ def test_a_candidate_that_changes_decisions_is_influential_at_the_true_flip_rate
     assert predicate["intervention"]["strategy"] == "CODE"
     assert predicate["intervention"]["unchanged_digest_equal"] is True
     assert str(tmp_path) not in json.dumps(predicate)  # the source root is not published
-    envelope = json.loads(Path(str(outcome.certificate_path)).read_text())
+    envelope = outcome.envelope
     key = load_public_key_pem(Path(f"{runtime.home.signing_key_path}.pub").read_bytes())
     report = verify_certificate(
         envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)

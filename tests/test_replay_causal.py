@@ -12,7 +12,6 @@ import random
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -96,8 +95,8 @@ def audit_time() -> datetime:
 
 
 def statement(outcome: AuditOutcome) -> dict[str, Any]:
-    assert outcome.certificate_path is not None
-    envelope = json.loads(Path(outcome.certificate_path).read_text())
+    assert outcome.envelope is not None
+    envelope = outcome.envelope
     decoded: dict[str, Any] = json.loads(base64.b64decode(envelope["payload"]))
     return decoded
 
@@ -321,7 +320,9 @@ def test_shard_audit_is_observable_only_and_concludes_nothing(
 def test_replace_with_the_recorded_value_is_refused(
     runtime: Runtime, specimens: dict[str, str]
 ) -> None:
-    before = set(runtime.home.certificates_dir.iterdir())
+    from enclave.release._documents import list_certificates
+
+    before = list_certificates(runtime.ledger.engine)
     same = Intervention(
         Strategy.REPLACE,
         call_id="main/supplier_risk#0",
@@ -341,4 +342,4 @@ def test_replace_with_the_recorded_value_is_refused(
     failed = runtime.ledger.entries(kind="audit.failed", subject="au-placebo-only")
     assert [e.body["reason"] for e in failed] == ["no_change"]
     assert not runtime.ledger.entries(kind="certificate.issued", subject="au-placebo-only")
-    assert set(runtime.home.certificates_dir.iterdir()) == before
+    assert list_certificates(runtime.ledger.engine) == before

@@ -75,7 +75,7 @@ def failed_reasons(runtime: Runtime, audit_id: str) -> list[str]:
 def assert_failed(runtime: Runtime, outcome: AuditOutcome, reason: str) -> None:
     assert outcome.classification == "failed"
     assert outcome.failure == reason
-    assert outcome.certificate_path is None and outcome.effect is None
+    assert outcome.envelope is None and outcome.effect is None
     assert failed_reasons(runtime, outcome.audit_id) == [reason]
     assert not runtime.ledger.entries(kind="certificate.issued", subject=outcome.audit_id)
 
@@ -103,7 +103,7 @@ def test_audit_of_a_guarded_agent_succeeds_so_live_was_never_called(runtime: Run
     # would end its run with agent_error and fail the audit
     outcome = audit(runtime, agents.capture_specimen(runtime, agents.PLAIN_AGENT))
     assert outcome.classification == "influential"
-    assert outcome.failure is None and outcome.certificate_path is not None
+    assert outcome.failure is None and outcome.envelope is not None
 
 
 # -- 2. divergence, unservable, unresolvable -----------------------------------------------
@@ -311,11 +311,11 @@ def test_unreproducible_baseline_gives_no_effect(runtime: Runtime) -> None:
     outcome = audit(runtime, agents.capture_specimen(runtime, agents.UNSEEDED_AGENT))
     assert outcome.classification == "baseline-not-reproduced"
     assert outcome.effect is None and outcome.placebo is None
-    assert outcome.certificate_path is not None
+    assert outcome.envelope is not None
     import base64
     import json
 
-    envelope = json.loads(outcome.certificate_path.read_text())
+    envelope = outcome.envelope
     predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
     assert predicate["baseline"]["reproduced"] is False
     assert predicate["baseline"]["layers"]["score"]["ok"] is False
@@ -335,7 +335,7 @@ def test_a_loose_tolerance_lets_the_gate_pass_but_the_apparatus_catches_the_nois
     # unseeded noise differs on the second fresh worker before the placebo is compared;
     # either way the audit fails closed and certifies nothing
     assert_failed(runtime, outcome, "unstable")
-    assert outcome.certificate_path is None and outcome.effect is None
+    assert outcome.envelope is None and outcome.effect is None
 
 
 # -- 5. refusals: erased, incomplete, unknown ---------------------------------------------------

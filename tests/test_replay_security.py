@@ -157,7 +157,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         state.specimens = capture_incidents(runtime)
         for title, request in demo_audits(state.specimens):
             outcome = run_audit(runtime, request, now=_now())
-            assert outcome.certificate_path is not None, title
+            assert outcome.envelope is not None, title
             state.texts.append(json.dumps(outcome.to_dict()))
         yield state
     finally:
@@ -177,7 +177,7 @@ def test_hostile_replay_fails_the_audit(world: World, name: str) -> None:
     outcome = result.outcome
     assert outcome.classification == "failed"
     assert outcome.failure in reasons, (outcome.failure, outcome.failure_detail)
-    assert outcome.certificate_path is None and outcome.effect is None
+    assert outcome.envelope is None and outcome.effect is None
     assert not result.certified
     assert [e["reason"] for e in result.failed_entries] == [outcome.failure]
     if effect == "connection":
@@ -254,6 +254,10 @@ def test_no_canary_leaves_the_enclave(world: World) -> None:
         )
         assert "failed" in done.stdout and "network" in done.stdout, done.stderr
         outputs += [done.stdout, done.stderr]
+    # the certificates live in the database; exported, they are files like any other
+    done = _cli(home, "certificates", "export", str(home / "certificates"))
+    assert done.returncode == 0, done.stderr
+    outputs += [done.stdout, done.stderr]
     certificates = sorted((home / "certificates").glob("*.dsse.json"))
     assert len(certificates) >= 12  # five demo audits twice, and the CLI audits
     for path in certificates[:3]:

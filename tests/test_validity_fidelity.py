@@ -13,7 +13,6 @@ import base64
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -56,8 +55,7 @@ def _revision_audit(runtime: Runtime, agent: AgentSpec) -> Any:
     return run_audit(runtime, request, now=datetime.now(UTC) + timedelta(hours=1))
 
 
-def _predicate(runtime: Runtime, path: Path) -> dict[str, Any]:
-    envelope = json.loads(path.read_text())
+def _predicate(runtime: Runtime, envelope: dict[str, Any]) -> dict[str, Any]:
     key = load_public_key_pem(signing_key(runtime).public_key_pem)
     report = verify_certificate(
         envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
@@ -71,13 +69,13 @@ def test_a_stale_substitute_cannot_manufacture_a_certified_effect(runtime: Runti
     outcome = _revision_audit(runtime, va.STALE_SUBSTITUTE_AGENT)
     # before the check, this audit certified an effect that running the agent live denies
     assert outcome.classification == "failed", outcome.classification
-    assert outcome.failure == "unservable" and outcome.certificate_path is None
+    assert outcome.failure == "unservable" and outcome.envelope is None
 
 
 def test_a_faithful_substitute_serves_and_the_certificate_lists_it(runtime: Runtime) -> None:
     outcome = _revision_audit(runtime, va.TWICE_AGENT)
-    assert outcome.certificate_path is not None, (outcome.failure, outcome.failure_detail)
-    predicate = _predicate(runtime, outcome.certificate_path)
+    assert outcome.envelope is not None, (outcome.failure, outcome.failure_detail)
+    predicate = _predicate(runtime, outcome.envelope)
     assert predicate["substitute_fidelity"] == {"oracle": {"checked": 2, "faithful": True}}
     intervened = [r for r in predicate["served_by"] if r["arm"] == "intervened"]
     # both calls of the revision point, in every sample: the swap (the substitute with r2)

@@ -166,7 +166,7 @@ def test_result_that_depends_on_the_worker_process_is_unstable(runtime: Runtime)
     outcome = audit(runtime, agents.ADDRESS_AGENT)
     assert (outcome.classification, outcome.failure) == ("failed", "unstable")
     assert outcome.failure_detail == "a sample came out otherwise on a second fresh worker"
-    assert outcome.certificate_path is None
+    assert outcome.envelope is None
     assert "unstable" in FAILURE_REASONS
 
 
@@ -186,4 +186,4 @@ def test_repeat_seeds_are_a_deterministic_five_percent() -> None:
 def test_plain_fork_inside_a_run_is_still_killed(runtime: Runtime) -> None:
     outcome = audit(runtime, agents.FORK_AGENT)
     assert (outcome.classification, outcome.failure) == ("failed", "forbidden_operation")
-    assert outcome.certificate_path is None
+    assert outcome.envelope is None

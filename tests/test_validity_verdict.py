@@ -11,7 +11,6 @@ import math
 import random
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -456,8 +455,8 @@ def _audit(runtime: Runtime, specimen: str, iv: Intervention, samples: int) -> d
         seed=1,
     )
     outcome = run_audit(runtime, request, now=datetime.now(UTC) + timedelta(hours=1))
-    assert outcome.certificate_path is not None, (outcome.failure, outcome.failure_detail)
-    envelope = json.loads(Path(outcome.certificate_path).read_text())
+    assert outcome.envelope is not None, (outcome.failure, outcome.failure_detail)
+    envelope = outcome.envelope
     key = load_public_key_pem(signing_key(runtime).public_key_pem)
     report = verify_certificate(
         envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
@@ -554,8 +553,8 @@ def test_end_to_end_an_unreproduced_baseline_is_not_assessed(runtime: Runtime) -
     outcome = run_audit(runtime, request, now=datetime.now(UTC) + timedelta(hours=1))
     assert outcome.classification == "baseline-not-reproduced"
     assert outcome.auditability["class"] == NOT_ASSESSED
-    assert outcome.certificate_path is not None
-    envelope = json.loads(Path(outcome.certificate_path).read_text())
+    assert outcome.envelope is not None
+    envelope = outcome.envelope
     key = load_public_key_pem(signing_key(runtime).public_key_pem)
     report = verify_certificate(
         envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
