@@ -88,7 +88,7 @@ class StoredCertificate:
     envelope_digest: str
     classification: str
     issued_at: str
-    envelope: dict[str, Any]
+    envelope: dict[str, Any]  # empty in a listing (``list_certificates``)
 
 
 def _certificate(row: Any) -> StoredCertificate:
@@ -207,7 +207,7 @@ class StoredReport:
     gate_passed: bool
     specimens: int
     tenant_id: str | None  # None: its specimens span tenants (operators only)
-    envelope: dict[str, Any]
+    envelope: dict[str, Any]  # empty in a listing (``report_page``, ``list_reports``)
 
     def summary(self) -> dict[str, Any]:
         """The listing's item: metadata only."""
