@@ -97,12 +97,11 @@ class Backend:
             )
 
 
-@pytest.fixture(params=["files", "sqlite", "postgresql"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    if request.param == "files":
+def open_backend(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    if kind == "files":
         yield Backend("files", PayloadStore(root=tmp_path / "payloads"), tmp_path / "payloads")
         return
-    if request.param == "sqlite":
+    if kind == "sqlite":
         url = f"sqlite:///{tmp_path / 'ledger.db'}"
     else:
         url = request.getfixturevalue("postgres_url")
@@ -110,16 +109,21 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
     try:
         ledger.migrate()
         engine = ledger.engine
-        yield Backend(request.param, DatabasePayloadStore(engine=engine), tmp_path, engine)
+        yield Backend(kind, DatabasePayloadStore(engine=engine), tmp_path, engine)
     finally:
         ledger.close()
 
 
-@pytest.fixture
-def db_backend(backend: Backend) -> Backend:
-    if backend.engine is None:
-        pytest.skip("chunk rows are the database store's")
-    return backend
+@pytest.fixture(params=["files", "sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """Each store: the contract is the same."""
+    yield from open_backend(request.param, request, tmp_path)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """The database store, whose chunk rows the file store does not have."""
+    yield from open_backend(request.param, request, tmp_path)
 
 
 def write_specimen(
