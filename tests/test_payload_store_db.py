@@ -533,3 +533,19 @@ def test_tables_match_the_migration(tmp_path: Path) -> None:
             assert compare_metadata(context, PAYLOAD_METADATA) == []
     finally:
         ledger.close()
+
+
+def test_chunks_are_not_compressed_on_postgresql(postgres_url: str) -> None:
+    """Ciphertext does not compress; PostgreSQL is told not to try (``EXTERNAL``), an
+    attempt that cost more than the insert itself."""
+    ledger = Ledger.open(postgres_url)
+    try:
+        ledger.migrate()
+        with ledger.engine.connect() as conn:
+            storage = conn.exec_driver_sql(
+                "SELECT attstorage FROM pg_attribute "
+                "WHERE attrelid = 'payload_chunks'::regclass AND attname = 'frames'"
+            ).scalar_one()
+        assert storage == "e"
+    finally:
+        ledger.close()

@@ -4,7 +4,8 @@ A home whose payloads live in the database (``[payloads] store = "database"``) k
 specimen's wrapped data key in ``payload_keys`` and its frames, in order, in
 ``payload_chunks``: one row per ~1 MiB of frames, the last one ending with the sealed
 ``#end`` frame. The rows hold exactly the bytes of the file store's ``payloads.ct``.
-Erasing a specimen deletes its key row and its chunk rows in one transaction. The
+Erasing a specimen deletes its key row and its chunk rows in one transaction. On
+PostgreSQL the chunks are stored uncompressed (ciphertext does not compress). The
 definitions mirror ``enclave/store/_tables.py``.
 
 Revision ID: 0008_payload_store
@@ -37,6 +38,11 @@ def upgrade() -> None:
         sa.Column("chunk_no", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("frames", sa.LargeBinary, nullable=False),
     )
+    if op.get_context().dialect.name == "postgresql":
+        # Ciphertext does not compress, but its frame headers make PostgreSQL's pglz try
+        # over the whole chunk: that attempt took longer than the insert itself (38 ms
+        # against 12 ms per 1 MiB chunk). EXTERNAL stores the value out of line as it is.
+        op.execute("ALTER TABLE payload_chunks ALTER COLUMN frames SET STORAGE EXTERNAL")
 
 
 def downgrade() -> None:
