@@ -96,6 +96,21 @@ def run_with_progress(runtime: Runtime, request: AuditRequest, *, quiet: bool) -
         return run_audit(runtime, request, now=utc_now(), progress=advance)
 
 
+def with_exported_certificate(runtime: Runtime, outcome: AuditOutcome) -> AuditOutcome:
+    """``outcome`` with its stored certificate exported to the home's certificates
+    folder (``certificate_path`` naming the file); unchanged when it has none."""
+    if outcome.envelope is None:
+        return outcome
+    import dataclasses
+
+    from ..release._documents import export_certificates
+
+    (path,) = export_certificates(
+        runtime.ledger.engine, runtime.home.certificates_dir, [outcome.audit_id]
+    )
+    return dataclasses.replace(outcome, certificate_path=path)
+
+
 def _interval(pair: list[float], places: int = 4) -> str:
     return f"[{pair[0]:+.{places}f}, {pair[1]:+.{places}f}]"
 
@@ -271,15 +286,8 @@ def audit_cmd(
     )
     with open_runtime(home) as runtime:
         outcome = run_with_progress(runtime, request, quiet=json_out)
-        if file and outcome.envelope is not None:
-            import dataclasses
-
-            from ..release._documents import export_certificates
-
-            (path,) = export_certificates(
-                runtime.ledger.engine, runtime.home.certificates_dir, [outcome.audit_id]
-            )
-            outcome = dataclasses.replace(outcome, certificate_path=path)
+        if file:
+            outcome = with_exported_certificate(runtime, outcome)
     if json_out:
         emit_json(outcome.to_dict())
     else:
