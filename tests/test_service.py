@@ -271,6 +271,32 @@ def test_specimen_detail_shows_cuts_and_sealed_auditability(
     assert not find_canaries(response.content, INCIDENT_CANARIES)
 
 
+def test_specimen_detail_shows_the_effective_retention_library_while_tagged(
+    world: World,
+) -> None:
+    from enclave.release import tag_specimen, untag_specimen
+
+    sid = world.specimens["claims"]
+
+    def detail() -> dict[str, Any]:
+        response = world.client.get(f"{API}/specimens/{sid}", headers=world.auth("vera"))
+        assert response.status_code == 200
+        body: dict[str, Any] = response.json()
+        return body
+
+    before = detail()
+    assert before["retention_class"] == before["effective_retention"] == "standard"
+    with Runtime.open(world.home, env={}) as runtime:
+        tag_specimen(runtime, sid, ["release-gate/claims"], now=utc_now())
+    try:
+        tagged = detail()
+        assert (tagged["retention_class"], tagged["effective_retention"]) == ("standard", "library")
+    finally:
+        with Runtime.open(world.home, env={}) as runtime:
+            untag_specimen(runtime, sid, ["release-gate/claims"])
+    assert detail()["effective_retention"] == "standard"
+
+
 def test_a_specimen_sealed_before_cuts_has_no_sealed_auditability(world: World) -> None:
     from enclave.service._catalog import cuts_of
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Path, Query
 
 from ledger import SpecimenFilter, SpecimenRecord, StepKind
 
+from .._retention import effective_retention_of
 from ..governance import Action, PolicyStatus, Resource, list_policies
 from ._auth import CurrentAnalyst, State, require
 from ._cursor import read_specimens_cursor, specimens_cursor
@@ -85,7 +86,13 @@ def specimen(state: State, analyst: CurrentAnalyst, specimen_id: SpecimenId) -> 
         "erased": bool(ledger.entries(kind="specimen.erased", subject=record.specimen_id)),
         "legal_hold": record.legal_hold,
     }
-    return {**specimen_detail(record, summary), **cuts_of(record)}
+    retention = effective_retention_of(state.runtime, record.specimen_id, record.retention_class)
+    return {
+        **specimen_detail(record, summary),
+        **cuts_of(record),
+        "retention_class": record.retention_class,
+        "effective_retention": retention,
+    }
 
 
 def cuts_of(record: SpecimenRecord) -> dict[str, Any]:

@@ -121,6 +121,10 @@ class SpecimenDetail(SpecimenSummaryModel):
     # fixed at seal: ``auditable`` or ``not-auditable-beyond <cut>``; None for a
     # specimen sealed before cuts existed
     sealed_auditability: str | None = None
+    # the class sealed in the manifest, and the one that applies now: ``library`` while
+    # the specimen is tagged (kept until retired, ``docs/retention.md``)
+    retention_class: str
+    effective_retention: str
 
 
 class PolicyModel(BaseModel):
