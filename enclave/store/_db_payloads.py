@@ -26,7 +26,9 @@ Database failures leave as ``InfrastructureError`` naming no value.
 from __future__ import annotations
 
 import json
+import queue
 import sqlite3
+import threading
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import closing, contextmanager
 
@@ -73,9 +75,11 @@ class DatabaseSpecimenWriter:
     """Encrypts one specimen's fields and inserts its frames as chunk rows.
 
     ``durable=True`` inserts (and commits) a chunk after every step; otherwise frames are
-    buffered and a chunk is inserted once ~1 MiB is pending, never holding a whole run in
-    memory. ``close`` inserts the last chunk, ending with the end frame: the seal is the
-    commit point either way, and ``discard`` deletes everything written for the specimen.
+    buffered and a chunk is handed to a background insert once ~1 MiB is pending, never
+    holding a whole run in memory (``_BackgroundRows``). ``close`` inserts the last
+    chunk, ending with the end frame, and returns once every chunk is committed: the seal
+    is the commit point either way, and ``discard`` deletes everything written for the
+    specimen.
     """
 
     def __init__(
@@ -86,7 +90,9 @@ class DatabaseSpecimenWriter:
         self._tenant, self._specimen = tenant_id, specimen_id
         self._durable = durable
         self._buffer = bytearray()
-        self._rows = _ChunkRows(engine, tenant_id, specimen_id)
+        rows = _ChunkRows(engine, tenant_id, specimen_id)
+        # durable: each step's chunk is committed before add_step returns
+        self._rows: _ChunkRows | _BackgroundRows = rows if durable else _BackgroundRows(rows)
         self._closed = False
         self._ref = f"{tenant_id}/{specimen_id}/{PAYLOAD_FILE}"
 
@@ -111,18 +117,20 @@ class DatabaseSpecimenWriter:
     def close(self) -> None:
         """Seal the frame count and insert the last chunk (idempotent)."""
         if not self._closed:
+            self._closed = True  # a failed seal is not tried twice: the run is discarded
             self._buffer += self._sealer.end_frame()
             try:
                 self._insert_chunk()
-            finally:
-                self._rows.close()
-            self._closed = True
+            except BaseException:
+                self._rows.cancel()  # the background insert stops either way
+                raise
+            self._rows.close()  # waits for every chunk; raises if one failed
 
     def discard(self) -> None:
         """Abandon the specimen: delete its chunk rows and its key row."""
         self._closed = True
         self._buffer.clear()
-        self._rows.close()
+        self._rows.cancel()
         with _database("discard"), write(self._engine, operation="payload_discard") as conn:
             _delete(conn, self._tenant, self._specimen)
 
@@ -171,6 +179,62 @@ class _ChunkRows:
                 conn.close()
             except (sa_exc.SQLAlchemyError, sqlite3.Error):
                 pass  # a broken connection is discarded by the pool either way
+
+    cancel = close
+
+
+class _BackgroundRows:
+    """Hands chunk rows to one thread that inserts them in order while capture goes on,
+    as the file store hands its writes to the kernel's writeback. At most one chunk
+    waits while another is being inserted, so memory stays bounded. A failure there is
+    raised (one line, nothing chained) by the next ``insert`` or by ``close``, which
+    returns only once every chunk handed over is committed."""
+
+    def __init__(self, rows: _ChunkRows) -> None:
+        self._rows = rows
+        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=1)
+        self._thread: threading.Thread | None = None
+        self._failed = False
+        self._cancelled = False
+
+    def _run(self) -> None:
+        while (frames := self._queue.get()) is not None:
+            if self._failed or self._cancelled:
+                continue  # drained, never inserted after a failure (no gap in the numbers)
+            try:
+                self._rows.insert(frames)
+            except Exception:  # noqa: BLE001 - reported to the capturing thread, opaquely
+                self._failed = True
+        self._rows.close()
+
+    def _raise_failure(self) -> None:
+        if self._failed:
+            raise InfrastructureError("the payload store's database is unavailable (write chunk)")
+
+    def insert(self, frames: bytes | bytearray) -> None:
+        self._raise_failure()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="payload-chunks", daemon=True)
+            self._thread.start()
+        self._queue.put(bytes(frames))
+
+    def close(self) -> None:
+        """Wait until every chunk handed over is inserted; raise if one was not."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(None)
+            thread.join()
+        else:
+            self._rows.close()
+        self._raise_failure()
+
+    def cancel(self) -> None:
+        """Stop inserting (``discard``): chunks still waiting are dropped."""
+        self._cancelled = True
+        try:
+            self.close()
+        except InfrastructureError:
+            pass  # discarding anyway
 
 
 def _insert_chunk(
