@@ -15,10 +15,8 @@ import dataclasses
 import json
 import os
 import shlex
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -45,6 +43,7 @@ from enclave.replay._certificates import LocalSigner, signing_key
 from enclave.vaultops import SetupResult, apply_setup
 from tests.canary import find_canaries, scan_tree
 from tests.fixtures.openbao import OpenBaoServer
+from tests.served import serving
 from tests.test_service import API, audit_body
 
 pytestmark = pytest.mark.vault
@@ -60,13 +59,6 @@ def exports(lines: list[str]) -> dict[str, str]:
         name, _, value = line.removeprefix("export ").partition("=")
         env[name] = shlex.split(value)[0]
     return env
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _base_env() -> dict[str, str]:
@@ -168,32 +160,16 @@ def plane(openbao: OpenBaoServer, tmp_path_factory: pytest.TempPathFactory) -> I
     fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(workers["w1"])
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    # what a worker host holds: where the home and the servers are, and its token file
-    worker_env = {
-        "REPLAY_ENCLAVE_HOME": str(home.root),
-        "REPLAY_ENCLAVE_KEY_PROVIDER": "transit",
-        "VAULT_ADDR": openbao.addr,
-        "REPLAY_ENCLAVE_GRANT_SERVICE": url,
-        "REPLAY_ENCLAVE_WORKER_TOKEN_FILE": str(token_file),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-c", _MAIN, "serve", "--home", str(home.root), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**_base_env(), **service_env},
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert process.poll() is None, "the server exited"
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.2)
+    with serving(home.root, {**_base_env(), **service_env}) as (_process, port):
+        url = f"http://127.0.0.1:{port}"
+        # what a worker host holds: where the home and the servers are, and its token file
+        worker_env = {
+            "REPLAY_ENCLAVE_HOME": str(home.root),
+            "REPLAY_ENCLAVE_KEY_PROVIDER": "transit",
+            "VAULT_ADDR": openbao.addr,
+            "REPLAY_ENCLAVE_GRANT_SERVICE": url,
+            "REPLAY_ENCLAVE_WORKER_TOKEN_FILE": str(token_file),
+        }
         yield Plane(
             home,
             setup,
@@ -207,9 +183,6 @@ def plane(openbao: OpenBaoServer, tmp_path_factory: pytest.TempPathFactory) -> I
             openbao.root_token,
             analysts,
         )
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -28,6 +28,7 @@ from enclave._home import Home
 from enclave._runtime import Runtime, utc_now
 from enclave.governance import add_analyst
 from enclave.service import create_app
+from tests.served import free_port, serving
 from tests.test_service import API, audit_body, build_home, error_code
 
 with warnings.catch_warnings():
@@ -105,38 +106,13 @@ class Served:
         raise AssertionError("no VmRSS")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     home = Home.init(tmp_path_factory.mktemp("served") / "home")
     token = _add_analysts(home, {"alice": ("acme", ["auditor"])})["alice"]
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-c", _MAIN, "serve", "--home", str(home.root), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "REPLAY_ENCLAVE_HOME": str(home.root)},
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert process.poll() is None, "the server exited"
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.2)
+    env = {**os.environ, "REPLAY_ENCLAVE_HOME": str(home.root)}
+    with serving(home.root, env) as (process, port):
         yield Served(process, port, token)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def _complete(answer: bytes) -> bool:
@@ -672,7 +648,7 @@ def test_serve_with_workers_tls_and_a_body_limit(tmp_path: Path) -> None:
     home = Home.init(tmp_path / "home")
     token = _add_analysts(home, {"alice": ("acme", ["auditor"])})["alice"]
     certfile, keyfile = _self_signed(tmp_path)
-    port = _free_port()
+    port = free_port()
     argv = [sys.executable, "-c", _MAIN, "serve", "--home", str(home.root), "--port", str(port)]
     argv += ["--workers", "2", "--ssl-certfile", str(certfile), "--ssl-keyfile", str(keyfile)]
     argv += ["--max-body-bytes", "2048"]
@@ -737,7 +713,7 @@ def test_a_key_server_outage_is_named_as_such(tmp_path: Path, openbao: Any) -> N
             seed=1,
         )
         status = submit_audit(runtime, request, tenant_id="acme", now=utc_now(), max_attempts=2)
-    down = {**env, "VAULT_ADDR": f"http://127.0.0.1:{_free_port()}"}
+    down = {**env, "VAULT_ADDR": f"http://127.0.0.1:{free_port()}"}
     deadline = time.monotonic() + 60
     while True:
         run_worker(

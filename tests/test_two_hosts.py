@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -37,7 +36,8 @@ from enclave.vaultops import apply_setup
 from tests.canary import find_canaries, scan_tree
 from tests.fixtures.openbao import OpenBaoServer
 from tests.fixtures.postgres import _bindir
-from tests.test_grants_plane import CANARIES, _base_env, _free_port, exports
+from tests.served import serving
+from tests.test_grants_plane import CANARIES, _base_env, exports
 from tests.test_service import API, audit_body
 
 pytestmark = [pytest.mark.vault, pytest.mark.postgres]
@@ -73,6 +73,16 @@ class Hosts:
     def status(self, audit_id: str) -> dict[str, Any]:
         answer = requests.get(
             self.url + f"{API}/audits/{audit_id}",
+            headers={"Authorization": f"Bearer {self.analyst}"},
+            timeout=60,
+        )
+        result: dict[str, Any] = answer.json()
+        return result
+
+    def verify(self, audit_id: str) -> dict[str, Any]:
+        """The service on A verifies the audit's certificate against A's key and ledger."""
+        answer = requests.get(
+            self.url + f"{API}/certificates/{audit_id}/verify",
             headers={"Authorization": f"Bearer {self.analyst}"},
             timeout=60,
         )
@@ -125,10 +135,8 @@ def hosts(
             runtime, "alice", tenant="acme", roles=["auditor", "restricted-clearance"], now=now
         )
         tokens = {host: add_worker(runtime, f"w{host}", now=now) for host in ("a", "b")}
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
 
-    def worker_env(host: str, home: Home, root: Path) -> dict[str, str]:
+    def worker_env(host: str, home: Home, root: Path, url: str) -> dict[str, str]:
         # a worker host holds: where its home, the database and Vault are, the service's
         # URL and its own token file — no Vault credential, no copy of A's home
         return {
@@ -139,38 +147,23 @@ def hosts(
             "REPLAY_ENCLAVE_WORKER_TOKEN_FILE": str(_token_file(root / "w.token", tokens[host])),
         }
 
-    service = subprocess.Popen(
-        [sys.executable, "-c", _MAIN, "serve", "--home", str(home_a.root), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**_base_env(), **a_env},
-    )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert service.poll() is None, "the service exited"
-                assert time.monotonic() < deadline, "the service did not start"
-                time.sleep(0.2)
-        yield Hosts(
-            a=home_a,
-            b=home_b,
-            a_env=a_env,
-            worker_env={
-                "a": worker_env("a", home_a, root_a),
-                "b": worker_env("b", home_b, root_b),
-            },
-            url=url,
-            analyst=analyst,
-            specimen=specimens["procurement"],
-            ledger_url=ledger_url,
-        )
+        with serving(home_a.root, {**_base_env(), **a_env}) as (_service, port):
+            url = f"http://127.0.0.1:{port}"
+            yield Hosts(
+                a=home_a,
+                b=home_b,
+                a_env=a_env,
+                worker_env={
+                    "a": worker_env("a", home_a, root_a, url),
+                    "b": worker_env("b", home_b, root_b, url),
+                },
+                url=url,
+                analyst=analyst,
+                specimen=specimens["procurement"],
+                ledger_url=ledger_url,
+            )
     finally:
-        service.terminate()
-        service.wait(timeout=30)
         postgres_server.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
@@ -210,11 +203,7 @@ def test_an_audit_admitted_on_a_runs_on_b_and_verifies_on_a(hosts: Hosts) -> Non
     assert {kind for kind, _ in owners} == {"audit", "replay", "finalize"}
     assert all(str(owner).startswith("wb/") for _, owner in owners), owners
     # verified on A, against A's key and A's ledger
-    verified = requests.get(
-        hosts.url + f"{API}/certificates/{audit_id}/verify",
-        headers={"Authorization": f"Bearer {hosts.analyst}"},
-        timeout=60,
-    ).json()
+    verified = hosts.verify(audit_id)
     assert verified["ok"] is True, verified
     # B holds nothing it did not bring: no key, no payload, no certificate, no canary
     # (its own marker and config, and the ledger head it last saw)
@@ -263,11 +252,7 @@ def test_a_worker_on_b_killed_mid_audit_is_finished_by_a_worker_on_a(hosts: Host
     # the job B held was taken over by A after its lease ran out; one certificate
     assert any(attempts >= 2 and str(owner).startswith("wa/") for _, owner, attempts in jobs)
     assert len(issued) == 1
-    verified = requests.get(
-        hosts.url + f"{API}/certificates/{audit_id}/verify",
-        headers={"Authorization": f"Bearer {hosts.analyst}"},
-        timeout=60,
-    ).json()
+    verified = hosts.verify(audit_id)
     assert verified["ok"] is True, verified
     assert not find_canaries((err_b + out_a + err_a).encode(), CANARIES)
     assert not any(scan_tree(hosts.b.root).values())
