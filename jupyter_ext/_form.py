@@ -44,6 +44,15 @@ def _matches(policy: Mapping[str, Any], call: Mapping[str, Any] | None) -> bool:
     return tool in (None, "", call.get("name")) and schema in (None, "", call.get("schema_id"))
 
 
+def cut_options(specimen: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+    """The cuts the specimen recorded, in the order the run reached them, after the
+    full replay (``docs/cuts.md``): names only, never their state."""
+    cuts = [c for c in specimen.get("cuts") or [] if isinstance(c, Mapping)]
+    return [("none: full replay", None)] + [
+        (f"{c.get('name')} ({c.get('call_id')})", str(c.get("name"))) for c in cuts
+    ]
+
+
 def policy_options(
     policies: Sequence[Mapping[str, Any]], call: Mapping[str, Any] | None
 ) -> list[tuple[str, Any]]:
@@ -107,6 +116,7 @@ def build_body(
     seed: int,
     tolerances: str,
     purpose: str,
+    from_cut: str | None = None,
 ) -> AuditRequestBody:
     common: dict[str, Any] = dict(
         specimen_id=specimen_id,
@@ -114,6 +124,7 @@ def build_body(
         samples=samples,
         seed=seed,
         tolerances=parse_tolerances(tolerances),
+        from_cut=from_cut or None,
     )
     if policy == REVISION or policy is None or str(policy.get("strategy")).lower() == "revision":
         policy_id = None if policy in (REVISION, None) else policy.get("id")
@@ -163,6 +174,12 @@ class RequestForm(w.VBox):
         )
         self.seed = w.BoundedIntText(description="seed", value=1, min=0, max=2**31, style=style)
         self.tolerances = w.Text(description="tolerances", placeholder="score=0.001", style=style)
+        self.from_cut = w.Dropdown(
+            description="start from cut",
+            options=[("none: full replay", None)],
+            style=style,
+            layout=lay,
+        )
         self.purpose = w.Text(
             description="purpose *", placeholder="why (recorded)", style=style, layout=lay
         )
@@ -178,6 +195,7 @@ class RequestForm(w.VBox):
             (self.samples, "enclave-samples"),
             (self.seed, "enclave-seed"),
             (self.tolerances, "enclave-tolerances"),
+            (self.from_cut, "enclave-from-cut"),
             (self.purpose, "enclave-purpose"),
             (self.submit, "enclave-submit"),
             (self.message, "enclave-form-message"),
@@ -198,6 +216,7 @@ class RequestForm(w.VBox):
                 self.revision,
                 w.HBox([self.samples, self.seed]),
                 self.tolerances,
+                self.from_cut,
                 self.purpose,
                 self.submit,
                 self.message,
@@ -220,6 +239,7 @@ class RequestForm(w.VBox):
         detail = self._load_specimen(self.specimen.value)
         self._calls = {str(c.get("call_id")): c for c in detail.get("calls") or []}
         self.call.options = call_options(detail)
+        self.from_cut.options = cut_options(detail)
 
     def _call_changed(self, _: Any) -> None:
         call = self._calls.get(self.call.value) if self.call.value else None
@@ -243,6 +263,7 @@ class RequestForm(w.VBox):
                 seed=self.seed.value,
                 tolerances=self.tolerances.value,
                 purpose=self.purpose.value,
+                from_cut=self.from_cut.value,
             )
         except ValueError as exc:
             self.message.value = (

@@ -53,6 +53,7 @@ class AuditRequestBody:
     revision: str | None = None
     tolerances: Mapping[str, float | str] = _field(default_factory=dict)
     policy_id: str | None = None
+    from_cut: str | None = None  # a cut the specimen recorded: replay starts there
 
     def __post_init__(self) -> None:
         if self.strategy is not None:
@@ -95,6 +96,8 @@ class AuditRequestBody:
             out["tolerances"] = dict(self.tolerances)
         if self.policy_id is not None:
             out["policy_id"] = self.policy_id
+        if self.from_cut is not None:
+            out["from_cut"] = self.from_cut  # sent only when a cut is chosen
         return out
 
 

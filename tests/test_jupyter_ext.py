@@ -642,6 +642,42 @@ def test_client_against_the_service(enclave: Any) -> None:
             nowhere.whoami()
 
 
+def test_the_panel_form_starts_an_audit_from_a_recorded_cut(enclave: Any) -> None:
+    from jupyter_ext._form import REVISION, cut_options
+
+    with jupyter_ext.EnclaveClient(base_url=enclave.url, token=enclave.tokens["alice"]) as alice:
+        detail = alice.specimen(enclave.procurement)
+        options = cut_options(detail)
+        # the full replay first, then the cuts in the order the run reached them
+        assert [value for _label, value in options] == [
+            None,
+            "before-retrieval",
+            "before-authority",
+        ]
+
+        def body(from_cut: str | None) -> Any:
+            return build_body(
+                specimen_id=enclave.procurement,
+                call_id=None,
+                policy=REVISION,
+                value="",
+                delta=None,
+                revision="model=r2",
+                samples=4,
+                seed=1,
+                tolerances="",
+                purpose="po review from a cut",
+                from_cut=from_cut,
+            )
+
+        assert "from_cut" not in body(None).to_dict()
+        queued = alice.request_audit(body("before-retrieval"))
+        assert queued.status == "QUEUED"
+        with pytest.raises(jupyter_ext.ServiceRefused) as refused:
+            alice.request_audit(body("no-such-cut"))
+        assert 400 <= refused.value.status < 500 and "no-such-cut" not in str(refused.value)
+
+
 def test_a_cursor_page_claims_no_position_it_does_not_know() -> None:
     """Pages come by cursor: the magic cannot say where a page starts, the panel can."""
     from jupyter_ext._render import specimens_html
