@@ -81,7 +81,7 @@ def measure(samples: int, rounds: int, work: int) -> dict[str, Any]:
                     from_cut=from_cut,
                 )
                 outcome = run_audit(runtime, request, now=now)
-                assert outcome.certificate_path is not None, outcome.failure
+                assert outcome.envelope is not None, outcome.failure
                 labels.add((str(from_cut), outcome.classification))
 
             def one(from_cut: str | None) -> None:

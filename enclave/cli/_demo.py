@@ -134,6 +134,7 @@ def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
 
     from .._runtime import Runtime, utc_now
     from ..replay import run_audit
+    from ._audit_cmds import with_exported_certificate
 
     with Runtime.open(Home.init(root)) as runtime:
         captured = capture_incidents(runtime)
@@ -150,6 +151,7 @@ def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
                     progress.update(task, completed=done, total=total)
 
                 outcome = run_audit(runtime, request, now=utc_now(), progress=advance)
+                outcome = with_exported_certificate(runtime, outcome)  # the file to verify
                 progress.remove_task(task)
                 progress.advance(overall)
                 rows.append(_row(title, outcome))
