@@ -26,6 +26,7 @@ PACKAGES = [
 PINNED = {
     "enclave.keys": {
         "DigestKeys",
+        "DigestSource",
         "Grant",
         "KeyProvider",
         "LocalGrant",
