@@ -213,6 +213,58 @@ def test_batched_frames_reach_the_database_in_bounded_chunks(db_backend: Backend
     }
 
 
+def _synchronous_commit_of_pooled(engine: sa.Engine) -> set[str]:
+    """``synchronous_commit`` of every connection the pool holds (checked out at once)."""
+    conns = [engine.connect() for _ in range(engine.pool.checkedin() + 1)]
+    try:
+        return {str(c.exec_driver_sql("SHOW synchronous_commit").scalar()) for c in conns}
+    finally:
+        for conn in conns:
+            conn.close()
+
+
+def test_a_batched_seal_commits_synchronously_and_leaves_no_relaxed_connection(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """On PostgreSQL the chunks before the seal commit without waiting for the WAL flush;
+    the seal's chunk commits with it (so every chunk before it is durable too), and no
+    connection goes back to the pool relaxed, sealed or discarded."""
+    ledger = Ledger.open(postgres_url)
+    try:
+        ledger.migrate()
+        engine = ledger.engine
+        store = DatabasePayloadStore(engine=engine)
+        seen: list[str] = []
+
+        def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            if statement.startswith(("SET synchronous_commit", "INSERT INTO payload_chunks")):
+                seen.append(statement.split(" (")[0])
+
+        sa.event.listen(engine, "before_cursor_execute", record)
+        blob = bytes(range(256)) * 1024
+        writer = store.open_writer("acme", "sp-r", wrapped=WRAPPED, data_key=KEY, durable=False)
+        for seq in range(12):  # 3 MiB: chunks before the seal
+            writer.add_step(seq, [("response", "/blob", blob)])
+        writer.close()
+        sa.event.remove(engine, "before_cursor_execute", record)
+        inserts = [i for i, s in enumerate(seen) if s.startswith("INSERT")]
+        assert len(inserts) >= 3
+        assert seen[0] == "SET synchronous_commit TO off"
+        # the last INSERT (the end frame's chunk) runs after the setting is back on
+        assert seen[inserts[-1] - 1] == "SET synchronous_commit TO on"
+        assert "SET synchronous_commit TO on" not in seen[: inserts[-2]]
+        assert _synchronous_commit_of_pooled(engine) == {"on"}
+        # a run discarded mid-way returns its connection restored too
+        dropped = store.open_writer("acme", "sp-x", wrapped=WRAPPED, data_key=KEY, durable=False)
+        for seq in range(12):
+            dropped.add_step(seq, [("response", "/blob", blob)])
+        dropped.discard()
+        assert _synchronous_commit_of_pooled(engine) == {"on"}
+        assert store.read_fields("acme", "sp-r", data_key=KEY)[(11, "response", "/blob")] == blob
+    finally:
+        ledger.close()
+
+
 def test_specimen_id_cannot_be_reused_and_discard_removes_everything(backend: Backend) -> None:
     write_specimen(backend, "sp-1")
     with pytest.raises(BadInput, match="^specimen id is already in use$"):

@@ -90,7 +90,7 @@ class DatabaseSpecimenWriter:
         self._tenant, self._specimen = tenant_id, specimen_id
         self._durable = durable
         self._buffer = bytearray()
-        rows = _ChunkRows(engine, tenant_id, specimen_id)
+        rows = _ChunkRows(engine, tenant_id, specimen_id, relaxed=not durable)
         # durable: each step's chunk is committed before add_step returns
         self._rows: _ChunkRows | _BackgroundRows = rows if durable else _BackgroundRows(rows)
         self._closed = False
@@ -120,7 +120,8 @@ class DatabaseSpecimenWriter:
             self._closed = True  # a failed seal is not tried twice: the run is discarded
             self._buffer += self._sealer.end_frame()
             try:
-                self._insert_chunk()
+                self._rows.insert(self._buffer, final=True)
+                self._buffer.clear()
             except BaseException:
                 self._rows.cancel()  # the background insert stops either way
                 raise
@@ -138,12 +139,23 @@ class DatabaseSpecimenWriter:
 class _ChunkRows:
     """Inserts one specimen's chunk rows, numbered from 0, each in a short transaction of
     its own on one connection held from the first chunk to the seal (a connection from
-    the pool per chunk would pay a checkout, a liveness ping and a reset every time)."""
+    the pool per chunk would pay a checkout, a liveness ping and a reset every time).
 
-    def __init__(self, engine: Engine, tenant_id: str, specimen_id: str) -> None:
+    ``relaxed`` (batched capture on PostgreSQL): the chunks before the last commit with
+    ``synchronous_commit`` off — not waiting for their WAL to reach the disk — and the
+    last one, holding the end frame, with it on. WAL is flushed in order, so the seal's
+    commit makes every chunk before it durable too: the file store's single fsync at
+    the seal, in the database's terms. A crash before the seal loses an unsealed run,
+    which is discarded either way."""
+
+    def __init__(
+        self, engine: Engine, tenant_id: str, specimen_id: str, *, relaxed: bool = False
+    ) -> None:
         self._engine = engine
         self._row: dict[str, object] = {"tenant_id": tenant_id, "specimen_id": specimen_id}
         self._conn: sa.Connection | None = None
+        self._relaxed = relaxed and engine.dialect.name == "postgresql"
+        self._synchronous = True  # the session's setting on the held connection
         self.count = 0
         # One INSERT is atomic on its own: on PostgreSQL it runs in autocommit, one round
         # trip instead of three (BEGIN, INSERT, COMMIT); SQLite takes its write lock
@@ -154,12 +166,20 @@ class _ChunkRows:
             else {WRITE_OPTION: True}
         )
 
-    def insert(self, frames: bytes | bytearray) -> None:
+    def _set_synchronous(self, conn: sa.Connection, on: bool) -> None:
+        """(In the caller's ``begin()``: a session setting, kept past it.)"""
+        if self._synchronous != on:
+            conn.exec_driver_sql(f"SET synchronous_commit TO {'on' if on else 'off'}")
+            self._synchronous = on
+
+    def insert(self, frames: bytes | bytearray, *, final: bool = False) -> None:
         failed = False
         try:
             if self._conn is None:
                 self._conn = self._engine.connect().execution_options(**self._options)
             with self._conn.begin():
+                if self._relaxed:
+                    self._set_synchronous(self._conn, final)
                 self._conn.execute(
                     payload_chunks.insert(),
                     {**self._row, "chunk_no": self.count, "frames": bytes(frames)},
@@ -173,6 +193,13 @@ class _ChunkRows:
         self.count += 1
 
     def close(self) -> None:
+        if self._conn is not None and not self._synchronous:
+            # never hand the pool a connection that commits without waiting for the disk
+            try:
+                with self._conn.begin():
+                    self._set_synchronous(self._conn, True)
+            except (sa_exc.SQLAlchemyError, sqlite3.Error):
+                self._conn.invalidate()
         conn, self._conn = self._conn, None
         if conn is not None:
             try:
@@ -192,17 +219,17 @@ class _BackgroundRows:
 
     def __init__(self, rows: _ChunkRows) -> None:
         self._rows = rows
-        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=1)
+        self._queue: queue.Queue[tuple[bytes, bool] | None] = queue.Queue(maxsize=1)
         self._thread: threading.Thread | None = None
         self._failed = False
         self._cancelled = False
 
     def _run(self) -> None:
-        while (frames := self._queue.get()) is not None:
+        while (item := self._queue.get()) is not None:
             if self._failed or self._cancelled:
                 continue  # drained, never inserted after a failure (no gap in the numbers)
             try:
-                self._rows.insert(frames)
+                self._rows.insert(item[0], final=item[1])
             except Exception:  # noqa: BLE001 - reported to the capturing thread, opaquely
                 self._failed = True
         self._rows.close()
@@ -211,12 +238,12 @@ class _BackgroundRows:
         if self._failed:
             raise InfrastructureError("the payload store's database is unavailable (write chunk)")
 
-    def insert(self, frames: bytes | bytearray) -> None:
+    def insert(self, frames: bytes | bytearray, *, final: bool = False) -> None:
         self._raise_failure()
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="payload-chunks", daemon=True)
             self._thread.start()
-        self._queue.put(bytes(frames))
+        self._queue.put((bytes(frames), final))
 
     def close(self) -> None:
         """Wait until every chunk handed over is inserted; raise if one was not."""
