@@ -9,7 +9,7 @@ import pytest
 
 from tests import loopback
 
-pytest_plugins = ["tests.fixtures.postgres", "tests.fixtures.openbao"]
+pytest_plugins = ["tests.fixtures.postgres", "tests.fixtures.openbao", "tests.fixtures.homes"]
 
 
 @pytest.fixture

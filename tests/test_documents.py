@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import json
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -25,7 +24,6 @@ from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import capture
 from enclave.certify import envelope_digest, load_public_key_pem, verify_certificate
-from enclave.cli._demo import capture_incidents
 from enclave.incidents import claims
 from enclave.jobs import audit_status, certificate, run_worker, submit_audit
 from enclave.release import RegressPlan, Selector, regress, select, verify_report
@@ -50,27 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = 4
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def home(request: pytest.FixtureRequest, tmp_path: Path) -> Home:
-    home = Home.init(tmp_path / "home")
-    if request.param == "postgres":
-        url: str = request.getfixturevalue("postgres_url")
-        (home.root / "config.toml").write_text(
-            f'[keys]\nprovider = "local"\n\n[ledger]\nurl = "{url}"\n'
-        )
-    return home
-
-
-@pytest.fixture
-def runtime(home: Home) -> Iterator[Runtime]:
-    rt = Runtime.open(home, env={})
-    yield rt
-    rt.close()
-
-
-@pytest.fixture
-def specimens(runtime: Runtime) -> dict[str, str]:
-    return capture_incidents(runtime)
+# home, runtime, specimens: tests/fixtures/homes.py (SQLite and PostgreSQL)
 
 
 def _request(specimen_id: str) -> AuditRequest:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,6 @@ from enclave._errors import BadInput, Refused
 from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.certify import envelope_digest, load_public_key_pem, verify_certificate
-from enclave.cli._demo import capture_incidents
 from enclave.jobs import (
     AuditStatus,
     Conflict,
@@ -66,27 +64,7 @@ def at(seconds: float) -> datetime:
     return T0 + timedelta(seconds=seconds)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def home(request: pytest.FixtureRequest, tmp_path: Path) -> Home:
-    home = Home.init(tmp_path / "home")
-    if request.param == "postgres":
-        url: str = request.getfixturevalue("postgres_url")
-        (home.root / "config.toml").write_text(
-            f'[keys]\nprovider = "local"\n\n[ledger]\nurl = "{url}"\n'
-        )
-    return home
-
-
-@pytest.fixture
-def runtime(home: Home) -> Iterator[Runtime]:
-    rt = Runtime.open(home, env={})
-    yield rt
-    rt.close()
-
-
-@pytest.fixture
-def specimens(runtime: Runtime) -> dict[str, str]:
-    return capture_incidents(runtime)
+# home, runtime, specimens: tests/fixtures/homes.py (SQLite and PostgreSQL)
 
 
 def revision_request(specimen_id: str, *, samples: int = 4, seed: int = 1) -> AuditRequest:

@@ -35,6 +35,7 @@ from enclave.release import Selector, select, tag_specimen
 from enclave.replay import AuditRequest, run_audit
 from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
 from tests.cli_runner import run_cli
+from tests.fixtures.homes import backend_home
 from tests.reads_world import seal_many
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -49,14 +50,8 @@ def _runtime(home: Home) -> Runtime:
 @pytest.fixture(params=["sqlite", "postgres"])
 def home(request: pytest.FixtureRequest, tmp_path: Path) -> Home:
     """An embedded home with payload files, or a PostgreSQL ledger holding the payloads."""
-    home = Home.init(tmp_path / "home")
-    if request.param == "postgres":
-        url: str = request.getfixturevalue("postgres_url")
-        (home.root / "config.toml").write_text(
-            f'[keys]\nprovider = "local"\n\n[ledger]\nurl = "{url}"\n\n'
-            '[payloads]\nstore = "database"\n'
-        )
-    return home
+    payloads = "database" if request.param == "postgres" else "files"
+    return backend_home(request, tmp_path / "home", request.param, payloads=payloads)
 
 
 @pytest.fixture
