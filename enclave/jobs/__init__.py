@@ -21,6 +21,7 @@ from ._lifecycle import (
     cancel_audit,
     certificate,
     list_audits,
+    open_audits,
     submit_audit,
 )
 from ._model import AuditStatus, ClaimedJob, FailResult
@@ -59,6 +60,7 @@ __all__ = [
     "heartbeat",
     "job_id_for",
     "list_audits",
+    "open_audits",
     "reap",
     "run_worker",
     "submit_audit",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -216,6 +217,25 @@ def audit_status(runtime: Runtime, audit_id: str) -> AuditStatus:
     if status is None:
         raise NotFound("no such audit")
     return status
+
+
+def open_audits(runtime: Runtime, audit_ids: Iterable[str]) -> set[str]:
+    """Those of ``audit_ids`` not yet terminal, in one query per 500 ids (a waiter over a
+    large library must not read each audit's row on every poll)."""
+    ids = sorted(set(audit_ids))
+    found: set[str] = set()
+    with read(runtime.ledger.engine) as conn:
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            found.update(
+                conn.execute(
+                    sa.select(audits.c.id).where(
+                        audits.c.id.in_(chunk),
+                        audits.c.status.not_in(sorted(TERMINAL_AUDIT_STATUSES)),
+                    )
+                ).scalars()
+            )
+    return found
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
 from ..certify import SigningKey
 from ..governance._eligibility import check_specimen
-from ..jobs import audit_status, certificate, run_worker, submit_audit
+from ..jobs import audit_status, certificate, open_audits, run_worker, submit_audit
 from ..replay import AuditRequest, Intervention, Strategy
 from ..replay._candidate import CandidateCode
 from ..replay._certificates import signing_key
@@ -249,15 +249,18 @@ def _wait(
             daemon=True,
         )
         worker.start()
+    # the waiter shares the process (and its interpreter lock) with the local worker:
+    # one query per poll, and no faster than twice a second, whatever the library's size
+    wait_seconds = max(poll_seconds, 0.5)
     try:
         while pending:
-            pending = {a for a in pending if not audit_status(runtime, a).terminal}
+            pending = open_audits(runtime, pending)
             if progress:
                 progress(total - len(pending), total)
             if pending:
                 if worker is not None and not worker.is_alive():
                     raise InfrastructureError("the in-process worker stopped")
-                time.sleep(poll_seconds)
+                time.sleep(wait_seconds)
     finally:
         stop.set()
         if worker is not None:
