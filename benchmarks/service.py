@@ -30,9 +30,11 @@ concluded with a copy of its certificate — a seeding shortcut, the rows are wh
 worker writes), served by ``replay-enclave serve`` on SQLite and on PostgreSQL;
 ``--clients`` concurrent clients for ``--seconds`` against the list, filter and detail
 routes (list clients follow ``next`` cursors ten pages deep), then ``/whoami`` alone
-and while 45 clients run filter queries. Clients are closed loops (the next request
-as soon as the answer arrives: a saturation test, where latency is clients / throughput)
-unless ``--think-ms`` gives each a pause after each answer. Run: ``python
+and while 45 clients run filter queries. The clients are wrk's (``apt-get install wrk``;
+``_read_client.lua``), so the load generator takes little of the CPUs the service runs
+on. They are closed loops (the next request as soon as the answer arrives: a saturation
+test, where latency is clients / throughput) unless ``--think-ms`` gives each a pause
+after each answer. Run: ``python
 benchmarks/service.py --read-load [--seconds 30] [--backends sqlite,postgres]
 [--serve-workers 2] [--think-ms 500]``.
 """
@@ -49,9 +51,11 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -467,91 +471,75 @@ def _serve(home: Path, env: dict[str, str], port: int, workers: int, log: Path) 
             time.sleep(0.2)
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+_READ_CLIENT = Path(__file__).with_name("_read_client.lua")
+
+
+@dataclass(frozen=True)
+class _Client:
+    """What one kind of read-load client asks for (``_read_client.lua``'s modes)."""
+
+    name: str
+    mode: str  # "fixed", "pages" or "one_of"
+    path: str
+    ids: tuple[str, ...] = ()
 
 
 def _drive(
     base: str,
     token: str,
-    plan: Sequence[tuple[str, Any]],
+    plan: Sequence[_Client],
     seconds: float,
     think: float = 0.0,
+    work: Path | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """One thread per (route name, next-path function), each a closed loop for
-    ``seconds`` (pausing ``think`` seconds after each answer, as a person or a polling
-    front end does); latencies and errors per route name."""
-    import random
-    import threading
+    """One closed-loop client per entry of ``plan`` for ``seconds`` (pausing ``think``
+    seconds on average after each answer): requests, errors and latency percentiles per
+    client name. The clients are wrk's, one thread and one connection each, in one wrk
+    process per name: a load generator in C takes a few percent of a core where one in
+    Python would compete with the service for the same two."""
+    import json
+    import shutil
+    from collections import Counter
 
-    import httpx
-
+    if shutil.which("wrk") is None:
+        raise SystemExit("the read-load mode needs wrk (apt-get install wrk)")
+    folder = Path(work or tempfile.mkdtemp(prefix="bench-wrk-"))
+    counts = Counter(c.name for c in plan)
+    kinds = {c.name: c for c in plan}
+    runs: dict[str, subprocess.Popen[str]] = {}
+    for name, client in kinds.items():
+        ids = folder / f"ids-{len(runs)}.txt"
+        ids.write_text("\n".join(client.ids) + "\n")
+        n = counts[name]
+        runs[name] = subprocess.Popen(
+            [
+                "wrk",
+                f"-t{n}",
+                f"-c{n}",
+                f"-d{seconds:g}s",
+                "--timeout=60s",
+                "-H",
+                f"Authorization: Bearer {token}",
+                "-s",
+                str(_READ_CLIENT),
+                base,
+                "--",
+                client.mode,
+                urlsplit(base).path + client.path,
+                str(ids),
+                f"{think * 1000:g}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     results: dict[str, dict[str, Any]] = {}
-    lock = threading.Lock()
-    start = threading.Barrier(len(plan) + 1)
-
-    def client(name: str, next_path: Any, seed: int) -> None:
-        rng = random.Random(seed)
-        latencies: list[float] = []
-        errors = 0
-        state: dict[str, Any] = {}
-        with httpx.Client(
-            base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60
-        ) as http:
-            start.wait()
-            ends = time.monotonic() + seconds
-            while time.monotonic() < ends:
-                path = next_path(rng, state)
-                began = time.perf_counter()
-                try:
-                    answer = http.get(path)
-                    ok = answer.status_code == 200
-                except httpx.HTTPError:
-                    ok, answer = False, None
-                latencies.append((time.perf_counter() - began) * 1000)
-                if not ok:
-                    errors += 1
-                elif answer is not None and "cursor" in state:
-                    state["cursor"] = answer.json().get("next")
-                if think:
-                    time.sleep(think * rng.uniform(0.5, 1.5))
-        with lock:
-            row = results.setdefault(name, {"latencies": [], "errors": 0})
-            row["latencies"] += latencies
-            row["errors"] += errors
-
-    threads = [
-        threading.Thread(target=client, args=(name, fn, n), daemon=True)
-        for n, (name, fn) in enumerate(plan)
-    ]
-    for thread in threads:
-        thread.start()
-    start.wait()
-    for thread in threads:
-        thread.join()
+    for name, proc in runs.items():
+        out, err = proc.communicate(timeout=seconds + 120)
+        if proc.returncode != 0:
+            raise RuntimeError(f"wrk failed for {name}: {err.strip()[:200]}")
+        results[name] = json.loads(out.strip().splitlines()[-1])
     return results
-
-
-def _pages(path: str) -> Any:
-    """A list client: follows ``next`` ten pages deep, then starts over."""
-
-    def next_path(_rng: Any, state: dict[str, Any]) -> str:
-        depth = state.get("depth", 0)
-        cursor = state.get("cursor")
-        if depth >= 10 or (depth and cursor is None):
-            depth, cursor = 0, None
-        state["depth"], state["cursor"] = depth + 1, cursor
-        sep = "&" if "?" in path else "?"
-        return path if cursor is None else f"{path}{sep}cursor={cursor}"
-
-    return next_path
-
-
-def _one_of(template: str, ids: Sequence[str]) -> Any:
-    return lambda rng, _state: template.format(rng.choice(ids))
 
 
 def measure_read_load(
@@ -601,54 +589,59 @@ def measure_read_load(
             proc = _serve(home.root, env, port, serve_workers, Path(tmp) / "serve.log")
             base = f"http://127.0.0.1:{port}/api/v1"
             admissible = "/specimens?auditability=counterfactual-admissible&limit=50"
-            routes: list[tuple[str, str, Any]] = [
-                ("list", "/specimens?limit=50 (+next)", _pages("/specimens?limit=50")),
-                ("filter", admissible + " (+next)", _pages(admissible)),
+            routes: list[tuple[str, _Client]] = [
+                ("list", _Client("/specimens?limit=50 (+next)", "pages", "/specimens?limit=50")),
+                ("filter", _Client(admissible + " (+next)", "pages", admissible)),
                 (
                     "filter",
-                    "/specimens?agent=claims&auditability=observable-only",
-                    _pages("/specimens?agent=claims&auditability=observable-only&limit=50"),
+                    _Client(
+                        "/specimens?agent=claims&auditability=observable-only",
+                        "pages",
+                        "/specimens?agent=claims&auditability=observable-only&limit=50",
+                    ),
                 ),
-                ("detail", "/specimens/{id}", _one_of("/specimens/{}", ids)),
-                ("list", "/audits?limit=50 (+next)", _pages("/audits?limit=50")),
-                ("detail", "/audits/{id}", _one_of("/audits/{}", audits)),
+                ("detail", _Client("/specimens/{id}", "one_of", "/specimens/{}", tuple(ids))),
+                ("list", _Client("/audits?limit=50 (+next)", "pages", "/audits?limit=50")),
+                ("detail", _Client("/audits/{id}", "one_of", "/audits/{}", tuple(audits))),
                 (
                     "detail",
-                    "/certificates/{id}/summary",
-                    _one_of("/certificates/{}/summary", audits),
+                    _Client(
+                        "/certificates/{id}/summary",
+                        "one_of",
+                        "/certificates/{}/summary",
+                        tuple(audits),
+                    ),
                 ),
             ]
+            clients_of = [c for _, c in routes]
             try:
-                _drive(base, token, [(r[1], r[2]) for r in routes], 2.0)  # warm up
-                plan = [
-                    (routes[n % len(routes)][1], routes[n % len(routes)][2]) for n in range(clients)
-                ]
-                load = _drive(base, token, plan, seconds, think_ms / 1000)
+                _drive(base, token, clients_of, 2.0, work=Path(tmp))  # warm up
+                plan = [clients_of[n % len(clients_of)] for n in range(clients)]
+                load = _drive(base, token, plan, seconds, think_ms / 1000, work=Path(tmp))
                 window = min(seconds, 10.0)
-                whoami = ("/whoami", lambda _rng, _state: "/whoami")
-                alone = _drive(base, token, [whoami], window)["/whoami"]
-                filters = [("filter", _pages(admissible))] * 45
-                busy = _drive(base, token, [*filters, whoami], window)
+                whoami = _Client("/whoami", "fixed", "/whoami")
+                alone = _drive(base, token, [whoami], window, work=Path(tmp))["/whoami"]
+                filters = [_Client("filter", "pages", admissible)] * 45
+                busy = _drive(base, token, [*filters, whoami], window, work=Path(tmp))
             finally:
                 proc.send_signal(signal.SIGTERM)
                 proc.wait(timeout=60)
     rows = []
-    for kind, name, _ in routes:
-        found = load.get(name, {"latencies": [], "errors": 0})
-        lat = found["latencies"]
+    for kind, client in routes:
+        found = load[client.name]
         rows.append(
             {
                 "kind": kind,
-                "route": name,
-                "requests": len(lat),
-                "p50_ms": round(_percentile(lat, 0.5), 1),
-                "p99_ms": round(_percentile(lat, 0.99), 1),
+                "route": client.name,
+                "requests": found["requests"],
+                "p50_ms": round(found["p50_ms"], 1),
+                "p99_ms": round(found["p99_ms"], 1),
                 "errors": found["errors"],
                 "target": f"p99<={READ_TARGET_MS:.0f}",
             }
         )
-    alone_p99 = _percentile(alone["latencies"], 0.99)
-    busy_p99 = _percentile(busy["/whoami"]["latencies"], 0.99)
+    alone_p99 = alone["p99_ms"]
+    busy_p99 = busy["/whoami"]["p99_ms"]
     return {
         "backend": backend,
         "specimens": specimens,
@@ -659,7 +652,7 @@ def measure_read_load(
         "whoami": {
             "alone_p99_ms": round(alone_p99, 1),
             "under_45_filters_p99_ms": round(busy_p99, 1),
-            "filter_p99_ms": round(_percentile(busy["filter"]["latencies"], 0.99), 1),
+            "filter_p99_ms": round(busy["filter"]["p99_ms"], 1),
             "ratio": round(busy_p99 / alone_p99, 2),
             "errors": alone["errors"] + busy["/whoami"]["errors"] + busy["filter"]["errors"],
             "target": f"ratio<={WHOAMI_TARGET_RATIO:.0f}",

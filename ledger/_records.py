@@ -139,6 +139,8 @@ class SpecimenRecord:
     steps: tuple[StepRecord, ...]
     fields: tuple[FieldRecord, ...]
     legal_hold: bool = False
+    # set with the ``specimen.erased`` entry, in its transaction (``Ledger.mark_erased``)
+    erased: bool = False
 
 
 @dataclass(frozen=True, slots=True)

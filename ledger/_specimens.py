@@ -199,6 +199,7 @@ def load_specimen(conn: sa.Connection, specimen_id: str) -> SpecimenRecord:
         steps=tuple(_step_record(s) for s in step_rows),
         fields=tuple(_field_record(f) for f in field_rows),
         legal_hold=bool(spec["legal_hold"]),
+        erased=bool(spec["erased"]),
     )
 
 

@@ -297,6 +297,29 @@ def test_specimen_detail_shows_the_effective_retention_library_while_tagged(
     assert detail()["effective_retention"] == "standard"
 
 
+def test_specimen_detail_says_erased_after_erasure(world: World) -> None:
+    from enclave._erasure import erase_specimen
+
+    with Runtime.open(world.home, env={}) as runtime:
+        sid = capture(
+            runtime,
+            claims.AGENT,
+            claims.BASELINE_INPUT["inputs"],
+            tenant_id="acme",
+            seed=claims.BASELINE_INPUT["seed"] + 7,
+        ).specimen_id
+
+    def erased() -> bool:
+        response = world.client.get(f"{API}/specimens/{sid}", headers=world.auth("vera"))
+        assert response.status_code == 200
+        return bool(response.json()["erased"])
+
+    assert erased() is False
+    with Runtime.open(world.home, env={}) as runtime:
+        erase_specimen(runtime, sid, now=utc_now())
+    assert erased() is True
+
+
 def test_a_specimen_sealed_before_cuts_has_no_sealed_auditability(world: World) -> None:
     from enclave.service._catalog import cuts_of
 

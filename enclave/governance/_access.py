@@ -6,11 +6,20 @@ is refused. A decision is ``allowed`` only if Cedar answers Allow *and* evaluati
 raised no error (an erroring forbid is skipped by Cedar, so an error must deny). A
 denial names the deciding forbid's ``@code`` annotation, or ``not_permitted`` when no
 permit applied.
+
+Decisions are pure functions of their inputs, so the service keeps the recent ones
+(``_DecisionMemo``): a page of 50 audits costs one evaluation per distinct set of
+resource attributes, not one per row. Leaving the resource's id out of that key is
+sound only when no policy can tell two resources with the same attributes apart; the
+policy set is checked for that when loaded (``_blind_to_resource_ids``), and when it
+can, the id stays in the key.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -108,6 +117,7 @@ class AccessPolicy:
             for name, body in codes.items()
         }
         self._effects = {name: body.get("effect") for name, body in codes.items()}
+        self._memo = _DecisionMemo(id_blind=_blind_to_resource_ids(codes))
 
     @classmethod
     def load(cls, directory: Path | None = None) -> AccessPolicy:
@@ -145,12 +155,41 @@ class AccessPolicy:
         listed audits costs one call, not one per row); each request is decided on its own."""
         if not resources:
             return []
+        if len({(r.kind, r.id) for r in resources}) != len(set(resources)):
+            raise ValueError("two different resources share a kind and an id")
+        seconds = int(now.timestamp())
+        context: dict[str, Any] = {"purpose": purpose, "time": seconds}
+        asked = (analyst.name, analyst.tenant, tuple(analyst.roles), action.value, purpose)
+        keys = [self._memo.key(asked, seconds, r) for r in resources]
+        found: dict[Any, AccessDecision] = {}
+        missing: dict[Any, Resource] = {}
+        for key, resource in zip(keys, resources, strict=True):
+            if key in found or key in missing:
+                continue
+            held = self._memo.get(key)
+            if held is None:
+                missing[key] = resource
+            else:
+                found[key] = held
+        if missing:
+            decided = self._evaluate(analyst, action, list(missing.values()), context)
+            for key, decision in zip(missing, decided, strict=True):
+                found[key] = decision
+                self._memo.put(key, decision)
+        return [found[key] for key in keys]
+
+    def _evaluate(
+        self,
+        analyst: Analyst,
+        action: Action,
+        resources: Sequence[Resource],
+        context: dict[str, Any],
+    ) -> list[AccessDecision]:
         principal = {
             "uid": {"type": "Analyst", "id": analyst.name},
             "attrs": {"name": analyst.name, "tenant": analyst.tenant, "roles": list(analyst.roles)},
             "parents": [],
         }
-        context = {"purpose": purpose, "time": int(now.timestamp())}
         requests = [
             {
                 "principal": {"type": "Analyst", "id": analyst.name},
@@ -161,8 +200,6 @@ class AccessPolicy:
             for r in resources
         ]
         entities = {(r.kind, r.id): r.entity() for r in resources}
-        if len(entities) != len(set(resources)):
-            raise ValueError("two different resources share a kind and an id")
         results = cedarpy.is_authorized_batch(
             requests, self._policies, [principal, *entities.values()], schema=self._schema
         )
@@ -178,3 +215,65 @@ class AccessPolicy:
             first = next(name for name in self._codes if name in forbids)  # file order
             return AccessDecision(False, self._codes[first])
         return AccessDecision(False, "not_permitted")
+
+
+class _DecisionMemo:
+    """The most recent decisions, keyed by everything Cedar sees: the analyst's name,
+    tenant and roles, the action, the purpose, the time (in seconds, as the context
+    carries it) and the resource's kind and attributes — and its id unless the policy
+    set is blind to resource ids. Shared by the threads of one process."""
+
+    SIZE = 4096
+
+    def __init__(self, *, id_blind: bool) -> None:
+        self._id_blind = id_blind
+        self._lock = threading.Lock()
+        self._held: OrderedDict[Any, AccessDecision] = OrderedDict()
+
+    def key(self, asked: tuple[Any, ...], time: int, resource: Resource) -> Any:
+        entity = resource.entity()
+        attrs = tuple(sorted(entity["attrs"].items()))
+        return (*asked, time, resource.kind, None if self._id_blind else resource.id, attrs)
+
+    def get(self, key: Any) -> AccessDecision | None:
+        with self._lock:
+            found = self._held.get(key)
+            if found is not None:
+                self._held.move_to_end(key)
+            return found
+
+    def put(self, key: Any, decision: AccessDecision) -> None:
+        with self._lock:
+            self._held[key] = decision
+            self._held.move_to_end(key)
+            while len(self._held) > self.SIZE:
+                self._held.popitem(last=False)
+
+
+def _blind_to_resource_ids(static_policies: dict[str, Any]) -> bool:
+    """True when no policy can tell two resources with equal attributes apart: every
+    resource scope is ``All`` or a bare ``is`` (no ``==``, no ``in``), and no condition
+    holds an entity literal other than an action's. (Cedar offers no other way to read
+    an id: ``resource == E::"x"`` and ``resource in E::"x"`` need such a literal.)"""
+
+    def literals(node: Any) -> list[Any]:
+        found = []
+        if isinstance(node, dict):
+            if "__entity" in node:
+                found.append(node["__entity"])
+            for value in node.values():
+                found += literals(value)
+        elif isinstance(node, list):
+            for value in node:
+                found += literals(value)
+        return found
+
+    for body in static_policies.values():
+        if body.get("resource", {}).get("op") not in ("All", "is") or "in" in body.get(
+            "resource", {}
+        ):
+            return False
+        for entity in literals(body.get("conditions", [])):
+            if not isinstance(entity, dict) or entity.get("type") != "Action":
+                return False
+    return True

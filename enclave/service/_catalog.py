@@ -83,7 +83,7 @@ def specimen(state: State, analyst: CurrentAnalyst, specimen_id: SpecimenId) -> 
         "highest_classification": record.highest_classification.value,
         "steps": len(record.steps),
         "sealed_at": record.sealed_at,
-        "erased": bool(ledger.entries(kind="specimen.erased", subject=record.specimen_id)),
+        "erased": record.erased,
         "legal_hold": record.legal_hold,
     }
     retention = effective_retention_of(state.runtime, record.specimen_id, record.retention_class)
