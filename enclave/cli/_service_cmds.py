@@ -49,6 +49,7 @@ def serve(
 
     from .._home import ENV_HOME, Home, default_home
     from ..service import Limits
+    from ..service._http import NO_DELAY_PROTOCOL
     from ..service._serve import ENV_MAX_BODY, LOG_FORMAT
 
     if (ssl_certfile is None) != (ssl_keyfile is None):
@@ -64,6 +65,7 @@ def serve(
     uvicorn.run(
         "enclave.service._serve:app_from_environment",
         factory=True,
+        http=NO_DELAY_PROTOCOL,
         host=host,
         port=port,
         workers=workers,
