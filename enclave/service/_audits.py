@@ -14,7 +14,7 @@ import binascii
 from pathlib import Path as FilePath
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import JSONResponse
 
 from ledger import LedgerError, NotFound, loads
@@ -144,7 +144,7 @@ async def audits(
     analyst: CurrentAnalyst,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: Annotated[str | None, Query(description="`next` of the previous page.")] = None,
-) -> dict[str, Any]:
+) -> Response:
     """One keyset page of the audits the analyst may open: the classification wall is a
     SQL condition (``_readable_ranks``), so a page costs the same however many audits
     there are; then each audit on the page is authorised with its specimen's walls, and
@@ -173,7 +173,7 @@ async def audits(
             "total": page.total,
         }
 
-    return await state.list_read(read)
+    return await state.list_read(read, AuditList)
 
 
 def _listed_resource(item: Any) -> Resource:

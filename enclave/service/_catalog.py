@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Response
 
 from ledger import SpecimenFilter, SpecimenRecord, StepKind
 
@@ -25,7 +25,7 @@ SpecimenId = Annotated[str, Path(min_length=1, max_length=128)]
 
 
 @router.get("/whoami", response_model=WhoAmI, summary="The analyst the token belongs to")
-def whoami(analyst: CurrentAnalyst) -> dict[str, Any]:
+async def whoami(analyst: CurrentAnalyst) -> dict[str, Any]:
     return {"name": analyst.name, "tenant": analyst.tenant, "roles": list(analyst.roles)}
 
 
@@ -38,7 +38,7 @@ async def specimens(
     auditability: Literal["counterfactual-admissible", "observable-only"] | None = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 50,
     cursor: Annotated[str | None, Query(description="`next` of the previous page.")] = None,
-) -> dict[str, Any]:
+) -> Response:
     """Newest seal first, one keyset page: every filter is an indexed column, so a page
     costs the same however many specimens there are. Async: its reads run on the list
     threads (``_state``), so a burst of listings cannot hold every thread."""
@@ -62,7 +62,7 @@ async def specimens(
             "total": ledger.count_specimens(where),
         }
 
-    return await state.list_read(read)
+    return await state.list_read(read, SpecimenList)
 
 
 @router.get(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
@@ -103,7 +103,7 @@ async def reports(
     analyst: CurrentAnalyst,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 50,
     cursor: Annotated[str | None, Query(description="`next` of the previous page.")] = None,
-) -> dict[str, Any]:
+) -> Response:
     """One keyset page of the reports the analyst may read: those of their tenant (an
     operator: every report). Each listed report is still authorised on its own.
     Async: its reads run on the list threads (``_state``)."""
@@ -129,7 +129,7 @@ async def reports(
             "total": page.total,
         }
 
-    return await state.list_read(read)
+    return await state.list_read(read, ReportList)
 
 
 @router.get(
