@@ -6,12 +6,14 @@ threads), and so does the request gate's token check. Were listings sync routes,
 burst of them would hold every thread and, through them, the database connections,
 and ``/whoami`` would queue behind the burst. Listings are async routes instead that
 hand their queries, validation and JSON to ``LIST_THREADS`` thread(s) of their own; the
-rest wait in the event loop holding neither a thread nor a connection. One thread: a
-page is mostly Python under the process's one interpreter lock, so a second thread adds
-little but contention, and every other request's turn on the lock comes later
-(``/whoami`` p99 under 45 filter clients: 23-28 ms with one, 44-59 ms with two; run one
-process per core with ``serve --workers``). ``ledger._engine`` sizes the
-connection pool above both pools together, so no thread waits for a connection.
+rest wait in the event loop holding neither a thread nor a connection. Two threads: a
+page is mostly Python under the process's one interpreter lock, so more threads add
+contention and every other request's turn on the lock comes later (``/whoami`` p99
+under 45 filter clients on SQLite: 23-28 ms with one thread, 44-59 ms with two); one
+leaves a process idle while PostgreSQL answers (list p99 at one request per
+client-second: 330-400 ms with one, 54-102 ms with two). Run one process per core
+(``serve --workers``). ``ledger._engine`` sizes the connection pool above both pools
+together, so no thread waits for a connection.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ..governance import AccessPolicy
 
 __all__ = ["LIST_THREADS", "ServiceState", "state_of"]
 
-LIST_THREADS = 1
+LIST_THREADS = 2
 
 
 @dataclass
