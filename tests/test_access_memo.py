@@ -1,5 +1,6 @@
-"""Remembered Cedar decisions equal fresh ones, and a resource's id is left out of the
-memo's key only when no policy can read it."""
+"""Cedar decisions are remembered per distinct set of attributes, and a resource's id is
+left out of the memo's key only when no policy can read it (that remembered decisions
+equal fresh ones: ``test_governance``)."""
 
 from __future__ import annotations
 
@@ -9,70 +10,16 @@ from typing import Any
 
 import cedarpy
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from enclave.governance import AccessPolicy, Action, Resource, policies_root
 from enclave.governance._analysts import Analyst
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
-ROLES = ("viewer", "auditor", "restricted-clearance", "legal-hold-reviewer", "tenant-admin")
 CLASSES = ("public", "internal", "confidential", "restricted")
-
-analysts = st.builds(
-    lambda name, tenant, roles: Analyst(
-        name=name, tenant=tenant, roles=tuple(roles), created_at="2026-01-01T00:00:00Z"
-    ),
-    st.sampled_from(["p", "q"]),
-    st.sampled_from(["acme", "globex"]),
-    st.lists(st.sampled_from(ROLES), unique=True, max_size=3),
-)
-audits = st.builds(
-    lambda n, tenant, klass, hold, requester: Resource(
-        kind="Audit",
-        id=f"au-{n}",
-        tenant=tenant,
-        classification=klass,
-        legal_hold=hold,
-        requester=requester,
-    ),
-    st.integers(0, 30),
-    st.sampled_from(["acme", "globex"]),
-    st.sampled_from(CLASSES),
-    st.booleans(),
-    st.sampled_from(["p", "q"]),
-)
 
 
 def _fresh(policy_dir: Path | None = None) -> AccessPolicy:
     return AccessPolicy.load(policy_dir)
-
-
-def _one_by_one(
-    access: AccessPolicy, who: Analyst, action: Action, resources: list[Resource], now: datetime
-) -> list[str]:
-    """Each resource in a Cedar call of its own, nothing remembered."""
-    context: dict[str, Any] = {"purpose": "", "time": int(now.timestamp())}
-    return [access._evaluate(who, action, [r], context)[0].code for r in resources]
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    who=analysts,
-    action=st.sampled_from([Action.READ_AUDIT, Action.READ_CERTIFICATE, Action.CANCEL_AUDIT]),
-    page=st.lists(audits, min_size=1, max_size=40, unique_by=lambda r: r.id),
-    seconds=st.integers(0, 3),
-)
-def test_remembered_decisions_equal_fresh_ones(
-    who: Analyst, action: Action, page: list[Resource], seconds: int
-) -> None:
-    access = _fresh()
-    now = T0 + timedelta(seconds=seconds)
-    expected = _one_by_one(_fresh(), who, action, page, now)
-    first = [d.code for d in access.authorize_many(who, action, page, now=now)]
-    again = [d.code for d in access.authorize_many(who, action, page[::-1], now=now)]
-    assert first == expected
-    assert again == expected[::-1]
 
 
 def test_a_page_costs_one_evaluation_per_distinct_set_of_attributes(

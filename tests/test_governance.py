@@ -1117,3 +1117,29 @@ def test_a_batch_of_decisions_is_each_decision_alone(
     batch = access.authorize_many(who, Action.READ_AUDIT, resources, now=T0)
     alone = [access.authorize(who, Action.READ_AUDIT, r, now=T0) for r in resources]
     assert batch == alone
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(_AUDITS, min_size=1, max_size=40, unique_by=lambda r: r.id),
+    st.lists(
+        st.sampled_from(["viewer", "auditor", "restricted-clearance", "tenant-admin"]),
+        unique=True,
+        max_size=3,
+    ),
+    st.sampled_from([Action.READ_AUDIT, Action.READ_CERTIFICATE, Action.CANCEL_AUDIT]),
+    st.integers(0, 3),
+)
+def test_remembered_decisions_equal_fresh_ones(
+    resources: list[Resource], roles: list[str], action: Action, seconds: int
+) -> None:
+    """Decisions come from a memo keyed without the resource's id: each must be what
+    Cedar answers for that resource alone, asked afresh."""
+    who, now = person(*roles), T0 + timedelta(seconds=seconds)
+    fresh = AccessPolicy.load()
+    context: dict[str, Any] = {"purpose": "", "time": int(now.timestamp())}
+    expected = [fresh._evaluate(who, action, [r], context)[0] for r in resources]
+    remembering = AccessPolicy.load()
+    assert remembering.authorize_many(who, action, resources, now=now) == expected
+    again = remembering.authorize_many(who, action, resources[::-1], now=now)
+    assert again == expected[::-1]
