@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -220,8 +220,9 @@ class AccessPolicy:
 class _DecisionMemo:
     """The most recent decisions, keyed by everything Cedar sees: the analyst's name,
     tenant and roles, the action, the purpose, the time (in seconds, as the context
-    carries it) and the resource's kind and attributes — and its id unless the policy
-    set is blind to resource ids. Shared by the threads of one process."""
+    carries it) and the resource (a frozen value: its kind and every attribute its
+    entity is built from) — with its id blanked when the policy set is blind to resource
+    ids. Shared by the threads of one process."""
 
     SIZE = 4096
 
@@ -231,9 +232,7 @@ class _DecisionMemo:
         self._held: OrderedDict[Any, AccessDecision] = OrderedDict()
 
     def key(self, asked: tuple[Any, ...], time: int, resource: Resource) -> Any:
-        entity = resource.entity()
-        attrs = tuple(sorted(entity["attrs"].items()))
-        return (*asked, time, resource.kind, None if self._id_blind else resource.id, attrs)
+        return (*asked, time, replace(resource, id="") if self._id_blind else resource)
 
     def get(self, key: Any) -> AccessDecision | None:
         with self._lock:
@@ -256,24 +255,22 @@ def _blind_to_resource_ids(static_policies: dict[str, Any]) -> bool:
     holds an entity literal other than an action's. (Cedar offers no other way to read
     an id: ``resource == E::"x"`` and ``resource in E::"x"`` need such a literal.)"""
 
-    def literals(node: Any) -> list[Any]:
-        found = []
+    def literals(node: Any) -> Iterator[Any]:
         if isinstance(node, dict):
             if "__entity" in node:
-                found.append(node["__entity"])
-            for value in node.values():
-                found += literals(value)
-        elif isinstance(node, list):
+                yield node["__entity"]
+            node = list(node.values())
+        if isinstance(node, list):
             for value in node:
-                found += literals(value)
-        return found
+                yield from literals(value)
 
     for body in static_policies.values():
-        if body.get("resource", {}).get("op") not in ("All", "is") or "in" in body.get(
-            "resource", {}
+        scope = body.get("resource", {})
+        if scope.get("op") not in ("All", "is") or "in" in scope:
+            return False
+        if any(
+            not isinstance(entity, dict) or entity.get("type") != "Action"
+            for entity in literals(body.get("conditions", []))
         ):
             return False
-        for entity in literals(body.get("conditions", [])):
-            if not isinstance(entity, dict) or entity.get("type") != "Action":
-                return False
     return True
