@@ -1,7 +1,7 @@
 -- One read-load client (benchmarks/service.py --read-load), run by wrk with one thread
 -- per connection, so this script's state is one client's.
 --
--- wrk -t N -c N -s _read_client.lua URL -- MODE PATH [IDS_FILE] [THINK_MS]
+-- READ_CLIENT_TOKEN=... wrk -t N -c N -s _read_client.lua URL -- MODE PATH [IDS_FILE] [THINK_MS]
 --   MODE fixed:  GET PATH every time
 --   MODE pages:  GET PATH, then follow the answer's "next" cursor ten pages deep, again
 --   MODE one_of: GET PATH with its "{}" replaced by a random line of IDS_FILE
@@ -13,6 +13,8 @@ local ids = {}
 local depth, cursor = 0, nil
 
 function init(args)
+  -- the bearer token comes from the environment, so no process listing shows it
+  wrk.headers["Authorization"] = "Bearer " .. os.getenv("READ_CLIENT_TOKEN")
   mode, path = args[1], args[2]
   think_ms = tonumber(args[4] or "0") or 0
   if mode == "one_of" then

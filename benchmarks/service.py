@@ -490,7 +490,8 @@ def _drive(
     plan: Sequence[_Client],
     seconds: float,
     think: float = 0.0,
-    work: Path | None = None,
+    *,
+    work: Path,
 ) -> dict[str, dict[str, Any]]:
     """One closed-loop client per entry of ``plan`` for ``seconds`` (pausing ``think``
     seconds on average after each answer): requests, errors and latency percentiles per
@@ -503,12 +504,11 @@ def _drive(
 
     if shutil.which("wrk") is None:
         raise SystemExit("the read-load mode needs wrk (apt-get install wrk)")
-    folder = Path(work or tempfile.mkdtemp(prefix="bench-wrk-"))
     counts = Counter(c.name for c in plan)
     kinds = {c.name: c for c in plan}
     runs: dict[str, subprocess.Popen[str]] = {}
     for name, client in kinds.items():
-        ids = folder / f"ids-{len(runs)}.txt"
+        ids = work / f"ids-{len(runs)}.txt"
         ids.write_text("\n".join(client.ids) + "\n")
         n = counts[name]
         runs[name] = subprocess.Popen(
@@ -518,8 +518,6 @@ def _drive(
                 f"-c{n}",
                 f"-d{seconds:g}s",
                 "--timeout=60s",
-                "-H",
-                f"Authorization: Bearer {token}",
                 "-s",
                 str(_READ_CLIENT),
                 base,
@@ -532,6 +530,7 @@ def _drive(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env={**os.environ, "READ_CLIENT_TOKEN": token},  # not on a command line
         )
     results: dict[str, dict[str, Any]] = {}
     for name, proc in runs.items():
