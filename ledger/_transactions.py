@@ -28,7 +28,7 @@ from sqlalchemy.engine import Engine
 from ._engine import WRITE_OPTION
 from ._errors import Conflict, LedgerError, LedgerUnavailable
 
-__all__ = ["guarded", "read", "translate", "write"]
+__all__ = ["guarded", "is_driver_error", "read", "translate", "write"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -47,7 +47,8 @@ def _code(exc: BaseException) -> str:
     return type(orig).__name__
 
 
-def _is_driver_error(exc: BaseException) -> bool:
+def is_driver_error(exc: BaseException) -> bool:
+    """An exception from the database driver (or SQLAlchemy): its text may hold values."""
     module = type(exc).__module__ or ""
     return module.startswith(("psycopg", "sqlite3", "sqlalchemy"))
 
@@ -90,7 +91,7 @@ def _translated(operation: str) -> Iterator[None]:
     except (sa_exc.SQLAlchemyError, sqlite3.Error) as exc:
         failure = translate(exc, operation)
     except Exception as exc:
-        if not _is_driver_error(exc):
+        if not is_driver_error(exc):
             raise
         failure = translate(exc, operation)
     if failure is not None:

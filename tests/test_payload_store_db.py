@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from enclave._errors import BadInput, DecryptionFailed, InfrastructureError
 from enclave.keys import WrappedKey
 from enclave.store import DatabasePayloadStore, PayloadStore
+from enclave.store._db_payloads import _ChunkRows
 from enclave.store._frames import FrameOpener, FrameSealer, split_frames
 from enclave.store._tables import PAYLOAD_METADATA, payload_chunks, payload_keys
 from ledger import Ledger
@@ -224,7 +225,7 @@ def _synchronous_commit_of_pooled(engine: sa.Engine) -> set[str]:
 
 
 def test_a_batched_seal_commits_synchronously_and_leaves_no_relaxed_connection(
-    postgres_url: str, tmp_path: Path
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On PostgreSQL the chunks before the seal commit without waiting for the WAL flush;
     the seal's chunk commits with it (so every chunk before it is durable too), and no
@@ -236,17 +237,29 @@ def test_a_batched_seal_commits_synchronously_and_leaves_no_relaxed_connection(
         store = DatabasePayloadStore(engine=engine)
         seen: list[str] = []
 
-        def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-            if statement.startswith(("SET synchronous_commit", "INSERT INTO payload_chunks")):
-                seen.append(statement.split(" (")[0])
+        class Recording:  # the chunk writer's driver cursor, statements noted
+            def __init__(self, cursor: Any) -> None:
+                self._cursor = cursor
 
-        sa.event.listen(engine, "before_cursor_execute", record)
+            def execute(self, statement: str, *args: Any) -> Any:
+                seen.append(statement.split(" (")[0])
+                return self._cursor.execute(statement, *args)
+
+            def close(self) -> None:
+                self._cursor.close()
+
+        connect = _ChunkRows._connect
+
+        def recording_connect(rows: _ChunkRows) -> None:
+            connect(rows)
+            rows._cursor = Recording(rows._cursor)
+
+        monkeypatch.setattr(_ChunkRows, "_connect", recording_connect)
         blob = bytes(range(256)) * 1024
         writer = store.open_writer("acme", "sp-r", wrapped=WRAPPED, data_key=KEY, durable=False)
         for seq in range(12):  # 3 MiB: chunks before the seal
             writer.add_step(seq, [("response", "/blob", blob)])
         writer.close()
-        sa.event.remove(engine, "before_cursor_execute", record)
         inserts = [i for i, s in enumerate(seen) if s.startswith("INSERT")]
         assert len(inserts) >= 3
         assert seen[0] == "SET synchronous_commit TO off"

@@ -31,6 +31,7 @@ import sqlite3
 import threading
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import closing, contextmanager
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
@@ -38,7 +39,7 @@ from sqlalchemy.engine import Engine
 
 from ledger import Conflict, LedgerError
 from ledger._engine import WRITE_OPTION
-from ledger._transactions import read, translate, write
+from ledger._transactions import guarded, is_driver_error, read, write
 
 from .._errors import BadInput, DecryptionFailed, InfrastructureError
 from ..keys import WrappedKey
@@ -141,6 +142,12 @@ class _ChunkRows:
     its own on one connection held from the first chunk to the seal (a connection from
     the pool per chunk would pay a checkout, a liveness ping and a reset every time).
 
+    On PostgreSQL a chunk is one ``INSERT`` in autocommit, sent through the driver's
+    cursor with the statement compiled once from the table: one round trip, and none of
+    SQLAlchemy's per-statement bookkeeping, which cost about 0.1 ms a step in durable
+    capture (``benchmarks/capture.py --payloads database``). SQLite takes its write lock
+    with ``BEGIN IMMEDIATE`` as every ledger write does.
+
     ``relaxed`` (batched capture on PostgreSQL): the chunks before the last commit with
     ``synchronous_commit`` off — not waiting for their WAL to reach the disk — and the
     last one, holding the end frame, with it on. WAL is flushed in order, so the seal's
@@ -153,59 +160,71 @@ class _ChunkRows:
     ) -> None:
         self._engine = engine
         self._row: dict[str, object] = {"tenant_id": tenant_id, "specimen_id": specimen_id}
+        self._postgres = engine.dialect.name == "postgresql"
+        self._relaxed = relaxed and self._postgres
+        self._insert_sql = str(payload_chunks.insert().compile(dialect=engine.dialect))
         self._conn: sa.Connection | None = None
-        self._relaxed = relaxed and engine.dialect.name == "postgresql"
+        self._cursor: Any = None  # PostgreSQL: the driver's cursor on ``_conn``
         self._synchronous = True  # the session's setting on the held connection
         self.count = 0
-        # One INSERT is atomic on its own: on PostgreSQL it runs in autocommit, one round
-        # trip instead of three (BEGIN, INSERT, COMMIT); SQLite takes its write lock
-        # with BEGIN IMMEDIATE as every ledger write does.
-        self._options: dict[str, object] = (
-            {"isolation_level": "AUTOCOMMIT"}
-            if engine.dialect.name == "postgresql"
-            else {WRITE_OPTION: True}
-        )
-
-    def _set_synchronous(self, conn: sa.Connection, on: bool) -> None:
-        """(In the caller's ``begin()``: a session setting, kept past it.)"""
-        if self._synchronous != on:
-            conn.exec_driver_sql(f"SET synchronous_commit TO {'on' if on else 'off'}")
-            self._synchronous = on
 
     def insert(self, frames: bytes | bytearray, *, final: bool = False) -> None:
         failed = False
         try:
-            if self._conn is None:
-                self._conn = self._engine.connect().execution_options(**self._options)
-            with self._conn.begin():
-                if self._relaxed:
-                    self._set_synchronous(self._conn, final)
-                self._conn.execute(
-                    payload_chunks.insert(),
-                    {**self._row, "chunk_no": self.count, "frames": bytes(frames)},
-                )
-        except (sa_exc.SQLAlchemyError, sqlite3.Error) as exc:
-            translate(exc, "payload_chunk")  # logs names and codes, never the text
+            self._insert({**self._row, "chunk_no": self.count, "frames": bytes(frames)}, final)
+        except LedgerError:  # logged by name and code only
             failed = True
-        if failed:  # raised outside the handler: the driver's exception is not chained
+        if failed:  # raised outside the handler: nothing is chained
             self.close()
             raise InfrastructureError("the payload store's database is unavailable (write chunk)")
         self.count += 1
 
+    @guarded("payload_chunk")
+    def _insert(self, row: dict[str, object], final: bool) -> None:
+        if self._conn is None:
+            self._connect()
+        if self._cursor is not None:
+            if self._relaxed:
+                self._set_synchronous(final)
+            self._cursor.execute(self._insert_sql, row)
+        else:
+            assert self._conn is not None
+            with self._conn.begin():
+                self._conn.execute(payload_chunks.insert(), row)
+
+    def _connect(self) -> None:
+        if self._postgres:
+            self._conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+            self._cursor = self._conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        else:
+            self._conn = self._engine.connect().execution_options(**{WRITE_OPTION: True})
+
+    def _set_synchronous(self, on: bool) -> None:
+        """A session setting on the held connection, kept until changed."""
+        if self._synchronous != on:
+            self._cursor.execute(f"SET synchronous_commit TO {'on' if on else 'off'}")
+            self._synchronous = on
+
     def close(self) -> None:
-        if self._conn is not None and not self._synchronous:
-            # never hand the pool a connection that commits without waiting for the disk
-            try:
-                with self._conn.begin():
-                    self._set_synchronous(self._conn, True)
-            except (sa_exc.SQLAlchemyError, sqlite3.Error):
-                self._conn.invalidate()
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                conn.close()
-            except (sa_exc.SQLAlchemyError, sqlite3.Error):
-                pass  # a broken connection is discarded by the pool either way
+        conn, cursor = self._conn, self._cursor
+        self._conn = self._cursor = None
+        if conn is None:
+            return
+        try:
+            if not self._synchronous:
+                # never hand the pool a connection that commits without waiting for the disk
+                cursor.execute("SET synchronous_commit TO on")
+                self._synchronous = True
+            if cursor is not None:
+                cursor.close()
+        except Exception as exc:  # noqa: BLE001 - a broken connection is not pooled again
+            if not is_driver_error(exc):
+                raise
+            conn.invalidate()
+        try:
+            conn.close()
+        except (sa_exc.SQLAlchemyError, sqlite3.Error):
+            pass  # a broken connection is discarded by the pool either way
 
     cancel = close
 
