@@ -8,12 +8,13 @@ bound value. SQLite connections get, on connect:
 * ``secure_delete=ON`` (deleted pages are zeroed, not left readable in the file),
 * ``foreign_keys=ON`` and ``busy_timeout`` (writers wait instead of failing).
 
-Pool: ``POOL_SIZE`` connections stay open, up to ``MAX_OVERFLOW`` more are opened
-under load and closed when returned. The total (50) is above the threads a service
-process can run queries on (its 40-thread pool plus the list threads,
-``enclave.service._state``), so a burst of requests never leaves a thread waiting for a
-connection — waiting there is what turned a burst of listings into 30 s ``/whoami``
-answers and 503s. ``POOL_TIMEOUT`` bounds the wait should it ever happen.
+Pool: up to ``POOL_SIZE`` connections stay open once used, one for each thread a
+service process runs queries on (its 8 request threads and 2 list threads,
+``enclave.service._state``), so under load no request waits for a connection and none
+opens one — waiting is what turned a burst of listings into 30 s ``/whoami`` answers
+and 503s, and opening one per request cost PostgreSQL a backend start. Up to
+``MAX_OVERFLOW`` more are opened for other callers' bursts and closed when returned.
+``POOL_TIMEOUT`` bounds the wait should it ever happen.
 
 The pysqlite driver's own transaction handling is switched off (``isolation_level =
 None``) and ``BEGIN`` is emitted by the engine: ``BEGIN IMMEDIATE`` when a connection
@@ -36,8 +37,8 @@ from ._errors import LedgerUnavailable
 __all__ = ["make_engine", "BUSY_TIMEOUT_MS", "MAX_OVERFLOW", "POOL_SIZE", "WRITE_OPTION"]
 
 BUSY_TIMEOUT_MS = 30_000
-POOL_SIZE = 5
-MAX_OVERFLOW = 45
+POOL_SIZE = 10
+MAX_OVERFLOW = 40
 POOL_TIMEOUT_S = 10
 WRITE_OPTION = "ledger_write"
 

@@ -14,6 +14,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ from enclave.governance import add_analyst
 from enclave.jobs import submit_audit
 from enclave.replay import AuditRequest, Intervention, Strategy
 from enclave.service import create_app
+from enclave.service._state import LIST_THREADS, REQUEST_THREADS
+from ledger._engine import POOL_SIZE
 from tests.cli_runner import run_cli
 from tests.reads_world import CLASSES, seal_many, synthetic_specimen
 
@@ -274,22 +277,32 @@ def _free_port() -> int:
         return port
 
 
-def test_whoami_answers_while_45_slow_listings_run(tmp_path: Path) -> None:
-    home, tokens = _home(tmp_path / "home", 10)
+@contextmanager
+def _served(home: Home) -> Iterator[tuple[Any, str, httpx.Client]]:
+    """The service app on a real uvicorn server: (app, API url, one client for all)."""
     app = create_app(lambda: Runtime.open(home, env={}))
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    url = f"http://127.0.0.1:{port}{API}"
-    headers = {"Authorization": f"Bearer {tokens['vera']}"}
-    # one client for every request: making one per request costs CPU this test must not
+    # one client for every request: making one per request costs CPU these tests must not
     client = httpx.Client(timeout=120, limits=httpx.Limits(max_connections=100))
     try:
         deadline = time.monotonic() + 30
         while not server.started:
             assert time.monotonic() < deadline
             time.sleep(0.05)
+        yield app, f"http://127.0.0.1:{port}{API}", client
+    finally:
+        client.close()
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def test_whoami_answers_while_45_slow_listings_run(tmp_path: Path) -> None:
+    home, tokens = _home(tmp_path / "home", 10)
+    headers = {"Authorization": f"Bearer {tokens['vera']}"}
+    with _served(home) as (app, url, client):
         assert client.get(f"{url}/whoami", headers=headers).status_code == 200
 
         def slow(_conn: Any, _cursor: Any, sql: str, *_rest: Any) -> None:
@@ -313,7 +326,54 @@ def test_whoami_answers_while_45_slow_listings_run(tmp_path: Path) -> None:
         assert me.status_code == 200
         assert waited < 0.75, f"/whoami waited {waited:.2f} s behind the listings"
         assert statuses == [200] * 45
-    finally:
-        client.close()
-        server.should_exit = True
-        thread.join(timeout=30)
+
+
+def test_a_burst_of_reads_holds_no_more_connections_than_the_pool_keeps(tmp_path: Path) -> None:
+    """40 slow detail reads at once: the request threads are bounded, so the connections
+    in use never exceed what the pool keeps, and none is opened past it (on PostgreSQL
+    each would be a backend started and stopped per request)."""
+    home, tokens = _home(tmp_path / "home", 10)
+    headers = {"Authorization": f"Bearer {tokens['vera']}"}
+    with _served(home) as (app, url, client):
+        engine = app.state.enclave.runtime.ledger.engine
+        lock, in_use, peak, opened = threading.Lock(), [0], [0], [0]
+
+        def checkout(*_: Any) -> None:
+            with lock:
+                in_use[0] += 1
+                peak[0] = max(peak[0], in_use[0])
+
+        def checkin(*_: Any) -> None:
+            with lock:
+                in_use[0] -= 1
+
+        def connect(*_: Any) -> None:
+            with lock:
+                opened[0] += 1
+
+        def slow(_conn: Any, _cursor: Any, sql: str, *_rest: Any) -> None:
+            if "FROM specimens" in sql:
+                time.sleep(0.3)  # a slow read, holding its thread and connection
+
+        listeners = [
+            (engine.pool, "checkout", checkout),
+            (engine.pool, "checkin", checkin),
+            (engine.pool, "connect", connect),
+            (engine, "before_cursor_execute", slow),
+        ]
+        for target, name, fn in listeners:
+            sa.event.listen(target, name, fn)
+        try:
+            with ThreadPoolExecutor(max_workers=40) as pool:
+                reads = [
+                    pool.submit(client.get, f"{url}/specimens/sp-syn-{n % 10:06d}", headers=headers)
+                    for n in range(40)
+                ]
+                statuses = [f.result().status_code for f in reads]
+        finally:
+            for target, name, fn in listeners:
+                sa.event.remove(target, name, fn)
+        assert statuses == [200] * 40
+        assert 2 <= peak[0] <= REQUEST_THREADS + LIST_THREADS <= POOL_SIZE
+        assert engine.pool.checkedin() + in_use[0] <= POOL_SIZE
+        assert opened[0] <= POOL_SIZE

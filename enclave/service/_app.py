@@ -26,7 +26,7 @@ from ._job_secrets import router as job_secrets_router
 from ._ledger_routes import router as ledger_router
 from ._middleware import GuardMiddleware
 from ._reports import router as reports_router
-from ._state import ServiceState
+from ._state import ServiceState, bound_request_threads
 
 __all__ = ["API_PREFIX", "create_app"]
 
@@ -48,6 +48,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        bound_request_threads()
         try:
             yield
         finally:
