@@ -26,7 +26,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from ._errors import BadInput
 
@@ -46,16 +46,23 @@ def ledger_location(url: str) -> str:
     """Where a ledger URL points, without user or password: what a home is bound to."""
     try:
         parts = urlsplit(url)
-        port = parts.port
+        port: int | str | None = parts.port
     except ValueError:
         raise BadInput("the ledger URL is malformed") from None
     scheme = parts.scheme.split("+", 1)[0]
     if scheme == "sqlite":
         path = url.split(":///", 1)[1].split("?", 1)[0] if ":///" in url else ""
         return f"sqlite:{Path(path).resolve()}" if path else "sqlite:memory"
-    if not scheme or not parts.hostname:
+    host: str | None = parts.hostname
+    if not host and scheme == "postgresql":
+        # on this host through a Unix socket: libpq's host= names its directory
+        query = parse_qs(parts.query)
+        socket_dir = query.get("host", [""])[-1]
+        if socket_dir.startswith("/"):
+            host, port = socket_dir, port or query.get("port", [""])[-1]
+    if not scheme or not host:
         raise BadInput("the ledger URL is malformed")
-    return f"{scheme}://{parts.hostname}:{port or ''}{parts.path}"
+    return f"{scheme}://{host}:{port or ''}{parts.path}"
 
 
 def default_home(env: dict[str, str] | None = None) -> Path:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ from enclave._home import Home
 from enclave._runtime import Runtime, utc_now
 from enclave.governance import add_analyst
 from enclave.service import create_app
+from tests.fixtures.postgres import PostgresServer
 from tests.served import free_port, serving
 from tests.test_service import API, audit_body, build_home, error_code
 
@@ -583,6 +585,41 @@ def test_a_postgresql_home_never_falls_back_to_an_empty_embedded_ledger(
     again = run_cli(plain.root, "analyst", "list", "--json", env=without)
     assert again.returncode == 0 and [a["name"] for a in json.loads(again.stdout)] == ["ana"]
     assert not (plain.root / "ledger.db").exists()
+
+
+@pytest.mark.postgres
+def test_a_postgresql_home_through_the_unix_socket(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    """A server on the same host is usually reached through its socket directory
+    (libpq's ``host=/path``): the home binds to that directory and port, and a
+    different directory with the same port is another server."""
+    from tests.cli_runner import run_cli
+
+    name = "t_" + uuid.uuid4().hex[:16]
+    postgres_server.admin(f'CREATE DATABASE "{name}"')
+    url = postgres_server.socket_url(name)
+    home = Home.init(tmp_path / "home")
+    with_url = {**os.environ, "REPLAY_ENCLAVE_LEDGER_URL": url}
+    added = run_cli(
+        home.root, "analyst", "add", "ana", "--tenant", "acme", "--role", "viewer", env=with_url
+    )
+    assert added.returncode == 0, added.stderr
+    config = (home.root / "config.toml").read_text()
+    assert f"{postgres_server.socket_dir}:{postgres_server.port}/{name}" in config
+    without = {k: v for k, v in with_url.items() if k != "REPLAY_ENCLAVE_LEDGER_URL"}
+    listed = run_cli(home.root, "analyst", "list", "--json", env=without)
+    assert listed.returncode == 0 and [a["name"] for a in json.loads(listed.stdout)] == ["ana"]
+    assert not (home.root / "ledger.db").exists()
+    elsewhere = url.replace(str(postgres_server.socket_dir), str(tmp_path / "other-sock"))
+    refused = run_cli(
+        home.root,
+        "analyst",
+        "list",
+        "--json",
+        env={**with_url, "REPLAY_ENCLAVE_LEDGER_URL": elsewhere},
+    )
+    assert refused.returncode != 0 and refused.stderr.count("\n") == 1
 
 
 def test_an_embedded_home_refuses_a_foreign_ledger_url(tmp_path: Path) -> None:
