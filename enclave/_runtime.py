@@ -27,6 +27,7 @@ from ._home import Home
 from .keys import DigestKeys, DigestSource, KeyProvider, LocalKeyProvider
 from .keys._provider import BrokerGrants, GrantSource
 from .store import PayloadBackend, PayloadStore
+from .store._in_use import GuardedPayloads
 
 if TYPE_CHECKING:  # the database layer is imported when a runtime is opened
     from ledger import Ledger
@@ -72,7 +73,7 @@ class Runtime:
     home: Home
     ledger: Ledger
     digests: DigestSource
-    payloads: PayloadBackend
+    payloads: GuardedPayloads  # the home's store, under its payload lock
     provider: str = "local"
     env: dict[str, str] = field(default_factory=dict)
     clock: Callable[[], datetime] = field(default=utc_now)
@@ -149,13 +150,16 @@ class Runtime:
         except BaseException:
             ledger.close()
             raise
-        payloads: PayloadBackend
+        backend: PayloadBackend
         if payload_store == "database":  # the database layer is loaded by then
             from .store._db_payloads import DatabasePayloadStore
 
-            payloads = DatabasePayloadStore(engine=ledger.engine)
+            backend = DatabasePayloadStore(engine=ledger.engine)
         else:
-            payloads = PayloadStore(root=home.payloads_dir)
+            backend = PayloadStore(root=home.payloads_dir)
+        payloads = GuardedPayloads(
+            backend, home_root=home.root, store=payload_store, bound=home.bound_payloads
+        )
         return cls(
             home=home,
             ledger=ledger,
@@ -168,6 +172,7 @@ class Runtime:
         )
 
     def close(self) -> None:
+        self.payloads.release()
         self.ledger.close()
 
     def __enter__(self) -> Runtime:

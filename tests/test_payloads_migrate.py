@@ -22,6 +22,7 @@ from enclave.cli._payloads_cmds import erased_specimens
 from enclave.incidents import claims
 from enclave.keys import WrappedKey
 from enclave.store import DatabasePayloadStore, PayloadBackend, PayloadStore
+from enclave.store._in_use import PayloadsMoving, moving_payloads
 from enclave.store._migrate import migrate
 from enclave.store._tables import payload_chunks, payload_keys
 from tests import cli_runner
@@ -73,6 +74,74 @@ def files_in(home: Path) -> list[str]:
     return sorted(p.name for p in (home / "payloads").rglob("*") if p.is_file())
 
 
+def run_rows(home: Home) -> int:
+    """Runs the ledger records (sealed or not)."""
+    with Runtime.open(home, env={}) as runtime, runtime.ledger.engine.connect() as conn:
+        return int(conn.execute(sa.text("SELECT count(*) FROM runs")).scalar_one())
+
+
+# -- a migration and payload use exclude each other -------------------------------------
+
+
+def test_a_migration_refuses_while_a_capture_is_writing(tmp_path: Path) -> None:
+    home = Home.init(tmp_path / "home")
+    with Runtime.open(home, env={}) as runtime:
+        capture_claims(runtime, 1)
+        key, wrapped = runtime.keys.new_data_key("acme", "sp-open")
+        writer = runtime.payloads.open_writer(
+            "acme", "sp-open", wrapped=wrapped, data_key=key, durable=True
+        )
+        writer.add_step(0, [("response", "/body", b'"still being written"')])
+        refused = cli(home.root, "payloads", "migrate", "--to", "database")
+        assert refused.returncode != 0 and refused.stderr.count("\n") == 1, refused.stderr
+        assert "in use" in refused.stderr and "Traceback" not in refused.stderr
+        assert home.bound_payloads() == "files"
+        writer.close()
+        held = files_in(home.root)
+        assert len(held) == 4  # two specimens, a key file and a ciphertext file each
+    # every runtime of the home closed: the lock is free and the move goes ahead
+    moved = cli(home.root, "payloads", "migrate", "--to", "database", "--json")
+    assert moved.returncode == 0, moved.stderr
+    assert json.loads(moved.stdout)["copied"] == 2 and home.bound_payloads() == "database"
+
+
+def test_payload_use_refuses_while_the_payloads_move(tmp_path: Path) -> None:
+    home = Home.init(tmp_path / "home")
+    with Runtime.open(home, env={}) as runtime:
+        first = capture_claims(runtime, 1)
+    files, runs = files_in(home.root), run_rows(home)
+    with Runtime.open(home, env={}) as runtime, moving_payloads(home.root):
+        with pytest.raises(PayloadsMoving) as refused:
+            capture_claims(runtime, 2)
+        assert "\n" not in str(refused.value) and "being moved" in str(refused.value)
+        with pytest.raises(PayloadsMoving):
+            decrypt(runtime, "acme", first)
+        with pytest.raises(PayloadsMoving):  # a second migration
+            with moving_payloads(home.root):
+                pass
+    assert (files_in(home.root), run_rows(home)) == (files, runs)  # nothing recorded
+
+
+def test_a_runtime_opened_before_a_move_refuses_after_it(tmp_path: Path) -> None:
+    home = Home.init(tmp_path / "home")
+    with Runtime.open(home, env={}) as runtime:
+        capture_claims(runtime, 1)
+    stale = Runtime.open(home, env={})  # bound to files, payloads not touched yet
+    try:
+        moved = cli(home.root, "payloads", "migrate", "--to", "database")
+        assert moved.returncode == 0, moved.stderr
+        runs = run_rows(home)
+        with pytest.raises(PayloadsMoving) as refused:
+            capture_claims(stale, 2)  # would write into the folder just emptied
+        assert "moved to database" in str(refused.value)
+        assert files_in(home.root) == [] and run_rows(home) == runs
+    finally:
+        stale.close()
+    with Runtime.open(home, env={}) as fresh:
+        capture_claims(fresh, 2)
+        assert fresh.payloads.store == "database" and files_in(home.root) == []
+
+
 # -- choosing the store ----------------------------------------------------------------
 
 
@@ -81,14 +150,14 @@ def test_a_new_home_binds_the_configured_store(tmp_path: Path) -> None:
     with (home.root / "config.toml").open("a") as config:
         config.write('\n[payloads]\nstore = "database"\n')
     with Runtime.open(home, env={}) as runtime:
-        assert isinstance(runtime.payloads, DatabasePayloadStore)
+        assert runtime.payloads.store == "database"
         specimen = capture_claims(runtime, 1)
         assert decrypt(runtime, "acme", specimen)
         assert runtime.payloads.specimens() == [("acme", specimen)]
     assert home.backend["payloads"] == "database"
     assert files_in(home.root) == []
     with Runtime.open(home, env={}) as runtime:  # bound: no configuration needed again
-        assert isinstance(runtime.payloads, DatabasePayloadStore)
+        assert runtime.payloads.store == "database"
 
 
 def test_a_home_bound_before_payload_stores_keeps_its_files(tmp_path: Path) -> None:
@@ -96,7 +165,7 @@ def test_a_home_bound_before_payload_stores_keeps_its_files(tmp_path: Path) -> N
     with (home.root / "config.toml").open("a") as config:
         config.write('\n[backend]\nledger = "embedded"\nkeys = "local"\n')
     with Runtime.open(home, env={}) as runtime:
-        assert isinstance(runtime.payloads, PayloadStore)
+        assert runtime.payloads.store == "files"
     assert "payloads" not in home.backend
     with pytest.raises(BadInput) as refused:
         Runtime.open(home, env={ENV_STORE: "database"})
@@ -314,9 +383,9 @@ def run(
         )
 
 
-def all_readable(home: Home, fields: dict[str, Any], store: type) -> None:
+def all_readable(home: Home, fields: dict[str, Any], store: str) -> None:
     with Runtime.open(home, env={}) as runtime:
-        assert isinstance(runtime.payloads, store)
+        assert runtime.payloads.store == store
         for sid, want in fields.items():
             assert decrypt(runtime, "acme", sid) == want
 
@@ -331,13 +400,13 @@ def test_killed_while_copying_then_rerun(files_home: Any) -> None:
     with pytest.raises(Interrupted):
         run(home, "database", progress=killed)
     assert home.bound_payloads() == "files"
-    all_readable(home, fields, PayloadStore)  # nothing removed, still bound to files
+    all_readable(home, fields, "files")  # nothing removed, still bound to files
     summary = cli(home.root, "payloads", "migrate", "--to", "database", "--json")
     assert summary.returncode == 0, summary.stderr
     out = json.loads(summary.stdout)
     assert (out["already_copied"], out["copied"], out["removed"]) == (2, 1, 3)
     assert files_in(home.root) == []
-    all_readable(home, fields, DatabasePayloadStore)
+    all_readable(home, fields, "database")
 
 
 def test_partial_copy_is_copied_again(files_home: Any) -> None:
@@ -351,7 +420,7 @@ def test_partial_copy_is_copied_again(files_home: Any) -> None:
         assert table_rows(runtime.ledger.engine)[0] == 1
     out = run(home, "database")
     assert (out.already_copied, out.copied, out.removed) == (0, 3, 3)
-    all_readable(home, fields, DatabasePayloadStore)
+    all_readable(home, fields, "database")
 
 
 def test_killed_while_removing_old_copies_then_rerun(files_home: Any) -> None:
@@ -360,11 +429,11 @@ def test_killed_while_removing_old_copies_then_rerun(files_home: Any) -> None:
         run(home, "database", source=lambda s: Failing(s, erase=2))
     assert home.bound_payloads() == "database"  # every copy was verified first
     assert files_in(home.root).count("payloads.ct") == 2
-    all_readable(home, fields, DatabasePayloadStore)
+    all_readable(home, fields, "database")
     out = run(home, "database")
     assert (out.copied, out.removed, out.specimens) == (0, 2, 3)
     assert files_in(home.root) == []
-    all_readable(home, fields, DatabasePayloadStore)
+    all_readable(home, fields, "database")
 
 
 def test_a_copy_that_does_not_match_leaves_the_home_as_it_was(files_home: Any) -> None:
@@ -373,7 +442,7 @@ def test_a_copy_that_does_not_match_leaves_the_home_as_it_was(files_home: Any) -
         run(home, "database", into=lambda t: Failing(t, drop_last=99))
     assert "\n" not in str(failed.value) and "differs from its source" in str(failed.value)
     assert home.bound_payloads() == "files"
-    all_readable(home, fields, PayloadStore)
+    all_readable(home, fields, "files")
 
 
 def test_a_specimen_erased_between_runs_leaves_no_copy(files_home: Any) -> None:
@@ -405,7 +474,7 @@ def test_a_specimen_erased_between_runs_leaves_no_copy(files_home: Any) -> None:
                 sa.select(sa.func.count()).where(payload_chunks.c.specimen_id == ids[0])
             ).scalar_one()
     assert sorted(left) == sorted(ids[1:]) and chunks == 0
-    all_readable(home, {sid: fields[sid] for sid in ids[1:]}, DatabasePayloadStore)
+    all_readable(home, {sid: fields[sid] for sid in ids[1:]}, "database")
 
 
 def test_moving_back_to_files(files_home: Any) -> None:
@@ -414,7 +483,7 @@ def test_moving_back_to_files(files_home: Any) -> None:
     out = cli(home.root, "payloads", "migrate", "--to", "files")
     assert out.returncode == 0, out.stderr
     assert home.bound_payloads() == "files" and files_in(home.root).count("payloads.ct") == 3
-    all_readable(home, fields, PayloadStore)
+    all_readable(home, fields, "files")
     with Runtime.open(home, env={}) as runtime:
         assert table_rows(runtime.ledger.engine)[:2] == (0, 0)
 
@@ -429,10 +498,10 @@ def test_homes_sharing_the_database_keep_each_others_payloads(tmp_path: Path) ->
     second = Home.init(tmp_path / "second")
     shared = {"REPLAY_ENCLAVE_LEDGER_URL": f"sqlite:///{first.ledger_path}"}
     with Runtime.open(second, env=shared) as runtime:
-        assert isinstance(runtime.payloads, PayloadStore)
+        assert runtime.payloads.store == "files"
     done = cli(second.root, "payloads", "migrate", "--to", "database", "--json", **shared)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert (out["copied"], out["stale_removed"], out["specimens"]) == (0, 0, 2)
     assert second.bound_payloads() == "database"
-    all_readable(first, fields, DatabasePayloadStore)
+    all_readable(first, fields, "database")

@@ -206,9 +206,11 @@ def test_an_audit_admitted_on_a_runs_on_b_and_verifies_on_a(hosts: Hosts) -> Non
     verified = hosts.verify(audit_id)
     assert verified["ok"] is True, verified
     # B holds nothing it did not bring: no key, no payload, no certificate, no canary
-    # (its own marker and config, and the ledger head it last saw)
+    # (its own marker and config, the ledger head it last saw, two empty lock files)
     held = set(_files(hosts.b.root))
-    assert held <= {".replay-enclave-home", "config.toml", "ledger.head", "ledger.head.lock"}
+    own = {".replay-enclave-home", "config.toml", "ledger.head", "ledger.head.lock"}
+    assert held <= own | {"payloads.lock"}
+    assert (hosts.b.root / "payloads.lock").stat().st_size == 0
     assert "secret" not in (hosts.b.root / "config.toml").read_text()
     assert not any(scan_tree(hosts.b.root).values())
     assert not find_canaries((out + err).encode(), CANARIES)

@@ -245,6 +245,8 @@ def capture(
     specimen_id = specimen_id or f"sp-{secrets.token_hex(8)}"
     validate_id(specimen_id, what="specimen id")
 
+    runtime.payloads.hold()  # refused while the home's payloads move: before any write
+
     # 2. the run exists from here on: it ends sealed or incomplete
     ledger, clock = runtime.ledger, runtime.clock
     try:

@@ -57,6 +57,7 @@ def payloads_migrate(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from .._runtime import Runtime
+    from ..store._in_use import moving_payloads
     from ..store._migrate import migrate
 
     if to not in PAYLOAD_STORES:
@@ -64,7 +65,10 @@ def payloads_migrate(
     place = Home.open(home or default_home())
     # the store asked for is the one being moved to: open the one the home is bound to
     env = {k: v for k, v in os.environ.items() if k != ENV_PAYLOAD_STORE}
-    with Runtime.open(place, env=env, payloads_as_bound=True) as runtime:
+    with (
+        moving_payloads(place.root),
+        Runtime.open(place, env=env, payloads_as_bound=True) as runtime,
+    ):
         bound = place.bound_payloads()
         source = "database" if to == "files" else "files"
         stores = _stores(runtime)

@@ -19,8 +19,9 @@ nothing is decrypted. The steps, in order:
 A failure before step 3 leaves the home bound to the source with everything in it; a
 re-run continues. A re-run on a home already bound to the target (interrupted in step 4)
 treats the target as authoritative: it copies only what the target lacks and the ledger
-does not record as erased, and removes every source copy. Capture and replay workers
-should be stopped while payloads move.
+does not record as erased, and removes every source copy. The command holds the home's
+payloads exclusively throughout (``enclave.store._in_use``): it refuses while a capture,
+a worker or the service of the home holds them, and they refuse while it runs.
 """
 
 from __future__ import annotations
