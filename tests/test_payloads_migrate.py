@@ -249,7 +249,7 @@ def test_demo_on_the_database_store_then_migrated_both_ways(tmp_path: Path) -> N
         assert find_canaries(dump, INCIDENT_CANARIES) == []
         assert scan_tree(home) == {}
 
-        moved = cli(home, "payloads", "migrate", "--to", "files", "--json")
+        moved = cli(home, "payloads", "migrate", "--to", "files", "--sole-home", "--json")
         assert moved.returncode == 0, moved.stderr
         summary = json.loads(moved.stdout)
         assert (summary["copied"], summary["removed"], summary["unsealed"]) == (3, 3, 0)
@@ -297,7 +297,7 @@ def test_capture_and_audit_on_postgresql(tmp_path: Path, postgres_url: str) -> N
     assert files_in(root) == [] and scan_tree(root) == {}
     assert audit_procurement(root, sealed.specimen_id, **pg)["classification"] == "influential"
 
-    moved = cli(root, "payloads", "migrate", "--to", "files", "--json", **pg)
+    moved = cli(root, "payloads", "migrate", "--to", "files", "--sole-home", "--json", **pg)
     assert moved.returncode == 0, moved.stderr
     assert json.loads(moved.stdout)["copied"] == 2
     back = cli(root, "payloads", "migrate", "--to", "database", "--json", **pg)
@@ -480,7 +480,7 @@ def test_a_specimen_erased_between_runs_leaves_no_copy(files_home: Any) -> None:
 def test_moving_back_to_files(files_home: Any) -> None:
     home, ids, fields = files_home
     run(home, "database")
-    out = cli(home.root, "payloads", "migrate", "--to", "files")
+    out = cli(home.root, "payloads", "migrate", "--to", "files", "--sole-home")
     assert out.returncode == 0, out.stderr
     assert home.bound_payloads() == "files" and files_in(home.root).count("payloads.ct") == 3
     all_readable(home, fields, "files")
@@ -504,4 +504,13 @@ def test_homes_sharing_the_database_keep_each_others_payloads(tmp_path: Path) ->
     out = json.loads(done.stdout)
     assert (out["copied"], out["stale_removed"], out["specimens"]) == (0, 0, 2)
     assert second.bound_payloads() == "database"
+    all_readable(first, fields, "database")
+    # moving back to files from either home would take the other's payloads with it:
+    # refused unless the operator says no other home uses the database
+    for home in (first, second):
+        env = shared if home is second else {}
+        refused = cli(home.root, "payloads", "migrate", "--to", "files", **env)
+        assert refused.returncode != 0 and refused.stderr.count("\n") == 1
+        assert "--sole-home" in refused.stderr and "Traceback" not in refused.stderr
+        assert home.bound_payloads() == "database"
     all_readable(first, fields, "database")

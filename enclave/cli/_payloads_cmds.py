@@ -49,6 +49,14 @@ def erased_specimens(runtime: Runtime) -> set[str]:
 def payloads_migrate(
     to: Annotated[str, typer.Option("--to", help="Where the payloads go: files or database.")],
     home: HomeOption = None,
+    sole_home: Annotated[
+        bool,
+        typer.Option(
+            "--sole-home",
+            help="With --to files: no other home uses this ledger database (every "
+            "specimen's payloads leave the database for this home's folder).",
+        ),
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Move every specimen's wrapped key and ciphertext to the other store, verify each
@@ -62,6 +70,13 @@ def payloads_migrate(
 
     if to not in PAYLOAD_STORES:
         raise BadInput("--to must be 'files' or 'database'")
+    if to == "files" and not sole_home:
+        # the database's payloads are every sharing home's: moving them out takes them
+        # from the others (their reads fail) — only the operator knows there are none
+        raise BadInput(
+            "moving payloads out of the database takes them from every home sharing it: "
+            "pass --sole-home if this home is the only one"
+        )
     place = Home.open(home or default_home())
     # the store asked for is the one being moved to: open the one the home is bound to
     env = {k: v for k, v in os.environ.items() if k != ENV_PAYLOAD_STORE}
