@@ -106,8 +106,17 @@ def _run(block: Block, cwd: Path) -> tuple[int | None, str]:
     with selectors.DefaultSelector() as sel:
         sel.register(proc.stdout, selectors.EVENT_READ)
         try:
+            ended_at: float | None = None
             while time.monotonic() < deadline:
-                if not sel.select(timeout=1.0):
+                # once the script has ended, read what is left for a moment, then stop:
+                # its background jobs (servers, workers) may hold the pipe open
+                if ended_at is None and proc.poll() is not None:
+                    ended_at = time.monotonic()
+                if ended_at is not None and time.monotonic() - ended_at > 2.0:
+                    break
+                if not sel.select(timeout=1.0 if ended_at is None else 0.2):
+                    if ended_at is not None:
+                        break
                     continue
                 chunk = os.read(proc.stdout.fileno(), 65536)
                 if not chunk:
