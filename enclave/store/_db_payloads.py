@@ -162,7 +162,7 @@ class _ChunkRows:
         self._row: dict[str, object] = {"tenant_id": tenant_id, "specimen_id": specimen_id}
         self._postgres = engine.dialect.name == "postgresql"
         self._relaxed = relaxed and self._postgres
-        self._insert_sql = str(payload_chunks.insert().compile(dialect=engine.dialect))
+        self._insert_sql = ""  # PostgreSQL: compiled from the table when connecting
         self._conn: sa.Connection | None = None
         self._cursor: Any = None  # PostgreSQL: the driver's cursor on ``_conn``
         self._synchronous = True  # the session's setting on the held connection
@@ -194,6 +194,7 @@ class _ChunkRows:
 
     def _connect(self) -> None:
         if self._postgres:
+            self._insert_sql = str(payload_chunks.insert().compile(dialect=self._engine.dialect))
             self._conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
             self._cursor = self._conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         else:
