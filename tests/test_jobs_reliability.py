@@ -84,6 +84,12 @@ class Workers:
     def signal(self, name: str, sig: int) -> None:
         self.procs[name].send_signal(sig)
 
+    def stopped(self, name: str) -> bool:
+        """Whether every thread of the worker is in the stopped state."""
+        tasks = Path(f"/proc/{self.procs[name].pid}/task")
+        states = [(t / "stat").read_text().rsplit(")", 1)[1].split()[0] for t in tasks.iterdir()]
+        return all(state == "T" for state in states)
+
     def kill(self, name: str) -> None:
         proc = self.procs[name]
         proc.kill()
@@ -253,6 +259,9 @@ def _stop_outside_a_write(pool: Any, name: str, database: Path) -> None:
     its successor included, which is SQLite's locking and not what this test is about."""
     for _ in range(100):
         pool.signal(name, signal.SIGSTOP)
+        # kill() returns before every thread has stopped: probing earlier could pass just
+        # before the worker begins a write it is then frozen inside
+        wait_for(lambda: pool.stopped(name), timeout=10, what="the worker to stop")
         probe = sqlite3.connect(database, timeout=0.2)
         try:
             probe.execute("BEGIN EXCLUSIVE")
@@ -298,7 +307,8 @@ def test_stopped_worker_cannot_overwrite_its_successor(
         def successor_done() -> bool:
             return job_rows(rt, "id = :id", id=job["id"])[0]["status"] == "done"
 
-        wait_for(successor_done, timeout=60, what="the successor to finish the job")
+        # 200 seeds take ~10 s on an idle machine; the bound leaves room for a loaded one
+        wait_for(successor_done, timeout=150, what="the successor to finish the job")
         pool.signal("w-first", signal.SIGCONT)
         wait_for(
             lambda: "commit rejected" in pool.log_text("w-first"),
