@@ -86,8 +86,12 @@ class Workers:
 
     def stopped(self, name: str) -> bool:
         """Whether every thread of the worker is in the stopped state."""
-        tasks = Path(f"/proc/{self.procs[name].pid}/task")
-        states = [(t / "stat").read_text().rsplit(")", 1)[1].split()[0] for t in tasks.iterdir()]
+        states = []
+        for task in Path(f"/proc/{self.procs[name].pid}/task").iterdir():
+            try:
+                states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+            except FileNotFoundError:  # a thread that ended meanwhile
+                continue
         return all(state == "T" for state in states)
 
     def kill(self, name: str) -> None:
