@@ -111,10 +111,15 @@ def write(engine: Engine, *, operation: str = "write") -> Iterator[sa.Connection
 def read(
     engine: Engine, *, snapshot: bool = False, operation: str = "read"
 ) -> Iterator[sa.Connection]:
-    """One read transaction; ``snapshot`` when several statements must agree."""
+    """One read; ``snapshot`` when several statements must agree (one transaction).
+
+    A plain read on PostgreSQL runs in autocommit: under READ COMMITTED every statement
+    sees its own snapshot inside a transaction too, so ``BEGIN`` and ``COMMIT`` would be
+    two round trips that change nothing. SQLite keeps its transaction, the snapshot of
+    a WAL reader."""
     with _translated(operation), engine.connect() as conn:
-        if snapshot and conn.dialect.name == "postgresql":
-            conn.execution_options(isolation_level="REPEATABLE READ")
+        if conn.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="REPEATABLE READ" if snapshot else "AUTOCOMMIT")
         with conn.begin():
             yield conn
 

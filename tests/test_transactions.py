@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -156,3 +157,33 @@ def test_an_unreachable_database_is_unavailable_without_a_driver_error(tmp_path:
             conn.execute(sa.select(1))
         assert isinstance(info.value, LedgerError)
         assert_carries_no_value(info.value)
+
+
+@pytest.mark.postgres
+def test_a_plain_read_on_postgresql_is_one_statement_each_and_leaves_writes_atomic(
+    postgres_url: str,
+) -> None:
+    """READ COMMITTED gives every statement its own snapshot, transaction or not: a plain
+    read runs in autocommit and spends no round trips on BEGIN and COMMIT. A snapshot
+    read still holds one transaction, and the pooled connection goes back to
+    transactional writes."""
+    from psycopg.pq import TransactionStatus
+
+    from ledger._engine import make_engine
+
+    engine = make_engine(postgres_url)
+    try:
+
+        def status(conn: sa.Connection) -> TransactionStatus:
+            conn.execute(sa.text("SELECT 1"))
+            driver: Any = conn.connection.driver_connection
+            return TransactionStatus(driver.info.transaction_status)
+
+        with read(engine) as conn:
+            assert status(conn) is TransactionStatus.IDLE
+        with read(engine, snapshot=True) as conn:
+            assert status(conn) is TransactionStatus.INTRANS
+        with write(engine) as conn:
+            assert status(conn) is TransactionStatus.INTRANS
+    finally:
+        engine.dispose()
