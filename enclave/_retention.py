@@ -219,12 +219,13 @@ def _specimens() -> Any:
 
 
 def _run(runtime: Runtime, query: Any) -> list[Any]:
-    import sqlalchemy as sa
+    from ledger import LedgerError
+    from ledger._transactions import read
 
     try:
-        with runtime.ledger.engine.connect() as conn:
+        with read(runtime.ledger.engine) as conn:
             return list(conn.execute(query))
-    except sa.exc.SQLAlchemyError:
+    except LedgerError:
         raise InfrastructureError("the ledger database is unavailable") from None
 
 

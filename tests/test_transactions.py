@@ -187,3 +187,24 @@ def test_a_plain_read_on_postgresql_is_one_statement_each_and_leaves_writes_atom
             assert status(conn) is TransactionStatus.INTRANS
     finally:
         engine.dispose()
+
+
+def test_a_tag_raced_by_another_tagger_is_a_conflict_without_the_value(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two taggers both find a tag missing and both insert it: the second insert clashes
+    on the primary key, whose DETAIL names the tag. It leaves as a Conflict that names
+    nothing, and records nothing."""
+    from enclave.cli._demo import capture_incidents
+    from enclave.release import _library, tag_specimen, tags_of
+
+    specimen_id = next(iter(capture_incidents(runtime).values()))
+    assert tag_specimen(runtime, specimen_id, [CANARY], now=T0) == (CANARY,)
+    entries = len(runtime.ledger.entries(kind="library.tagged"))
+    monkeypatch.setattr(_library, "tags_of", lambda *_: {})  # what the other tagger saw
+    with pytest.raises(Conflict) as info:
+        tag_specimen(runtime, specimen_id, [CANARY], now=T0)
+    assert_carries_no_value(info.value)
+    monkeypatch.undo()
+    assert tags_of(runtime, [specimen_id]) == {specimen_id: (CANARY,)}
+    assert len(runtime.ledger.entries(kind="library.tagged")) == entries

@@ -26,6 +26,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Classification, NotFound, canonical_json
+from ledger._transactions import read, write
 
 from .._errors import BadInput, Refused
 from .._runtime import Runtime
@@ -84,7 +85,7 @@ def tag_specimen(
     have = set(tags_of(runtime, [specimen_id]).get(specimen_id, ()))
     added = tuple(t for t in wanted if t not in have)
     if added:
-        with runtime.ledger.engine.begin() as conn:
+        with write(runtime.ledger.engine) as conn:
             conn.execute(
                 sa.insert(library_tags),
                 [
@@ -104,7 +105,7 @@ def untag_specimen(runtime: Runtime, specimen_id: str, tags: Iterable[str]) -> t
     have = set(tags_of(runtime, [specimen_id]).get(specimen_id, ()))
     removed = tuple(t for t in wanted if t in have)
     if removed:
-        with runtime.ledger.engine.begin() as conn:
+        with write(runtime.ledger.engine) as conn:
             conn.execute(
                 sa.delete(library_tags).where(
                     library_tags.c.specimen_id == specimen_id, library_tags.c.tag.in_(removed)
@@ -120,7 +121,7 @@ def tags_of(runtime: Runtime, specimen_ids: Sequence[str]) -> dict[str, tuple[st
     out: dict[str, list[str]] = {}
     if not specimen_ids:
         return {}
-    with runtime.ledger.engine.connect() as conn:
+    with read(runtime.ledger.engine) as conn:
         rows = conn.execute(
             sa.select(library_tags.c.specimen_id, library_tags.c.tag)
             .where(library_tags.c.specimen_id.in_(list(specimen_ids)))
@@ -231,7 +232,7 @@ def select(runtime: Runtime, selector: Selector) -> Selection:
         query = query.where(
             sa.exists().where(library_tags.c.specimen_id == s.c.id, library_tags.c.tag == tag)
         )
-    with runtime.ledger.engine.connect() as conn:
+    with read(runtime.ledger.engine) as conn:
         rows = [(str(r[0]), bool(r[1])) for r in conn.execute(query)]
     live = sorted(i for i, erased in rows if not erased)
     gone = sorted(i for i, erased in rows if erased)
