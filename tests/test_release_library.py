@@ -139,3 +139,30 @@ def test_the_release_package_front() -> None:
         "verify_report",
     }
     assert all(hasattr(release, name) for name in release.__all__)
+
+
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def test_tags_of_a_library_larger_than_one_statement_can_bind(
+    backend: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> None:
+    """A selection names every member: 70,000 ids are more parameters than one statement
+    may bind (PostgreSQL 65,535; SQLite 32,766 unless built with more)."""
+    env: dict[str, str] = {}
+    if backend == "postgres":
+        env["REPLAY_ENCLAVE_LEDGER_URL"] = request.getfixturevalue("postgres_url")
+    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("big") / "home"), env=env)
+    try:
+        ids = _capture_all(rt)
+        tag_specimen(rt, ids["claims"], ["release-gate/big"], now=datetime.now(UTC))
+        many = [f"absent-{n}" for n in range(70_000)]
+        assert tags_of(rt, [*many, ids["claims"]]) == {ids["claims"]: ("release-gate/big",)}
+    finally:
+        rt.close()
+
+
+def test_a_selector_lists_a_bounded_number_of_ids() -> None:
+    Selector(specimens=tuple(f"sp-{n}" for n in range(10_000)))
+    with pytest.raises(BadInput, match="at most 10000 specimen ids"):
+        Selector(specimens=tuple(f"sp-{n}" for n in range(10_001)))

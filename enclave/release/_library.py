@@ -45,6 +45,8 @@ __all__ = [
 _TAG = re.compile(r"[a-z0-9][a-z0-9._/-]{0,127}")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 MAX_TAGS = 32
+MAX_LISTED_SPECIMENS = 10_000  # explicit ids in one selector
+_IDS_PER_QUERY = 1_000
 # the ledger's specimen columns a selector reads (read only; the ledger owns the table)
 _SPECIMENS = sa.table(
     "specimens",
@@ -118,17 +120,22 @@ def untag_specimen(runtime: Runtime, specimen_id: str, tags: Iterable[str]) -> t
 
 
 def tags_of(runtime: Runtime, specimen_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Each given specimen's tags (sorted); specimens without any are left out."""
     out: dict[str, list[str]] = {}
-    if not specimen_ids:
+    ids = sorted(set(specimen_ids))
+    if not ids:
         return {}
     with read(runtime.ledger.engine) as conn:
-        rows = conn.execute(
-            sa.select(library_tags.c.specimen_id, library_tags.c.tag)
-            .where(library_tags.c.specimen_id.in_(list(specimen_ids)))
-            .order_by(library_tags.c.specimen_id, library_tags.c.tag)
-        )
-        for specimen_id, tag in rows:
-            out.setdefault(str(specimen_id), []).append(str(tag))
+        # a statement binds at most 65,535 parameters (PostgreSQL); a selection names
+        # every member of the library
+        for start in range(0, len(ids), _IDS_PER_QUERY):
+            rows = conn.execute(
+                sa.select(library_tags.c.specimen_id, library_tags.c.tag)
+                .where(library_tags.c.specimen_id.in_(ids[start : start + _IDS_PER_QUERY]))
+                .order_by(library_tags.c.specimen_id, library_tags.c.tag)
+            )
+            for specimen_id, tag in rows:
+                out.setdefault(str(specimen_id), []).append(str(tag))
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -162,6 +169,8 @@ class Selector:
             c.value for c in Classification
         }:
             raise BadInput("--classification is public, internal, confidential or restricted")
+        if len(self.specimens) > MAX_LISTED_SPECIMENS:
+            raise BadInput(f"a selector lists at most {MAX_LISTED_SPECIMENS} specimen ids")
         if not all(isinstance(s, str) and _ID.fullmatch(s) for s in self.specimens):
             raise BadInput("a specimen id is 1-128 of A-Z a-z 0-9 . _ : -")
         object.__setattr__(self, "specimens", tuple(sorted(set(self.specimens))))
