@@ -45,18 +45,28 @@ def _open_lock(home_root: Path) -> int:
         raise InfrastructureError("the home's payload lock is unavailable") from None
 
 
+def _locked(home_root: Path, mode: int, refusal: str) -> int:
+    """The lock file's descriptor holding ``mode`` (shared or exclusive), or
+    ``PayloadsMoving(refusal)`` at once if another process holds the other mode."""
+    fd = _open_lock(home_root)
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise PayloadsMoving(refusal) from None
+    return fd
+
+
 @contextmanager
 def moving_payloads(home_root: Path) -> Iterator[None]:
     """Hold the home's payloads exclusively (``payloads migrate``), or refuse at once."""
-    fd = _open_lock(home_root)
+    fd = _locked(
+        home_root,
+        fcntl.LOCK_EX,
+        "payloads of this home are in use (a capture, a worker or the service): "
+        "stop them, then migrate",
+    )
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise PayloadsMoving(
-                "payloads of this home are in use (a capture, a worker or the service): "
-                "stop them, then migrate"
-            ) from None
         yield
     finally:
         os.close(fd)
@@ -80,22 +90,20 @@ class GuardedPayloads:
     def _held(self) -> PayloadBackend:
         with self._lock:
             if self._fd is None:
-                fd = _open_lock(self._root)
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    os.close(fd)
-                    raise PayloadsMoving(
-                        "the home's payloads are being moved (payloads migrate): "
-                        "try again when it ends"
-                    ) from None
-                if self._bound() != self._store:
-                    os.close(fd)
-                    raise PayloadsMoving(
-                        f"the home's payloads were moved to {self._bound()}: start this again"
-                    )
-                self._fd = fd
+                self._fd = self._take()
             return self._inner
+
+    def _take(self) -> int:
+        fd = _locked(
+            self._root,
+            fcntl.LOCK_SH,
+            "the home's payloads are being moved (payloads migrate): try again when it ends",
+        )
+        bound = self._bound()
+        if bound != self._store:
+            os.close(fd)
+            raise PayloadsMoving(f"the home's payloads were moved to {bound}: start this again")
+        return fd
 
     @property
     def store(self) -> str:
