@@ -299,3 +299,14 @@ def asyncio_agent(request: dict[str, Any]) -> dict[str, Any]:
         return int(doubled)
 
     return {"doubled": asyncio.run(main())}
+
+
+def fd_targets(request: dict[str, Any]) -> dict[str, Any]:
+    """What every descriptor this process holds points at (an inherited lock file, say)."""
+    targets = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            targets[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            targets[fd] = "?"
+    return {"targets": targets}

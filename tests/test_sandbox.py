@@ -194,6 +194,34 @@ def test_worker_gets_no_credentials_and_no_extra_descriptors(
     assert len(reply["fds"]) <= 5
 
 
+def test_replayed_code_does_not_inherit_the_homes_payload_lock(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """A worker holds its home's payload lock while it replays; the code under audit must
+    not hold it too (it could then keep a migration out, or learn the home's path)."""
+    import fcntl
+
+    from enclave._home import Home
+    from enclave._runtime import Runtime
+
+    runtime = Runtime.open(Home.init(tmp_path / "home"), env={})
+    try:
+        runtime.payloads.hold()
+        held = [
+            fd
+            for fd in os.listdir("/proc/self/fd")
+            if os.path.realpath(f"/proc/self/fd/{fd}").endswith("payloads.lock")
+        ]
+        assert len(held) == 1
+        assert fcntl.fcntl(int(held[0]), fcntl.F_GETFD) & fcntl.FD_CLOEXEC
+        with sandbox.start("tests.hostile_agents:fd_targets") as worker:
+            targets = worker.call({})["targets"]
+        home = str(runtime.home.root)
+        assert not [t for t in targets.values() if "payloads.lock" in t or home in t]
+    finally:
+        runtime.close()
+
+
 # -- network --------------------------------------------------------------------
 
 
