@@ -25,7 +25,9 @@ module is present. Medians over repeated rounds; ratios are capture / reference.
 ``--payloads database`` (or ``both``, after the table above) measures the same capture
 steps with the payload store in the database (``[payloads] store = "database"``) against
 the file store, in alternating rounds of one run: the ratio database / files per payload
-size and mode, target <= 1.5x at every row. The database is a local PostgreSQL started
+size and mode, target <= 1.5x at every row; beside each, the same bytes per step stored
+alone (appended to a file, inserted into a table: no capture work), the reference for
+what the database itself costs. The database is a local PostgreSQL started
 for the run (fsync on) whose WAL is first warmed, so segments are recycled as on a
 server that has been running (``--cold-wal``: not warmed), or ``--ledger-url``.
 
@@ -372,6 +374,68 @@ def warm_server_wal(url: str, *, mebibytes: int) -> None:
         engine.dispose()
 
 
+STEP_FRAME_BYTES = 96  # a step's frames beyond the payload: request field, nonces, tags
+
+
+def stored_alone_in_files(size: int, *, durable: bool, steps: int, folder: Path) -> float:
+    """The storage alone: a step's bytes appended to a file as the file store does (a
+    1 MiB buffer; fsync per step when durable, else once at the end), no capture work.
+    Seconds per step."""
+    block, path = os.urandom(size + STEP_FRAME_BYTES), folder / "alone.ct"
+    with open(path, "ab", buffering=1 << 20) as out:
+        start = time.perf_counter()
+        for _ in range(steps):
+            out.write(block)
+            if durable:
+                out.flush()
+                os.fsync(out.fileno())
+        out.flush()
+        os.fsync(out.fileno())
+        elapsed = time.perf_counter() - start
+    path.unlink()
+    return elapsed / steps
+
+
+class StoredAloneInDatabase:
+    """The storage alone in the database: a step's bytes inserted as the database store
+    inserts its chunks (one autocommit ``INSERT`` of a ``bytea`` stored out of line,
+    uncompressed; per step with ``synchronous_commit`` on when durable, else ~1 MiB at a
+    time with it off and the last with it on), from one thread, no capture work."""
+
+    def __init__(self, url: str) -> None:
+        import sqlalchemy as sa
+
+        self._engine = sa.create_engine(url)
+        self._conn = self._engine.raw_connection()
+        self._conn.driver_connection.autocommit = True  # type: ignore[union-attr]
+        self._cursor = self._conn.driver_connection.cursor()  # type: ignore[union-attr]
+        self._cursor.execute("CREATE TABLE alone (n int PRIMARY KEY, b bytea NOT NULL)")
+        self._cursor.execute("ALTER TABLE alone ALTER COLUMN b SET STORAGE EXTERNAL")
+
+    def per_step(self, size: int, *, durable: bool, steps: int) -> float:
+        from enclave.store._db_payloads import CHUNK_BYTES
+
+        block, insert = os.urandom(size + STEP_FRAME_BYTES), "INSERT INTO alone VALUES (%s, %s)"
+        buffer, number, synchronous = bytearray(), 0, True
+        start = time.perf_counter()
+        for step in range(steps):
+            buffer += block
+            if durable or len(buffer) >= CHUNK_BYTES or step == steps - 1:
+                if synchronous != (durable or step == steps - 1):  # as the store: on change
+                    synchronous = not synchronous
+                    self._cursor.execute(f"SET synchronous_commit TO {synchronous}")
+                self._cursor.execute(insert, (number, bytes(buffer)))
+                buffer, number = bytearray(), number + 1
+        elapsed = time.perf_counter() - start
+        self._cursor.execute("TRUNCATE alone")
+        return elapsed / steps
+
+    def close(self) -> None:
+        self._cursor.execute("DROP TABLE alone")
+        self._conn.close()
+        self._engine.dispose()
+
+
 def compare_stores(*, quick: bool, ledger_url: str | None, warm_wal: bool = True) -> dict[str, Any]:
     """Per-step capture (steps + seal) with the file store and with the database store,
     alternating round by round; medians."""
@@ -390,6 +454,7 @@ def compare_stores(*, quick: bool, ledger_url: str | None, warm_wal: bool = True
             Path(tmp) / "database",
             env={"REPLAY_ENCLAVE_PAYLOAD_STORE": "database", "REPLAY_ENCLAVE_LEDGER_URL": url},
         )
+        alone = StoredAloneInDatabase(url)
         try:
             for bench in (files, database):  # warm up
                 bench.per_step(4096, durable=False, steps=500, rounds=1)
@@ -398,7 +463,7 @@ def compare_stores(*, quick: bool, ledger_url: str | None, warm_wal: bool = True
                     ("batched", False, batched_steps[size]),
                     ("durable", True, durable_steps),
                 ):
-                    on_files, on_db = [], []
+                    on_files, on_db, alone_files, alone_db = [], [], [], []
                     for _ in range(rounds):
                         on_files.append(
                             files.per_step(size, durable=durable, steps=steps, rounds=1)[0]
@@ -406,11 +471,29 @@ def compare_stores(*, quick: bool, ledger_url: str | None, warm_wal: bool = True
                         on_db.append(
                             database.per_step(size, durable=durable, steps=steps, rounds=1)[0]
                         )
-                    f, d = statistics.median(on_files), statistics.median(on_db)
+                        alone_files.append(
+                            stored_alone_in_files(
+                                size, durable=durable, steps=steps, folder=Path(tmp)
+                            )
+                        )
+                        alone_db.append(alone.per_step(size, durable=durable, steps=steps))
+                    med = statistics.median
+                    f, d = med(on_files), med(on_db)
+                    af, ad = med(alone_files), med(alone_db)
                     rows.append(
-                        {"size": size, "mode": mode, "files": f, "database": d, "ratio": d / f}
+                        {
+                            "size": size,
+                            "mode": mode,
+                            "files": f,
+                            "database": d,
+                            "ratio": d / f,
+                            "alone_files": af,
+                            "alone_database": ad,
+                            "alone_ratio": ad / af,
+                        }
                     )
         finally:
+            alone.close()
             files.close()
             database.close()
     wal = "given server" if ledger_url else ("warm WAL" if warm_wal else "fresh cluster's WAL")
@@ -421,13 +504,18 @@ def print_store_table(results: dict[str, Any]) -> None:
     print(
         f"payload store per capture step, microseconds (medians): database = {results['database']}"
     )
-    header = f"{'payload':>8} {'mode':<8} {'files':>9} {'database':>9} {'db / files':>11}"
+    print("(storage alone: the same bytes per step written or inserted, no capture work)")
+    header = (
+        f"{'payload':>8} {'mode':<8} {'files':>9} {'database':>9} {'db / files':>11}"
+        f" | {'storage alone: files':>21} {'database':>9} {'db / files':>11}"
+    )
     print(header)
     print("-" * len(header))
     for r in results["rows"]:
         print(
             f"{r['size']:>8} {r['mode']:<8} {r['files'] * 1e6:>9.1f} {r['database'] * 1e6:>9.1f} "
-            f"{r['ratio']:>10.2f}x"
+            f"{r['ratio']:>10.2f}x | {r['alone_files'] * 1e6:>21.1f} "
+            f"{r['alone_database'] * 1e6:>9.1f} {r['alone_ratio']:>10.2f}x"
         )
     worst = max(r["ratio"] for r in results["rows"])
     verdict = "met" if worst <= STORE_TARGET else "MISSED"

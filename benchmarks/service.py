@@ -34,7 +34,10 @@ and while 45 clients run filter queries. The clients are wrk's (``apt-get instal
 ``_read_client.lua``), so the load generator takes little of the CPUs the service runs
 on. They are closed loops (the next request as soon as the answer arrives: a saturation
 test, where latency is clients / throughput) unless ``--think-ms`` gives each a pause
-after each answer. Run: ``python
+after each answer. The reference, measured in the same run by the same clients: a
+do-nothing FastAPI route served as the service is (``_floor_app.py``), the floor no
+route can beat on this machine; ``vs_floor`` is each route's p99 over the floor's. Run:
+``python
 benchmarks/service.py --read-load [--seconds 30] [--backends sqlite,postgres]
 [--serve-workers 2] [--think-ms 500]``.
 """
@@ -441,25 +444,22 @@ def _seed_reads(
 
 
 def _serve(home: Path, env: dict[str, str], port: int, workers: int, log: Path) -> Any:
+    """``replay-enclave serve`` on ``home``, once it accepts connections."""
+    argv = ["serve", "--home", str(home), "--port", str(port), "--workers", str(workers)]
+    return _listening(
+        [sys.executable, "-c", "from enclave.cli import main; main()", *argv], env, port, log
+    )
+
+
+def _serve_floor(env: dict[str, str], port: int, workers: int, log: Path) -> Any:
+    """``_floor_app``'s do-nothing route, served as the service is."""
+    code = f"from benchmarks._floor_app import serve; serve({port}, {workers})"
+    return _listening([sys.executable, "-c", code], env, port, log)
+
+
+def _listening(argv: list[str], env: dict[str, str], port: int, log: Path) -> Any:
     with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from enclave.cli import main; main()",
-                "serve",
-                "--home",
-                str(home),
-                "--port",
-                str(port),
-                "--workers",
-                str(workers),
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=out,
-        )
+        proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=out)
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -467,7 +467,7 @@ def _serve(home: Path, env: dict[str, str], port: int, workers: int, log: Path) 
             return proc
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the service did not start") from None
+                raise RuntimeError("the server did not start") from None
             time.sleep(0.2)
 
 
@@ -618,11 +618,11 @@ def measure_read_load(
                 ),
             ]
             clients_of = [c for _, c in routes]
+            window = min(seconds, 10.0)
             try:
                 _drive(base, token, clients_of, 2.0, work=Path(tmp))  # warm up
                 plan = [clients_of[n % len(clients_of)] for n in range(clients)]
                 load = _drive(base, token, plan, seconds, think_ms / 1000, work=Path(tmp))
-                window = min(seconds, 10.0)
                 whoami = _Client("/whoami", "fixed", "/whoami")
                 alone = _drive(base, token, [whoami], window, work=Path(tmp))["/whoami"]
                 filters = [_Client("filter", "pages", admissible)] * 45
@@ -630,6 +630,7 @@ def measure_read_load(
             finally:
                 proc.send_signal(signal.SIGTERM)
                 proc.wait(timeout=60)
+            floor = _floor(env, clients, window, think_ms, serve_workers, token, Path(tmp))
     rows = []
     for kind, client in routes:
         found = load[client.name]
@@ -641,6 +642,7 @@ def measure_read_load(
                 "p50_ms": round(found["p50_ms"], 1),
                 "p99_ms": round(found["p99_ms"], 1),
                 "errors": found["errors"],
+                "vs_floor": f"{found['p99_ms'] / floor['p99_ms']:.1f}x",
                 "target": f"p99<={READ_TARGET_MS:.0f}",
             }
         )
@@ -652,7 +654,14 @@ def measure_read_load(
         "certificates": certificates,
         "think_ms": think_ms,
         "seed_seconds": round(seeded, 1),
+        "requests_per_s": round(sum(r["requests"] for r in load.values()) / seconds),
         "rows": rows,
+        "floor": {
+            "requests_per_s": round(floor["requests"] / window),
+            "p50_ms": round(floor["p50_ms"], 1),
+            "p99_ms": round(floor["p99_ms"], 1),
+            "errors": floor["errors"],
+        },
         "whoami": {
             "alone_p99_ms": round(alone_p99, 1),
             "under_45_filters_p99_ms": round(busy_p99, 1),
@@ -664,6 +673,29 @@ def measure_read_load(
     }
 
 
+def _floor(
+    env: dict[str, str],
+    clients: int,
+    seconds: float,
+    think_ms: float,
+    workers: int,
+    token: str,
+    work: Path,
+) -> dict[str, Any]:
+    """The same clients against ``_floor_app``'s do-nothing route (the reference)."""
+    port = _free_port()
+    proc = _serve_floor(env, port, workers, work / "floor.log")
+    base, client = f"http://127.0.0.1:{port}/api/v1", _Client("/floor", "fixed", "/floor")
+    try:
+        _drive(base, token, [client], 2.0, work=work)  # warm up
+        return _drive(base, token, [client] * clients, seconds, think_ms / 1000, work=work)[
+            "/floor"
+        ]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+
+
 def print_read_load(result: dict[str, Any]) -> None:
     print(
         f"read load on {result['backend']}: {result['specimens']} specimens, "
@@ -671,11 +703,17 @@ def print_read_load(result: dict[str, Any]) -> None:
         f"clients pausing {result['think_ms']:g} ms after each answer, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
     )
-    header = ("kind", "route", "requests", "p50_ms", "p99_ms", "errors", "target")
-    widths = (6, 52, 9, 8, 8, 7, 10)
+    header = ("kind", "route", "requests", "p50_ms", "p99_ms", "errors", "vs_floor", "target")
+    widths = (6, 52, 9, 8, 8, 7, 9, 10)
     print("  ".join(f"{h:<{w}}" for h, w in zip(header, widths, strict=True)))
     for row in result["rows"]:
         print("  ".join(f"{row[h]!s:<{w}}" for h, w in zip(header, widths, strict=True)))
+    floor = result["floor"]
+    print(
+        f"all routes together: {result['requests_per_s']} requests/s. Floor, the same clients "
+        f"on a do-nothing FastAPI route served alike: {floor['requests_per_s']} requests/s, "
+        f"p50 {floor['p50_ms']} ms, p99 {floor['p99_ms']} ms, {floor['errors']} errors"
+    )
     print("  ".join(f"{k}={v}" for k, v in result["whoami"].items()))
     print()
 
