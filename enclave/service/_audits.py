@@ -28,7 +28,7 @@ from . import _jobs as jobs
 from ._auth import CurrentAnalyst, State, require
 from ._cursor import audits_cursor, read_audits_cursor
 from ._errors import ERROR_RESPONSES, ServiceError
-from ._models import AuditBody, AuditList, AuditStatusModel, CancelBody, VerifyReport
+from ._models import NO_CONTROL, AuditBody, AuditList, AuditStatusModel, CancelBody, VerifyReport
 from ._state import ServiceState
 from ._views import specimen_resource
 
@@ -36,7 +36,7 @@ __all__ = ["router"]
 
 router = APIRouter(responses=ERROR_RESPONSES)
 
-AuditId = Annotated[str, Path(min_length=1, max_length=128)]
+AuditId = Annotated[str, Path(min_length=1, max_length=128, pattern=NO_CONTROL)]
 
 
 def _audit_resource(state: ServiceState, status: Any) -> Resource:

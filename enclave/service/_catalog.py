@@ -13,7 +13,7 @@ from ..governance import Action, PolicyStatus, Resource, list_policies
 from ._auth import CurrentAnalyst, State, require
 from ._cursor import read_specimens_cursor, specimens_cursor
 from ._errors import ERROR_RESPONSES
-from ._models import PolicyList, SpecimenDetail, SpecimenList, WhoAmI
+from ._models import NO_CONTROL, PolicyList, SpecimenDetail, SpecimenList, WhoAmI
 from ._views import ADMISSIBLE, specimen_detail, specimen_resource, specimen_summary
 
 __all__ = ["router"]
@@ -21,7 +21,8 @@ __all__ = ["router"]
 router = APIRouter(responses=ERROR_RESPONSES)
 
 MAX_LIMIT = 500
-SpecimenId = Annotated[str, Path(min_length=1, max_length=128)]
+SpecimenId = Annotated[str, Path(min_length=1, max_length=128, pattern=NO_CONTROL)]
+Name = Annotated[str | None, Query(min_length=1, max_length=128, pattern=NO_CONTROL)]
 
 
 @router.get("/whoami", response_model=WhoAmI, summary="The analyst the token belongs to")
@@ -33,8 +34,8 @@ async def whoami(analyst: CurrentAnalyst) -> dict[str, Any]:
 async def specimens(
     state: State,
     analyst: CurrentAnalyst,
-    tenant: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
-    agent: Annotated[str | None, Query(min_length=1, max_length=128)] = None,
+    tenant: Name = None,
+    agent: Name = None,
     auditability: Literal["counterfactual-admissible", "observable-only"] | None = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 50,
     cursor: Annotated[str | None, Query(description="`next` of the previous page.")] = None,

@@ -28,7 +28,8 @@ __all__ = [
 _MAX_CHARS = 512
 _ALPHABET = re.compile(r"[A-Za-z0-9_-]+")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
+# [0-9], not \d: \d also matches other scripts' digits, which no issued cursor holds
+_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
 
 
 def _bad() -> ServiceError:
@@ -45,12 +46,12 @@ def _decode(cursor: str, kind: str, size: int) -> list[object]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         value = loads(raw)
+        # one spelling per position: re-encoding must give back the very same text (and
+        # a value canonical JSON refuses, such as a lone surrogate, is no issued cursor)
+        same = isinstance(value, list) and _encode(value) == cursor
     except (binascii.Error, ValueError, LedgerError):
         raise _bad() from None
-    # one spelling per position: re-encoding must give back the very same text
-    if not isinstance(value, list) or len(value) != size or value[0] != kind:
-        raise _bad()
-    if _encode(value) != cursor:
+    if not same or len(value) != size or value[0] != kind:
         raise _bad()
     return value
 

@@ -34,6 +34,7 @@ __all__ = [
     "FieldModel",
     "LedgerHead",
     "LedgerVerify",
+    "NO_CONTROL",
     "PolicyList",
     "PolicyModel",
     "SpecimenDetail",
@@ -45,6 +46,10 @@ __all__ = [
 ]
 
 MAX_SEED = 2**53 - 1
+# a name the ledger is asked for holds no control character: PostgreSQL refuses a NUL in
+# text where SQLite finds nothing, so without this one request answered 404 on one
+# backend and 503 "ledger unavailable" on the other. Refused alike before any query.
+NO_CONTROL = r"^[^\x00-\x1f\x7f]*$"
 
 
 class ErrorDetail(BaseModel):
@@ -159,9 +164,10 @@ class AuditBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    specimen_id: str = Field(min_length=1, max_length=128, strict=True)
-    call_id: str | None = Field(default=None, min_length=1, max_length=256)
-    field: str | None = Field(default=None, min_length=1, max_length=256)  # a JSON Pointer
+    specimen_id: str = Field(min_length=1, max_length=128, pattern=NO_CONTROL, strict=True)
+    call_id: str | None = Field(default=None, min_length=1, max_length=256, pattern=NO_CONTROL)
+    # a JSON Pointer
+    field: str | None = Field(default=None, min_length=1, max_length=256, pattern=NO_CONTROL)
     strategy: Literal["nullify", "replace", "perturb", "revision"]
     value: Any = None
     delta: float | None = Field(default=None, allow_inf_nan=False, ge=-1e6, le=1e6)
@@ -171,7 +177,9 @@ class AuditBody(BaseModel):
     # strict members: a bare ``float`` inside a union took ``true`` as 1.0
     tolerances: dict[str, StrictFloat | StrictStr] | None = Field(default=None, max_length=16)
     purpose: str = Field(min_length=1, max_length=500, strict=True)
-    policy_id: str | None = Field(default=None, min_length=1, max_length=128, strict=True)
+    policy_id: str | None = Field(
+        default=None, min_length=1, max_length=128, pattern=NO_CONTROL, strict=True
+    )
     # start every run from this declared cut's recorded state (``docs/cuts.md``)
     from_cut: str | None = Field(
         default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$", strict=True

@@ -35,7 +35,10 @@ router = APIRouter(responses=ERROR_RESPONSES)
 
 MAX_LIMIT = 500
 ReportId = Annotated[str, Path(min_length=19, max_length=19, pattern=f"^{REPORT_ID.pattern}$")]
-_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})?")
+# [0-9], not \d: \d also matches other scripts' digits, which no issued cursor holds
+_TIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})?"
+)
 
 
 class ReportSummaryModel(BaseModel):
