@@ -13,6 +13,7 @@ from ._errors import (
     LedgerIntegrityError,
     LedgerUnavailable,
     NotFound,
+    raise_unchained,
 )
 from ._lazy import deferred
 
@@ -100,6 +101,7 @@ __all__ = [
     "hash_envelope",
     "loads",
     "make_engine",
+    "raise_unchained",
     "read_saved_head",
     "read_summaries",
     "utc_clock",

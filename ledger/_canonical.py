@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 import rfc8785
 
-from ._errors import CanonicalizationError
+from ._errors import CanonicalizationError, raise_unchained
 
 MAX_SAFE_INTEGER = 2**53 - 1
 
@@ -99,8 +99,8 @@ def _reference(value: Any) -> bytes:
     _check_reference(value)
     try:
         return rfc8785.dumps(value)
-    except (rfc8785.CanonicalizationError, ValueError, TypeError) as exc:
-        raise CanonicalizationError("value has no canonical JSON form") from exc
+    except (rfc8785.CanonicalizationError, ValueError, TypeError):
+        raise_unchained(CanonicalizationError("value has no canonical JSON form"))
 
 
 def _check_reference(value: Any) -> None:
@@ -127,8 +127,8 @@ def _check_reference(value: Any) -> None:
 def _check_scalar_values(text: str) -> None:
     try:
         text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise CanonicalizationError("string holds a lone surrogate") from exc
+    except UnicodeEncodeError:  # its ``object`` is the whole string
+        raise_unchained(CanonicalizationError("string holds a lone surrogate"))
 
 
 def canonical_json(value: Any) -> bytes:
@@ -137,13 +137,13 @@ def canonical_json(value: Any) -> bytes:
         prepared = _prepare(value)
     except _NeedsReference:
         return _reference(value)
-    except RecursionError as exc:
-        raise CanonicalizationError("value nests too deeply") from exc
+    except RecursionError:
+        raise_unchained(CanonicalizationError("value nests too deeply"))
     try:
         return orjson.dumps(prepared, option=orjson.OPT_SORT_KEYS)
-    except (orjson.JSONEncodeError, TypeError) as exc:
+    except (orjson.JSONEncodeError, TypeError):
         # orjson refuses lone surrogates (str not valid UTF-8) and over-deep nesting
-        raise CanonicalizationError("value has no canonical JSON form") from exc
+        raise_unchained(CanonicalizationError("value has no canonical JSON form"))
 
 
 def canonical_digest(value: Any) -> str:
@@ -192,5 +192,5 @@ def loads(data: bytes | str) -> Any:
     except CanonicalizationError:
         raise
     except (ValueError, RecursionError, UnicodeDecodeError):
-        # ``from None``: the decode error's ``doc`` attribute holds the whole input
-        raise CanonicalizationError("input is not valid JSON") from None
+        # the decode error's ``doc`` attribute holds the whole input
+        raise_unchained(CanonicalizationError("input is not valid JSON"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 
 class LedgerError(Exception):
     """Root of every error the ledger raises. Messages never carry bound values."""
@@ -29,3 +31,22 @@ class Conflict(LedgerError):
 
 class CanonicalizationError(LedgerError, ValueError):
     """A value has no RFC 8785 canonical form (NaN, huge integer, lone surrogate...)."""
+
+
+def raise_unchained(error: BaseException) -> NoReturn:
+    """Raise ``error`` referring to no other exception.
+
+    Raised while another is being handled (in an ``except`` block, or a context
+    manager's exit), it would keep that one as ``__context__``, ``from None``
+    included, which only hides it from the printed traceback. The handled one can hold
+    what an error must never carry: a driver's bound values, a decoder's whole input
+    (``JSONDecodeError.doc``), an encoder's string (``UnicodeEncodeError.object``), an
+    agent's message. A bare re-raise does not chain, so the links are cleared in between.
+    """
+    try:
+        raise error
+    except BaseException:
+        error.__cause__ = None
+        error.__context__ = None
+        error.__suppress_context__ = True
+        raise

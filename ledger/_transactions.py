@@ -19,14 +19,14 @@ import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import NoReturn, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 
 from ._engine import WRITE_OPTION
-from ._errors import Conflict, LedgerError, LedgerUnavailable
+from ._errors import Conflict, LedgerError, LedgerUnavailable, raise_unchained
 
 __all__ = ["guarded", "is_driver_error", "read", "translate", "write"]
 
@@ -67,22 +67,6 @@ def translate(exc: BaseException, operation: str) -> LedgerError:
     return LedgerUnavailable(f"{operation}: the ledger database is unavailable")
 
 
-def _raise_unchained(failure: LedgerError) -> NoReturn:
-    """Raise ``failure`` with an empty ``__context__``.
-
-    A ``raise`` while a driver exception is being handled (inside an ``except`` block, or
-    in a context manager's exit) would attach it as ``__context__``; a bare re-raise
-    does not chain, so the context is cleared in between.
-    """
-    try:
-        raise failure
-    except LedgerError:
-        failure.__cause__ = None
-        failure.__context__ = None
-        failure.__suppress_context__ = True
-        raise
-
-
 @contextmanager
 def _translated(operation: str) -> Iterator[None]:
     failure: LedgerError | None = None
@@ -95,7 +79,7 @@ def _translated(operation: str) -> Iterator[None]:
             raise
         failure = translate(exc, operation)
     if failure is not None:
-        _raise_unchained(failure)
+        raise_unchained(failure)
 
 
 @contextmanager

@@ -4,14 +4,17 @@ and round-trip stability (hypothesis)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from enclave.capture._payload_codec import PAYLOAD_V1, decode_payload
 from ledger import MAX_SAFE_INTEGER, CanonicalizationError, canonical_json, loads
 from ledger._canonical import es6_number
+from tests.test_ledger import error_chain
 
 safe_ints = st.integers(min_value=-MAX_SAFE_INTEGER, max_value=MAX_SAFE_INTEGER)
 finite_floats = st.floats(allow_nan=False, allow_infinity=False)
@@ -66,8 +69,30 @@ def test_keys_sort_by_utf16_code_units() -> None:
     ],
 )
 def test_values_without_canonical_form_are_refused(bad: object) -> None:
-    with pytest.raises(CanonicalizationError):
+    with pytest.raises(CanonicalizationError) as info:
         canonical_json(bad)
+    # the encoder's error holds the value (``UnicodeEncodeError.object``): not linked
+    assert info.value.__cause__ is None and info.value.__context__ is None
+
+
+CANARY = "CANARY-canonical-7f3a"
+
+
+@pytest.mark.parametrize(
+    "refused",
+    [
+        lambda: loads(('{"secret": "' + CANARY + '", ').encode()),
+        lambda: canonical_json({"secret": CANARY + "\ud800"}),
+        lambda: decode_payload(PAYLOAD_V1 + ('{"secret": "' + CANARY).encode()),
+    ],
+)
+def test_a_refusal_refers_to_no_exception_holding_the_value(refused: Any) -> None:
+    """``from None`` only hides the handled exception from the traceback: it stays the
+    ``__context__``, and a decoder's keeps the whole input as ``doc``."""
+    with pytest.raises(CanonicalizationError) as info:
+        refused()
+    assert error_chain(info.value) == [info.value]
+    assert CANARY not in str(info.value)
 
 
 def test_float_two_to_the_53_round_trips() -> None:
@@ -85,7 +110,7 @@ def test_unicode_is_not_normalised() -> None:
 def test_strict_parse_refuses_without_echoing(doc: bytes) -> None:
     with pytest.raises(CanonicalizationError) as info:
         loads(doc)
-    assert info.value.__cause__ is None or "doc" not in vars(info.value.__cause__)
+    assert info.value.__cause__ is None and info.value.__context__ is None
     assert str(info.value) in {
         "input is not valid JSON",
         "duplicate object key",

@@ -260,6 +260,7 @@ def test_public_names_are_pinned() -> None:
             "hash_envelope",
             "loads",
             "make_engine",
+            "raise_unchained",
             "read_saved_head",
             "read_summaries",
             "utc_clock",

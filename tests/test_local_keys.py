@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enclave._errors import GrantRefused
+from enclave._errors import GrantRefused, InfrastructureError
 from enclave.keys import (
     DigestKeys,
     Grant,
@@ -264,3 +264,24 @@ def test_digester_is_exactly_hmac_sha256(secret: bytes, data: bytes) -> None:
 def test_short_digest_secret_is_refused() -> None:
     with pytest.raises(ValueError):
         TenantDigester(b"x" * 31)
+
+
+@pytest.mark.parametrize("which", ["keyring.json", "digest-keys.json"])
+def test_an_unreadable_keyring_refers_to_no_error_holding_its_text(
+    keys_dir: Path, which: str
+) -> None:
+    """A JSON decode error keeps the whole document as ``doc``: here, key material. The
+    refusal names the file's kind only and links to no such error, not even as the
+    hidden ``__context__`` that ``from None`` leaves."""
+    provider = LocalKeyProvider(keys_dir=keys_dir)
+    provider.new_data_key("acme", "sp-1")
+    DigestKeys(keys_dir=keys_dir).for_tenant("acme")
+    canary = "CANARY-keyring-5d1e"
+    (keys_dir / which).write_text('{"tenants": {"acme": "' + canary)
+    with pytest.raises(InfrastructureError) as info:
+        if which == "keyring.json":
+            LocalKeyProvider(keys_dir=keys_dir).new_data_key("acme", "sp-2")
+        else:
+            DigestKeys(keys_dir=keys_dir).for_tenant("acme")
+    assert info.value.__cause__ is None and info.value.__context__ is None
+    assert canary not in str(info.value)

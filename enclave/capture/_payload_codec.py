@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from ledger import CanonicalizationError, loads
+from ledger import CanonicalizationError, loads, raise_unchained
 
 __all__ = ["PAYLOAD_V1", "decode_payload", "encode_payload"]
 
@@ -52,8 +52,8 @@ def encode_payload(value: Any) -> bytes:
         pass  # another Mapping or Sequence type: copy into built-ins first
     try:
         return PAYLOAD_V1 + orjson.dumps(_plain(value))
-    except (orjson.JSONEncodeError, RecursionError) as exc:
-        raise CanonicalizationError("value has no JSON form") from exc
+    except (orjson.JSONEncodeError, RecursionError):
+        raise_unchained(CanonicalizationError("value has no JSON form"))
 
 
 def decode_payload(data: bytes) -> Any:
@@ -62,6 +62,5 @@ def decode_payload(data: bytes) -> Any:
         return loads(data)
     try:
         return orjson.loads(data[len(PAYLOAD_V1) :])
-    except orjson.JSONDecodeError:
-        # ``from None``: the decode error's text can quote the input
-        raise CanonicalizationError("stored payload is not valid JSON") from None
+    except orjson.JSONDecodeError:  # its ``doc`` is the whole input
+        raise_unchained(CanonicalizationError("stored payload is not valid JSON"))

@@ -33,6 +33,7 @@ from ledger import (
     StepKind,
     canonical_digest,
     canonical_json,
+    raise_unchained,
 )
 
 from .._errors import BadInput, EnclaveError, InfrastructureError
@@ -333,14 +334,16 @@ def capture(
             )
         except LedgerError:
             pass  # the run stays RUNNING, which is equally ineligible for replay
-        if isinstance(exc, EnclaveError):
-            raise
         if isinstance(exc, LedgerError):
-            raise InfrastructureError("the ledger refused the specimen") from exc
-        if isinstance(exc, Exception):
-            # the agent crashed: its message may hold payload content, so name the type only
-            raise AgentCrashed(type(exc).__name__) from None
-        raise
+            raise_unchained(InfrastructureError("the ledger refused the specimen"))
+        if not isinstance(exc, Exception):
+            raise
+        # raised while agent code handled an exception of its own, an error would refer
+        # to that one, whose message may hold payload content
+        if isinstance(exc, EnclaveError):
+            raise_unchained(exc)
+        # the agent crashed: its message may hold payload content, so name the type only
+        raise_unchained(AgentCrashed(type(exc).__name__))
     holes = sum(1 for f in fields if f.retention.value == "withheld")
     return CaptureResult(
         specimen_id, tenant_id, record.manifest_digest, position, len(recorder.steps), holes

@@ -25,6 +25,8 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Protocol
 
+from ledger import raise_unchained
+
 from .._errors import InfrastructureError
 from ._files import write_private
 from ._local import keys_lock
@@ -113,8 +115,8 @@ class DigestKeys:
             data: dict[str, str] = json.loads(self._path.read_text())
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
-            raise InfrastructureError("digest keyring is unreadable") from exc
+        except (OSError, ValueError):  # a decode error's ``doc`` holds the keys
+            raise_unchained(InfrastructureError("digest keyring is unreadable"))
         return data
 
     def secret_of(self, tenant_id: str) -> bytes:

@@ -28,6 +28,8 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from ledger import raise_unchained
+
 from .._errors import DecryptionFailed, GrantRefused, InfrastructureError
 from ._files import write_private
 from ._provider import WrappedKey
@@ -89,8 +91,8 @@ class LocalKeyProvider:
             data: dict[str, Any] = json.loads(self._keyring_path.read_text())
         except FileNotFoundError:
             return {"tenants": {}}
-        except (OSError, ValueError) as exc:
-            raise InfrastructureError("keyring is unreadable") from exc
+        except (OSError, ValueError):  # a decode error's ``doc`` holds the keys
+            raise_unchained(InfrastructureError("keyring is unreadable"))
         return data
 
     def _save(self, data: dict[str, Any]) -> None:

@@ -53,7 +53,7 @@ def _decode(cursor: str, kind: str, size: int) -> list[object]:
         raise _bad() from None
     if not same or len(value) != size or value[0] != kind:
         raise _bad()
-    return value
+    return list(value)
 
 
 def specimens_cursor(sealed_index: int) -> str:

@@ -37,7 +37,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 
-from ledger import Conflict, LedgerError
+from ledger import Conflict, LedgerError, raise_unchained
 from ledger._engine import WRITE_OPTION
 from ledger._transactions import guarded, is_driver_error, read, write
 
@@ -366,8 +366,8 @@ class DatabasePayloadStore:
             raise DecryptionFailed()
         try:
             return WrappedKey.from_dict(json.loads(text))
-        except (TypeError, ValueError) as exc:
-            raise InfrastructureError("wrapped key record is unreadable") from exc
+        except (TypeError, ValueError):  # a decode error's ``doc`` is the whole record
+            raise_unchained(InfrastructureError("wrapped key record is unreadable"))
 
     def replace_wrapped_key(self, tenant_id: str, specimen_id: str, wrapped: WrappedKey) -> None:
         _ids(tenant_id, specimen_id)

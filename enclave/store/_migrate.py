@@ -7,12 +7,16 @@ nothing is decrypted. The steps, in order:
    run of specimens the ledger records as erased are erased there. Nothing else in the
    target is touched: homes on other hosts sharing the ledger's database keep theirs.
 2. Each source specimen is copied unless the target already holds an identical copy
-   (a re-run after an interruption); a differing partial copy is erased and copied
-   again. Every copy is verified against its source: the same wrapped key, the same
-   number of frames, each frame byte-equal, and the end frame present where the source
-   has one (a source without one, a capture that never sealed, is copied as it is and
-   counted as unsealed). Specimens sealed into the source meanwhile are picked up by
-   listing it again until nothing new appears.
+   (a re-run after an interruption); a partial copy (the source's wrapped key and a
+   prefix of its frames, as an interrupted run leaves) is erased and copied again. Any
+   other copy in the target is refused, never erased: it is another home's specimen
+   under the same name, or not a copy at all. A specimen the ledger records as erased
+   is not copied (its key must not outlive the erasure in a new place), and its target
+   copy, if any, is erased. Every copy is verified against its source: the same wrapped
+   key, the same number of frames, each frame byte-equal, and the end frame present
+   where the source has one (a source without one, a capture that never sealed, is
+   copied as it is and counted as unsealed). Specimens sealed into the source meanwhile
+   are picked up by listing it again until nothing new appears.
 3. Only when every copy is verified is the home re-bound to the target (``switch``).
 4. Then the source copies are removed, each only after its copy was verified.
 
@@ -90,6 +94,29 @@ def verify_copy(
         raise CopyMismatch(f"the copy of specimen {specimen_id} is incomplete") from None
 
 
+def _partial_copy(
+    source: PayloadBackend, target: PayloadBackend, tenant_id: str, specimen_id: str
+) -> bool:
+    """Whether the target's copy is what an interrupted copy of the source leaves: the
+    same wrapped key (or none yet) and frames equal to the source's first ones, the last
+    possibly cut short."""
+    from .._errors import DecryptionFailed
+
+    try:
+        if target.wrapped_key(tenant_id, specimen_id) != source.wrapped_key(tenant_id, specimen_id):
+            return False
+    except DecryptionFailed:
+        return True  # no key: frames nobody can open, whatever they are
+    ours = source.frames(tenant_id, specimen_id)
+    try:
+        for copy in target.frames(tenant_id, specimen_id):
+            if next(ours, None) != copy:
+                return False
+    except DecryptionFailed:
+        pass  # a frame cut short where the copy stopped
+    return True
+
+
 def migrate(
     source: PayloadBackend,
     target: PayloadBackend,
@@ -132,7 +159,11 @@ def migrate(
             present = set(target.specimens())
             total = len(seen) + len(todo)
             for tenant, specimen in todo:
-                if (tenant, specimen) in present:
+                if erased(specimen):  # the source copy goes in step 4, as every other
+                    if (tenant, specimen) in present:
+                        target.erase(tenant, specimen)
+                        stale += 1
+                elif (tenant, specimen) in present:
                     try:
                         count, sealed = verify_copy(source, target, tenant, specimen)
                         already, frames, unsealed = (
@@ -140,7 +171,11 @@ def migrate(
                             frames + count,
                             unsealed + (not sealed),
                         )
-                    except CopyMismatch:  # a partial copy of an interrupted run
+                    except CopyMismatch:
+                        if not _partial_copy(source, target, tenant, specimen):
+                            raise CopyMismatch(
+                                f"the target already holds another specimen {specimen}"
+                            ) from None
                         copy(tenant, specimen)
                 else:
                     copy(tenant, specimen)

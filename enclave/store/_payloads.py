@@ -24,6 +24,8 @@ import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from ledger import raise_unchained
+
 from .._errors import BadInput, DecryptionFailed, InfrastructureError
 from ..keys import WrappedKey
 from ._frames import FrameOpener, FrameSealer, field_key, pack_frame, read_frames
@@ -152,8 +154,8 @@ class PayloadStore:
             return WrappedKey.from_dict(json.loads(path.read_text()))
         except FileNotFoundError:
             raise DecryptionFailed() from None
-        except (OSError, ValueError) as exc:
-            raise InfrastructureError("wrapped key record is unreadable") from exc
+        except (OSError, ValueError):  # a decode error's ``doc`` is the whole record
+            raise_unchained(InfrastructureError("wrapped key record is unreadable"))
 
     def replace_wrapped_key(self, tenant_id: str, specimen_id: str, wrapped: WrappedKey) -> None:
         path = self._folder(tenant_id, specimen_id) / DATAKEY_FILE
