@@ -17,9 +17,11 @@ from typing import Any
 
 import pytest
 
+from enclave._errors import BadInput
 from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import capture
+from enclave.cli._capture_cmds import read_input_file
 from enclave.incidents import claims, procurement
 from tests.canary import INCIDENT_CANARIES, find_canaries
 
@@ -148,6 +150,15 @@ def capture_cli(
 def test_malformed_input_file(home: Path, tmp_path: Path, text: str, message: str) -> None:
     line = assert_one_line_error(capture_cli(home, input_file(tmp_path, text)))
     assert line.startswith(f"error: {message}")
+
+
+@pytest.mark.parametrize("text", [f'{{"inputs": {{"po_text": "{LEAK}"', "[" * 100_000])
+def test_a_refused_input_file_links_to_no_error_holding_it(tmp_path: Path, text: str) -> None:
+    """A JSON decode error keeps the whole document as ``doc``; the refusal keeps no
+    link to it, not even the ``__context__`` that ``from None`` only hides."""
+    with pytest.raises(BadInput) as info:
+        read_input_file(input_file(tmp_path, text))
+    assert info.value.__cause__ is None and info.value.__context__ is None
 
 
 def test_invalid_utf8_with_canary_is_not_echoed(home: Path, tmp_path: Path) -> None:

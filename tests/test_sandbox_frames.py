@@ -79,3 +79,13 @@ def test_dribbling_peer_cannot_extend_the_deadline(pair: tuple[socket.socket, ..
 def test_encode_refuses_non_json() -> None:
     with pytest.raises(TypeError):
         _frames.encode({"x": {1, 2}})
+
+
+def test_a_refused_frame_links_to_no_error_holding_it() -> None:
+    """What replayed code sent is in a decode error's ``doc``: the refusal must not keep
+    that error, even as the ``__context__`` that ``from None`` only hides."""
+    canary = "CANARY-frame-0b9c"
+    with pytest.raises(_frames.FrameError) as info:
+        _frames._message(b'{"leak": "' + canary.encode())
+    assert info.value.__cause__ is None and info.value.__context__ is None
+    assert canary not in str(info.value)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ledger import read_summaries
+from ledger import raise_unchained, read_summaries
 
 from .._errors import BadInput
 from .._home import Home, default_home
@@ -47,9 +47,9 @@ def read_input_file(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise BadInput("input file not found") from None
     except (OSError, ValueError, RecursionError):
-        # never echo the document: json errors carry it in .doc; absurd nesting is
-        # malformed input too, not an internal fault
-        raise BadInput("input file is not valid JSON") from None
+        # never echo the document, nor link to the json error that carries it in .doc;
+        # absurd nesting is malformed input too, not an internal fault
+        raise_unchained(BadInput("input file is not valid JSON"))
     if not isinstance(data, dict) or not isinstance(data.get("inputs"), dict):
         raise BadInput("input file must be an object with an 'inputs' object")
     if not isinstance(data.get("tenant"), str):

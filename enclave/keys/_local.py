@@ -220,8 +220,8 @@ class LocalKeyProvider:
         try:
             record = json.loads(path.read_bytes())
             path.unlink()  # the single use: only one unlink of this file can succeed
-        except (OSError, ValueError):
-            raise GrantRefused() from None
+        except (OSError, ValueError):  # a decode error's ``doc`` is the grant record
+            raise_unchained(GrantRefused())
         expected = hashlib.sha256(grant._token.encode()).hexdigest()
         try:
             if (
@@ -236,7 +236,7 @@ class LocalKeyProvider:
             )
         except (DecryptionFailed, KeyError, TypeError, ValueError, AttributeError):
             # a damaged grant record, or a naive ``now`` that cannot be compared
-            raise GrantRefused() from None
+            raise_unchained(GrantRefused())
 
 
 def _b64(raw: bytes) -> str:

@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from ledger import raise_unchained
+
 MAX_FRAME_BYTES = 64 << 20
 _HEADER = struct.Struct(">I")
 
@@ -80,8 +82,8 @@ def recv(
 def _message(body: bytes) -> dict[str, Any]:
     try:
         message = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise FrameError("frame is not JSON") from exc
+    except orjson.JSONDecodeError:  # its ``doc`` is the frame: what replayed code sent
+        raise_unchained(FrameError("frame is not JSON"))
     if not isinstance(message, dict):
         raise FrameError("frame is not a JSON object")
     return message

@@ -44,6 +44,7 @@ from enclave.sandbox._limits import (
     SandboxLimits,
 )
 from enclave.sandbox._tripwire import KNOWN_EVENTS
+from ledger import raise_unchained
 
 _WORKER_REPORTABLE = frozenset(
     {
@@ -138,8 +139,8 @@ class WorkerHandle:
                 raise self._contaminate(WALL_CLOCK_TIMEOUT, "wall clock") from None
             except _frames.PeerClosed:
                 raise self._died() from None
-            except _frames.FrameError:
-                raise self._contaminate(WORKER_CRASHED, "protocol violation") from None
+            except _frames.FrameError:  # it may hold what replayed code sent
+                raise_unchained(self._contaminate(WORKER_CRASHED, "protocol violation"))
             except OSError:
                 raise self._died() from None
             if (
@@ -204,8 +205,8 @@ class WorkerHandle:
                 raise self._contaminate(WALL_CLOCK_TIMEOUT, "wall clock") from None
             except (_frames.PeerClosed, OSError):
                 raise self._died() from None
-            except _frames.FrameError:
-                raise self._contaminate(WORKER_CRASHED, "protocol violation") from None
+            except _frames.FrameError:  # it may hold what replayed code sent
+                raise_unchained(self._contaminate(WORKER_CRASHED, "protocol violation"))
             if message.get("type") != "loaded":
                 raise self._from_message(message)
         except BaseException:
