@@ -45,6 +45,7 @@ from enclave.keys._digests import TenantDigester
 from enclave.keys._provider import Grant, GrantSource, WrappedKey
 from enclave.keys._transit import TransitGrant, _parse_time, derivation_context
 from enclave.keys._vault_client import anonymous_adapter
+from ledger import raise_unchained
 
 __all__ = [
     "DIGEST_KEYS_PATH",
@@ -151,8 +152,8 @@ class ServiceGrants:
                 verify=self.verify,
                 allow_redirects=False,
             )
-        except requests.RequestException:
-            raise GrantServiceUnavailable("the grant service is unavailable") from None
+        except requests.RequestException:  # it keeps the request: the worker token
+            raise_unchained(GrantServiceUnavailable("the grant service is unavailable"))
         if 400 <= response.status_code < 500:
             _log.warning(
                 "key grant refused",
@@ -165,8 +166,8 @@ class ServiceGrants:
             body = response.json()
             if not isinstance(body, dict):
                 raise ValueError
-        except ValueError:
-            raise GrantServiceUnavailable("the grant service is unavailable") from None
+        except ValueError:  # a decode error's ``doc`` is the answer: grants, keys
+            raise_unchained(GrantServiceUnavailable("the grant service is unavailable"))
         return body
 
 

@@ -32,6 +32,7 @@ import hvac.exceptions
 import requests
 
 from enclave._errors import EnclaveError, InfrastructureError, Refused
+from ledger import raise_unchained
 
 __all__ = [
     "ROLES",
@@ -189,24 +190,26 @@ def vault_errors(operation: str, *, refusal: Callable[[], EnclaveError]) -> Iter
     """Translate everything hvac/requests can raise inside the block.
 
     ``operation`` is a fixed label chosen by the caller (e.g. ``"issue grant"``); the
-    server's own text is logged for operators by status class only, never re-raised.
+    server's own text is logged for operators by status class only, never re-raised,
+    and the translation links to none of those errors: a requests error keeps the
+    request (its token header, its body) and hvac's keeps the server's answer.
     """
     try:
         yield
     except _REFUSALS as exc:
         _log.info("key server refused", extra={"vault_op": operation, "vault_status": _kind(exc)})
-        raise refusal() from None
+        raise_unchained(refusal())
     except (hvac.exceptions.VaultError, requests.RequestException) as exc:
         _log.warning(
             "key server unavailable", extra={"vault_op": operation, "vault_status": _kind(exc)}
         )
-        raise KeyServerUnavailable(f"key server unavailable during {operation}") from None
+        raise_unchained(KeyServerUnavailable(f"key server unavailable during {operation}"))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         _log.warning(
             "unexpected key server answer",
             extra={"vault_op": operation, "vault_status": _kind(exc)},
         )
-        raise InfrastructureError(f"unexpected key server answer during {operation}") from None
+        raise_unchained(InfrastructureError(f"unexpected key server answer during {operation}"))
 
 
 def _kind(exc: BaseException) -> str:
