@@ -13,7 +13,14 @@ from typing import Any
 
 import httpx
 
-from ._errors import BadResponse, NotConfigured, ServiceRefused, ServiceUnavailable
+from ._errors import (
+    NOT_JSON,
+    BadResponse,
+    NotARoute,
+    NotConfigured,
+    ServiceRefused,
+    ServiceUnavailable,
+)
 from ._routes import API_PREFIX, clean_query, match_route
 from ._wire import AuditRequestBody, AuditStatus, VerifyReport
 
@@ -30,7 +37,7 @@ def error_of(status: int, body: bytes) -> tuple[str, str]:
     a generic pair when the body has another shape (its content is not echoed)."""
     try:
         data = json.loads(body)
-    except ValueError:
+    except NOT_JSON:
         data = None
     if isinstance(data, Mapping):
         err = data.get("error")
@@ -123,7 +130,7 @@ class EnclaveClient:
     ) -> Any:
         route = match_route(method, path)
         if route is None:
-            raise ValueError(f"not a known enclave route: {method} {path.split('/')[0]}")
+            raise NotARoute(f"not a known enclave route: {method} {path.split('/')[0]}")
         params = clean_query(
             route, {k: None if v is None else str(v) for k, v in (query or {}).items()}
         )
@@ -146,9 +153,12 @@ class EnclaveClient:
             code, message = error_of(response.status_code, response.content)
             raise ServiceRefused(status=response.status_code, code=code, message=message)
         try:
-            return response.json()
-        except ValueError as exc:
-            raise BadResponse(f"the enclave service answered {route.name} with non-JSON") from exc
+            data = response.json()
+        except NOT_JSON:
+            data = None
+        if not isinstance(data, dict):  # every answer of the service is an object
+            raise BadResponse(f"the enclave service answered {route.name} with no JSON object")
+        return data
 
     # -- the API ---------------------------------------------------------------------
 

@@ -5,6 +5,8 @@
 * ``ServiceUnavailable`` — the service could not be reached or timed out.
 * ``BadResponse``        — the service answered something that is not its contract.
 * ``NotConfigured``      — no service URL or analyst credential is configured.
+* ``NotARoute``          — a request this front end never sends (it is refused before
+                           anything leaves; also a ``ValueError``).
 
 Messages carry metadata only (status, code, route name); never a request body.
 """
@@ -12,12 +14,19 @@ Messages carry metadata only (status, code, route name); never a request body.
 from __future__ import annotations
 
 __all__ = [
+    "NOT_JSON",
     "BadResponse",
     "EnclaveClientError",
+    "NotARoute",
     "NotConfigured",
     "ServiceRefused",
     "ServiceUnavailable",
 ]
+
+
+# what ``json.loads`` raises on text it cannot read: ValueError (JSONDecodeError,
+# UnicodeDecodeError) and RecursionError (nesting deeper than the parser's stack)
+NOT_JSON = (ValueError, RecursionError)
 
 
 class EnclaveClientError(Exception):
@@ -52,3 +61,9 @@ class NotConfigured(EnclaveClientError):
     """No service URL or no analyst credential."""
 
     code = "not_configured"
+
+
+class NotARoute(EnclaveClientError, ValueError):
+    """A method and path that are not one of the service's known routes."""
+
+    code = "not_a_route"

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import httpx
 
 from ._client import error_of
-from ._errors import EnclaveClientError, NotConfigured
+from ._errors import NOT_JSON, EnclaveClientError, NotConfigured
 from ._routes import API_PREFIX, Route, clean_query
 
 __all__ = ["forward", "error_body", "MAX_BODY"]
@@ -29,7 +29,7 @@ def error_body(code: str, message: str) -> bytes:
 def _is_json(body: bytes) -> bool:
     try:
         json.loads(body)
-    except ValueError:
+    except NOT_JSON:
         return False
     return True
 
@@ -54,7 +54,7 @@ async def forward(
             return 413, error_body("bad_request", "request body too large")
         try:
             parsed = json.loads(content)
-        except ValueError:
+        except NOT_JSON:
             return 400, error_body("bad_request", "request body is not JSON")
         if not isinstance(parsed, dict):
             return 400, error_body("bad_request", "request body must be a JSON object")

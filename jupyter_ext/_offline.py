@@ -41,7 +41,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from enclave.certify import predicate_problems
 
 from ._client import EnclaveClient
-from ._errors import EnclaveClientError
+from ._errors import NOT_JSON, EnclaveClientError
 from ._report_shape import REPORT_TYPE, SUBJECT, report_problems
 from ._wire import VerifyCheck, VerifyReport
 
@@ -146,7 +146,7 @@ def _statement(s: _State) -> str:
     try:
         parsed = json.loads(s.payload)
         canonical = rfc8785.dumps(parsed)
-    except (ValueError, rfc8785.CanonicalizationError):
+    except (*NOT_JSON, rfc8785.CanonicalizationError):
         raise _Failed("payload is not strict JSON") from None
     if canonical != s.payload:
         raise _Failed("payload is not canonical JSON (RFC 8785)")
@@ -285,6 +285,6 @@ def verify_file(
     try:
         with open(path, "rb") as handle:
             envelope = json.loads(handle.read())
-    except ValueError:
+    except NOT_JSON:
         envelope = None
     return verify_envelope_offline(envelope, key, client=client, audit_id=audit_id)

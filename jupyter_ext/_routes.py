@@ -30,7 +30,7 @@ class Route:
 def _route(
     method: str, name: str, pattern: str, query: tuple[str, ...] = (), body: bool = False
 ) -> Route:
-    return Route(method, name, re.compile(f"^{pattern}$"), frozenset(query), body)
+    return Route(method, name, re.compile(pattern), frozenset(query), body)
 
 
 ROUTES: tuple[Route, ...] = (
@@ -56,7 +56,8 @@ ROUTES: tuple[Route, ...] = (
 def match_route(method: str, path: str) -> Route | None:
     """The route for ``method`` and ``path`` (relative, no leading slash), or None."""
     for route in ROUTES:
-        if route.method == method and route.pattern.match(path):
+        # fullmatch: ``$`` would also match before a trailing newline
+        if route.method == method and route.pattern.fullmatch(path):
             return route
     return None
 

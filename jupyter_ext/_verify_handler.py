@@ -16,6 +16,7 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
+from ._errors import NOT_JSON
 from ._forward import error_body
 from ._handlers import EnclaveHandler
 from ._offline import load_public_key, verify_envelope_offline
@@ -58,7 +59,7 @@ class VerifyHandler(EnclaveHandler):
             return
         try:
             envelope: object = json.loads(self.request.body)
-        except ValueError:
+        except NOT_JSON:
             envelope = None  # as verify_file does: unreadable text is not an envelope
         report = verify_envelope_offline(envelope, key)
         body = {"ok": report.ok, "checks": [c.to_dict() for c in report.checks]}
