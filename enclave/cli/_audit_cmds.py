@@ -318,16 +318,12 @@ def verify_cmd(
     ] = None,
 ) -> None:
     """Check a certificate's signature, statement, predicate schema and ledger linkage."""
-    from ..certify import load_public_key_pem, verify_certificate
+    from ..certify import verify_certificate
     from ..replay import RuntimeLedgerLookup
 
     with open_runtime(home) as runtime:
         envelope = load_envelope(runtime, certificate)
-        key_path = public_key or Path(f"{runtime.home.signing_key_path}.pub")
-        try:
-            key = load_public_key_pem(key_path.read_bytes())
-        except FileNotFoundError:
-            raise BadInput("issuer public key not found") from None
+        key = issuer_key(runtime, public_key)
         if isinstance(envelope, dict) and _is_report(envelope):  # a release report
             verify_report_cmd(envelope, key, runtime, certificates, json_out=json_out)
             return
@@ -354,13 +350,31 @@ def verify_cmd(
         )
 
 
+def issuer_key(runtime: Runtime, given: Path | None) -> Any:
+    """The issuer public key in the PEM file ``given`` (default: the home's own)."""
+    from ..certify import load_public_key_pem
+
+    key_path = given or Path(f"{runtime.home.signing_key_path}.pub")
+    try:
+        data = key_path.read_bytes()
+    except FileNotFoundError:
+        raise BadInput("issuer public key not found") from None
+    except OSError:
+        raise BadInput("issuer public key cannot be read") from None
+    return load_public_key_pem(data)
+
+
 def load_envelope(runtime: Runtime, given: str) -> Any:
     """The envelope in the file ``given`` or, when no such file exists and ``given`` is
     a stored certificate's audit id or a stored report's id, the stored one."""
     from ..release._documents import REPORT_ID, stored_certificate, stored_report
 
     path = Path(given)
-    if not path.exists():
+    try:
+        is_file = path.exists()
+    except OSError:  # e.g. a name longer than the file system takes: no such file
+        is_file = False
+    if not is_file:
         engine = runtime.ledger.engine
         if REPORT_ID.fullmatch(given):
             report = stored_report(engine, given)

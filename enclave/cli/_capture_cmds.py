@@ -105,7 +105,11 @@ def specimens_list(
     limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many.")] = 50,
     before: Annotated[
         int | None,
-        typer.Option(min=0, help="Only specimens sealed before this ledger index (the next page)."),
+        typer.Option(
+            min=0,
+            max=2**63 - 1,
+            help="Only specimens sealed before this ledger index (the next page).",
+        ),
     ] = None,
 ) -> None:
     """List sealed specimens, newest first; a full page ends with the --before for the next."""

@@ -63,7 +63,10 @@ def keys_rewrap(tenant: TenantOption, home: HomeOption = None) -> None:
 def keys_trim(
     tenant: TenantOption,
     keep_from: Annotated[
-        int, typer.Option(help="Oldest KEK version to keep; older ones are destroyed.")
+        int,
+        typer.Option(
+            min=1, max=2**31 - 1, help="Oldest KEK version to keep; older ones are destroyed."
+        ),
     ],
     home: HomeOption = None,
 ) -> None:

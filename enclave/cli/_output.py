@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .._errors import BadInput
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -89,3 +92,9 @@ def table(
 
 def pairs(title: str, data: Mapping[str, Any]) -> None:
     table(title, ("field", "value"), ((k, v) for k, v in data.items()))
+
+
+def check_writable(path: Path, option: str) -> None:
+    """Refuse, before any work is recorded, an output path that cannot become a file."""
+    if path.is_dir() or not path.parent.is_dir():
+        raise BadInput(f"{option} must name a file in an existing folder")

@@ -13,7 +13,7 @@ import typer
 from .._errors import BadInput
 from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._capture_cmds import specimens_app
-from ._output import console, emit_json, rich_console, table
+from ._output import check_writable, console, emit_json, rich_console, table
 
 #: The exit code of a regress whose gate failed (documented in docs/release-gate.md).
 GATE_FAILED = 5
@@ -37,7 +37,9 @@ def tag_cmd(specimen_id: str, tags: TagsArg, home: HomeOption = None) -> None:
 def untag_cmd(specimen_id: str, tags: TagsArg, home: HomeOption = None) -> None:
     """Remove library tags from a specimen (recorded in the ledger)."""
     from ..release import untag_specimen
+    from ..store import validate_id
 
+    validate_id(specimen_id, what="specimen id")
     with open_runtime(home) as runtime:
         removed = untag_specimen(runtime, specimen_id, tags)
     console.print(f"untagged: {', '.join(removed) or '(not tagged)'}")
@@ -90,6 +92,9 @@ def regress_cmd(
 
     if not 1 <= workers <= 64:
         raise BadInput("--workers must lie in 1..64")
+    check_writable(out, "--out")
+    if junit is not None:
+        check_writable(junit, "--junit")
     from ..replay._candidate import CandidateCode
 
     code = None
@@ -254,16 +259,11 @@ def release_verify_cmd(
     json_out: JsonOption = False,
 ) -> None:
     """Verify a release report and every certificate it names."""
-    from ..certify import load_public_key_pem
-    from ._audit_cmds import _is_report, load_envelope, verify_report_cmd
+    from ._audit_cmds import _is_report, issuer_key, load_envelope, verify_report_cmd
 
     with open_runtime(home) as runtime:
         envelope = load_envelope(runtime, report)
         if not isinstance(envelope, dict) or not _is_report(envelope):
             raise BadInput("that is not a release report")
-        key_path = public_key or Path(f"{runtime.home.signing_key_path}.pub")
-        try:
-            key = load_public_key_pem(key_path.read_bytes())
-        except FileNotFoundError:
-            raise BadInput("issuer public key not found") from None
+        key = issuer_key(runtime, public_key)
         verify_report_cmd(envelope, key, runtime, certificates, json_out=json_out)

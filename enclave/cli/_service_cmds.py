@@ -18,14 +18,15 @@ analyst_app = command_group("Analysts of the service and their bearer tokens.")
 policy_app = command_group("Intervention policies: draft -> validated -> active -> retired.")
 
 VersionOption = Annotated[
-    int | None, typer.Option("--version", help="Policy version (default: the highest).")
+    int | None,
+    typer.Option("--version", min=1, max=2**31 - 1, help="Policy version (default: the highest)."),
 ]
 
 
 def serve(
     home: HomeOption = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    port: Annotated[int, typer.Option(min=0, max=65_535, help="Port to listen on.")] = 8765,
     workers: Annotated[
         int, typer.Option(min=1, max=64, help="Worker processes (each opens the home).")
     ] = 1,
@@ -54,6 +55,8 @@ def serve(
 
     if (ssl_certfile is None) != (ssl_keyfile is None):
         raise BadInput("TLS needs both --ssl-certfile and --ssl-keyfile")
+    if ssl_certfile is not None and ssl_keyfile is not None:
+        _check_tls(ssl_certfile, ssl_keyfile)
     open_runtime(home).close()  # fail here, before listening, if the home is unusable
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     # each worker process builds the app from these (an import string, not an object)
@@ -296,3 +299,13 @@ def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
     app.add_typer(analyst_app, name="analyst")
     app.add_typer(policy_app, name="policy")
+
+
+def _check_tls(certfile: Path, keyfile: Path) -> None:
+    """Load the pair as the server will, so a bad one is refused before listening."""
+    import ssl
+
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile, keyfile)
+    except OSError:  # ssl.SSLError included: not PEM, not a pair, a folder, unreadable
+        raise BadInput("the TLS certificate and key cannot be loaded as a pair") from None

@@ -117,7 +117,9 @@ def dev(
         Path | None,
         typer.Option(help="State directory (default: $REPLAY_ENCLAVE_HOME or ./.replay-enclave)."),
     ] = None,
-    port: Annotated[int | None, typer.Option(help="Loopback port (default: a free one).")] = None,
+    port: Annotated[
+        int | None, typer.Option(min=1, max=65_535, help="Loopback port (default: a free one).")
+    ] = None,
     tenant: TenantOpt = None,
     stop: Annotated[bool, typer.Option("--stop", help="Stop the dev server started here.")] = False,
     env_file: Annotated[

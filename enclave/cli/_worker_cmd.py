@@ -16,6 +16,7 @@ never from the command line (``ps`` shows every command line). Its leases are na
 from __future__ import annotations
 
 import logging
+import math
 import os
 import signal
 import socket
@@ -113,11 +114,17 @@ def service_grants(home: Home, env: Mapping[str, str], url: str, token: str) -> 
 
 
 def worker(
-    concurrency: Annotated[int, typer.Option(help="Jobs run at once (threads).")] = 1,
+    concurrency: Annotated[
+        int, typer.Option(min=1, max=64, help="Jobs run at once (threads).")
+    ] = 1,
     home: HomeOption = None,
     once: Annotated[bool, typer.Option("--once", help="Exit when no job is available.")] = False,
-    lease_seconds: Annotated[int, typer.Option(help="Job lease; heartbeats renew it.")] = 60,
-    poll_seconds: Annotated[float, typer.Option(help="Wait between empty polls.")] = 0.5,
+    lease_seconds: Annotated[
+        int, typer.Option(min=1, max=86_400, help="Job lease; heartbeats renew it.")
+    ] = 60,
+    poll_seconds: Annotated[
+        float, typer.Option(min=0.01, max=3_600.0, help="Wait between empty polls.")
+    ] = 0.5,
     isolation: Annotated[
         str,
         typer.Option(help="auto | bwrap | UNSAFE_development (no enclave: for development only)."),
@@ -152,6 +159,8 @@ def worker(
     from .._runtime import Runtime
     from ..jobs import run_worker
 
+    if not math.isfinite(poll_seconds):  # NaN passes a range check
+        raise BadInput("--poll-seconds must be a number of seconds")
     opened = Home.open(root)  # refuse a folder that is not a home before starting threads
     env = dict(os.environ)
     name = worker_id or f"{socket.gethostname()}:{os.getpid()}"

@@ -35,6 +35,7 @@ from ._tables import library_tags
 __all__ = [
     "Selection",
     "Selector",
+    "check_tags",
     "selection_digest",
     "select",
     "tag_specimen",
@@ -59,7 +60,8 @@ _SPECIMENS = sa.table(
 )
 
 
-def _tags(tags: Iterable[str]) -> tuple[str, ...]:
+def check_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """``tags`` sorted and deduplicated, or ``BadInput`` if one is malformed."""
     out = tuple(sorted(set(tags)))
     if not out or len(out) > MAX_TAGS:
         raise BadInput(f"give 1-{MAX_TAGS} tags")
@@ -82,7 +84,7 @@ def tag_specimen(
     runtime: Runtime, specimen_id: str, tags: Iterable[str], *, now: datetime
 ) -> tuple[str, ...]:
     """Add ``tags`` to a sealed, unerased specimen; returns the tags added."""
-    wanted = _tags(tags)
+    wanted = check_tags(tags)
     _live_specimen(runtime, specimen_id)
     have = set(tags_of(runtime, [specimen_id]).get(specimen_id, ()))
     added = tuple(t for t in wanted if t not in have)
@@ -103,7 +105,7 @@ def tag_specimen(
 
 def untag_specimen(runtime: Runtime, specimen_id: str, tags: Iterable[str]) -> tuple[str, ...]:
     """Remove ``tags`` from a specimen; returns the tags removed."""
-    wanted = _tags(tags)
+    wanted = check_tags(tags)
     have = set(tags_of(runtime, [specimen_id]).get(specimen_id, ()))
     removed = tuple(t for t in wanted if t in have)
     if removed:
@@ -153,7 +155,7 @@ class Selector:
 
     def __post_init__(self) -> None:
         if self.tags:
-            object.__setattr__(self, "tags", _tags(self.tags))
+            object.__setattr__(self, "tags", check_tags(self.tags))
         for name in ("tenant", "agent"):
             value = getattr(self, name)
             if value is not None and not _ID.fullmatch(value):

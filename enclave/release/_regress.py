@@ -36,8 +36,9 @@ from ..jobs import audit_status, certificate, open_audits, run_worker, submit_au
 from ..replay import AuditRequest, Intervention, Strategy
 from ..replay._candidate import CandidateCode
 from ..replay._certificates import signing_key
+from ..replay._request import MAX_SAMPLES
 from ._documents import report_id_of, store_report
-from ._library import Selection
+from ._library import Selection, check_tags
 from ._report import (
     SpecimenResult,
     build_report,
@@ -65,6 +66,12 @@ class RegressPlan:
     def __post_init__(self) -> None:
         if (self.candidate is None) == (self.revision is None):
             raise BadInput("give exactly one of --candidate or --revision")
+        if not 2 <= self.samples <= MAX_SAMPLES:
+            raise BadInput(f"--samples must lie in 2..{MAX_SAMPLES}")
+        # a mistyped tag would hold nothing: the gate would pass on what had to hold
+        held = [tag for tag in self.must_hold if tag != "*"]
+        if held:
+            check_tags(held)
 
     def intervention(self) -> Intervention:
         if self.candidate is not None:

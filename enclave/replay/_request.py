@@ -43,6 +43,10 @@ class AuditRequest:
     from_cut: str | None = None
 
     def __post_init__(self) -> None:
+        from ..store import validate_id
+
+        # before anything is recorded: the request's ledger entries name the specimen
+        validate_id(self.specimen_id, what="specimen id")
         if not 2 <= self.samples <= MAX_SAMPLES:
             raise BadInput(f"--samples must lie in 2..{MAX_SAMPLES}")
         if isinstance(self.seed, bool) or not 0 <= self.seed <= 2**53 - 1 - self.samples:
