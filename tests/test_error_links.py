@@ -8,7 +8,6 @@ a log handler, an error reporter or a debugger must not lead to those."""
 
 from __future__ import annotations
 
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -19,17 +18,11 @@ import requests
 from enclave._errors import GrantRefused, InfrastructureError
 from enclave.keys._service_grants import GrantServiceUnavailable, ServiceGrants
 from enclave.keys._vault_client import KeyServerUnavailable, vault_errors
+from tests.served import free_port
 from tests.test_ledger import error_chain
 
 TOKEN = "CANARY-worker-token-41c2"
 KEY = "CANARY-digest-key-9e07"
-
-
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.fixture
@@ -75,7 +68,7 @@ def _assert_unlinked(error: BaseException) -> None:
 
 def test_a_grant_service_out_of_reach_is_no_link_to_the_request() -> None:
     with pytest.raises(GrantServiceUnavailable) as info:
-        _link(f"http://127.0.0.1:{_closed_port()}")._ask()  # type: ignore[attr-defined]
+        _link(f"http://127.0.0.1:{free_port()}")._ask()  # type: ignore[attr-defined]
     _assert_unlinked(info.value)
 
 
@@ -89,7 +82,7 @@ def test_a_grant_service_answer_cut_short_is_no_link_to_the_answer(
 
 def _unreachable() -> None:
     requests.post(
-        f"http://127.0.0.1:{_closed_port()}/v1/transit/decrypt/k",
+        f"http://127.0.0.1:{free_port()}/v1/transit/decrypt/k",
         headers={"X-Vault-Token": TOKEN},
         json={"ciphertext": KEY},
         timeout=5,
