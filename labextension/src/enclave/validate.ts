@@ -65,6 +65,8 @@ const BODY_KEYS = new Set([
 // Python's str.isprintable(): no control, format, surrogate, private-use, unassigned or
 // separator character, the ASCII space excepted
 const NOT_PRINTABLE = /[\p{C}\p{Zl}\p{Zp}]|[^\P{Zs} ]/u;
+// a name the ledger is asked for holds no control character (the service's ``NO_CONTROL``)
+const CONTROL = /[\x00-\x1f\x7f]/;
 // governance.check_purpose: control, format, surrogates, private use, unassigned, line
 // and paragraph separators
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/u;
@@ -175,23 +177,26 @@ function checkShape(body: Record<string, unknown>): Refusal | null {
       return invalid('body', 'the request holds a key the service does not take');
     }
   }
-  const optionalText = (key: string, min: number, max: number): boolean =>
+  const optionalText = (key: string, min: number, max: number, name = false): boolean =>
     body[key] === undefined ||
     body[key] === null ||
-    (typeof body[key] === 'string' && codePoints(body[key] as string) >= min && codePoints(body[key] as string) <= max);
-  if (typeof body.specimen_id !== 'string' || !optionalText('specimen_id', 1, 128)) {
+    (typeof body[key] === 'string' &&
+      codePoints(body[key] as string) >= min &&
+      codePoints(body[key] as string) <= max &&
+      !(name && CONTROL.test(body[key] as string)));
+  if (typeof body.specimen_id !== 'string' || !optionalText('specimen_id', 1, 128, true)) {
     return invalid('specimen_id', 'choose a specimen');
   }
-  if (!optionalText('call_id', 1, 256)) {
+  if (!optionalText('call_id', 1, 256, true)) {
     return invalid('call_id', 'the call id is 1-256 characters');
   }
-  if (!optionalText('field', 1, 256)) {
+  if (!optionalText('field', 1, 256, true)) {
     return invalid('field', 'the field is 1-256 characters');
   }
   if (!optionalText('revision', 3, 256)) {
     return invalid('revision', 'the revision is 3-256 characters');
   }
-  if (!optionalText('policy_id', 1, 128)) {
+  if (!optionalText('policy_id', 1, 128, true)) {
     return invalid('policy_id', 'the policy id is 1-128 characters');
   }
   if (body.from_cut !== undefined && body.from_cut !== null && !(typeof body.from_cut === 'string' && CUT_NAME.test(body.from_cut))) {
