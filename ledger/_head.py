@@ -6,19 +6,28 @@ The file holds ``{"index": N, "entry_hash": "sha256:..."}`` (canonical JSON), mo
 0600, replaced atomically (temporary file, fsync, ``os.replace``). Writers on one host
 take an exclusive ``flock`` on ``<path>.lock`` and never move the saved head backwards,
 so a slow writer cannot overwrite a newer head with an older one.
+
+A writer waits at most ``LOCK_WAIT_SECONDS`` for that lock and then leaves the head as
+it is: a process frozen while holding it (stopped, paused, stuck in an fsync) must not
+stop every other writer of the host, and its entries are in the database already. The
+saved head then lags the chain until the next save, which weakens nothing but how
+recent a cut of the tail it can reveal; it never moves backwards.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 
 from ._canonical import canonical_json, loads
 from ._errors import CanonicalizationError, LedgerUnavailable
 from ._records import LedgerPosition
 
-__all__ = ["read_saved_head", "save_head"]
+__all__ = ["LOCK_WAIT_SECONDS", "read_saved_head", "save_head"]
+
+LOCK_WAIT_SECONDS = 2.0
 
 
 def read_saved_head(path: Path) -> LedgerPosition | None:
@@ -53,13 +62,27 @@ def save_head(path: Path, position: LedgerPosition) -> None:
     except OSError as exc:
         raise LedgerUnavailable("saved head lock cannot be opened") from exc
     try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        if not _locked(lock_fd, LOCK_WAIT_SECONDS):
+            return  # the holder, or the next save, records a head (module docstring)
         current = read_saved_head(path)
         if current is not None and current.index >= position.index:
             return
         _replace(path, canonical_json({"index": position.index, "entry_hash": position.entry_hash}))
     finally:
         os.close(lock_fd)  # closing releases the flock
+
+
+def _locked(fd: int, wait: float) -> bool:
+    """Take the exclusive lock on ``fd`` within ``wait`` seconds, or say it was not."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
 
 
 def _replace(path: Path, data: bytes) -> None:

@@ -330,6 +330,33 @@ def test_saved_head_file_is_private_and_current(ledger_db: Ledger) -> None:
         read_saved_head(path)
 
 
+def test_a_frozen_holder_of_the_head_lock_stops_no_other_writer(ledger_db: Ledger) -> None:
+    """A process stopped while it holds the saved head's lock (SIGSTOP, a paused VM, an
+    fsync that never returns) keeps it for as long as it stays frozen: a writer waits a
+    bounded time, appends, and leaves the head to a later save, never moving it back."""
+    import fcntl
+    import time
+
+    from ledger._head import LOCK_WAIT_SECONDS
+
+    path = ledger_db.head_path
+    assert path is not None
+    before = fill(ledger_db, 2)[-1]
+    holder = os.open(f"{path}.lock", os.O_RDWR)  # another open file: flock conflicts
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        started = time.monotonic()
+        during = ledger_db.append("note", "while-frozen", {"i": 1})
+        waited = time.monotonic() - started
+        assert during.index > before.index and ledger_db.head() == during
+        assert read_saved_head(path) == before  # left as it was, not moved back
+        assert waited < LOCK_WAIT_SECONDS + 5
+    finally:
+        os.close(holder)
+    after = ledger_db.append("note", "thawed", {"i": 2})
+    assert read_saved_head(path) == after == ledger_db.head()
+
+
 # -- concurrency -------------------------------------------------------------------------------
 
 
