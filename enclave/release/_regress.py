@@ -36,7 +36,7 @@ from ..jobs import audit_status, certificate, open_audits, run_worker, submit_au
 from ..replay import AuditRequest, Intervention, Strategy
 from ..replay._candidate import CandidateCode
 from ..replay._certificates import signing_key
-from ..replay._request import MAX_SAMPLES
+from ..replay._request import check_samples
 from ._documents import report_id_of, store_report
 from ._library import Selection, check_tags
 from ._report import (
@@ -66,8 +66,7 @@ class RegressPlan:
     def __post_init__(self) -> None:
         if (self.candidate is None) == (self.revision is None):
             raise BadInput("give exactly one of --candidate or --revision")
-        if not 2 <= self.samples <= MAX_SAMPLES:
-            raise BadInput(f"--samples must lie in 2..{MAX_SAMPLES}")
+        check_samples(self.samples)
         # a mistyped tag would hold nothing: the gate would pass on what had to hold
         held = [tag for tag in self.must_hold if tag != "*"]
         if held:

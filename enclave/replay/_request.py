@@ -16,10 +16,16 @@ from ._candidate import CandidateCode
 from ._interventions import Intervention
 from ._model import Strategy, Tolerances
 
-__all__ = ["AuditRequest", "MAX_SAMPLES"]
+__all__ = ["AuditRequest", "MAX_SAMPLES", "check_samples"]
 
 MAX_SAMPLES = 100_000
 _CUT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+
+
+def check_samples(samples: int) -> None:
+    """``BadInput`` unless ``samples`` paired samples is a count an audit can run."""
+    if not 2 <= samples <= MAX_SAMPLES:
+        raise BadInput(f"--samples must lie in 2..{MAX_SAMPLES}")
 
 
 @dataclass(frozen=True)
@@ -47,8 +53,7 @@ class AuditRequest:
 
         # before anything is recorded: the request's ledger entries name the specimen
         validate_id(self.specimen_id, what="specimen id")
-        if not 2 <= self.samples <= MAX_SAMPLES:
-            raise BadInput(f"--samples must lie in 2..{MAX_SAMPLES}")
+        check_samples(self.samples)
         if isinstance(self.seed, bool) or not 0 <= self.seed <= 2**53 - 1 - self.samples:
             raise BadInput("--seed must be a non-negative integer")
         if not self.purpose.strip() or len(self.purpose) > 500:
