@@ -428,3 +428,19 @@ def test_redelivered_finalizer_records_one_certificate(
         complete(
             engine, first.job_id, first.fencing_token, outcome.to_dict(), now=datetime.now(UTC)
         )
+
+
+@pytest.mark.parametrize("poll_seconds", [0.0, -1.0, float("nan"), float("inf"), 2.0**64])
+def test_a_poll_interval_no_thread_can_wait_is_refused(
+    runtime: Runtime, poll_seconds: float
+) -> None:
+    """Refused before any thread starts: 2**64 s once killed every thread on its first
+    empty poll, and the worker then returned as if it had finished."""
+    with pytest.raises(ValueError, match="poll_seconds"):
+        run_worker(
+            factory(runtime.home),
+            worker_id="w-poll",
+            stop=threading.Event(),
+            once=True,
+            poll_seconds=poll_seconds,
+        )

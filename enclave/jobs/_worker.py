@@ -220,8 +220,10 @@ def run_worker(
         raise ValueError("concurrency must lie in 1..64")
     if isinstance(lease_seconds, bool) or not 1 <= lease_seconds <= 86_400:
         raise ValueError("lease_seconds must lie in 1..86400")
-    if not poll_seconds > 0:
-        raise ValueError("poll_seconds must be positive")
+    # bounded above: a wait past what the clock can represent killed the thread on its
+    # first empty poll, and the worker then returned as if it had finished
+    if not 0 < poll_seconds <= 3_600:
+        raise ValueError("poll_seconds must lie in (0, 3600]")
     if not worker_id:
         raise ValueError("worker_id must be non-empty")
     options = StageOptions(lease_seconds=lease_seconds, isolation=isolation, limits=limits)
