@@ -79,3 +79,39 @@ def test_installed_environment_is_the_locked_one() -> None:
         if Version(metadata.version(name)) != pins[name]
     }
     assert not drift, f"installed versions differ from the lock: {drift}"
+
+
+def _floor(requirement: Requirement) -> Version | None:
+    """The lowest release a requirement admits (its ``>=`` or ``==`` bound), if any."""
+    bounds = [Version(s.version) for s in requirement.specifier if s.operator in (">=", "==")]
+    return max(bounds) if bounds else None
+
+
+def _tested_minor(version: Version) -> Version:
+    """The release line the lock tests: major.minor, or all three parts of a 0.0.x
+    release, where every micro may break (sqlmodel)."""
+    release = version.release + (0, 0)
+    return Version(".".join(map(str, release[:3] if release[:2] == (0, 0) else release[:2])))
+
+
+@pytest.mark.parametrize("requirement", _declared(), ids=str)
+def test_floor_admits_nothing_older_than_the_locked_minor(requirement: Requirement) -> None:
+    """A floor below what the lock tests admits untested releases, and with them the
+    published advisories of older ones (orjson, requests, h11, cryptography)."""
+    pinned = _locked()[canonicalize_name(requirement.name)]
+    floor = _floor(requirement)
+    assert floor is not None, f"{requirement.name} declares no floor"
+    assert floor >= _tested_minor(pinned), (
+        f"{requirement.name}: floor {floor} admits releases older than the locked "
+        f"{pinned}; raise it to >={_tested_minor(pinned)}"
+    )
+
+
+def test_known_holes_are_below_every_floor() -> None:
+    floors = {canonicalize_name(r.name): _floor(r) for r in _declared()}
+    for name, fixed in (("orjson", "3.11.6"), ("requests", "2.32.4"), ("h11", "0.16")):
+        assert floors[name] is not None and floors[name] >= Version(fixed), name
+
+
+def test_unused_copyleft_dependency_is_gone() -> None:
+    assert "pymerkle" not in {canonicalize_name(r.name) for r in _declared()}
