@@ -377,3 +377,32 @@ def test_a_burst_of_reads_holds_no_more_connections_than_the_pool_keeps(tmp_path
         assert 2 <= peak[0] <= REQUEST_THREADS + LIST_THREADS <= POOL_SIZE
         assert engine.pool.checkedin() + in_use[0] <= POOL_SIZE
         assert opened[0] <= POOL_SIZE
+
+
+def test_the_verify_headline_names_only_what_it_checked(tmp_path: Path) -> None:
+    """An edited row before the checkpoint is not reread by a resumed run: the headline
+    must say which entries it checked and that the older ones were not, never that the
+    whole ledger verified."""
+    home, _ = _home(tmp_path / "home", 3)
+    first = run_cli(home.root, "ledger", "verify")
+    assert first.returncode == 0, first.stderr
+    length = json.loads(run_cli(home.root, "ledger", "verify", "--json").stdout)["length"]
+    assert f"all {length} entries (0-{length - 1}) checked" in first.stdout
+    with Runtime.open(home, env={}) as runtime:
+        with runtime.ledger.engine.begin() as conn:
+            conn.execute(
+                sa.text("UPDATE ledger_entries SET body_json = :v WHERE entry_index = 1"),
+                {"v": '{"specimen_id":"forged"}'},
+            )
+        runtime.ledger.append("note", "n", {"n": 1})
+    resumed = run_cli(home.root, "ledger", "verify")
+    assert resumed.returncode == 0, resumed.stderr
+    line = " ".join(resumed.stdout.split())
+    assert f"entry {length} checked" in line
+    assert f"entries 0-{length - 1} were verified at an earlier checkpoint" in line
+    assert "re-checked only with --full" in line
+    assert f"{length + 1} entries" not in line.split("checked")[0]  # no whole-ledger claim
+    quiet = " ".join(run_cli(home.root, "ledger", "verify").stdout.split())
+    assert "no entries after the checkpoint" in quiet and "--full" in quiet
+    full = run_cli(home.root, "ledger", "verify", "--full")
+    assert full.returncode == 1 and "FAILED at index 1" in full.stdout

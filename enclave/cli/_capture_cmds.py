@@ -273,16 +273,29 @@ def ledger_verify(
     if json_out:
         emit_json(result)
     elif report.ok:
-        checked = report.length - report.verified_from
-        console.print(
-            f"ledger verified: {report.length} entries ({checked} checked from index "
-            f"{report.verified_from}), head matches"
-        )
+        console.print(_verified_headline(report.length, report.verified_from))
     else:
         where = report.first_bad_index
         console.print(f"[red]ledger verification FAILED at index {where}: {report.reason}[/red]")
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _verified_headline(length: int, start: int) -> str:
+    """Say which entries this run read, and that those before its checkpoint were not:
+    a resumed run trusts the checkpoint for them (an edit there shows only with --full)."""
+    if length == 0:
+        return "ledger verified: the ledger is empty"
+    if start == 0:
+        return f"ledger verified: all {length} entries (0-{length - 1}) checked, head matches"
+    earlier = (
+        f"entries 0-{start - 1} were verified at an earlier checkpoint and are "
+        "re-checked only with --full"
+    )
+    if start >= length:
+        return f"ledger verified: no entries after the checkpoint, head matches; {earlier}"
+    span = f"entry {start}" if start == length - 1 else f"entries {start}-{length - 1}"
+    return f"ledger verified: {span} checked, head matches; {earlier}"
 
 
 @ledger_app.command("head")
