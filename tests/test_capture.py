@@ -6,6 +6,8 @@ All tests run on real homes (SQLite ledger file, keyring, payload store) in tmp_
 
 from __future__ import annotations
 
+import dataclasses
+
 import base64
 import gzip
 import itertools
@@ -588,6 +590,27 @@ def test_failed_run_is_incomplete_and_leaves_nothing(
     assert scan_tree(runtime.home.root, ALL_CANARIES) == {}
     # the neighbour is untouched
     assert decrypt_specimen(runtime, "t1", good.specimen_id)
+
+
+def _string_score(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    ctx.call(ECHO, {"q": inputs["text"]}, live=_echo)
+    return {"score": "high", "decision": "OK"}
+
+
+@pytest.mark.parametrize("function", [_string_score, _good], ids=["string", "number"])
+def test_a_score_without_declared_bounds_is_refused_at_capture(
+    runtime: Runtime, function: Any
+) -> None:
+    """A score nobody bounded would reach the audit as an unbounded layer (a string
+    score was reported baseline-not-reproduced after an exact reproduction): capture
+    refuses it with one line, before anything is sealed."""
+    agent = dataclasses.replace(_agent(function), score_bounds=None)
+    with pytest.raises(SpecError) as caught:
+        capture(runtime, agent, TEXT, tenant_id="t1", seed=1, specimen_id="sp-unbounded")
+    assert str(caught.value) == (
+        "the outcome carries a score but the agent declares no score_bounds"
+    )
+    _assert_nothing_left(runtime, "sp-unbounded", "t1")
 
 
 def test_interrupted_run_is_incomplete_and_leaves_nothing(runtime: Runtime) -> None:

@@ -374,6 +374,10 @@ def _failure_code(exc: BaseException) -> str:
 
 def _check_score(agent: AgentSpec, outcome: Mapping[str, Any]) -> None:
     if agent.score_bounds is None:
+        # a categorical agent compares decisions alone; a score nobody bounded would
+        # reach the audit as a layer it cannot compare (a string is never "reproduced")
+        if "score" in outcome:
+            raise SpecError("the outcome carries a score but the agent declares no score_bounds")
         return
     score = outcome.get("score")
     low, high = agent.score_bounds
