@@ -87,6 +87,10 @@ class Home:
         return self.root / "certificates"
 
     @property
+    def reports_dir(self) -> Path:
+        return self.root / "reports"
+
+    @property
     def head_path(self) -> Path:
         return self.root / "ledger.head"
 

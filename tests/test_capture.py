@@ -6,9 +6,8 @@ All tests run on real homes (SQLite ledger file, keyring, payload store) in tmp_
 
 from __future__ import annotations
 
-import dataclasses
-
 import base64
+import dataclasses
 import gzip
 import itertools
 import json

@@ -110,3 +110,31 @@ def test_revision_swap_over_an_empty_selection_passes(
     )
     assert code == 0, err
     assert json.loads(out)["totals"]["specimens"] == 0
+
+
+def test_without_out_the_report_is_exported_into_the_home(
+    home: tuple[Path, str], tmp_path: Path
+) -> None:
+    """A run from any folder leaves nothing there: the report goes beside the home's
+    certificates unless --out names a file."""
+    root, _ = home
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = run_cli(
+        root,
+        "regress",
+        "--tag",
+        "nothing-here",
+        "--revision",
+        "model=r2",
+        "--json",
+        "--local",
+        cwd=elsewhere,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    exported = Path(summary["report"])
+    assert exported == root.resolve() / "reports" / f"{summary['report_id']}.dsse.json"
+    assert exported.is_file() and list(elsewhere.iterdir()) == []
+    code, out, err = cli(root, "verify", str(exported), "--json")
+    assert code == 0 and json.loads(out)["ok"] is True, out + err

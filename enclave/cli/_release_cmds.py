@@ -72,11 +72,13 @@ def regress_cmd(
     purpose: Annotated[str, typer.Option("--purpose")] = "release-gate",
     requester: Annotated[str, typer.Option("--requester")] = "ci",
     out: Annotated[
-        Path,
+        Path | None,
         typer.Option(
-            "--out", help="Where to export the signed report (it is stored in the database)."
+            "--out",
+            help="Where to export the signed report (it is stored in the database); "
+            "default: the home's reports folder.",
         ),
-    ] = Path("release-report.dsse.json"),
+    ] = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML.")] = None,
     local: Annotated[
         bool, typer.Option("--local", help="Run the jobs in this process (no separate worker).")
@@ -92,7 +94,8 @@ def regress_cmd(
 
     if not 1 <= workers <= 64:
         raise BadInput("--workers must lie in 1..64")
-    check_writable(out, "--out")
+    if out is not None:
+        check_writable(out, "--out")
     if junit is not None:
         check_writable(junit, "--junit")
     from ..replay._candidate import CandidateCode
@@ -155,12 +158,15 @@ def regress_cmd(
                 progress=advance,
                 workers=workers,
             )
-    out.write_text(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
+        from ..release._documents import export_reports, report_id_of
+
+        report_id = report_id_of(envelope)
+        if out is None:  # beside the home's certificates, never the current folder
+            (out,) = export_reports(runtime.ledger.engine, runtime.home.reports_dir, [report_id])
+        else:
+            out.write_text(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
     import base64
 
-    from ..release._documents import report_id_of
-
-    report_id = report_id_of(envelope)
     predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
     if junit is not None:
         junit.write_bytes(junit_xml(predicate))
