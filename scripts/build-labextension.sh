@@ -3,6 +3,10 @@
 # the JupyterLab of the active Python environment load it from there. Cheap when
 # nothing changed: npm ci runs only when the lockfile is newer than node_modules, the
 # build only when a source is newer than the built package.json.
+#
+# The built extension is committed (installs need no Node.js): after changing a source,
+# run this and commit jupyter_ext/labextension/ with it. The build is byte-reproducible,
+# and tests/test_labextension_assets.py fails when the committed files are stale.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v npm >/dev/null || { echo "build-labextension: npm (Node.js 20) is not on PATH" >&2; exit 1; }
@@ -23,13 +27,13 @@ if [ ! -f "$ext/node_modules/.package-lock.json" ] ||
 fi
 if [ ! -f "$out/package.json" ] ||
   [ -n "$(find "$ext/src" "$ext/style" "$ext/schema" "$ext/package.json" "$ext/tsconfig.json" \
+    "$ext/rspack.config.js" "$ext/install.json" "$ext/package-lock.json" \
     -newer "$out/package.json" -print -quit)" ]; then
+  # npm's build also copies install.json (JupyterLab's record of how the extension was
+  # installed) into the output, so an `npm run clean && npm run build` gives it too
   (cd "$ext" && npm run --silent build)
   touch "$out/package.json"
 fi
-# JupyterLab's record of how the extension was installed travels with the build output
-# (the wheel's one source for it)
-cp "$ext/install.json" "$out/install.json"
 # What `jupyter labextension develop` does, without importing the package: the
 # environment's labextensions folder points at the build output.
 target="$(python -c 'import sys; print(sys.prefix)')/share/jupyter/labextensions/replay-enclave"

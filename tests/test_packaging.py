@@ -1,6 +1,7 @@
 """The distribution as a Python user meets it: a wheel and an sdist that carry the
-license, type markers and policy files; the command's version; the policy files found
-from an installed copy; the Jupyter server extension loadable without the widgets."""
+license, type markers, policy files and the prebuilt JupyterLab extension, built with no
+Node.js on PATH; the command's version; the policy files found from an installed copy;
+the Jupyter server extension loadable without the widgets."""
 
 from __future__ import annotations
 
@@ -16,17 +17,24 @@ from pathlib import Path
 
 import pytest
 
+from tests.path_hiding import path_without_node
+
 ROOT = Path(__file__).resolve().parents[1]
+LABEXTENSION = ROOT / "jupyter_ext" / "labextension"
+SHARED_LAB = "share/jupyter/labextensions/replay-enclave"
 
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist, and the wheel built from it, with no Node.js tool on PATH."""
     out = tmp_path_factory.mktemp("dist")
+    path = path_without_node(tmp_path_factory.mktemp("bin"), first=[Path(sys.executable).parent])
     subprocess.run(
         [sys.executable, "-m", "uv", "build", "--no-build-isolation", "-q", "-o", str(out)],
         cwd=ROOT,
         check=True,
         capture_output=True,
+        env={**os.environ, "PATH": path},
     )
     return out
 
@@ -46,6 +54,32 @@ def test_sdist_carries_license_changelog_and_lock(dist: Path) -> None:
     (sdist,) = dist.glob("*.tar.gz")
     names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
     assert {"LICENSE", "CHANGELOG.md", "requirements/test.lock"} <= names
+    # the prebuilt extension and what rebuilds it (an sdist installs without Node.js)
+    assert "scripts/labextension_build.py" in names
+    assert {f"jupyter_ext/labextension/{p}" for p in _committed_labextension()} <= names
+    assert not [n for n in names if n.startswith(("labextension/node_modules", "labextension/lib"))]
+
+
+def _committed_labextension() -> dict[str, bytes]:
+    return {
+        p.relative_to(LABEXTENSION).as_posix(): p.read_bytes()
+        for p in LABEXTENSION.rglob("*")
+        if p.is_file()
+    }
+
+
+def test_wheel_carries_the_prebuilt_labextension_as_shared_data(dist: Path) -> None:
+    """Unchanged, installed where JupyterLab looks (``<prefix>/share/jupyter/labextensions``),
+    with the install.json that marks it as installed by the Python package; not as
+    package data."""
+    (wheel,) = dist.glob("*.whl")
+    prefix = f"replay_enclave-{version('replay-enclave')}.data/data/{SHARED_LAB}/"
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        shipped = {n.removeprefix(prefix): archive.read(n) for n in names if n.startswith(prefix)}
+    assert shipped == _committed_labextension()
+    assert json.loads(shipped["install.json"])["packageName"] == "replay-enclave"
+    assert not [n for n in names if n.startswith("jupyter_ext/labextension")]
 
 
 def test_installed_copy_finds_its_policy_files(dist: Path, tmp_path: Path) -> None:
