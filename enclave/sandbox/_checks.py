@@ -11,10 +11,13 @@ from outside, in the host's ``/proc``, before any agent code runs:
    the host uid that id maps to is recorded (bubblewrap maps it to the supervisor's
    uid) and ``unprivileged_host_uid`` is claimed only when that is not root;
 4. it has no effective, permitted or bounding capabilities (bubblewrap);
-5. no-new-privs is set and the seccomp filter is loaded (mode 2), as reported, and
-   the worker applied Landlock at the ABI this kernel offers (the ``ready`` frame is
-   sent before any agent code is imported, so its word on Landlock, which ``/proc``
-   does not show, is trusted code's);
+5. no-new-privs is set and the seccomp filter is loaded (mode 2), as reported, exactly
+   one filter more than the supervisor's own, whose bytes (and those of each run's
+   filter) have the digests the supervisor computes for this machine (see
+   :func:`_check_filters`), and the worker applied Landlock at the ABI this kernel
+   offers (the ``ready`` frame is sent before any agent code is imported, so its word
+   on Landlock and on the filters' bytes, which ``/proc`` does not show, is trusted
+   code's);
 6. every mount it sees is read-only except the scratch tmpfs, ``/proc`` and device
    nodes, and the kernel-settings directories of ``/proc`` are masked read-only
    (bubblewrap);
@@ -28,11 +31,14 @@ from outside, in the host's ``/proc``, before any agent code runs:
 Any mismatch refuses the worker (:class:`SandboxUnavailable`): a certificate must
 claim only layers that held. The environment record lists those layers by name in
 ``layers_in_force``; the audit hook is listed under ``diagnostics``, never as a layer.
+It names the ``bwrap`` that launched the worker (path, version, sha256, source:
+``_launcher``) and the sha256 of the seccomp filters loaded.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -190,6 +196,39 @@ def _check_bwrap(pid: int, identity: dict[str, Any], status: dict[str, str]) -> 
     return host_uid
 
 
+def _filter_count(status: dict[str, str]) -> int | None:
+    value = status.get("Seccomp_filters")  # Linux 5.9 and later
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def _check_filters(status: dict[str, str], reported: Any) -> dict[str, str]:
+    """Check 5's filter digests; return them for the environment record.
+
+    The kernel shows how many filters a process has, not their bytes (reading them
+    back, ``PTRACE_SECCOMP_GET_FILTER``, takes CAP_SYS_ADMIN and a ptrace attach to
+    the worker). So the worker reports the sha256 of the very buffers it handed the
+    kernel (the template's filter) and will hand it in every run (the run filter, built
+    once before any run and forked with the template) — in its ``ready`` frame, sent
+    by trusted code before any agent code is imported — and the supervisor computes
+    the digests of the same deterministic program itself. Only when the two agree, and
+    the kernel shows exactly one filter on the worker beyond those the supervisor
+    itself runs under, is the digest recorded: what a certificate names is then both
+    what the supervisor built and what the worker loaded, and a worker whose filter
+    code differs (another import path, another machine's tables) is refused rather
+    than described."""
+    expected = _seccomp.digests(platform.machine())
+    if reported != expected:
+        raise _refuse("seccomp")
+    own, worker = _filter_count(_own_status()), _filter_count(status)
+    if own is not None and worker != own + 1:
+        raise _refuse("seccomp")
+    return dict(expected)
+
+
+def _own_status() -> dict[str, str]:
+    return _status(os.getpid())
+
+
 def _check_environ(pid: int, launched: Mapping[str, str]) -> None:
     try:
         with open(f"/proc/{pid}/environ", "rb") as fh:
@@ -243,6 +282,7 @@ def verify(
             "nested_user_namespaces": "disabled",
             "new_session": True,
             "die_with_parent": True,
+            "launcher": launch.layer.launcher.to_dict(),
         }
     no_new_privs = status.get("NoNewPrivs") == "1" and identity.get("no_new_privs") == 1
     seccomp = status.get("Seccomp") == "2" and identity.get("seccomp_mode") == 2
@@ -251,6 +291,7 @@ def verify(
     if no_new_privs:
         layers.append("no_new_privs")
     if launch.seccomp:
+        filters = _check_filters(status, ready.get("seccomp_sha256"))
         layers.append("seccomp_allowlist")
         enforced["seccomp"] = {
             "default": _seccomp.DEFAULT_ACTION,
@@ -258,6 +299,8 @@ def verify(
             "killed": len(_seccomp.KILLED),
             "template": "plain fork only (clone flags CHILD_SETTID|CHILD_CLEARTID|SIGCHLD)",
             "runs": "a second filter per run: no process creation",
+            "filters_sha256": filters,
+            "filter_bytes": "the struct sock_filter array handed to the kernel",
         }
     landlock = identity.get("landlock")
     if landlock != launch.landlock or (landlock and not no_new_privs):

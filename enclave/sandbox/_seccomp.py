@@ -34,6 +34,10 @@ Invariants:
    only narrow). Each forked run loads the ordinary filter on top before any agent code
    runs; filters stack and the strictest verdict wins, so a run can create no process.
 
+7. **What was loaded is named by digest.** :func:`filter_bytes` is the exact array of
+   ``struct sock_filter`` the loader hands the kernel; a loader's ``sha256`` is that of
+   its own buffer, and the environment record names both filters by it (``_checks``).
+
 Elsewhere than Linux on x86-64 or AArch64, :func:`install` returns False.
 """
 
@@ -41,10 +45,11 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
+import hashlib
 import platform
 import struct
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from enclave.sandbox._syscalls import NUMBERS
@@ -125,6 +130,7 @@ _SECCOMP_MODE_FILTER = 2
 DEFAULT_ACTION = "errno:EPERM"
 
 Instruction = tuple[int, int, int, int]
+_INSTRUCTION_BYTES = struct.calcsize("=HBBI")
 
 
 def _arg_lo(index: int) -> int:
@@ -197,6 +203,21 @@ def program(machine: str, *, template: bool = False) -> list[Instruction]:
     return prog
 
 
+def filter_bytes(machine: str, *, template: bool = False) -> bytes:
+    """:func:`program` as the kernel receives it: ``struct sock_filter`` entries
+    (u16 code, u8 jt, u8 jf, u32 k) in native byte order, nothing else."""
+    return b"".join(struct.pack("=HBBI", *ins) for ins in program(machine, template=template))
+
+
+@functools.cache
+def digests(machine: str) -> dict[str, str]:
+    """The sha256 of both filters for ``machine``: the template's and each run's."""
+    return {
+        "template": hashlib.sha256(filter_bytes(machine, template=True)).hexdigest(),
+        "run": hashlib.sha256(filter_bytes(machine)).hexdigest(),
+    }
+
+
 def supported() -> bool:
     """Whether this platform has a filter description here."""
     return sys.platform == "linux" and platform.machine() in NUMBERS
@@ -206,16 +227,18 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-class _Loader:
+class Loader:
     """A filter built in advance; calling it loads the filter (irreversible)."""
 
-    def __init__(self, prog: list[Instruction] | None) -> None:
+    def __init__(self, raw: bytes | None) -> None:
         self._prctl: Any = None
-        if prog is None:
+        #: sha256 of the bytes this loader hands the kernel (None: nothing to load).
+        self.sha256: str | None = None
+        if raw is None:
             return
-        raw = b"".join(struct.pack("=HBBI", *ins) for ins in prog)
         self._filters = ctypes.create_string_buffer(raw, len(raw))  # kept alive here
-        self._fprog = _SockFprog(len(prog), ctypes.addressof(self._filters))
+        self.sha256 = hashlib.sha256(self._filters.raw).hexdigest()
+        self._fprog = _SockFprog(len(raw) // _INSTRUCTION_BYTES, ctypes.addressof(self._filters))
         prctl = ctypes.CDLL(None, use_errno=True).prctl
         prctl.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
         prctl.restype = ctypes.c_int
@@ -230,13 +253,13 @@ class _Loader:
         return bool(self._prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, address, 0, 0) == 0)
 
 
-def prepare(*, template: bool = False) -> Callable[[], bool]:
+def prepare(*, template: bool = False) -> Loader:
     """Build the filter now; return the call that loads it (True on success). A forked
     run loads a filter its template prepared: two ``prctl`` calls, nothing built after
     the fork."""
     if not supported():
-        return _Loader(None)
-    return _Loader(program(platform.machine(), template=template))
+        return Loader(None)
+    return Loader(filter_bytes(platform.machine(), template=template))
 
 
 def install(*, template: bool = False) -> bool:

@@ -16,8 +16,10 @@ Start-up of the template, in this order, before any agent code is imported:
    prepare the ordinary filter each run loads on top (see ``_seccomp``);
 6. report ``ready`` — the rlimits applied, the kernel's own account of this process
    (uid, gid, effective capabilities, no-new-privs, seccomp mode), the Landlock ABI
-   in force and how runs are started — which the supervisor checks against what it
-   launched; no agent code has run, so this frame comes from trusted code;
+   in force, the sha256 of the two filters' bytes as handed to the kernel (the
+   template's, loaded; each run's, prepared) and how runs are started — which the
+   supervisor checks against what it launched; no agent code has run, so this frame
+   comes from trusted code;
 7. report ``loaded`` once the handler is ready.
 
 The handler: one from a ``preload`` module is trusted project code and runs here, as
@@ -125,10 +127,13 @@ def _framed(call_id: Any, result: dict[str, Any]) -> dict[str, Any]:
     return {"type": "reply", "id": call_id, "body": result}
 
 
-def _ready(seccomp: bool, rlimits: dict[str, int], landlock: int) -> dict[str, Any]:
+def _ready(
+    seccomp: bool, rlimits: dict[str, int], landlock: int, filters: dict[str, str | None]
+) -> dict[str, Any]:
     return {
         "type": "ready",
         "seccomp": seccomp,
+        "seccomp_sha256": filters if seccomp else None,
         "rlimits": rlimits,
         "identity": {**_identity(), "landlock": landlock},
         "run_state": RUN_STATE,
@@ -160,15 +165,17 @@ def main(argv: list[str]) -> NoReturn:
             raise OSError("no subreaper")
 
         landlock = _landlock.restrict(scratch)
-        seccomp = bool(config["seccomp"]) and _seccomp.install(template=True)
+        template_filter = _seccomp.prepare(template=True)
+        seccomp = bool(config["seccomp"]) and template_filter()
         seal = _seccomp.prepare() if seccomp else None
-        ready = _ready(seccomp, rlimits, landlock)
+        filters = {"template": template_filter.sha256, "run": seal.sha256 if seal else None}
+        ready = _ready(seccomp, rlimits, landlock, filters)
     except Exception:  # noqa: BLE001 - start-up failed before any agent code ran
         channel.fail(WORKER_CRASHED, "start-up failed")
     if zygote:
         channel.send(ready)
         channel = Channel(_spawner.serve_spawns(channel, scratch))  # in a job's child
-        ready = _ready(seccomp, rlimits, landlock)  # this process, as the kernel shows it
+        ready = _ready(seccomp, rlimits, landlock, filters)  # as the kernel shows it now
     template = Template(
         supervisor=channel, scratch=scratch, seal=seal, cpu_seconds=limits.cpu_seconds
     )
