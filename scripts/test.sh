@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The whole test run from nothing: system packages, the locked Python environment,
-# the JupyterLab extension (locked npm build, then its unit tests), the suite against
-# real servers on every core (pytest-xdist), then the browser tests in their own
-# invocation (pytest-jupyter's event loop and Playwright's sync API do not share a
-# process).
+# the JupyterLab extension's unit tests (locked npm install), the suite against real
+# servers on every core (pytest-xdist), then the browser tests in their own invocation
+# (pytest-jupyter's event loop and Playwright's sync API do not share a process).
 #
-# npm's download needs no Python, so it runs while the locked environment installs; the
-# build itself comes before the suite (the packaging tests build a wheel that carries it).
+# npm's download needs no Python, so it runs while the locked environment installs.
+# The built extension is committed and is not rebuilt here: a build in place would
+# overwrite the committed files and hide a stale commit. The suite rebuilds it in a
+# folder of its own and compares (tests/test_labextension_assets.py), installs a fresh
+# clone without Node.js (tests/test_clone_install.py), and the editable install
+# (scripts/install-locked.sh) puts the committed files where the browser tests' JupyterLab
+# loads them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/test-deps.sh
@@ -19,7 +23,6 @@ if ! wait "$npm_ci"; then
   cat "$npm_log" >&2
   exit 1
 fi
-bash scripts/build-labextension.sh
 (cd labextension && npm test --silent)
 # one pytest worker per core; a module's tests stay on one worker, so its module-scoped
 # fixtures (homes with captured incidents, finished audits) are made once
