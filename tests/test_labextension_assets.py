@@ -1,9 +1,10 @@
 """The built JupyterLab extension is committed (``jupyter_ext/labextension/``), so that an
 install from a clone needs no Node.js. These tests hold it to that bargain:
 
-* the committed files are exactly what the sources in ``labextension/`` build to, rebuilt
-  from the lockfile in a folder of their own (the build is byte-reproducible, see
-  ``labextension/rspack.config.js``), never compared with a build in place, which would
+* the committed files are exactly what the sources in ``labextension/`` build to: a wheel
+  of a copy of the tree without them, in a folder of its own, makes the hook's build
+  function rebuild them from the lockfile (the build is byte-reproducible, see
+  ``labextension/rspack.config.js``); never compared with a build in place, which would
   hide a stale commit;
 * every built file is tracked by git (a new chunk name not added is caught);
 * with the assets in place, neither a wheel nor an editable build needs npm;
@@ -68,23 +69,40 @@ def _source_tree(dst: Path, *, with_assets: bool) -> Path:
     return dst
 
 
-def _backend(hook: str, src: Path, out: Path, scratch: Path) -> subprocess.CompletedProcess[str]:
+def _backend(
+    hook: str, src: Path, out: Path, no_node: Path | None, *, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """The build backend's ``hook`` called as pip or uv call it without build isolation
-    (the build environment is this one), with no Node.js tool on PATH."""
+    (the build environment is this one); with no Node.js tool on PATH unless ``no_node``
+    (a scratch folder for the PATH's shadows) is None."""
     out.mkdir()
-    path = path_without_node(scratch, first=[Path(sys.executable).parent])
+    here = Path(sys.executable).parent
+    if no_node is None:
+        path = os.pathsep.join([str(here), os.environ.get("PATH", "")])
+    else:
+        path = path_without_node(no_node, first=[here])
     code = f"import sys, hatchling.build as backend; backend.{hook}(sys.argv[1])"
     return subprocess.run(
         [sys.executable, "-c", code, str(out)],
         cwd=src, env={**os.environ, "PATH": path}, capture_output=True, text=True,
-        timeout=120, check=False,
+        timeout=timeout, check=False,
     )  # fmt: skip
 
 
+def _shipped(wheel: Path) -> dict[str, bytes]:
+    """The wheel's shared data for JupyterLab, by path under the extension's folder."""
+    with zipfile.ZipFile(wheel) as archive:
+        assert not [n for n in archive.namelist() if n.startswith("jupyter_ext/labextension/")]
+        return {
+            name.removeprefix(f"{SHARED}/"): archive.read(name)
+            for name in archive.namelist()
+            if name.startswith(f"{SHARED}/")
+        }
+
+
 def test_hook_and_build_function_check_the_same_files() -> None:
-    hook = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["hatch"][
-        "build"
-    ]["hooks"]["jupyter-builder"]
+    hatch = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["hatch"]
+    hook = hatch["build"]["hooks"]["jupyter-builder"]
     expected = [f"jupyter_ext/labextension/{name}" for name in ASSETS]
     assert hook["skip-if-exists"] == expected
     assert hook["ensured-targets"] == expected
@@ -107,25 +125,21 @@ def test_every_built_file_is_tracked() -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_committed_assets_are_what_the_sources_build_to(tmp_path: Path) -> None:
-    """npm ci from the lockfile and the build, in a copy of labextension/ elsewhere (so
-    the build's independence of the checkout's folder is tested too)."""
+    """A wheel of a copy of this tree without the built assets, in another folder (so the
+    build's independence of the checkout's folder is tested too): the hook's build
+    function runs npm ci from the lockfile and the build, and the wheel carries what it
+    built. Compared with the committed files, never with a build in place."""
     _needs_npm()
-    _copy(_worktree("labextension"), tmp_path)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    for argv in (
-        ["npm", "ci", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"],
-        ["npm", "run", "--silent", "build"],
-    ):
-        done = subprocess.run(
-            argv, cwd=tmp_path / "labextension", env=env, capture_output=True, text=True,
-            timeout=540, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, f"{' '.join(argv)}: {(done.stdout + done.stderr)[-2000:]}"
-    built, committed = _files(tmp_path / "jupyter_ext" / "labextension"), _files(BUILT)
+    src = _source_tree(tmp_path / "src", with_assets=False)
+    done = _backend("build_wheel", src, tmp_path / "out", None, timeout=540)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    built, committed = _files(src / "jupyter_ext" / "labextension"), _files(BUILT)
     differing = sorted(
         name for name in built.keys() | committed.keys() if built.get(name) != committed.get(name)
     )
     assert not differing, f"stale jupyter_ext/labextension/, differing: {differing}; {HINT}"
+    (wheel,) = (tmp_path / "out").glob("*.whl")
+    assert _shipped(wheel) == built
 
 
 @pytest.mark.slow
@@ -155,11 +169,4 @@ def test_with_assets_no_build_needs_npm(tmp_path: Path, hook: str) -> None:
     done = _backend(hook, src, out, tmp_path / "bin")
     assert done.returncode == 0, done.stderr[-2000:]
     (wheel,) = out.glob("*.whl")
-    with zipfile.ZipFile(wheel) as archive:
-        shipped = {
-            name.removeprefix(f"{SHARED}/"): archive.read(name)
-            for name in archive.namelist()
-            if name.startswith(f"{SHARED}/")
-        }
-        assert not [n for n in archive.namelist() if n.startswith("jupyter_ext/labextension/")]
-    assert shipped == _files(BUILT)
+    assert _shipped(wheel) == _files(BUILT)
