@@ -1,6 +1,8 @@
 """The capture SDK: agents declare their boundaries, ``ctx`` records every crossing."""
 
-from typing import TYPE_CHECKING
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 from ledger._lazy import deferred
 
@@ -47,3 +49,15 @@ __all__ = [
     "policy",
     "source_ref",
 ]
+
+
+class _CallableFront(types.ModuleType):
+    """``enclave.capture`` is both this package and the function the Python API
+    promises (``enclave.capture(runtime, agent, inputs, ...)``): importing a submodule
+    binds the package to that name on ``enclave``, so calling it calls the function."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.capture(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableFront

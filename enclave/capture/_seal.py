@@ -236,6 +236,18 @@ def capture(
     durable: bool = False,
     specimen_id: str | None = None,
 ) -> CaptureResult:
+    """Run ``agent`` live on ``inputs``, record every boundary crossing, and seal the
+    run as a specimen: payloads encrypted under a fresh data key, keyed digests and
+    identities in the ledger. Ends sealed or leaves an incomplete run and nothing else.
+
+    ``seed`` seeds the run's random stream (``ctx.random()``); ``classification``
+    raises or lowers input fields' declared classes; ``durable`` flushes each payload
+    frame before the next step. Bad input raises ``BadInput`` before anything is
+    written; a crashing agent raises ``AgentCrashed`` (its type only, never its text)::
+
+        sealed = enclave.capture(runtime, AGENT, {"ticket": "T-1"}, tenant_id="acme", seed=7)
+        sealed.specimen_id
+    """
     # 1. everything about the input is checked before anything is written
     validate_id(tenant_id, what="tenant id")
     if isinstance(seed, bool) or not isinstance(seed, int) or abs(seed) > MAX_SAFE_INTEGER:

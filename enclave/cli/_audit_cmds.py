@@ -318,8 +318,7 @@ def verify_cmd(
     ] = None,
 ) -> None:
     """Check a certificate's signature, statement, predicate schema and ledger linkage."""
-    from ..certify import verify_certificate
-    from ..replay import RuntimeLedgerLookup
+    from .._verification import issuer_key, verify
 
     with open_runtime(home) as runtime:
         envelope = load_envelope(runtime, certificate)
@@ -327,9 +326,7 @@ def verify_cmd(
         if isinstance(envelope, dict) and _is_report(envelope):  # a release report
             verify_report_cmd(envelope, key, runtime, certificates, json_out=json_out)
             return
-        report = verify_certificate(
-            envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
-        )
+        report = verify(runtime, envelope, public_key=key)
     if json_out:
         emit_json(report.to_dict())
     else:
@@ -348,20 +345,6 @@ def verify_cmd(
             "[yellow]isolation: development — not an enclave: the replay behind this "
             "certificate ran without the enclave's wall[/yellow]"
         )
-
-
-def issuer_key(runtime: Runtime, given: Path | None) -> Any:
-    """The issuer public key in the PEM file ``given`` (default: the home's own)."""
-    from ..certify import load_public_key_pem
-
-    key_path = given or Path(f"{runtime.home.signing_key_path}.pub")
-    try:
-        data = key_path.read_bytes()
-    except FileNotFoundError:
-        raise BadInput("issuer public key not found") from None
-    except OSError:
-        raise BadInput("issuer public key cannot be read") from None
-    return load_public_key_pem(data)
 
 
 def load_envelope(runtime: Runtime, given: str) -> Any:

@@ -265,7 +265,8 @@ def release_verify_cmd(
     json_out: JsonOption = False,
 ) -> None:
     """Verify a release report and every certificate it names."""
-    from ._audit_cmds import _is_report, issuer_key, load_envelope, verify_report_cmd
+    from .._verification import issuer_key
+    from ._audit_cmds import _is_report, load_envelope, verify_report_cmd
 
     with open_runtime(home) as runtime:
         envelope = load_envelope(runtime, report)

@@ -61,6 +61,20 @@ def run_audit(
     lease_seconds: int = DEFAULT_LEASE_SECONDS,
     audit_id: str | None = None,
 ) -> AuditOutcome:
+    """Audit a sealed specimen with the request's one intervention and return the
+    outcome with its signed certificate.
+
+    In order: the request is recorded in the ledger, a single-use grant opens the
+    specimen inside an isolated worker, the untouched baseline must reproduce at the
+    declared tolerances, then ``request.samples`` paired seeds (baseline, intervened,
+    placebo) are replayed from the record — any live call aborts the branch — and the
+    verdict is signed and appended. A failure is an outcome with ``failure`` set and
+    no conclusion, never a partial result. ``isolation`` is ``auto`` (bubblewrap) or the
+    loudly named ``UNSAFE_development``; ``progress(done, total)`` is called per run::
+
+        outcome = enclave.run_audit(runtime, request, now=datetime.now(UTC))
+        outcome.classification, outcome.certificate_path
+    """
     audit_id = audit_id or f"au-{secrets.token_hex(8)}"
     record_request(runtime, request, audit_id=audit_id, now=now)
     total = 1 + request.samples
