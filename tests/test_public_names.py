@@ -8,6 +8,7 @@ import importlib
 import pytest
 
 PACKAGES = [
+    "enclave",
     "ledger",
     "enclave.analysis",
     "enclave.capture",
@@ -89,6 +90,6 @@ def test_public_names_are_pinned(package: str) -> None:
 
 
 def test_unknown_names_raise_attribute_error() -> None:
-    for package in ("ledger", "enclave.capture", "enclave.replay", "enclave.keys"):
+    for package in ("enclave", "ledger", "enclave.capture", "enclave.replay", "enclave.keys"):
         with pytest.raises(AttributeError):
             _ = importlib.import_module(package).no_such_name
