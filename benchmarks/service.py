@@ -72,6 +72,31 @@ from enclave.replay import AuditRequest, Intervention, Strategy  # noqa: E402
 
 __all__ = ["local_postgres", "measure_read_load", "measure_service_overhead", "measure_workers"]
 
+# The labels the tables print beside their figures: the overhead line's, the worker
+# table's columns (one row per backend, zygote and worker count) and the read-load
+# table's columns and summary (tests/test_docs.py checks the ones docs/benchmarks.md cites).
+OVERHEAD = "service overhead"
+WORKER_COLUMNS = (
+    "backend",
+    "zygote",
+    "workers",
+    "audits",
+    "completed",
+    "seconds",
+    "submit_ms_per_audit",
+    "audits_per_minute",
+    "samples_per_second",
+    "ratio",
+    "load_before",
+    "driver_cpu_s",
+    "machine_busy",
+)
+READ_COLUMNS = ("kind", "route", "requests", "p50_ms", "p99_ms", "errors", "vs_floor", "target")
+ALL_ROUTES = "all routes together"
+WHOAMI_ALONE = "alone_p99_ms"
+WHOAMI_BUSY = "under_45_filters_p99_ms"
+ROWS = (OVERHEAD, *WORKER_COLUMNS, *READ_COLUMNS, ALL_ROUTES, WHOAMI_ALONE, WHOAMI_BUSY)
+
 WORKER_MAIN = (
     "from enclave.cli import app, main\n"
     "from enclave.cli import _worker_cmd\n"
@@ -663,8 +688,8 @@ def measure_read_load(
             "errors": floor["errors"],
         },
         "whoami": {
-            "alone_p99_ms": round(alone_p99, 1),
-            "under_45_filters_p99_ms": round(busy_p99, 1),
+            WHOAMI_ALONE: round(alone_p99, 1),
+            WHOAMI_BUSY: round(busy_p99, 1),
             "filter_p99_ms": round(busy["filter"]["p99_ms"], 1),
             "ratio": round(busy_p99 / alone_p99, 2),
             "errors": alone["errors"] + busy["/whoami"]["errors"] + busy["filter"]["errors"],
@@ -703,14 +728,14 @@ def print_read_load(result: dict[str, Any]) -> None:
         f"clients pausing {result['think_ms']:g} ms after each answer, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
     )
-    header = ("kind", "route", "requests", "p50_ms", "p99_ms", "errors", "vs_floor", "target")
+    header = READ_COLUMNS
     widths = (6, 52, 9, 8, 8, 7, 9, 10)
     print("  ".join(f"{h:<{w}}" for h, w in zip(header, widths, strict=True)))
     for row in result["rows"]:
         print("  ".join(f"{row[h]!s:<{w}}" for h, w in zip(header, widths, strict=True)))
     floor = result["floor"]
     print(
-        f"all routes together: {result['requests_per_s']} requests/s. Floor, the same clients "
+        f"{ALL_ROUTES}: {result['requests_per_s']} requests/s. Floor, the same clients "
         f"on a do-nothing FastAPI route served alike: {floor['requests_per_s']} requests/s, "
         f"p50 {floor['p50_ms']} ms, p99 {floor['p99_ms']} ms, {floor['errors']} errors"
     )
@@ -755,7 +780,7 @@ def main() -> None:
         return
     if not args.skip_overhead:
         overhead = measure_service_overhead(samples=args.overhead_samples)
-        print("service overhead: one audit through HTTP + worker vs `replay-enclave audit`")
+        print(f"{OVERHEAD}: one audit through HTTP + worker vs `replay-enclave audit`")
         print("  ".join(f"{k:>16}" for k in overhead))
         print("  ".join(f"{v!s:>16}" for v in overhead.values()))
         print()
@@ -773,21 +798,7 @@ def main() -> None:
         f"payloads in {args.payload_store}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
     )
-    header = (
-        "backend",
-        "zygote",
-        "workers",
-        "audits",
-        "completed",
-        "seconds",
-        "submit_ms_per_audit",
-        "audits_per_minute",
-        "samples_per_second",
-        "ratio",
-        "load_before",
-        "driver_cpu_s",
-        "machine_busy",
-    )
+    header = WORKER_COLUMNS
     print("  ".join(f"{h:>14}" for h in header))
     for row in rows:
         print("  ".join(f"{row[h]!s:>14}" for h in header))

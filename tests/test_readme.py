@@ -1,5 +1,6 @@
-"""The README is executable: every shell block marked runnable is run as written, in a
-fresh folder laid out like a checkout, and must exit 0 and print what the marker expects.
+"""The README and the docs are executable: every shell block marked runnable in README.md
+or docs/*.md is run as written, in a fresh folder laid out like a checkout, and must exit 0
+and print what the marker expects.
 
 A block is marked by an HTML comment on the line before it::
 
@@ -10,6 +11,9 @@ stays up; it counts as run once that text is printed, then its process group is 
 Background jobs a block starts (``... &``) are ended with it. ``pip install`` lines are
 not run (they would replace the environment under test): the test checks instead that
 the environment satisfies them — the project and the named extras are installed.
+
+A block's NAME is its test id (``pytest tests/test_readme.py -k NAME``), unique across
+the files.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import pytest
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
+SOURCES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 MARKER = re.compile(r"<!-- runnable: (?P<spec>.*?) -->\n```bash\n(?P<body>.*?)```", re.DOTALL)
 TIMEOUT = 240.0
 CHECKOUT_PARTS = ("policies", "scripts", "examples", "pyproject.toml")
@@ -39,6 +44,7 @@ pytestmark = pytest.mark.slow
 @dataclass(frozen=True)
 class Block:
     name: str
+    source: str  # the file it is in, relative to the checkout
     body: str
     expect: tuple[str, ...]
     until: str | None
@@ -46,12 +52,14 @@ class Block:
 
 def _blocks() -> list[Block]:
     found = []
-    for match in MARKER.finditer((ROOT / "README.md").read_text(encoding="utf-8")):
-        name, *options = [part.strip() for part in match["spec"].split(";")]
-        fields = dict(option.split(":", 1) for option in options)
-        expect = tuple(t.strip() for t in fields.get("expect", "").split("|") if t.strip())
-        until = fields["until"].strip() if "until" in fields else None
-        found.append(Block(name, match["body"], expect, until))
+    for path in SOURCES:
+        for match in MARKER.finditer(path.read_text(encoding="utf-8")):
+            name, *options = [part.strip() for part in match["spec"].split(";")]
+            fields = dict(option.split(":", 1) for option in options)
+            expect = tuple(t.strip() for t in fields.get("expect", "").split("|") if t.strip())
+            until = fields["until"].strip() if "until" in fields else None
+            source = path.relative_to(ROOT).as_posix()
+            found.append(Block(name, source, match["body"], expect, until))
     return found
 
 
@@ -69,7 +77,7 @@ def _installed(line: str) -> None:
         try:
             distribution(requirement.name)
         except PackageNotFoundError:
-            pytest.fail(f"README installs {requirement.name}; it is not installed here")
+            pytest.fail(f"a runnable block installs {requirement.name}; it is not installed here")
 
 
 def _script(body: str) -> str:
@@ -143,14 +151,27 @@ BLOCKS = _blocks()
 
 
 def test_readme_marks_its_flows() -> None:
-    names = {b.name for b in BLOCKS}
-    assert {"quickstart", "vault", "service", "own-agent", "erase-rotate", "analyst"} <= names
+    where = {b.name: b.source for b in BLOCKS}
+    assert len(where) == len(BLOCKS), "two runnable blocks share a name"
+    # the front door's flows are in the README, the rest in the docs
+    assert {n for n, s in where.items() if s == "README.md"} >= {"quickstart", "tour", "analyst"}
+    assert {"vault", "service", "own-agent", "erase-rotate"} <= set(where)
+
+
+def test_every_marked_block_is_found() -> None:
+    """A marker the pattern misses (a typo, no bash fence after it) would be a block that
+    silently never runs."""
+    for path in SOURCES:
+        text = path.read_text(encoding="utf-8")
+        marked = sum(line.startswith("<!-- runnable:") for line in text.splitlines())
+        found = len(MARKER.findall(text))
+        assert marked == found, f"{path.name}: {marked} markers, {found} runnable blocks"
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.name for b in BLOCKS])
 def test_readme_block_runs_as_written(block: Block, tmp_path: Path) -> None:
     code, output = _run(block, _checkout(tmp_path))
-    tail = output[-3000:]
+    tail = f"({block.source})\n" + output[-3000:]
     if block.until:
         assert code is None, f"{block.name} ended (exit {code}) before {block.until!r}:\n{tail}"
     else:
