@@ -1,7 +1,7 @@
 """Finding agents: the ``replay_enclave.agents`` entry-point group, or ``module:attr``.
 
-An outside runtime registers its own agent either way (see README, "Registering an
-agent"). The attribute must be an ``AgentSpec``.
+An outside runtime registers its own agent either way (see docs/agents.md,
+"Registering an agent"). The attribute must be an ``AgentSpec``.
 """
 
 from __future__ import annotations

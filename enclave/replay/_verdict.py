@@ -1,6 +1,6 @@
 """From replayed runs to a verdict: auditability, placebo, effect, classification.
 
-Numbered like the README's "How an audit decides":
+Numbered like "How an audit decides" in docs/audits.md:
 
 1. Any contaminated or failed run fails the audit (no partial score). Exception: once
    the branch is observable-only, a later call the record cannot serve is expected —
