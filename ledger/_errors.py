@@ -29,6 +29,10 @@ class Conflict(LedgerError):
     """The write conflicts with what is already recorded (append-only, fencing)."""
 
 
+class MalformedDocument(LedgerError):
+    """A certificate or release report is not an envelope around a statement."""
+
+
 class CanonicalizationError(LedgerError, ValueError):
     """A value has no RFC 8785 canonical form (NaN, huge integer, lone surrogate...)."""
 

@@ -26,11 +26,10 @@ from enclave._home import Home
 from enclave._runtime import Runtime, utc_now
 from enclave.governance import add_analyst, disable_analyst
 from enclave.jobs import run_worker, submit_audit
-from enclave.release._documents import store_report
 from enclave.replay import AuditRequest, Intervention, Strategy
 from enclave.service import create_app
 from enclave.service._grant_records import add_worker, revoke_worker
-from ledger import Classification
+from ledger import Classification, store_report
 from tests.reads_world import synthetic_specimen
 from tests.test_service import API, audit_body, build_home, error_code
 from tests.test_service_reports import _report

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from enclave._exports import export_certificates, export_reports
 from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import capture
@@ -27,10 +28,10 @@ from enclave.certify import envelope_digest, load_public_key_pem, verify_certifi
 from enclave.incidents import claims
 from enclave.jobs import audit_status, certificate, run_worker, submit_audit
 from enclave.release import RegressPlan, Selector, regress, select, verify_report
-from enclave.release._documents import (
+from enclave.replay import AuditRequest, Intervention, RuntimeLedgerLookup, Strategy
+from ledger import (
+    Conflict,
     certificates_by_digest,
-    export_certificates,
-    export_reports,
     list_certificates,
     list_reports,
     report_id_of,
@@ -38,9 +39,7 @@ from enclave.release._documents import (
     stored_certificate,
     stored_report,
 )
-from enclave.release._tables import DOCUMENTS_METADATA, certificates, release_reports
-from enclave.replay import AuditRequest, Intervention, RuntimeLedgerLookup, Strategy
-from ledger import Conflict
+from ledger._documents import DOCUMENTS_METADATA, certificates, release_reports
 from tests.canary import INCIDENT_CANARIES, find_canaries
 from tests.cli_runner import run_cli
 

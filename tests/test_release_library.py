@@ -106,7 +106,8 @@ def test_migrated_library_table_matches_its_definition(runtime: Runtime) -> None
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
 
-    from enclave.release._tables import DOCUMENTS_METADATA, LIBRARY_METADATA
+    from enclave.release._tables import LIBRARY_METADATA
+    from ledger._documents import DOCUMENTS_METADATA
 
     for metadata in (LIBRARY_METADATA, DOCUMENTS_METADATA):
 

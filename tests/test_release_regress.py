@@ -30,9 +30,9 @@ from enclave.release import (
     tag_specimen,
     verify_report,
 )
-from enclave.release._documents import certificates_by_digest
 from enclave.replay import RuntimeLedgerLookup
 from enclave.replay._candidate import CandidateCode
+from ledger import certificates_by_digest
 from tests.canary import INCIDENT_CANARIES, find_canaries
 from tests.candidates import write_candidate
 

@@ -320,7 +320,7 @@ def test_shard_audit_is_observable_only_and_concludes_nothing(
 def test_replace_with_the_recorded_value_is_refused(
     runtime: Runtime, specimens: dict[str, str]
 ) -> None:
-    from enclave.release._documents import list_certificates
+    from ledger import list_certificates
 
     before = list_certificates(runtime.ledger.engine)
     same = Intervention(

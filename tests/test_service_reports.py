@@ -24,11 +24,11 @@ from enclave.capture import capture
 from enclave.cli._demo import capture_incidents
 from enclave.governance import add_analyst
 from enclave.incidents import claims
-from enclave.release._documents import StoredReport, store_report
 from enclave.release._library import selection_digest
 from enclave.release._report import SpecimenResult, build_report, sign_report
 from enclave.replay._certificates import signing_key
 from enclave.service import create_app
+from ledger import StoredReport, store_report
 from tests.canary import INCIDENT_CANARIES, find_canaries
 
 with warnings.catch_warnings():

@@ -103,7 +103,7 @@ def with_exported_certificate(runtime: Runtime, outcome: AuditOutcome) -> AuditO
         return outcome
     import dataclasses
 
-    from ..release._documents import export_certificates
+    from .._exports import export_certificates
 
     (path,) = export_certificates(
         runtime.ledger.engine, runtime.home.certificates_dir, [outcome.audit_id]
@@ -350,7 +350,7 @@ def verify_cmd(
 def load_envelope(runtime: Runtime, given: str) -> Any:
     """The envelope in the file ``given`` or, when no such file exists and ``given`` is
     a stored certificate's audit id or a stored report's id, the stored one."""
-    from ..release._documents import REPORT_ID, stored_certificate, stored_report
+    from ledger import REPORT_ID, stored_certificate, stored_report
 
     path = Path(given)
     try:
@@ -386,8 +386,9 @@ def verify_report_cmd(
     envelope: dict[str, Any], key: Any, runtime: Any, folder: Path | None, *, json_out: bool
 ) -> None:
     """A release report and every certificate it names (``enclave.release``)."""
+    from ledger import certificates_by_digest
+
     from ..release import verify_report
-    from ..release._documents import certificates_by_digest
     from ..replay import RuntimeLedgerLookup
 
     engine = runtime.ledger.engine
@@ -431,7 +432,7 @@ def certificates_list_cmd(
     json_out: JsonOption = False,
 ) -> None:
     """List the certificates stored in the database (metadata only)."""
-    from ..release._documents import list_certificates
+    from ledger import list_certificates
 
     with open_runtime(home) as runtime:
         found = list_certificates(runtime.ledger.engine, specimen_id=specimen)
@@ -469,7 +470,7 @@ def certificates_export_cmd(
     json_out: JsonOption = False,
 ) -> None:
     """Write stored certificates as DSSE JSON files (``verify`` accepts them)."""
-    from ..release._documents import export_certificates
+    from .._exports import export_certificates
 
     with open_runtime(home) as runtime:
         paths = export_certificates(runtime.ledger.engine, folder, audit_ids or ())

@@ -158,7 +158,9 @@ def regress_cmd(
                 progress=advance,
                 workers=workers,
             )
-        from ..release._documents import export_reports, report_id_of
+        from ledger import report_id_of
+
+        from .._exports import export_reports
 
         report_id = report_id_of(envelope)
         if out is None:  # beside the home's certificates, never the current folder
@@ -203,7 +205,7 @@ def regress_cmd(
 @release_app.command("list")
 def release_list_cmd(home: HomeOption = None, json_out: JsonOption = False) -> None:
     """List the stored release reports, newest first (metadata only)."""
-    from ..release._documents import list_reports
+    from ledger import list_reports
 
     with open_runtime(home) as runtime:
         found = list_reports(runtime.ledger.engine)
@@ -239,7 +241,7 @@ def release_export_cmd(
     json_out: JsonOption = False,
 ) -> None:
     """Write stored release reports as DSSE JSON files (``verify`` accepts them)."""
-    from ..release._documents import export_reports
+    from .._exports import export_reports
 
     with open_runtime(home) as runtime:
         paths = export_reports(runtime.ledger.engine, folder, report_ids or ())

@@ -24,6 +24,7 @@ from ._lifecycle import (
     open_audits,
     submit_audit,
 )
+from ._lookups import AuditPlace, JobLease, audit_place, job_lease
 from ._model import AuditStatus, ClaimedJob, FailResult
 from ._queue import claim, complete, enqueue, fail, heartbeat, job_id_for, reap
 from ._tables import AUDIT_STATUSES, JOB_KINDS, JOB_STATUSES, JOB_TABLES, AuditRow, JobRow
@@ -37,18 +38,21 @@ __all__ = [
     "JOB_STATUSES",
     "JOB_TABLES",
     "AuditPage",
+    "AuditPlace",
     "AuditRow",
     "AuditStatus",
     "ClaimedJob",
     "Conflict",
     "FailResult",
     "FencedLedger",
+    "JobLease",
     "JobRow",
     "ListedAudit",
     "NotFound",
     "StageOptions",
     "WorkerStats",
     "audit_page",
+    "audit_place",
     "audit_status",
     "cancel_audit",
     "certificate",
@@ -58,6 +62,7 @@ __all__ = [
     "execute",
     "fail",
     "heartbeat",
+    "job_lease",
     "job_id_for",
     "list_audits",
     "open_audits",

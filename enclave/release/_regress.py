@@ -12,7 +12,7 @@ signed release report.
    sharing the database, or an in-process one with ``local``) run the jobs.
 4. Build and sign the report (``_report``) from the certificates and failure codes;
    append ``release.reported`` and store the signed report in ``release_reports``
-   (``_documents``) with the one tenant its members belong to (none when they span
+   (``ledger._documents``) with the one tenant its members belong to (none when they span
    tenants).
 """
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ledger import NotFound
+from ledger import NotFound, report_id_of, store_report
 
 from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
@@ -37,7 +37,6 @@ from ..replay import AuditRequest, Intervention, Strategy
 from ..replay._candidate import CandidateCode
 from ..replay._certificates import signing_key
 from ..replay._request import check_samples
-from ._documents import report_id_of, store_report
 from ._library import Selection, check_tags
 from ._report import (
     SpecimenResult,

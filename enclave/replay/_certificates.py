@@ -1,5 +1,5 @@
 """Issuing certificates: sign, append to the ledger, store the envelope in the database
-(``certificates``, ``enclave.release._documents``) and, only when asked, export it as a
+(``certificates``, ``ledger._documents``) and, only when asked, export it as a
 file; and the ledger adapter that verification uses.
 
 A worker on another host shares only the database with whoever reads the certificate,
@@ -70,7 +70,9 @@ def issue_certificate(
     """Sign, append ``certificate.issued``, then store the envelope (idempotently: a
     re-delivered finalizer signs the same statement); with ``export_dir`` also write
     ``<audit>.dsse.json`` there. Returns (envelope, the file or None, ledger index)."""
-    from ..release._documents import export_certificates, store_certificate
+    from ledger import store_certificate
+
+    from .._exports import export_certificates
 
     envelope = _signer(runtime).sign_certificate(
         specimen_id=specimen_id, manifest_digest=manifest_digest, predicate=predicate

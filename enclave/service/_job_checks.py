@@ -20,14 +20,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated
 
-import sqlalchemy as sa
 from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
-from ledger._transactions import read
-
 from .._runtime import Runtime
+from ..jobs import audit_place, job_lease
 from ._auth import State
 from ._errors import ServiceError
 from ._grant_records import admission_of, authenticate_worker
@@ -87,26 +85,16 @@ class Lease:
 
 def leased(runtime: Runtime, worker: str, body: JobClaim, now: datetime) -> Lease:
     """Step 3: the job's audit, kind and lease expiry, if this worker holds it now."""
-    from ..jobs._model import parse_time
-
-    with read(runtime.ledger.engine) as conn:
-        row = conn.execute(
-            sa.text(
-                "SELECT audit_id, kind, status, fencing_token, lease_owner, lease_expires_at "
-                "FROM jobs WHERE id = :id"
-            ),
-            {"id": body.job_id},
-        ).first()
-    if row is None:
+    found = job_lease(runtime.ledger.engine, body.job_id)
+    if found is None:
         raise lease_lost()
-    audit_id, kind, status, token, owner, expires = row
-    mine = isinstance(owner, str) and (owner == worker or owner.startswith(worker + "/"))
-    if status != "leased" or int(token) != body.fencing_token or not mine or expires is None:
+    owner = found.owner
+    mine = owner is not None and (owner == worker or owner.startswith(worker + "/"))
+    if found.status != "leased" or found.fencing_token != body.fencing_token or not mine:
         raise lease_lost()
-    lease_expires = parse_time(str(expires))
-    if lease_expires <= now:
+    if found.expires is None or found.expires <= now:
         raise lease_lost()
-    return Lease(str(audit_id), str(kind), lease_expires)
+    return Lease(found.audit_id, found.kind, found.expires)
 
 
 def running_admitted_audit(
@@ -122,14 +110,10 @@ def running_admitted_audit(
 
 def _audit(runtime: Runtime, audit_id: str) -> tuple[str, str]:
     """Step 4: the running audit's tenant and specimen."""
-    with read(runtime.ledger.engine) as conn:
-        row = conn.execute(
-            sa.text("SELECT tenant_id, specimen_id, status FROM audits WHERE id = :id"),
-            {"id": audit_id},
-        ).first()
-    if row is None or row[2] not in _RUNNING:
+    found = audit_place(runtime.ledger.engine, audit_id)
+    if found is None or found.status not in _RUNNING:
         raise ServiceError(409, "audit_not_running", "the job's audit is not running")
-    return str(row[0]), str(row[1])
+    return found.tenant_id, found.specimen_id
 
 
 def _admitted(runtime: Runtime, audit_id: str, tenant: str, specimen: str, now: datetime) -> None:

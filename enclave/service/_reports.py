@@ -21,9 +21,9 @@ from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from .._errors import BadInput
+from ledger import REPORT_ID, MalformedDocument, StoredReport, report_page, stored_report
+
 from ..governance import Action, Analyst, Resource
-from ..release._documents import REPORT_ID, StoredReport, report_page, stored_report
 from ._auth import CurrentAnalyst, State, require
 from ._cursor import _bad, _decode, _encode
 from ._errors import ERROR_RESPONSES, ServiceError
@@ -157,5 +157,5 @@ def report_summary(state: State, analyst: CurrentAnalyst, report_id: ReportId) -
     found = _readable(state, analyst, report_id)
     try:
         return found.predicate
-    except BadInput:  # a stored report that is not a statement
+    except MalformedDocument:  # a stored report that is not a statement
         raise ServiceError(503, "report_unreadable", "the stored report is malformed") from None

@@ -1,12 +1,12 @@
-"""Certificates and release reports in the ledger's database; files are exports.
+"""Certificates and release reports: ledger content, stored in the ledger's database.
 
 A worker on another host shares only the database with whoever reads its results, so
-the signed envelopes live in two tables (``_tables``): ``certificates`` (one row per
-audit, written by ``replay.issue_certificate`` right after its ``certificate.issued``
-entry) and ``release_reports`` (one row per report, written by ``regress`` right after
-its ``release.reported`` entry). Both writes are idempotent: a re-delivered finalizer
-signs the same statement, and storing the same envelope again changes nothing; a
-different envelope for the same id is a ``Conflict``.
+the signed envelopes live in two tables: ``certificates`` (one row per audit, written
+right after the audit's ``certificate.issued`` entry) and ``release_reports`` (one row
+per report, written right after its ``release.reported`` entry). Files are exports,
+written by the enclave (``enclave/_exports.py``). Both writes are idempotent: a
+re-delivered finalizer signs the same statement, and storing the same envelope again
+changes nothing; a different envelope for the same id is a ``Conflict``.
 
 Nothing here sees plaintext: certificates carry digests and bounded numbers, reports
 certificate digests and labels.
@@ -18,31 +18,28 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from ledger import Conflict, LedgerError, canonical_json, loads
-from ledger._transactions import guarded, read, write
-
-from .._errors import BadInput, InfrastructureError
-from ._report import report_digest
-from ._tables import certificates, release_reports
+from ._canonical import canonical_digest, canonical_json, loads
+from ._errors import Conflict, LedgerError, MalformedDocument
+from ._transactions import guarded, read, write
 
 __all__ = [
+    "DOCUMENTS_METADATA",
     "REPORT_ID",
     "ReportPage",
     "StoredCertificate",
     "StoredReport",
+    "certificates",
     "certificates_by_digest",
-    "export_certificates",
-    "export_reports",
     "list_certificates",
     "list_reports",
+    "release_reports",
     "report_id_of",
     "report_page",
     "store_certificate",
@@ -53,7 +50,41 @@ __all__ = [
 
 #: A release report's id: ``rr-`` and the first 16 hex digits of its envelope digest.
 REPORT_ID = re.compile(r"rr-[0-9a-f]{16}")
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+# The signed envelopes themselves (certificates carry digests and bounded numbers,
+# reports certificate digests and labels: never payload content), created by
+# ``migrations/versions/0009_documents.py``; these definitions mirror it (a test compares).
+DOCUMENTS_METADATA = sa.MetaData()
+
+certificates = sa.Table(
+    "certificates",
+    DOCUMENTS_METADATA,
+    sa.Column("audit_id", sa.Text, primary_key=True),
+    sa.Column("specimen_id", sa.Text, nullable=False),
+    sa.Column("tenant_id", sa.Text, nullable=False),
+    sa.Column("envelope_digest", sa.Text, nullable=False),
+    sa.Column("classification", sa.Text, nullable=False),
+    sa.Column("issued_at", sa.Text, nullable=False),
+    sa.Column("envelope_json", sa.Text, nullable=False),
+    sa.Index("ix_certificates_envelope_digest", "envelope_digest", unique=True),
+    sa.Index("ix_certificates_tenant", "tenant_id", "issued_at", "audit_id"),
+)
+
+release_reports = sa.Table(
+    "release_reports",
+    DOCUMENTS_METADATA,
+    sa.Column("report_id", sa.Text, primary_key=True),
+    sa.Column("envelope_digest", sa.Text, nullable=False),
+    sa.Column("selection_digest", sa.Text, nullable=False),
+    sa.Column("issued_at", sa.Text, nullable=False),
+    sa.Column("gate_passed", sa.Boolean, nullable=False),
+    sa.Column("specimens", sa.Integer, nullable=False),
+    sa.Column("tenant_id", sa.Text, nullable=True),  # NULL: its specimens span tenants
+    sa.Column("envelope_json", sa.Text, nullable=False),
+    sa.Index("ix_release_reports_envelope_digest", "envelope_digest", unique=True),
+    sa.Index("ix_release_reports_issued", "issued_at", "report_id"),
+    sa.Index("ix_release_reports_tenant", "tenant_id", "issued_at", "report_id"),
+)
 
 
 def _envelope(text: str) -> dict[str, Any]:
@@ -67,9 +98,9 @@ def _statement(envelope: Mapping[str, Any]) -> dict[str, Any]:
     try:
         value = json.loads(base64.b64decode(str(envelope["payload"]), validate=True))
     except (KeyError, TypeError, ValueError, binascii.Error):
-        raise BadInput("the envelope's payload is not a statement") from None
+        raise MalformedDocument("the envelope's payload is not a statement") from None
     if not isinstance(value, dict) or not isinstance(value.get("predicate"), dict):
-        raise BadInput("the envelope's payload is not a statement")
+        raise MalformedDocument("the envelope's payload is not a statement")
     return value
 
 
@@ -113,14 +144,12 @@ def store_certificate(
 ) -> StoredCertificate:
     """Store an audit's signed certificate (idempotent; another envelope for the same
     audit is a ``Conflict``)."""
-    from ..certify import envelope_digest
-
     predicate = _statement(envelope)["predicate"]
     stored = StoredCertificate(
         audit_id=audit_id,
         specimen_id=specimen_id,
         tenant_id=tenant_id,
-        envelope_digest=envelope_digest(envelope),
+        envelope_digest=canonical_digest(envelope),
         classification=str(predicate.get("classification")),
         issued_at=str(predicate.get("issued_at")),
         envelope=dict(envelope),
@@ -240,7 +269,7 @@ def _report(row: Any, envelope: dict[str, Any] | None = None) -> StoredReport:
 
 def report_id_of(envelope: Mapping[str, Any]) -> str:
     """``rr-`` and the first 16 hex digits of the report's envelope digest."""
-    return "rr-" + report_digest(envelope).split(":", 1)[1][:16]
+    return "rr-" + canonical_digest(envelope).split(":", 1)[1][:16]
 
 
 def store_report(
@@ -251,7 +280,7 @@ def store_report(
     predicate = _statement(envelope)["predicate"]
     stored = StoredReport(
         report_id=report_id_of(envelope),
-        envelope_digest=report_digest(envelope),
+        envelope_digest=canonical_digest(envelope),
         selection_digest=str(predicate["selection_digest"]),
         issued_at=str(predicate["issued_at"]),
         gate_passed=bool(predicate["gate"]["passed"]),
@@ -359,40 +388,3 @@ def list_reports(engine: Engine) -> list[StoredReport]:
         if page.next_after is None:
             return out
         after = page.next_after
-
-
-# --- exports ------------------------------------------------------------------------
-
-
-def _write(folder: Path, name: str, envelope: Mapping[str, Any]) -> Path:
-    path = folder / f"{name}.dsse.json"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
-    except OSError:
-        raise InfrastructureError("the export folder cannot be written") from None
-    return path
-
-
-def _ids(given: Sequence[str]) -> list[str]:
-    if not all(_ID.fullmatch(i) for i in given):
-        raise BadInput("an id is 1-128 of A-Z a-z 0-9 . _ : -")
-    return sorted(set(given))
-
-
-def export_certificates(engine: Engine, folder: Path, audit_ids: Sequence[str] = ()) -> list[Path]:
-    """Write ``<audit>.dsse.json`` for each stored certificate named (none named: all)."""
-    wanted = _ids(audit_ids) if audit_ids else [c.audit_id for c in list_certificates(engine)]
-    found = [stored_certificate(engine, audit_id) for audit_id in wanted]
-    if any(c is None for c in found):
-        raise BadInput("no stored certificate has one of those audit ids")
-    return [_write(folder, c.audit_id, c.envelope) for c in found if c is not None]
-
-
-def export_reports(engine: Engine, folder: Path, report_ids: Sequence[str] = ()) -> list[Path]:
-    """Write ``<report>.dsse.json`` for each stored report named (none named: all)."""
-    wanted = _ids(report_ids) if report_ids else [r.report_id for r in list_reports(engine)]
-    found = [stored_report(engine, report_id) for report_id in wanted]
-    if any(r is None for r in found):
-        raise BadInput("no stored release report has one of those ids")
-    return [_write(folder, r.report_id, r.envelope) for r in found if r is not None]

@@ -1,0 +1,57 @@
+"""Certificates and release reports written out of the ledger as files.
+
+The ledger's database holds the signed envelopes (``ledger._documents``); an export is
+a ``<id>.dsse.json`` per document, for a reviewer who verifies offline.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from ledger import list_certificates, list_reports, stored_certificate, stored_report
+
+from ._errors import BadInput, InfrastructureError
+
+__all__ = ["export_certificates", "export_reports"]
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
+def _write(folder: Path, name: str, envelope: Mapping[str, Any]) -> Path:
+    path = folder / f"{name}.dsse.json"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
+    except OSError:
+        raise InfrastructureError("the export folder cannot be written") from None
+    return path
+
+
+def _ids(given: Sequence[str]) -> list[str]:
+    if not all(_ID.fullmatch(i) for i in given):
+        raise BadInput("an id is 1-128 of A-Z a-z 0-9 . _ : -")
+    return sorted(set(given))
+
+
+def export_certificates(engine: Engine, folder: Path, audit_ids: Sequence[str] = ()) -> list[Path]:
+    """Write ``<audit>.dsse.json`` for each stored certificate named (none named: all)."""
+    wanted = _ids(audit_ids) if audit_ids else [c.audit_id for c in list_certificates(engine)]
+    found = [stored_certificate(engine, audit_id) for audit_id in wanted]
+    if any(c is None for c in found):
+        raise BadInput("no stored certificate has one of those audit ids")
+    return [_write(folder, c.audit_id, c.envelope) for c in found if c is not None]
+
+
+def export_reports(engine: Engine, folder: Path, report_ids: Sequence[str] = ()) -> list[Path]:
+    """Write ``<report>.dsse.json`` for each stored report named (none named: all)."""
+    wanted = _ids(report_ids) if report_ids else [r.report_id for r in list_reports(engine)]
+    found = [stored_report(engine, report_id) for report_id in wanted]
+    if any(r is None for r in found):
+        raise BadInput("no stored release report has one of those ids")
+    return [_write(folder, r.report_id, r.envelope) for r in found if r is not None]
