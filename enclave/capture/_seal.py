@@ -21,7 +21,7 @@ import secrets
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ledger import (
     MAX_SAFE_INTEGER,
@@ -37,7 +37,6 @@ from ledger import (
 )
 
 from .._errors import BadInput, EnclaveError, InfrastructureError
-from .._runtime import Runtime
 from ..keys import TenantDigester
 from ..store import validate_id
 from ._auditability import sealed_auditability
@@ -45,6 +44,9 @@ from ._code_identity import CodeIdentity, code_identity
 from ._recorder import IDENTITY_SIDE, Recorder, SpecError, _Step, iso
 from ._registry import reference_of
 from ._spec import AgentSpec, Answer, BoundarySpec, FieldPolicy, policy
+
+if TYPE_CHECKING:  # capture is handed an open runtime; it sits below the runtime's layer
+    from .._runtime import Runtime
 
 __all__ = ["CaptureResult", "capture", "build_manifest", "source_ref"]
 

@@ -14,6 +14,7 @@ A group's commands are likewise turned into click commands one at a time, when n
 from __future__ import annotations
 
 import copy
+import gc
 import importlib
 from dataclasses import dataclass
 from typing import Any
@@ -22,9 +23,17 @@ import typer
 import typer.core
 import typer.main
 
-from .._console import start_up_done
 
 __all__ = ["COMMANDS", "LazyCommands", "LazySubcommands"]
+
+
+def start_up_done() -> None:
+    """The command is resolved: what exists now lives until exit (:func:`gc.freeze`:
+    later collections and the final one skip it). Only after the console script
+    (``enclave/_console.py``) turned collection off; an in-process caller is left alone."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,6 @@ from typing import Any
 
 import orjson
 
-import enclave
 from enclave.sandbox import _fsview, _isolation, _landlock, _seccomp, _zygote
 from enclave.sandbox._checks import Launch
 from enclave.sandbox._errors import SandboxUnavailable
@@ -64,7 +63,8 @@ def worker_environment(scratch: str) -> dict[str, str]:
 
 
 def _repo_root() -> str:
-    return str(Path(enclave.__file__).resolve().parent.parent)
+    # the folder that holds the ``enclave`` package (this file is enclave/sandbox/...)
+    return str(Path(__file__).resolve().parents[2])
 
 
 @functools.cache
