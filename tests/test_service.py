@@ -174,7 +174,7 @@ def test_listing_and_paging(world: World) -> None:
     assert set(ids) == {
         world.specimens[k] for k in ("procurement", "claims", "shard-maintenance", "held")
     }
-    assert all(item["tenant"] == "acme" for item in everything["items"])
+    assert all(item["tenant_id"] == "acme" for item in everything["items"])
     first = get(f"{API}/specimens?limit=3", headers=world.auth("vera")).json()
     rest = get(f"{API}/specimens?limit=3&cursor={first['next']}", headers=world.auth("vera")).json()
     assert rest["next"] is None
