@@ -189,12 +189,12 @@ def test_listing_and_paging(world: World) -> None:
     item = claims_only["items"][0]
     assert set(item) == {
         "specimen_id",
-        "tenant",
-        "agent",
+        "tenant_id",
+        "agent_name",
         "agent_version",
         "manifest_digest",
         "highest_classification",
-        "steps",
+        "step_count",
         "sealed_at",
         "erased",
         "legal_hold",
