@@ -84,13 +84,14 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], css: str = "") 
 
 # -- specimens and audits -----------------------------------------------------------
 
+# keys of the service's specimen summary (``ledger.SpecimenSummary.to_dict()``)
 _SPECIMEN_COLUMNS = (
     "specimen_id",
-    "tenant",
-    "agent",
+    "tenant_id",
+    "agent_name",
     "agent_version",
     "highest_classification",
-    "steps",
+    "step_count",
     "sealed_at",
     "legal_hold",
 )

@@ -1,5 +1,10 @@
 """The record a specimen listing shows, and the classification it names.
 
+``SpecimenSummary`` is the one projection of a specimen that goes on the wire: the CLI's
+``specimens list --json`` prints ``to_dict()`` and the service's ``GET /specimens`` items
+(and the summary part of ``GET /specimens/{id}``) are the same dict, checked against the
+service's response model field by field (``tests/test_reads_service.py``).
+
 Apart from ``_records`` (which re-exports both) so that listing specimens creates only
 these two classes, not every record type of the ledger: each frozen dataclass costs
 about a millisecond to create, paid by every process that imports it.
@@ -10,7 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # only a type here: importing ``_records`` would undo the split above
+    from ._records import SpecimenRecord
 
 __all__ = ["Classification", "SpecimenSummary"]
 
@@ -40,6 +48,22 @@ class SpecimenSummary:
     step_count: int
     erased: bool
     legal_hold: bool
+
+    @classmethod
+    def of(cls, record: SpecimenRecord) -> SpecimenSummary:
+        """The summary of a whole record: what a listing shows for the same specimen."""
+        return cls(
+            specimen_id=record.specimen_id,
+            tenant_id=record.tenant_id,
+            agent_name=record.agent_name,
+            agent_version=record.agent_version,
+            manifest_digest=record.manifest_digest,
+            highest_classification=Classification(record.highest_classification),
+            sealed_at=record.sealed_at,
+            step_count=len(record.steps),
+            erased=record.erased,
+            legal_hold=record.legal_hold,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

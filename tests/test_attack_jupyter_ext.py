@@ -571,7 +571,7 @@ def _summary() -> dict[str, Any]:
 
 def _serve_hostile_metadata(hostile: HostileService) -> None:
     hostile.json("whoami", {"name": XSS, "tenant": XSS, "roles": [XSS]})
-    columns = ["tenant", "agent", "agent_version", "highest_classification", "steps"]
+    columns = ["tenant_id", "agent_name", "agent_version", "highest_classification", "step_count"]
     item = {"specimen_id": "sp-1", **{c: XSS for c in columns}, "sealed_at": XSS}
     hostile.json("specimens", {"items": [item], "total": 1, "next": None})
     hostile.json(
@@ -656,7 +656,7 @@ def test_a_hostile_specimen_id_from_the_service_does_not_break_the_panel(
 
     _serve_hostile_metadata(hostile)
     bad = "../../" + CANARY
-    columns = {"tenant": "t", "agent": "a", "agent_version": "1", "steps": 1}
+    columns = {"tenant_id": "t", "agent_name": "a", "agent_version": "1", "step_count": 1}
     hostile.json("specimens", {"items": [{"specimen_id": bad, **columns}], "total": 1})
     with _client(hostile) as client:
         panel = EnclavePanel(client, poll_interval=60.0)

@@ -66,9 +66,10 @@ def test_every_pin_carries_a_hash() -> None:
 
 
 def test_gate_tools_are_pinned_exactly() -> None:
-    for requirement in _declared():
-        if requirement.name in ("ruff", "mypy"):
-            assert str(requirement.specifier).startswith("=="), requirement
+    gates = [r for r in _declared() if r.name in ("ruff", "mypy")]
+    assert sorted(r.name for r in gates) == ["mypy", "ruff"]  # both are declared at all
+    for requirement in gates:
+        assert str(requirement.specifier).startswith("=="), requirement
 
 
 def test_installed_environment_is_the_locked_one() -> None:

@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from enclave.jobs import submit_audit
 from enclave.replay import AuditRequest, Intervention, Strategy
 from enclave.service import create_app
 from enclave.service._state import LIST_THREADS, REQUEST_THREADS
+from ledger import Classification, SpecimenSummary
 from ledger._engine import POOL_SIZE
 from tests.cli_runner import run_cli
 from tests.reads_world import CLASSES, seal_many, synthetic_specimen
@@ -99,6 +101,34 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             )
     with TestClient(create_app(lambda: Runtime.open(home, env={}))) as client:
         yield Site(home, tokens, client)
+
+
+# -- one specimen summary -------------------------------------------------------------------
+
+
+def test_the_cli_and_the_service_list_the_same_summaries(site: Site) -> None:
+    """``specimens list --json`` and ``GET /specimens`` print one projection: the same
+    keys and values for the same specimens, the summary's own fields and nothing else."""
+    listed = run_cli(site.home.root, "specimens", "list", "--json", "--tenant", "acme")
+    assert listed.returncode == 0, listed.stderr
+    from_cli = json.loads(listed.stdout)[:5]
+    from_service = site.get("/specimens?limit=5").json()["items"]
+    assert len(from_cli) == 5
+    assert from_cli == from_service
+    keys = [f.name for f in fields(SpecimenSummary)]
+    assert all(sorted(item) == sorted(keys) for item in from_cli)
+    # the detail opens with the same summary
+    detail = site.get(f"/specimens/{from_cli[0]['specimen_id']}").json()
+    assert {k: detail[k] for k in keys} == from_cli[0]
+
+
+def test_the_openapi_summary_is_the_ledgers_summary(site: Site) -> None:
+    schemas = site.client.get("/openapi.json").json()["components"]["schemas"]
+    keys = {f.name for f in fields(SpecimenSummary)}
+    assert set(schemas["SpecimenSummaryModel"]["properties"]) == keys
+    assert set(schemas["SpecimenSummaryModel"]["required"]) == keys
+    assert keys <= set(schemas["SpecimenDetail"]["properties"])
+    assert schemas["Classification"]["enum"] == [c.value for c in Classification]
 
 
 # -- cursors -------------------------------------------------------------------------------

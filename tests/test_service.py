@@ -174,7 +174,7 @@ def test_listing_and_paging(world: World) -> None:
     assert set(ids) == {
         world.specimens[k] for k in ("procurement", "claims", "shard-maintenance", "held")
     }
-    assert all(item["tenant"] == "acme" for item in everything["items"])
+    assert all(item["tenant_id"] == "acme" for item in everything["items"])
     first = get(f"{API}/specimens?limit=3", headers=world.auth("vera")).json()
     rest = get(f"{API}/specimens?limit=3&cursor={first['next']}", headers=world.auth("vera")).json()
     assert rest["next"] is None
@@ -189,12 +189,12 @@ def test_listing_and_paging(world: World) -> None:
     item = claims_only["items"][0]
     assert set(item) == {
         "specimen_id",
-        "tenant",
-        "agent",
+        "tenant_id",
+        "agent_name",
         "agent_version",
         "manifest_digest",
         "highest_classification",
-        "steps",
+        "step_count",
         "sealed_at",
         "erased",
         "legal_hold",

@@ -128,23 +128,9 @@ def specimens_list(
             page = runtime.ledger.specimen_page(
                 SpecimenFilter(tenant_id=tenant, agent_name=agent), limit=limit, before=before
             )
-    rows = page.items
-    items = [
-        {
-            "specimen_id": r.specimen_id,
-            "tenant": r.tenant_id,
-            "agent": f"{r.agent_name}@{r.agent_version}",
-            "manifest_digest": r.manifest_digest,
-            "highest_classification": r.highest_classification.value,
-            "steps": r.step_count,
-            "sealed_at": r.sealed_at,
-            "erased": r.erased,
-        }
-        for r in rows
-    ]
-    if json_out:
-        emit_json(items)
-    else:
+    if json_out:  # the ledger's own projection, the same as the service's items
+        emit_json([r.to_dict() for r in page.items])
+    else:  # a table for people: the agent with its version, in fewer columns
         columns = (
             "specimen_id",
             "tenant",
@@ -154,7 +140,18 @@ def specimens_list(
             "sealed_at",
             "erased",
         )
-        cells = ([i[c] for c in columns] for i in items)
+        cells = (
+            (
+                r.specimen_id,
+                r.tenant_id,
+                f"{r.agent_name}@{r.agent_version}",
+                r.highest_classification.value,
+                r.step_count,
+                r.sealed_at,
+                r.erased,
+            )
+            for r in page.items
+        )
         table("sealed specimens", columns, cells, whole=("specimen_id", "highest_classification"))
     if page.next_before is not None:  # on stderr: --json output stays a plain list
         typer.echo(f"more: --before {page.next_before}", err=True)

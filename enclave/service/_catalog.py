@@ -14,7 +14,7 @@ from ._auth import CurrentAnalyst, State, require
 from ._cursor import read_specimens_cursor, specimens_cursor
 from ._errors import ERROR_RESPONSES
 from ._models import NO_CONTROL, PolicyList, SpecimenDetail, SpecimenList, WhoAmI
-from ._views import ADMISSIBLE, specimen_detail, specimen_resource, specimen_summary
+from ._views import ADMISSIBLE, specimen_detail, specimen_resource
 
 __all__ = ["router"]
 
@@ -57,7 +57,7 @@ async def specimens(
         ledger = state.runtime.ledger
         page = ledger.specimen_page(where, limit=limit, before=before)
         return {
-            "items": [specimen_summary(r) for r in page.items],
+            "items": [r.to_dict() for r in page.items],
             "limit": limit,
             "next": None if page.next_before is None else specimens_cursor(page.next_before),
             "total": ledger.count_specimens(where),
@@ -75,21 +75,9 @@ def specimen(state: State, analyst: CurrentAnalyst, specimen_id: SpecimenId) -> 
     ledger = state.runtime.ledger
     record = ledger.get_specimen(specimen_id)  # NotFound -> 404
     require(state, analyst, Action.READ_SPECIMEN, specimen_resource(record))
-    summary = {
-        "specimen_id": record.specimen_id,
-        "tenant": record.tenant_id,
-        "agent": record.agent_name,
-        "agent_version": record.agent_version,
-        "manifest_digest": record.manifest_digest,
-        "highest_classification": record.highest_classification.value,
-        "steps": len(record.steps),
-        "sealed_at": record.sealed_at,
-        "erased": record.erased,
-        "legal_hold": record.legal_hold,
-    }
     retention = effective_retention_of(state.runtime, record.specimen_id, record.retention_class)
     return {
-        **specimen_detail(record, summary),
+        **specimen_detail(record),
         **cuts_of(record),
         "retention_class": record.retention_class,
         "effective_retention": retention,

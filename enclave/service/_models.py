@@ -19,6 +19,8 @@ from pydantic import (
     model_validator,
 )
 
+from ledger import Classification
+
 from .._errors import BadInput
 from ..governance import check_purpose
 
@@ -68,14 +70,19 @@ class WhoAmI(BaseModel):
 
 
 class SpecimenSummaryModel(BaseModel):
+    """``ledger.SpecimenSummary`` as the OpenAPI document shows it: the same fields,
+    filled from its ``to_dict()`` (``specimens list --json`` prints the same dicts)."""
+
+    model_config = ConfigDict(frozen=True)
+
     specimen_id: str
-    tenant: str
-    agent: str
+    tenant_id: str
+    agent_name: str
     agent_version: str
     manifest_digest: str
-    highest_classification: str
-    steps: int
+    highest_classification: Classification
     sealed_at: str
+    step_count: int
     erased: bool
     legal_hold: bool
 

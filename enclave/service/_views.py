@@ -10,25 +10,10 @@ from ledger import SpecimenRecord, SpecimenSummary
 
 from ..governance import Resource
 
-__all__ = ["expected_auditability", "specimen_detail", "specimen_resource", "specimen_summary"]
+__all__ = ["expected_auditability", "specimen_detail", "specimen_resource"]
 
 ADMISSIBLE = "counterfactual-admissible"
 OBSERVABLE_ONLY = "observable-only"
-
-
-def specimen_summary(summary: SpecimenSummary) -> dict[str, Any]:
-    return {
-        "specimen_id": summary.specimen_id,
-        "tenant": summary.tenant_id,
-        "agent": summary.agent_name,
-        "agent_version": summary.agent_version,
-        "manifest_digest": summary.manifest_digest,
-        "highest_classification": summary.highest_classification.value,
-        "steps": summary.step_count,
-        "sealed_at": summary.sealed_at,
-        "erased": summary.erased,
-        "legal_hold": summary.legal_hold,
-    }
 
 
 def specimen_resource(record: SpecimenRecord | SpecimenSummary) -> Resource:
@@ -66,7 +51,8 @@ def expected_auditability(record: SpecimenRecord, *, now: datetime) -> str:
     return ADMISSIBLE
 
 
-def specimen_detail(record: SpecimenRecord, summary: dict[str, Any]) -> dict[str, Any]:
+def specimen_detail(record: SpecimenRecord) -> dict[str, Any]:
+    """The summary a listing shows for this specimen, then what only the detail shows."""
     calls = []
     for step in record.manifest.get("steps", []):
         schema = step.get("schema") or {}
@@ -98,7 +84,7 @@ def specimen_detail(record: SpecimenRecord, summary: dict[str, Any]) -> dict[str
         )
     revisions = record.manifest.get("adapter", {}).get("revisions", {}) or {}
     return {
-        **summary,
+        **SpecimenSummary.of(record).to_dict(),
         "calls": calls,
         "revisions": {str(k): [str(v) for v in vs] for k, vs in revisions.items()},
         "strategies": list(record.adapter.strategies),

@@ -23,13 +23,17 @@ export interface WhoAmI {
   roles: string[];
 }
 
+/** One item of ``GET /specimens``: ``ledger.SpecimenSummary.to_dict()``, the same keys
+ * ``replay-enclave specimens list --json`` prints. */
 export interface SpecimenSummary {
   specimen_id: string;
-  agent: string;
+  tenant_id: string;
+  agent_name: string;
   agent_version: string;
+  manifest_digest: string;
   highest_classification: string;
-  steps: number;
   sealed_at: string;
+  step_count: number;
   erased: boolean;
   legal_hold: boolean;
 }

@@ -142,9 +142,9 @@ export class EnclaveSidebar extends Widget {
       for (const s of page.items) {
         this.specimenIds.push(s.specimen_id);
         this.specimenRows.append(
-          el('tr', { 'data-specimen-id': s.specimen_id, 'data-agent': s.agent },
+          el('tr', { 'data-specimen-id': s.specimen_id, 'data-agent': s.agent_name },
             el('td', { class: 'enclave-sb-id', title: s.specimen_id }, s.specimen_id),
-            el('td', {}, `${s.agent} ${s.agent_version}`),
+            el('td', {}, `${s.agent_name} ${s.agent_version}`),
             el('td', { 'data-classification': s.highest_classification, title: `sealed ${s.sealed_at}` }, s.highest_classification))
         );
       }
