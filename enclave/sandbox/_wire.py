@@ -1,8 +1,14 @@
-"""Length-prefixed JSON frames over a stream socket.
+"""The wire between the supervisor and the worker: everything both sides must agree on.
 
-A frame is a 4-byte big-endian length followed by that many bytes of JSON
-(orjson). Nothing is ever pickled: the peer may be hostile, so the reader bounds
-the length before allocating and reports malformed input as :class:`FrameError`.
+It is imported on both sides of the sandbox wall, so it imports nothing of either:
+
+1. Frames: length-prefixed JSON over a stream socket. A frame is a 4-byte big-endian
+   length followed by that many bytes of JSON (orjson). Nothing is ever pickled: the
+   peer may be hostile, so the reader bounds the length before allocating and reports
+   malformed input as :class:`FrameError`.
+2. The stable reason codes a worker is stopped for, and the exit statuses by which a
+   worker that ends itself names one.
+3. :class:`SandboxLimits`, sent to the worker in its configuration and applied there.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from enclave.sandbox._limits import *  # noqa: F403  (moved here in full next)
 from ledger import raise_unchained
 
 MAX_FRAME_BYTES = 64 << 20
