@@ -25,7 +25,6 @@ INSIDE = ("enclave.sandbox.inside", "enclave.replay.worker")
 SHARED = {
     "enclave._errors": "the error root the replay errors derive from",
     "enclave.sandbox._wire": "the wire: frames, the limits a worker starts with, exit codes",
-    "enclave.sandbox._limits": "the limits and exit codes, until they join _wire",
     "enclave.replay._model": "trajectories and run results, sent in and sent back",
     "enclave.replay._errors": "a run's failure codes",
     "enclave.replay._compare": "layer comparison: a sample is reduced inside",
