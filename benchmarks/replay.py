@@ -63,7 +63,7 @@ from enclave.replay import (  # noqa: E402
     run_audit,
 )
 from enclave.replay._stages import repeat_seeds, run_sample_batch  # noqa: E402
-from enclave.replay._verdict import summarize_seed  # noqa: E402
+from enclave.replay.worker._outgoing import summarize_seed  # noqa: E402
 
 TARGET_SAMPLE = 1.2
 TARGET_AUDIT = 3.0

@@ -242,7 +242,7 @@ def tamper_then_write(request: dict[str, Any]) -> dict[str, Any]:
 
     scratch = os.getcwd()
     os.path.realpath = lambda *a, **k: scratch  # type: ignore[assignment]
-    tripwire = sys.modules.get("enclave.sandbox._tripwire")
+    tripwire = sys.modules.get("enclave.sandbox.inside._tripwire")
     if tripwire is not None:
         tripwire._WRITE_FLAGS = 0  # type: ignore[attr-defined]
         tripwire._sqlite_in_memory = lambda *a: True  # type: ignore[attr-defined]

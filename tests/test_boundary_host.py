@@ -203,7 +203,7 @@ def test_kernel_settings_are_not_writable(tmp_path: Path) -> None:
 
 _WALL_ONLY = """
 import ctypes, os, socket, struct, sys
-from enclave.sandbox import _seccomp
+from enclave.sandbox.inside import _seccomp
 assert _seccomp.install()
 for target in sys.argv[2:]:
     try:
@@ -285,7 +285,7 @@ def _header_numbers() -> dict[str, int]:
     """x86-64 syscall numbers from the kernel headers: an independent table."""
     header = Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")
     if platform.machine() != "x86_64" or not header.exists():
-        from enclave.sandbox._syscalls import NUMBERS
+        from enclave.sandbox.inside._syscalls import NUMBERS
 
         return dict(NUMBERS[platform.machine()])
     found = re.findall(r"#define __NR_(\w+) (\d+)", header.read_text())
@@ -294,7 +294,7 @@ def _header_numbers() -> dict[str, int]:
 
 _SYSCALL = """
 import ctypes, os, sys
-from enclave.sandbox import _seccomp
+from enclave.sandbox.inside import _seccomp
 assert _seccomp.install()
 libc = ctypes.CDLL(None, use_errno=True)
 rc = libc.syscall(int(sys.argv[1]), 0, 0, 0, 0, 0)
@@ -324,7 +324,7 @@ def test_seccomp_kills_dangerous_syscalls(name: str) -> None:
 
 _CLONE = """
 import ctypes, sys
-from enclave.sandbox import _seccomp
+from enclave.sandbox.inside import _seccomp
 assert _seccomp.install()
 libc = ctypes.CDLL(None, use_errno=True)
 flags = int(sys.argv[2], 16)
@@ -539,14 +539,14 @@ def test_environment_claims_only_what_was_checked(tmp_path: Path) -> None:
     assert "audit_hook" not in layers and env["diagnostics"] == ["audit_hook"]
     assert env["enforced"]["bwrap"]["host_uid"] == os.getuid()
     assert ("unprivileged_host_uid" in layers) == (os.getuid() != 0)
-    from enclave.sandbox import _landlock
+    from enclave.sandbox.inside import _landlock
 
     assert ("landlock" in layers) == (_landlock.abi() > 0)
 
 
 _LANDLOCK = """
 import os, socket, sys
-from enclave.sandbox import _landlock
+from enclave.sandbox.inside import _landlock
 scratch, outside, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
 print(_landlock.restrict(scratch))
 for path in (os.path.join(scratch, "inside.txt"), outside):
@@ -573,7 +573,7 @@ def test_landlock_confines_writes_network_and_signals(
     tmp_path: Path, listener: socket.socket
 ) -> None:
     """Landlock on its own (no bubblewrap, no seccomp, no tripwire)."""
-    from enclave.sandbox import _landlock
+    from enclave.sandbox.inside import _landlock
 
     version = _landlock.abi()
     if version < 6:

@@ -38,8 +38,8 @@ from enclave.sandbox import (
     _bwrap_wheel,
     _isolation,
     _launcher,
-    _seccomp,
 )
+from enclave.sandbox.inside import _seccomp
 from tests import replay_agents
 from tests.cli_runner import run_cli
 

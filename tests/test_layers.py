@@ -122,7 +122,7 @@ def imports_of(module: str) -> Iterator[str]:
 
 
 def group_of(module: str) -> str:
-    """``enclave.replay._engine`` → ``enclave.replay``; ``ledger._chain`` → ``ledger``."""
+    """``enclave.replay.worker._engine`` → ``enclave.replay``; ``ledger._chain`` → ``ledger``."""
     parts = module.split(".")
     if parts[0] != "enclave" or len(parts) == 1:
         return parts[0] if parts[0] != "enclave" else "enclave"

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import enclave.sandbox
+import enclave.sandbox.inside._seccomp
 from enclave.sandbox import (
     REASONS,
     Contaminated,
@@ -473,7 +474,7 @@ def test_worker_starts_from_a_virtual_environments_console_script(
 
 _STACKED = """
 import os
-from enclave.sandbox import _seccomp
+from enclave.sandbox.inside import _seccomp
 assert _seccomp.install(template=True)
 pid = os.fork()  # the template's plain fork: allowed
 if pid == 0:
@@ -486,7 +487,7 @@ print(os.waitstatus_to_exitcode(status), flush=True)
 
 _TEMPLATE_CLONE = """
 import ctypes, sys
-from enclave.sandbox import _seccomp
+from enclave.sandbox.inside import _seccomp
 assert _seccomp.install(template=True)
 libc = ctypes.CDLL(None, use_errno=True)
 print(libc.syscall(int(sys.argv[1]), ctypes.c_ulong(int(sys.argv[2], 16)), None, None, None, None))
@@ -494,7 +495,7 @@ print(libc.syscall(int(sys.argv[1]), ctypes.c_ulong(int(sys.argv[2], 16)), None,
 
 
 def _seccomp_script(code: str, *args: str) -> subprocess.CompletedProcess[str]:
-    if not enclave.sandbox._seccomp.supported():
+    if not enclave.sandbox.inside._seccomp.supported():
         pytest.skip("no seccomp filter for this platform")
     return subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=30,
@@ -520,7 +521,7 @@ def test_template_forks_and_its_runs_cannot() -> None:
 def test_template_allows_only_the_plain_fork(flags: str) -> None:
     import platform
 
-    from enclave.sandbox._syscalls import NUMBERS
+    from enclave.sandbox.inside._syscalls import NUMBERS
 
     done = _seccomp_script(_TEMPLATE_CLONE, str(NUMBERS[platform.machine()]["clone"]), flags)
     assert done.returncode == -signal.SIGSYS, (done.returncode, done.stdout, done.stderr[-300:])

@@ -113,8 +113,8 @@ def test_a_later_job_in_the_same_zygote_finds_nothing_of_an_earlier_one(
 def test_the_zygote_never_receives_a_frame_of_job_data(zygotes: Zygotes, tmp_path: Path) -> None:
     """What the supervisor sends the zygote, recorded at the socket: control frames only."""
     sent: list[dict[str, object]] = []
-    real_send = _zygote._frames.send
-    real_send_fd = _zygote._frames.send_with_fd
+    real_send = _zygote._wire.send
+    real_send_fd = _zygote._wire.send_with_fd
 
     def send(sock: object, message: dict[str, object]) -> None:
         sent.append(message)
@@ -126,8 +126,8 @@ def test_the_zygote_never_receives_a_frame_of_job_data(zygotes: Zygotes, tmp_pat
 
     canary, digest = _canary()
     mp = pytest.MonkeyPatch()
-    mp.setattr(_zygote._frames, "send", send)
-    mp.setattr(_zygote._frames, "send_with_fd", send_with_fd)
+    mp.setattr(_zygote._wire, "send", send)
+    mp.setattr(_zygote._wire, "send_with_fd", send_with_fd)
     try:
         for _ in range(2):
             with _sandbox(tmp_path).start(HANDLER, preload=PRELOAD) as job:

@@ -33,7 +33,7 @@ from enclave.replay import (
     placebo_of,
     replay_run,
 )
-from enclave.replay._fidelity import check_substitutes
+from enclave.replay.worker._fidelity import check_substitutes
 from ledger import StepKind
 from tests import validity_engine_agents as va
 

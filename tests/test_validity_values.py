@@ -447,7 +447,8 @@ def test_the_replay_worker_does_not_load_pydantic() -> None:
 
     code = (
         "import sys\n"
-        "import enclave.replay._engine, enclave.replay._worker_entry, enclave.replay._model\n"
+        "import enclave.replay.worker._engine, enclave.replay.worker._entry\n"
+        "import enclave.replay._model\n"
         "print('pydantic' in sys.modules)\n"
     )
     done = subprocess.run(

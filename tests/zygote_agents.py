@@ -1,6 +1,6 @@
 """Handlers for tests/test_sandbox_zygote.py: one job holds a canary, a later job hunts it.
 
-``job`` is preloaded (trusted, like ``enclave.replay._worker_entry``): it runs in the
+``job`` is preloaded (trusted, like ``enclave.replay.worker._entry``): it runs in the
 job's template and keeps what ``hold`` sent in a module global and in a scratch file, as
 a job keeps its trajectories. ``search`` runs :func:`hunt` as agent code in a fresh run:
 it knows the canary's prefix and the SHA-256 of what follows it, never the canary, and

@@ -4,11 +4,11 @@ from typing import TYPE_CHECKING
 
 from ledger._lazy import deferred
 
-from ._engine import ReplayContext, replay_run
 from ._errors import BranchError, DivergenceError, Unresolvable, Unservable
 from ._model import LAYERS, RecordedStep, RunResult, Strategy, Tolerances, Trajectory
+from .worker._engine import ReplayContext, replay_run
 
-if TYPE_CHECKING:  # deferred below: the worker imports only the engine
+if TYPE_CHECKING:  # deferred below: the worker imports only the engine and its data
     from ._audit import record_request, run_audit
     from ._certificates import RuntimeLedgerLookup, issue_certificate, signing_key
     from ._compare import compare_layers, recorded_layers
@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # deferred below: the worker imports only the engine
     from ._request import AuditRequest
     from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary
     from ._stages import WORKER_HANDLER, finalize_audit, prepare_audit, run_sample_batch
-    from ._verdict import Verdict, auditability_of, decide, summarize_seed
+    from ._verdict import Verdict, auditability_of, decide
+    from .worker._outgoing import summarize_seed
 
 __getattr__ = deferred(
     __name__,
@@ -56,7 +57,7 @@ __getattr__ = deferred(
         "Verdict": "._verdict",
         "auditability_of": "._verdict",
         "decide": "._verdict",
-        "summarize_seed": "._verdict",
+        "summarize_seed": ".worker._outgoing",
     },
 )
 

@@ -38,7 +38,7 @@ from ._decisions import RECORDED, decision_vocabulary, flip_consistent
 from ._errors import RUN_FAILURES, ReplyInvalid, ValueOutOfRange
 from ._model import LAYERS, RunResult, Trajectory
 from ._results import SampleSummary
-from ._served import ARMS, HOWS, mark_allowed
+from .worker._served import ARMS, HOWS, mark_allowed
 
 __all__ = [
     "FAILURE_REASONS",
@@ -48,7 +48,6 @@ __all__ = [
     "parse_loaded",
     "parse_runs",
     "parse_samples",
-    "run_wire",
 ]
 
 VARIANTS = frozenset({"baseline", "intervened", "placebo"})
@@ -113,23 +112,6 @@ class Vocabulary:
             proposal_fields=tuple(keys[:MAX_PROPOSAL_FIELDS]),
             decisions=decision_vocabulary(decisions)[1:-1],
         )
-
-
-def run_wire(result: RunResult) -> dict[str, Any]:
-    """What the worker sends for one run: no failure text; the serving trace as call ids
-    and ways (renamed by the supervisor)."""
-    failure = result.failure
-    return {
-        "seed": result.seed,
-        "variant": result.variant,
-        "failure": failure,
-        "layers": None if result.layers is None else dict(result.layers),
-        "live_state_reads": [list(x) for x in dict.fromkeys(result.live_state_reads)],
-        "unverifiable_effects": list(dict.fromkeys(result.unverifiable_effects)),
-        "unserved_effects": list(dict.fromkeys(result.unserved_effects)),
-        "served": [list(x) for x in result.served],
-        "unused": list(dict.fromkeys(result.unused)),
-    }
 
 
 # -- checks -------------------------------------------------------------------------------

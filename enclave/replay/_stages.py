@@ -34,7 +34,6 @@ from ._compare import compare_layers, recorded_layers
 from ._cuts import check_from_cut, cut_summary
 from ._disclosure import VocabularySize, disclosure_bound
 from ._errors import ReplyInvalid, ReplyRefused, ValueOutOfRange
-from ._fidelity import substitute_calls
 from ._interventions import (
     AppliedIntervention,
     apply_code_revision,
@@ -48,6 +47,7 @@ from ._reply import FAILURE_REASONS, Vocabulary, parse_loaded, parse_runs, parse
 from ._request import AuditRequest
 from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary, seeds_of
 from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide
+from .worker._fidelity import substitute_calls
 
 __all__ = [
     "finalize_audit",
@@ -57,9 +57,9 @@ __all__ = [
     "WORKER_HANDLER",
 ]
 
-WORKER_HANDLER = "enclave.replay._worker_entry:handle"
+WORKER_HANDLER = "enclave.replay.worker._entry:handle"
 # Our own modules, imported before the tripwire arms; agent modules load after it.
-WORKER_PRELOAD = ("enclave.replay._worker_entry",)
+WORKER_PRELOAD = ("enclave.replay.worker._entry",)
 # Share of a batch replayed on a second fresh worker (see repeat_seeds): one sample in
 # twenty costs a worker start and 5% more runs, and a dependence on the worker process
 # that shows on every seed (an address, a start time) is caught by any one of them.

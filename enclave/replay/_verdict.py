@@ -23,24 +23,20 @@ Numbered like "How an audit decides" in docs/audits.md:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ledger import CanonicalizationError
-
 from ..analysis import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
-from ._compare import compare_layers
-from ._decisions import OTHER, RECORDED, decision_label
+from ._decisions import OTHER, RECORDED
 from ._effect import DEFAULT_FLIP_TOLERANCE, MixedOutcomes, effect_of
 from ._errors import VALUE_OUT_OF_RANGE
-from ._model import LAYERS, RunResult, Tolerances
+from ._model import Tolerances
 from ._quantize import quantize, resolution_for
 from ._results import SampleSummary
-from ._served import marks_of, served_by_table
+from .worker._served import served_by_table
 
-__all__ = ["Verdict", "auditability_of", "decide", "summarize_seed"]
+__all__ = ["Verdict", "auditability_of", "decide"]
 
 # EQUIVALENT, INCONCLUSIVE, INFLUENTIAL: the effect labels (``analysis.effect_label``)
 NO_INFLUENCE = "no-measurable-influence"  # v1 certificates only: read, never issued
@@ -210,87 +206,3 @@ def decide(
         sample_rows=rows,
         served_by=served_by,
     )
-
-
-def _score_delta(baseline: RunResult, intervened: RunResult) -> float | None:
-    """None when neither run has a score (a categorical outcome); a score on one side
-    only, or a non-number, is not comparable (``ValueError``)."""
-    a, b = baseline.layers["score"], intervened.layers["score"]  # type: ignore[index]
-    if a is None and b is None:
-        return None
-    if isinstance(a, bool) or isinstance(b, bool):
-        raise ValueError("a score is no number")
-    delta = float(b) - float(a)
-    if not math.isfinite(delta):
-        raise ValueError("not a finite delta")
-    return delta
-
-
-def summarize_seed(
-    baseline: RunResult,
-    intervened: RunResult,
-    placebo: RunResult,
-    *,
-    recorded_decision: Any,
-    declared_decisions: Sequence[str] = (),
-) -> SampleSummary:
-    """Reduce one seed's three runs to metadata, inside the enclave."""
-    reads, unverifiable, unserved = (
-        intervened.live_state_reads,
-        intervened.unverifiable_effects,
-        intervened.unserved_effects,
-    )
-    served = tuple(m for run in (baseline, intervened, placebo) for m in marks_of(run))
-    for run in (baseline, placebo, intervened):
-        if run.failure is not None:
-            return SampleSummary(
-                seed=baseline.seed,
-                failure=run.failure,
-                failure_variant=run.variant,
-                live_state_reads=reads,
-                unverifiable_effects=unverifiable,
-                unserved_effects=unserved,
-                served=served,
-            )
-    assert (
-        baseline.layers is not None and intervened.layers is not None and placebo.layers is not None
-    )
-    try:
-        twin = compare_layers(baseline.layers, placebo.layers, Tolerances(score=0.0))
-        arms = compare_layers(baseline.layers, intervened.layers, Tolerances(score=0.0))
-        delta = _score_delta(baseline, intervened)
-        b, i = baseline.layers["decision"], intervened.layers["decision"]
-        return SampleSummary(
-            seed=baseline.seed,
-            delta=delta,
-            flip=bool(b != i),
-            baseline_hit=bool(b == recorded_decision),
-            intervened_hit=bool(i == recorded_decision),
-            placebo_equal=all(v.get("equal", v["ok"]) for v in twin.values()),
-            placebo_abs_delta=abs(twin["score"]["delta"] or 0.0),
-            placebo_flip=bool(b != placebo.layers["decision"]),
-            live_state_reads=reads,
-            unverifiable_effects=unverifiable,
-            unserved_effects=unserved,
-            baseline_decision=decision_label(
-                b, recorded=recorded_decision, declared=declared_decisions
-            ),
-            intervened_decision=decision_label(
-                i, recorded=recorded_decision, declared=declared_decisions
-            ),
-            changed_layers=tuple(
-                layer for layer in LAYERS if not arms[layer].get("equal", arms[layer]["ok"])
-            ),
-            served=served,
-        )
-    except (CanonicalizationError, TypeError, ValueError, OverflowError):
-        # an outcome the enclave cannot compare exactly (2**60, NaN, a score that is no number)
-        return SampleSummary(
-            seed=baseline.seed,
-            failure=VALUE_OUT_OF_RANGE,
-            failure_variant="intervened",
-            live_state_reads=reads,
-            unverifiable_effects=unverifiable,
-            unserved_effects=unserved,
-            served=served,
-        )

@@ -29,21 +29,38 @@ Inside ``Zygotes().activated()`` a sandbox without candidate code forks its work
 from a zygote — a worker started and checked as above that stops before taking a job
 and forks one job's worker at a time (``_zygote``) — instead of starting bubblewrap
 and an interpreter for each; each such worker is checked from ``/proc`` again.
+
+The folders show the wall: ``inside/`` runs in the worker (its start-up, the template
+and the zygote's spawner, the channel, the code cache, the tripwire, the Landlock and
+seccomp loaders); the modules here run in the supervisor, and ``_wire`` (frames, limits,
+reason codes) is what both sides share. Every name below is imported on first use, so
+that a worker importing ``inside`` (and with it this front) loads none of the
+supervisor's modules.
 """
 
-from enclave.sandbox._errors import Contaminated, SandboxUnavailable, WorkerClosed
-from enclave.sandbox._handle import WorkerHandle
-from enclave.sandbox._limits import REASONS, SandboxLimits
-from enclave.sandbox._supervisor import Sandbox
-from enclave.sandbox._zygote import Zygotes
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "REASONS",
-    "Contaminated",
-    "Sandbox",
-    "SandboxLimits",
-    "SandboxUnavailable",
-    "WorkerClosed",
-    "WorkerHandle",
-    "Zygotes",
-]
+from ledger._lazy import deferred
+
+if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on first use
+    from ._errors import Contaminated as Contaminated
+    from ._errors import SandboxUnavailable as SandboxUnavailable
+    from ._errors import WorkerClosed as WorkerClosed
+    from ._handle import WorkerHandle as WorkerHandle
+    from ._supervisor import Sandbox as Sandbox
+    from ._wire import REASONS as REASONS
+    from ._wire import SandboxLimits as SandboxLimits
+    from ._zygote import Zygotes as Zygotes
+
+_FRONT = {
+    "REASONS": "._wire",
+    "Contaminated": "._errors",
+    "Sandbox": "._supervisor",
+    "SandboxLimits": "._wire",
+    "SandboxUnavailable": "._errors",
+    "WorkerClosed": "._errors",
+    "WorkerHandle": "._handle",
+    "Zygotes": "._zygote",
+}
+__getattr__ = deferred(__name__, globals(), _FRONT)
+__all__ = list(_FRONT)  # in the order ruff keeps ``__all__`` in (constants first)

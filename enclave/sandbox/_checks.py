@@ -44,7 +44,6 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from enclave.sandbox import _seccomp
 from enclave.sandbox._errors import SandboxUnavailable
 from enclave.sandbox._isolation import (
     NAMESPACES,
@@ -54,7 +53,8 @@ from enclave.sandbox._isolation import (
     WORKER_UID,
     Isolation,
 )
-from enclave.sandbox._limits import SandboxLimits
+from enclave.sandbox._wire import SandboxLimits
+from enclave.sandbox.inside import _seccomp
 
 _LIMIT_NAMES = {
     "Max address space": "RLIMIT_AS",

@@ -30,9 +30,9 @@ from typing import Any, Protocol
 
 import orjson
 
-from enclave.sandbox import _checks, _frames
+from enclave.sandbox import _checks, _wire
 from enclave.sandbox._errors import Contaminated, SandboxUnavailable, WorkerClosed
-from enclave.sandbox._limits import (
+from enclave.sandbox._wire import (
     CPU_LIMIT,
     FILE_SIZE_LIMIT,
     FORBIDDEN_OPERATION,
@@ -43,7 +43,7 @@ from enclave.sandbox._limits import (
     WORKER_CRASHED,
     SandboxLimits,
 )
-from enclave.sandbox._tripwire import KNOWN_EVENTS
+from enclave.sandbox.inside._tripwire import KNOWN_EVENTS
 from ledger import raise_unchained
 
 _WORKER_REPORTABLE = frozenset(
@@ -126,7 +126,7 @@ class WorkerHandle:
             self._next_id += 1
             call_id = self._next_id
             try:
-                frame = _frames.encode({"type": "call", "id": call_id, "body": request})
+                frame = _wire.encode({"type": "call", "id": call_id, "body": request})
             except orjson.JSONEncodeError as exc:
                 raise TypeError("request is not JSON-serializable") from exc
             wall = self._limits.wall_seconds if timeout is None else timeout
@@ -134,12 +134,12 @@ class WorkerHandle:
             try:
                 self._sock.settimeout(wall)
                 self._sock.sendall(frame)
-                message = _frames.recv(self._sock, deadline=deadline)
-            except (_frames.FrameTimeout, TimeoutError):
+                message = _wire.recv(self._sock, deadline=deadline)
+            except (_wire.FrameTimeout, TimeoutError):
                 raise self._contaminate(WALL_CLOCK_TIMEOUT, "wall clock") from None
-            except _frames.PeerClosed:
+            except _wire.PeerClosed:
                 raise self._died() from None
-            except _frames.FrameError:  # it may hold what replayed code sent
+            except _wire.FrameError:  # it may hold what replayed code sent
                 raise_unchained(self._contaminate(WORKER_CRASHED, "protocol violation"))
             except OSError:
                 raise self._died() from None
@@ -187,8 +187,8 @@ class WorkerHandle:
         launcher = "bubblewrap" if self._launch.layer.launcher else "the worker"
         try:
             try:
-                message = _frames.recv(self._sock, deadline=deadline)
-            except (_frames.FrameError, OSError):
+                message = _wire.recv(self._sock, deadline=deadline)
+            except (_wire.FrameError, OSError):
                 raise SandboxUnavailable(f"{launcher} could not start the worker") from None
             if message.get("type") != "ready":
                 raise SandboxUnavailable(f"{launcher} could not start the worker")
@@ -200,12 +200,12 @@ class WorkerHandle:
                 environ=self._environ,
             )
             try:
-                message = _frames.recv(self._sock, deadline=deadline)
-            except _frames.FrameTimeout:
+                message = _wire.recv(self._sock, deadline=deadline)
+            except _wire.FrameTimeout:
                 raise self._contaminate(WALL_CLOCK_TIMEOUT, "wall clock") from None
-            except (_frames.PeerClosed, OSError):
+            except (_wire.PeerClosed, OSError):
                 raise self._died() from None
-            except _frames.FrameError:  # it may hold what replayed code sent
+            except _wire.FrameError:  # it may hold what replayed code sent
                 raise_unchained(self._contaminate(WORKER_CRASHED, "protocol violation"))
             if message.get("type") != "loaded":
                 raise self._from_message(message)

@@ -32,15 +32,16 @@ from typing import Any
 
 import orjson
 
-from enclave.sandbox import _fsview, _isolation, _landlock, _seccomp, _zygote
+from enclave.sandbox import _fsview, _isolation, _zygote
 from enclave.sandbox._checks import Launch
 from enclave.sandbox._errors import SandboxUnavailable
 from enclave.sandbox._handle import Launched, WorkerHandle
-from enclave.sandbox._limits import SandboxLimits
+from enclave.sandbox._wire import SandboxLimits
+from enclave.sandbox.inside import _landlock, _seccomp
 
 _BOOT = (
     "import sys;sys.path[:0]=__import__('json').loads(sys.argv[2]);"
-    "from enclave.sandbox._worker import main;main(sys.argv)"
+    "from enclave.sandbox.inside._worker import main;main(sys.argv)"
 )
 
 

@@ -47,7 +47,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from enclave.sandbox import _checks, _frames
+from enclave.sandbox import _checks, _wire
 from enclave.sandbox._errors import SandboxUnavailable
 from enclave.sandbox._handle import WorkerHandle, kill_tree, remove_tree
 
@@ -98,8 +98,8 @@ class Zygote:
         try:
             deadline = time.monotonic() + self._limits.wall_seconds
             try:
-                message = _frames.recv(self._sock, deadline=deadline)
-            except (_frames.FrameError, OSError):
+                message = _wire.recv(self._sock, deadline=deadline)
+            except (_wire.FrameError, OSError):
                 raise SandboxUnavailable(_COULD_NOT_START) from None
             if message.get("type") != "ready":
                 raise SandboxUnavailable(_COULD_NOT_START)
@@ -125,14 +125,12 @@ class Zygote:
             raise _Gone()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            _frames.send_with_fd(self._sock, {"type": "spawn"}, theirs.fileno())
-            message = _frames.recv(
-                self._sock, deadline=time.monotonic() + self._limits.wall_seconds
-            )
+            _wire.send_with_fd(self._sock, {"type": "spawn"}, theirs.fileno())
+            message = _wire.recv(self._sock, deadline=time.monotonic() + self._limits.wall_seconds)
             children = _checks.children(self.pid)
             if message != {"type": "spawned"} or len(children) != 1:
-                raise _frames.FrameError("unexpected")
-        except (_frames.FrameError, OSError, SandboxUnavailable):
+                raise _wire.FrameError("unexpected")
+        except (_wire.FrameError, OSError, SandboxUnavailable):
             ours.close()
             self.close()
             raise _Gone() from None
@@ -159,11 +157,11 @@ class Zygote:
         try:
             if not self._asked:
                 self._asked = True
-                _frames.send(self._sock, {"type": "reap"})
+                _wire.send(self._sock, {"type": "reap"})
             ready, _, _ = select.select([self._sock], [], [], 0)
             if not ready:
                 return None
-            message = _frames.recv(self._sock, deadline=time.monotonic() + _SWEEP_SECONDS)
+            message = _wire.recv(self._sock, deadline=time.monotonic() + _SWEEP_SECONDS)
             status, cpu = message.get("status"), message.get("cpu")
             if (
                 message.get("type") != "exited"
@@ -173,8 +171,8 @@ class Zygote:
                 or isinstance(cpu, bool)
                 or not isinstance(cpu, int | float)
             ):
-                raise _frames.FrameError("unexpected")
-        except (_frames.FrameError, OSError):
+                raise _wire.FrameError("unexpected")
+        except (_wire.FrameError, OSError):
             self.close()
             return _KILLED, 0.0
         return status, float(cpu)
@@ -186,11 +184,11 @@ class Zygote:
             if self.dead:
                 return
             kill_tree(self.pid)  # nothing below the zygote can fork any more
-            _frames.send(self._sock, {"type": "sweep"})
-            message = _frames.recv(self._sock, deadline=time.monotonic() + _SWEEP_SECONDS)
+            _wire.send(self._sock, {"type": "sweep"})
+            message = _wire.recv(self._sock, deadline=time.monotonic() + _SWEEP_SECONDS)
             if message != {"type": "clean"}:
-                raise _frames.FrameError("unexpected")
-        except (_frames.FrameError, OSError):
+                raise _wire.FrameError("unexpected")
+        except (_wire.FrameError, OSError):
             self.close()
         finally:
             self.busy = False

@@ -39,14 +39,15 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from enclave.sandbox import _frames, _tripwire
-from enclave.sandbox._channel import Channel
-from enclave.sandbox._codecache import MAX_MODULES, CodeCache
-from enclave.sandbox._limits import (
+from enclave.sandbox import _wire
+from enclave.sandbox._wire import (
     EXIT_CODES,
     HANDLER_ERROR,
     WORKER_CRASHED,
 )
+from enclave.sandbox.inside import _tripwire
+from enclave.sandbox.inside._channel import Channel
+from enclave.sandbox.inside._codecache import MAX_MODULES, CodeCache
 
 #: Recorded in the environment: how a run's starting state is made.
 RUN_STATE = "fork-per-run"
@@ -82,10 +83,10 @@ class Template:
             self._child(fn, theirs, imported)
         theirs.close()
         try:
-            message: dict[str, Any] | None = _frames.recv(ours)
-        except _frames.PeerClosed:
+            message: dict[str, Any] | None = _wire.recv(ours)
+        except _wire.PeerClosed:
             message = None
-        except (_frames.FrameError, OSError):
+        except (_wire.FrameError, OSError):
             self._supervisor.fail(WORKER_CRASHED, "protocol violation")
         finally:
             ours.close()

@@ -26,10 +26,10 @@ import gc
 import os
 import socket
 
-from enclave.sandbox import _frames
-from enclave.sandbox._channel import Channel
-from enclave.sandbox._limits import EXIT_CODES, WORKER_CRASHED
-from enclave.sandbox._template import empty_scratch
+from enclave.sandbox import _wire
+from enclave.sandbox._wire import EXIT_CODES, WORKER_CRASHED
+from enclave.sandbox.inside._channel import Channel
+from enclave.sandbox.inside._template import empty_scratch
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -45,10 +45,10 @@ def become_subreaper() -> bool:
 
 def _expect(channel: Channel, kind: str) -> None:
     try:
-        message = _frames.recv(channel.sock)
-    except _frames.PeerClosed:
+        message = _wire.recv(channel.sock)
+    except _wire.PeerClosed:
         os._exit(0)
-    except (_frames.FrameError, OSError):
+    except (_wire.FrameError, OSError):
         channel.fail(WORKER_CRASHED, "protocol violation")
     if message != {"type": kind}:
         channel.fail(WORKER_CRASHED, "protocol violation")
@@ -67,10 +67,10 @@ def serve_spawns(channel: Channel, scratch: str) -> socket.socket:
     zygote then exits); returns only in a forked child: the job's socket."""
     while True:
         try:
-            message, fds = _frames.recv_with_fds(channel.sock)
-        except _frames.PeerClosed:
+            message, fds = _wire.recv_with_fds(channel.sock)
+        except _wire.PeerClosed:
             os._exit(0)
-        except (_frames.FrameError, OSError):
+        except (_wire.FrameError, OSError):
             channel.fail(WORKER_CRASHED, "protocol violation")
         if message != {"type": "spawn"} or len(fds) != 1:
             for fd in fds:

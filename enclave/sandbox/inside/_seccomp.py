@@ -52,7 +52,7 @@ import struct
 import sys
 from typing import Any
 
-from enclave.sandbox._syscalls import NUMBERS
+from enclave.sandbox.inside._syscalls import NUMBERS
 
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 

@@ -46,11 +46,11 @@ from typing import Any
 
 from ledger import CanonicalizationError, StepKind, canonical_json
 
-from .._errors import EnclaveError
-from ..capture import AgentSpec, BoundarySpec, Context, LiveCall
-from ..capture._context import Compute
-from ..capture._payload_codec import decode_payload, encode_payload
-from ._errors import (
+from ..._errors import EnclaveError
+from ...capture import AgentSpec, BoundarySpec, Context, LiveCall
+from ...capture._context import Compute
+from ...capture._payload_codec import decode_payload, encode_payload
+from .._errors import (
     AGENT_ERROR,
     RUN_FAILURES,
     BranchError,
@@ -58,7 +58,7 @@ from ._errors import (
     Unresolvable,
     Unservable,
 )
-from ._model import RecordedStep, RunResult, Trajectory, is_hole, layers_of
+from .._model import RecordedStep, RunResult, Trajectory, is_hole, layers_of
 from ._tracked import TrackedResponse
 
 __all__ = ["ReplayContext", "replay_run"]

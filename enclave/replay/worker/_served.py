@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._model import RunResult
+from .._model import RunResult
 
 __all__ = [
     "ABSENT",

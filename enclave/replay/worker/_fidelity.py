@@ -22,8 +22,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..capture import AgentSpec, BoundarySpec
-from ._model import RecordedStep, Trajectory, is_hole
+from ...capture import AgentSpec, BoundarySpec
+from .._model import RecordedStep, Trajectory, is_hole
 
 __all__ = ["check_substitutes"]
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from .._model import RunResult, Trajectory
 from ._fresh_run import (
     agent_target,
     fidelity_child,
@@ -30,9 +31,7 @@ from ._fresh_run import (
     replay_child,
     result_from_child,
 )
-from ._model import RunResult, Trajectory
-from ._reply import run_wire
-from ._verdict import summarize_seed
+from ._outgoing import run_wire, summarize_seed
 
 __all__ = ["handle"]
 

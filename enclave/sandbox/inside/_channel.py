@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from enclave.sandbox import _frames
-from enclave.sandbox._limits import EXIT_CODES, HANDLER_ERROR, MEMORY_LIMIT
+from enclave.sandbox import _wire
+from enclave.sandbox._wire import EXIT_CODES, HANDLER_ERROR, MEMORY_LIMIT
 
 
 def exception_name(exc: BaseException) -> list[str]:
@@ -29,7 +29,7 @@ class Channel:
         self.lock = threading.Lock()
 
     def send(self, message: dict[str, Any]) -> None:
-        data = _frames.encode(message)
+        data = _wire.encode(message)
         with self.lock:
             self.sock.sendall(data)
 
@@ -47,7 +47,7 @@ class Channel:
         try:
             if not isinstance(result, dict):
                 raise TypeError("a non-dict result")
-            data = _frames.encode(frame(result))
+            data = _wire.encode(frame(result))
         except MemoryError:
             self.fail(MEMORY_LIMIT, "MemoryError")
         except Exception:  # noqa: BLE001 - unserializable, non-dict or oversize reply

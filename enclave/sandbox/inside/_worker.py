@@ -51,13 +51,14 @@ from typing import Any, NoReturn
 
 import orjson
 
-from enclave.sandbox import _frames, _landlock, _seccomp, _spawner
-from enclave.sandbox._channel import Channel
-from enclave.sandbox._limits import (
+from enclave.sandbox import _wire
+from enclave.sandbox._wire import (
     WORKER_CRASHED,
     SandboxLimits,
 )
-from enclave.sandbox._template import RUN_STATE, Template
+from enclave.sandbox.inside import _landlock, _seccomp, _spawner
+from enclave.sandbox.inside._channel import Channel
+from enclave.sandbox.inside._template import RUN_STATE, Template
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -112,8 +113,8 @@ def _load_handler(spec: str) -> Callable[..., dict[str, Any]]:
 def _serve(channel: Channel, handler: Handler) -> NoReturn:
     while True:
         try:
-            message = _frames.recv(channel.sock)
-        except _frames.PeerClosed:
+            message = _wire.recv(channel.sock)
+        except _wire.PeerClosed:
             os._exit(0)
         if message.get("type") != "call" or not isinstance(message.get("body"), dict):
             channel.fail(WORKER_CRASHED, "protocol violation")

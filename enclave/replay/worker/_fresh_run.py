@@ -20,13 +20,13 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any, NoReturn
 
-from .._errors import BadInput
-from ..capture import AgentSpec, available_agents
-from ..capture._registry import import_agent
+from ..._errors import BadInput
+from ...capture import AgentSpec, available_agents
+from ...capture._registry import import_agent
+from .._errors import RUN_FAILURES, ReplyInvalid
+from .._model import RunResult, Trajectory
 from ._engine import replay_run
-from ._errors import RUN_FAILURES, ReplyInvalid
 from ._fidelity import check_substitutes
-from ._model import RunResult, Trajectory
 
 __all__ = [
     "UNCOMPARABLE",

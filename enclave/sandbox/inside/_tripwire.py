@@ -38,8 +38,8 @@ from typing import Any
 
 import orjson
 
-from enclave.sandbox import _frames
-from enclave.sandbox._limits import (
+from enclave.sandbox import _wire
+from enclave.sandbox._wire import (
     EXIT_CODES,
     FORBIDDEN_OPERATION,
     NATIVE_CODE,
@@ -223,7 +223,7 @@ def _make_hook(
 ) -> Callable[[str, tuple[Any, ...]], None]:
     prefix = root + "/"
     dumps = orjson.dumps
-    header = _frames._HEADER.pack
+    header = _wire._HEADER.pack
     write = posix.write
     exit_now = posix._exit
     readlink = posix.readlink
