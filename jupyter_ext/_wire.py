@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Any
 
+from ledger import TERMINAL_AUDIT_STATES, AuditState
+
 from ._errors import BadResponse
 
-__all__ = ["AuditRequestBody", "AuditStatus", "VerifyCheck", "VerifyReport", "TERMINAL_STATES"]
+__all__ = ["AuditRequestBody", "AuditStatus", "VerifyCheck", "VerifyReport"]
 
-STATES = ("QUEUED", "RUNNING", "FINALIZING", "COMPLETED", "FAILED", "CANCELLED")
-TERMINAL_STATES = frozenset({"COMPLETED", "FAILED", "CANCELLED"})
+_STATES = frozenset(AuditState)  # the service answers only these
 STRATEGIES = ("NULLIFY", "REPLACE", "PERTURB", "REVISION")
 
 
@@ -117,7 +118,7 @@ class AuditStatus:
 
     @property
     def terminal(self) -> bool:
-        return self.status in TERMINAL_STATES
+        return self.status in TERMINAL_AUDIT_STATES
 
     @property
     def fraction(self) -> float:
@@ -128,7 +129,7 @@ class AuditStatus:
         if not isinstance(data, Mapping):
             raise BadResponse("audit status is not an object")
         status = _str(data, "status")
-        if status not in STATES:
+        if status not in _STATES:
             raise BadResponse("audit status has an unknown state")
         auditability = data.get("auditability")
         if isinstance(auditability, Mapping):  # tolerate the predicate's object form

@@ -19,6 +19,8 @@ from pydantic import (
     model_validator,
 )
 
+from ledger import AuditState
+
 from .._errors import BadInput
 from ..governance import check_purpose
 
@@ -222,7 +224,7 @@ class AuditStatusModel(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     audit_id: str
-    status: Literal["QUEUED", "RUNNING", "FINALIZING", "COMPLETED", "FAILED", "CANCELLED"]
+    status: AuditState  # published as the ``AuditState`` schema: the same six values
     progress_done: int
     progress_total: int
     classification: str | None
