@@ -17,7 +17,6 @@ from types import ModuleType
 import pytest
 import sqlalchemy as sa
 
-import ledger
 from enclave import Runtime, jobs
 from jupyter_ext import AuditStatus as ClientAuditStatus
 from jupyter_ext import BadResponse
@@ -49,12 +48,6 @@ def test_active_and_terminal_partition_the_states() -> None:
     assert ACTIVE_AUDIT_STATES | TERMINAL_AUDIT_STATES == set(AuditState)
     assert not ACTIVE_AUDIT_STATES & TERMINAL_AUDIT_STATES
     assert ACTIVE_AUDIT_STATES == {AuditState.QUEUED, AuditState.RUNNING, AuditState.FINALIZING}
-
-
-def test_the_ledger_front_offers_them() -> None:
-    for name in ("AuditState", "ACTIVE_AUDIT_STATES", "TERMINAL_AUDIT_STATES"):
-        assert name in ledger.__all__
-    assert ledger.AuditState is AuditState
 
 
 # -- copies that cannot import the enum --------------------------------------------------
