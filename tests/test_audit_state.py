@@ -16,6 +16,7 @@ from types import ModuleType
 
 import pytest
 import sqlalchemy as sa
+from sqlmodel import SQLModel
 
 from enclave import Runtime, jobs
 from jupyter_ext import AuditStatus as ClientAuditStatus
@@ -78,10 +79,14 @@ def test_the_applied_migration_allows_the_same_states() -> None:
     assert _quoted(_migration()._AUDIT_STATUSES) == {s.value for s in AuditState}
 
 
+def _audits() -> sa.Table:
+    return SQLModel.metadata.tables[jobs.AuditRow.__tablename__]
+
+
 def test_the_tables_check_lists_the_states() -> None:
     checks = [
         c
-        for c in jobs.AuditRow.__table__.constraints  # type: ignore[attr-defined]
+        for c in _audits().constraints
         if isinstance(c, sa.CheckConstraint) and c.name == "ck_audits_status"
     ]
     assert len(checks) == 1
@@ -164,7 +169,7 @@ def _row(audit_id: str, status: str) -> dict[str, object]:
 
 
 def test_the_database_refuses_an_unknown_state(runtime: Runtime) -> None:
-    table = jobs.AuditRow.__table__  # type: ignore[attr-defined]
+    table = _audits()
     engine = runtime.ledger.engine
     with engine.begin() as conn:
         conn.execute(sa.insert(table).values(**_row("a-known", AuditState.QUEUED)))
@@ -180,7 +185,7 @@ def test_the_database_refuses_an_unknown_state(runtime: Runtime) -> None:
 def test_a_row_smuggled_past_the_check_is_not_reported_as_a_state(runtime: Runtime) -> None:
     if runtime.ledger.engine.dialect.name != "sqlite":
         pytest.skip("only SQLite can switch its CHECK constraints off")
-    table = jobs.AuditRow.__table__  # type: ignore[attr-defined]
+    table = _audits()
     with runtime.ledger.engine.begin() as conn:
         conn.exec_driver_sql("PRAGMA ignore_check_constraints = ON")
         conn.execute(sa.insert(table).values(**_row("a-smuggled", "PAUSED")))
