@@ -7,13 +7,12 @@ from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Any
 
-from ledger import TERMINAL_AUDIT_STATES, AuditState
-
 from ._errors import BadResponse
 
-__all__ = ["AuditRequestBody", "AuditStatus", "VerifyCheck", "VerifyReport"]
+__all__ = ["AuditRequestBody", "AuditStatus", "VerifyCheck", "VerifyReport", "TERMINAL_STATES"]
 
-_STATES = frozenset(AuditState)  # the service answers only these
+STATES = ("QUEUED", "RUNNING", "FINALIZING", "COMPLETED", "FAILED", "CANCELLED")
+TERMINAL_STATES = frozenset({"COMPLETED", "FAILED", "CANCELLED"})
 STRATEGIES = ("NULLIFY", "REPLACE", "PERTURB", "REVISION")
 
 
@@ -118,7 +117,7 @@ class AuditStatus:
 
     @property
     def terminal(self) -> bool:
-        return self.status in TERMINAL_AUDIT_STATES
+        return self.status in TERMINAL_STATES
 
     @property
     def fraction(self) -> float:
@@ -129,7 +128,7 @@ class AuditStatus:
         if not isinstance(data, Mapping):
             raise BadResponse("audit status is not an object")
         status = _str(data, "status")
-        if status not in _STATES:
+        if status not in STATES:
             raise BadResponse("audit status has an unknown state")
         auditability = data.get("auditability")
         if isinstance(auditability, Mapping):  # tolerate the predicate's object form
