@@ -2,9 +2,9 @@
 
 An audit moves ``QUEUED`` -> ``RUNNING`` -> ``FINALIZING`` -> one of ``COMPLETED``,
 ``FAILED``, ``CANCELLED`` (it may skip ahead; it never leaves a terminal state). The
-jobs tables' CHECK constraint, the service's response model and the analyst's client
-derive their lists from here; ``tests/test_audit_state.py`` holds the copies that cannot
-import it (the Alembic revision, the TypeScript client) to the same set.
+jobs tables' CHECK constraint, the jobs code and the service's response model derive
+their lists from here; ``tests/test_audit_state.py`` holds the copies that cannot import
+it (the Alembic revision, the notebook client, the TypeScript client) to the same set.
 """
 
 from __future__ import annotations
