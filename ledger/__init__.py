@@ -6,6 +6,7 @@
 
 from typing import TYPE_CHECKING
 
+from ._audit_state import ACTIVE_AUDIT_STATES, TERMINAL_AUDIT_STATES, AuditState
 from ._errors import (
     CanonicalizationError,
     Conflict,
@@ -101,7 +102,9 @@ __getattr__ = deferred(
 )
 
 __all__ = [
+    "ACTIVE_AUDIT_STATES",
     "AdapterInfo",
+    "AuditState",
     "CanonicalizationError",
     "Classification",
     "Conflict",
@@ -129,6 +132,7 @@ __all__ = [
     "StepRecord",
     "StoredCertificate",
     "StoredReport",
+    "TERMINAL_AUDIT_STATES",
     "VerifyReport",
     "canonical_digest",
     "canonical_json",

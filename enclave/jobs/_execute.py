@@ -31,7 +31,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from ledger import Conflict, LedgerError, NotFound
+from ledger import TERMINAL_AUDIT_STATES, AuditState, Conflict, LedgerError, NotFound
 from ledger._transactions import read
 
 from .._errors import EnclaveError, InfrastructureError
@@ -51,7 +51,6 @@ from ._conclusions import ledger_clock
 from ._fencing import FencedLedger
 from ._model import (
     NEVER,
-    TERMINAL_AUDIT_STATUSES,
     ClaimedJob,
     dumps,
     loads_object,
@@ -86,7 +85,11 @@ def _request(engine: Engine, audit_id: str) -> AuditRequest:
 
 
 def _move(
-    engine: Engine, job: ClaimedJob, status: str, sources: tuple[str, ...], now: datetime
+    engine: Engine,
+    job: ClaimedJob,
+    status: AuditState,
+    sources: tuple[AuditState, ...],
+    now: datetime,
 ) -> None:
     with fenced(engine, job.job_id, job.fencing_token) as conn:
         conn.execute(
@@ -100,7 +103,7 @@ def _audit_job(
     rt: Runtime, job: ClaimedJob, request: AuditRequest, clock: Clock, opts: StageOptions
 ) -> None:
     engine = rt.ledger.engine
-    _move(engine, job, "RUNNING", ("QUEUED",), clock())
+    _move(engine, job, AuditState.RUNNING, (AuditState.QUEUED,), clock())
     prep = prepare_audit(
         rt,
         request,
@@ -246,7 +249,7 @@ def _issue_time(engine: Engine, job: ClaimedJob, now: datetime) -> datetime:
 
 def _finalize_job(rt: Runtime, job: ClaimedJob, request: AuditRequest, clock: Clock) -> None:
     engine = rt.ledger.engine
-    _move(engine, job, "FINALIZING", ("QUEUED", "RUNNING"), clock())
+    _move(engine, job, AuditState.FINALIZING, (AuditState.QUEUED, AuditState.RUNNING), clock())
     found = _lineage(engine, job.audit_id, request)
     if found is None:
         raise _LineageBroken()
@@ -270,7 +273,7 @@ def _conclude(conn: sa.Connection, audit_id: str, outcome: AuditOutcome, now: da
     """Move the audit to its terminal status exactly once (conditional update)."""
     if outcome.classification == FAILED or outcome.envelope is None:
         values: dict[str, Any] = {
-            "status": "FAILED",
+            "status": AuditState.FAILED,
             "classification": None,
             "auditability": None,
             "failure_code": outcome.failure or "failed",
@@ -278,7 +281,7 @@ def _conclude(conn: sa.Connection, audit_id: str, outcome: AuditOutcome, now: da
         }
     else:
         values = {
-            "status": "COMPLETED",
+            "status": AuditState.COMPLETED,
             "classification": outcome.classification,
             "auditability": outcome.auditability.get("class"),
             "failure_code": None,
@@ -286,7 +289,7 @@ def _conclude(conn: sa.Connection, audit_id: str, outcome: AuditOutcome, now: da
         }
     moved = conn.execute(
         sa.update(audits)
-        .where(audits.c.id == audit_id, audits.c.status.not_in(TERMINAL_AUDIT_STATUSES))
+        .where(audits.c.id == audit_id, audits.c.status.not_in(sorted(TERMINAL_AUDIT_STATES)))
         .values(**values, ledger_index=outcome.ledger_index, updated_at=stamp(now))
     )
     if moved.rowcount != 1:

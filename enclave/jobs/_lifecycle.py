@@ -24,7 +24,15 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ledger import Conflict, LedgerError, LedgerPosition, NotFound, loads
+from ledger import (
+    TERMINAL_AUDIT_STATES,
+    AuditState,
+    Conflict,
+    LedgerError,
+    LedgerPosition,
+    NotFound,
+    loads,
+)
 from ledger._models import SpecimenRow, table_of
 from ledger._transactions import guarded, read, write
 
@@ -33,7 +41,7 @@ from .._runtime import Runtime
 from ..replay import AuditRequest, record_request
 from ._conclusions import append_in, ledger_clock, save_positions
 from ._fencing import TxLedger
-from ._model import TERMINAL_AUDIT_STATUSES, AuditStatus, dumps, stamp
+from ._model import AuditStatus, dumps, stamp
 from ._queue import enqueue, stop_open_jobs
 from ._tables import audits, jobs
 
@@ -184,7 +192,7 @@ def _submit(
                 requester=request.requester,
                 purpose=request.purpose,
                 request_json=request_json,
-                status="QUEUED",
+                status=AuditState.QUEUED,
                 progress_done=0,
                 progress_total=request.samples,
                 idempotency_key=idempotency_key,
@@ -231,7 +239,7 @@ def open_audits(runtime: Runtime, audit_ids: Iterable[str]) -> set[str]:
                 conn.execute(
                     sa.select(audits.c.id).where(
                         audits.c.id.in_(chunk),
-                        audits.c.status.not_in(sorted(TERMINAL_AUDIT_STATUSES)),
+                        audits.c.status.not_in(sorted(TERMINAL_AUDIT_STATES)),
                     )
                 ).scalars()
             )
@@ -394,8 +402,8 @@ def cancel_audit(
         ).first()
         if row is None:
             raise NotFound("no such audit")
-        if row[0] in TERMINAL_AUDIT_STATUSES:
-            if row[0] != "CANCELLED":
+        if row[0] in TERMINAL_AUDIT_STATES:
+            if row[0] != AuditState.CANCELLED:
                 raise Conflict("the audit has already concluded")
         else:
             refund = _never_ran(conn, audit_id) and row[3] is not None
@@ -403,7 +411,9 @@ def cancel_audit(
             conn.execute(
                 sa.update(audits)
                 .where(audits.c.id == audit_id)
-                .values(status="CANCELLED", failure_code="cancelled", updated_at=stamp(now))
+                .values(
+                    status=AuditState.CANCELLED, failure_code="cancelled", updated_at=stamp(now)
+                )
             )
             body = {
                 "audit_id": audit_id,

@@ -7,14 +7,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ledger import canonical_json, loads
+from ledger import TERMINAL_AUDIT_STATES, AuditState, canonical_json, loads
 
 __all__ = [
     "AuditStatus",
     "ClaimedJob",
     "FailResult",
     "NEVER",
-    "TERMINAL_AUDIT_STATUSES",
     "dumps",
     "loads_object",
     "parse_time",
@@ -23,7 +22,6 @@ __all__ = [
 
 # ``available_at`` of a job that must not run until something releases it.
 NEVER = "9999-12-31T23:59:59.999999Z"
-TERMINAL_AUDIT_STATUSES = ("COMPLETED", "FAILED", "CANCELLED")
 
 
 def stamp(moment: datetime, plus_seconds: float = 0.0) -> str:
@@ -109,7 +107,7 @@ class AuditStatus:
     """Where an audit stands. Metadata only: no scores, no content, no certificate body."""
 
     audit_id: str
-    status: str
+    status: AuditState
     progress_done: int
     progress_total: int
     classification: str | None
@@ -123,17 +121,19 @@ class AuditStatus:
     requester: str
 
     def __post_init__(self) -> None:
+        # a state outside the vocabulary is a ValueError, whichever way the object is built
+        object.__setattr__(self, "status", AuditState(self.status))
         if not 0 <= self.progress_done <= max(self.progress_total, 0):
             raise ValueError("progress_done must lie in 0..progress_total")
 
     @property
     def terminal(self) -> bool:
-        return self.status in TERMINAL_AUDIT_STATUSES
+        return self.status in TERMINAL_AUDIT_STATES
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "audit_id": self.audit_id,
-            "status": self.status,
+            "status": self.status.value,
             "progress_done": self.progress_done,
             "progress_total": self.progress_total,
             "classification": self.classification,

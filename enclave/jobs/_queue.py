@@ -34,13 +34,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from ledger import Conflict, NotFound, utc_clock
+from ledger import TERMINAL_AUDIT_STATES, AuditState, Conflict, NotFound, utc_clock
 from ledger._statements import insert_new
 from ledger._transactions import guarded, read, write
 
 from ._conclusions import record_failure
 from ._model import (
-    TERMINAL_AUDIT_STATUSES,
     ClaimedJob,
     FailResult,
     dumps,
@@ -301,8 +300,8 @@ def fail_audit(conn: sa.Connection, audit_id: str, *, code: str, now: datetime) 
     at = stamp(now)
     moved = conn.execute(
         sa.update(audits)
-        .where(audits.c.id == audit_id, audits.c.status.not_in(TERMINAL_AUDIT_STATUSES))
-        .values(status="FAILED", failure_code=code, updated_at=at)
+        .where(audits.c.id == audit_id, audits.c.status.not_in(sorted(TERMINAL_AUDIT_STATES)))
+        .values(status=AuditState.FAILED, failure_code=code, updated_at=at)
     )
     if moved.rowcount != 1:
         return False

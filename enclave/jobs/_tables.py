@@ -20,6 +20,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
+from ledger import AuditState
 from ledger._models import table_of
 
 __all__ = [
@@ -33,7 +34,7 @@ __all__ = [
     "jobs",
 ]
 
-AUDIT_STATUSES = ("QUEUED", "RUNNING", "FINALIZING", "COMPLETED", "FAILED", "CANCELLED")
+AUDIT_STATUSES: tuple[str, ...] = tuple(AuditState)  # the CHECK lists them in lifecycle order
 JOB_KINDS = ("audit", "replay", "finalize")
 JOB_STATUSES = ("queued", "leased", "done", "failed", "dead")
 JOB_TABLES = ("audits", "jobs")

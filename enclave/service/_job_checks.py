@@ -24,6 +24,8 @@ from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
+from ledger import ACTIVE_AUDIT_STATES
+
 from .._runtime import Runtime
 from ..jobs import audit_place, job_lease
 from ._auth import State
@@ -43,7 +45,6 @@ __all__ = [
 
 INTERNAL_PREFIX = "/internal/v1"
 MAX_AUDIT_AGE = timedelta(hours=24)
-_RUNNING = ("QUEUED", "RUNNING", "FINALIZING")
 _bearer = HTTPBearer(auto_error=False, description="A worker token (`replay-enclave workers add`).")
 
 
@@ -111,7 +112,7 @@ def running_admitted_audit(
 def _audit(runtime: Runtime, audit_id: str) -> tuple[str, str]:
     """Step 4: the running audit's tenant and specimen."""
     found = audit_place(runtime.ledger.engine, audit_id)
-    if found is None or found.status not in _RUNNING:
+    if found is None or found.status not in ACTIVE_AUDIT_STATES:
         raise ServiceError(409, "audit_not_running", "the job's audit is not running")
     return found.tenant_id, found.specimen_id
 

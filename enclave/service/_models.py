@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from ledger import Classification
+from ledger import AuditState, Classification
 
 from .._errors import BadInput
 from ..governance import check_purpose
@@ -229,7 +229,7 @@ class AuditStatusModel(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     audit_id: str
-    status: Literal["QUEUED", "RUNNING", "FINALIZING", "COMPLETED", "FAILED", "CANCELLED"]
+    status: AuditState  # published as the ``AuditState`` schema: the same six values
     progress_done: int
     progress_total: int
     classification: str | None
