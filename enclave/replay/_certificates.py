@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ledger import Ledger, NotFound
+from ledger.certificates import build_statement, envelope_digest, sign_statement
 
 from .._runtime import Runtime
-from ..certify import SigningKey, build_statement, envelope_digest, sign_statement
+from ..keys import SigningKey
 
 __all__ = [
     "CertificateSigner",

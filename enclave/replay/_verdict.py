@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger import CanonicalizationError
+from ledger.certificates.statistics import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
 
-from ..analysis import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
 from ._compare import compare_layers
 from ._decisions import OTHER, RECORDED, decision_label
 from ._effect import DEFAULT_FLIP_TOLERANCE, MixedOutcomes, effect_of
