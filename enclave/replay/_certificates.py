@@ -103,7 +103,7 @@ def issue_certificate(
 
 
 class RuntimeLedgerLookup:
-    """``certify.LedgerLookup`` over the real ledger."""
+    """``ledger.certificates.LedgerLookup`` over the real ledger."""
 
     def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger
