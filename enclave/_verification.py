@@ -11,15 +11,16 @@ from ._errors import BadInput
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+    from ledger.certificates import VerificationReport
+
     from ._runtime import Runtime
-    from .certify import VerificationReport
 
 __all__ = ["issuer_key", "verify"]
 
 
 def issuer_key(runtime: Runtime, path: Path | None = None) -> Ed25519PublicKey:
     """The issuer public key in the PEM file ``path`` (default: the home's own)."""
-    from .certify import load_public_key_pem
+    from ledger.certificates import load_public_key_pem
 
     key_path = path or Path(f"{runtime.home.signing_key_path}.pub")
     try:
@@ -46,7 +47,8 @@ def verify(
         report = enclave.verify(runtime, outcome.envelope)
         assert report.ok, [c.name for c in report.checks if not c.ok]
     """
-    from .certify import verify_certificate
+    from ledger.certificates import verify_certificate
+
     from .replay import RuntimeLedgerLookup
 
     key = public_key if public_key is not None else issuer_key(runtime)

@@ -13,7 +13,7 @@ Steps (each yields one check; a step runs only if the earlier ones passed):
                    type and one ``release-selection`` subject with a sha256 digest;
                    and ``predicate.issuer`` is the key that verified.
 4. ``predicate`` — a certificate's predicate matches its version's JSON Schema and rules,
-                   as ``enclave.certify.predicate_problems`` judges them (the browser's
+                   as ``ledger.certificates.predicate_problems`` judges them (the browser's
                    port in ``labextension/src/predicate`` agrees); a report's has the
                    report's shape, and its selection digest, totals and gate follow from
                    its rows (``_report_shape``). A failure names the first problem as
@@ -38,7 +38,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from enclave.certify import predicate_problems
+from ledger.certificates import predicate_problems
 
 from ._client import EnclaveClient
 from ._errors import NOT_JSON, EnclaveClientError

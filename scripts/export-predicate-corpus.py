@@ -1,7 +1,7 @@
 """Write the predicate parity corpus the browser's verifier is tested against.
 
 Each case is a golden predicate (``tests/golden``, v1 and v2) changed by a few
-operations, with what ``enclave.certify.predicate_problems`` says of it: its problem list
+operations, with what ``ledger.certificates.predicate_problems`` says of it: its problem list
 (``location: rule``), or that the rules raised. The cases are
 
 * ``schema``: at every node of the golden (the first and last items of long lists),
@@ -36,8 +36,8 @@ from typing import Any
 
 import rfc8785
 
-from enclave.analysis import clopper_pearson, effect_label, flip_mde
-from enclave.certify import PREDICATE_TYPE, PREDICATE_TYPE_V1, predicate_problems
+from ledger.certificates import PREDICATE_TYPE, PREDICATE_TYPE_V1, predicate_problems
+from ledger.certificates.statistics import clopper_pearson, effect_label, flip_mde
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "labextension/test/fixtures/predicate-corpus.json"

@@ -1,7 +1,7 @@
 """Write the certificate predicate's JSON Schemas (v1 and v2) for the browser's verifier.
 
 The browser checks predicates against exactly the schemas the enclave issues and
-verifies with (``enclave.certify.PREDICATE_SCHEMA`` and ``PREDICATE_SCHEMA_V1``); this
+verifies with (``ledger.certificates.PREDICATE_SCHEMA`` and ``PREDICATE_SCHEMA_V1``); this
 script copies them into ``labextension/src/predicate/schemas.json``, keys sorted as the
 Python validator sees them. ``tests/test_predicate_port.py`` fails when the committed
 file is stale; ``--check`` does the same from the command line.
@@ -15,7 +15,12 @@ import json
 import sys
 from pathlib import Path
 
-from enclave.certify import PREDICATE_SCHEMA, PREDICATE_SCHEMA_V1, PREDICATE_TYPE, PREDICATE_TYPE_V1
+from ledger.certificates import (
+    PREDICATE_SCHEMA,
+    PREDICATE_SCHEMA_V1,
+    PREDICATE_TYPE,
+    PREDICATE_TYPE_V1,
+)
 
 TARGET = Path(__file__).resolve().parent.parent / "labextension/src/predicate/schemas.json"
 

@@ -16,8 +16,8 @@ from securesystemslib.dsse import Envelope as SslibEnvelope
 from securesystemslib.exceptions import VerificationError
 from securesystemslib.signer import SSlibKey  # type: ignore[attr-defined]  # re-exported
 
-from enclave.certify import IN_TOTO_PAYLOAD_TYPE, load_public_key_pem
 from ledger._canonical import canonical_json
+from ledger.certificates import IN_TOTO_PAYLOAD_TYPE, load_public_key_pem
 from tests import cli_runner
 
 cli = cli_runner.run_cli

@@ -30,7 +30,6 @@ from hypothesis import strategies as st
 
 from enclave._home import Home
 from enclave._runtime import Runtime
-from enclave.analysis import clopper_pearson
 from enclave.capture import AgentSpec
 from enclave.replay import (
     FAILURE_REASONS,
@@ -50,6 +49,7 @@ from enclave.replay._errors import ReplyInvalid, ValueOutOfRange
 from enclave.replay._quantize import BIN_EDGES, MIN_RESOLUTION, histogram, quantize, resolution_for
 from enclave.replay._reply import Vocabulary, parse_runs, parse_samples
 from enclave.sandbox import SandboxLimits
+from ledger.certificates.statistics import clopper_pearson
 from tests import boundary_reply_agents as hostile
 from tests import cli_runner
 from tests import replay_agents as agents

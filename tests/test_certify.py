@@ -22,18 +22,22 @@ from securesystemslib.signer import (  # type: ignore[attr-defined]  # re-export
     SSlibKey,
 )
 
-import enclave.certify as certify
-from enclave._errors import BadInput, EnclaveError
-from enclave.certify import (
+import ledger.certificates as certify
+from enclave._errors import BadInput
+from enclave.keys import SigningKey
+from ledger import LedgerError
+from ledger._canonical import canonical_json, loads
+from ledger.certificates import (
     CHECK_NAMES,
     IN_TOTO_PAYLOAD_TYPE,
     PREDICATE_TYPE,
     PREDICATE_TYPE_V1,
+    BadCertificateInput,
+    CertificateError,
     CertificateInvalid,
     Envelope,
     LedgerLookup,
     PredicateInvalid,
-    SigningKey,
     StaticLedgerLookup,
     build_statement,
     envelope_digest,
@@ -46,7 +50,6 @@ from enclave.certify import (
     verify_dsse,
     verify_envelope,
 )
-from ledger._canonical import canonical_json, loads
 
 GOLDEN = Path(__file__).parent / "golden"
 GOLDEN_SEED = hashlib.sha256(b"replay-enclave golden certificate key v1").digest()
@@ -118,17 +121,18 @@ def test_public_names_are_pinned() -> None:
     assert sorted(certify.__all__) == sorted(
         [
             "CHECK_NAMES", "IN_TOTO_PAYLOAD_TYPE", "PREDICATE_SCHEMA", "PREDICATE_SCHEMA_V1",
-            "PREDICATE_TYPE", "PREDICATE_TYPE_V1", "STATEMENT_TYPE", "CertificateInvalid",
-            "DsseSignature", "Envelope",
-            "LedgerLookup", "PredicateInvalid", "SigningKey", "StaticLedgerLookup",
+            "PREDICATE_TYPE", "PREDICATE_TYPE_V1", "STATEMENT_TYPE", "BadCertificateInput",
+            "CertificateError", "CertificateInvalid", "DsseSignature", "Envelope",
+            "LedgerLookup", "PredicateInvalid", "Signer", "StaticLedgerLookup",
             "VerificationCheck", "VerificationReport", "build_statement", "envelope_digest",
-            "keyid_of", "load_public_key_pem", "pae", "predicate_problems", "sign_dsse",
-            "sign_statement", "statement_problems", "verify_certificate", "verify_dsse",
-            "verify_envelope",
+            "is_valid", "keyid_of", "load_public_key_pem", "pae", "predicate_problems",
+            "schema_is_valid", "sign_dsse", "sign_statement", "statement_problems",
+            "validation_errors", "verify_certificate", "verify_dsse", "verify_envelope",
         ]
     )  # fmt: skip
-    assert issubclass(CertificateInvalid, EnclaveError)
-    assert issubclass(PredicateInvalid, BadInput)
+    assert issubclass(CertificateError, LedgerError)
+    assert issubclass(CertificateInvalid, CertificateError)
+    assert issubclass(PredicateInvalid, BadCertificateInput)
     assert isinstance(StaticLedgerLookup(), LedgerLookup)
 
 
@@ -235,7 +239,7 @@ def test_dsse_accepts_url_safe_base64_but_only_canonical_encodings() -> None:
     # "aGk=" is "hi"; "aGl=" decodes to the same bytes with non-zero padding bits
     assert Envelope.from_dict(dict(url, payload="aGk")).payload == b"hi"
     for bad in ("aGl=", "aG k=", "aG=k", "a+-k", "aGk==", 7):
-        with pytest.raises(BadInput):
+        with pytest.raises(BadCertificateInput):
             Envelope.from_dict({"payload": bad, "payloadType": "t", "signatures": [{"sig": ""}]})
 
 
@@ -288,7 +292,7 @@ def test_key_file_public_half_is_repaired_and_loose_modes_refused(tmp_path: Path
     path.write_bytes(b"-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n")
     with pytest.raises(BadInput):
         SigningKey.load_or_create(path)
-    with pytest.raises(BadInput):
+    with pytest.raises(BadCertificateInput):
         load_public_key_pem(b"garbage")
     with pytest.raises(BadInput):
         SigningKey.from_private_bytes(b"short")

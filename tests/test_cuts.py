@@ -22,7 +22,6 @@ from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import AgentSpec, SpecError, capture, load_agent, policy
 from enclave.capture._payload_codec import decode_payload
-from enclave.certify import PREDICATE_TYPE, predicate_problems
 from enclave.incidents import claims, procurement, shard
 from enclave.replay import (
     AuditOutcome,
@@ -35,6 +34,7 @@ from enclave.replay import (
 )
 from enclave.replay._model import Trajectory
 from ledger import RunStatus
+from ledger.certificates import PREDICATE_TYPE, predicate_problems
 from tests import cut_agents
 from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
 

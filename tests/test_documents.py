@@ -24,7 +24,6 @@ from enclave._exports import export_certificates, export_reports
 from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import capture
-from enclave.certify import envelope_digest, load_public_key_pem, verify_certificate
 from enclave.incidents import claims
 from enclave.jobs import audit_status, certificate, run_worker, submit_audit
 from enclave.release import RegressPlan, Selector, regress, select, verify_report
@@ -40,6 +39,7 @@ from ledger import (
     stored_report,
 )
 from ledger._documents import DOCUMENTS_METADATA, certificates, release_reports
+from ledger.certificates import envelope_digest, load_public_key_pem, verify_certificate
 from tests.canary import INCIDENT_CANARIES, find_canaries
 from tests.cli_runner import run_cli
 

@@ -31,7 +31,6 @@ from enclave._home import Home
 from enclave._policies import policies_root
 from enclave._runtime import Runtime, utc_now
 from enclave.capture import capture
-from enclave.certify import Envelope, load_public_key_pem, verify_dsse
 from enclave.cli._demo import capture_incidents
 from enclave.governance import activate_policy, add_analyst, load_policy_file, validate_policy
 from enclave.incidents import claims
@@ -41,6 +40,7 @@ from enclave.keys._transit import TransitGrant, TransitKeyProvider, derivation_c
 from enclave.keys._vault_client import VaultSettings, admin_client, anonymous_adapter
 from enclave.replay._certificates import LocalSigner, signing_key
 from enclave.vaultops import SetupResult, apply_setup
+from ledger.certificates import Envelope, load_public_key_pem, verify_dsse
 from tests.canary import find_canaries, scan_tree
 from tests.fixtures.openbao import OpenBaoServer
 from tests.served import serving

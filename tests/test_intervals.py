@@ -10,8 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
-import enclave.analysis as analysis
-from enclave.analysis import clopper_pearson, mean_interval, regularized_beta, student_t_quantile
+import ledger.certificates.statistics as analysis
+from ledger.certificates.statistics import (
+    clopper_pearson,
+    mean_interval,
+    regularized_beta,
+    student_t_quantile,
+)
 
 RTOL = 1e-9
 CONFIDENCES = (0.5, 0.8, 0.9, 0.95, 0.99, 0.999)

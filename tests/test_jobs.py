@@ -24,7 +24,6 @@ import enclave.jobs as jobs
 from enclave._errors import BadInput, Refused
 from enclave._home import Home
 from enclave._runtime import Runtime
-from enclave.certify import envelope_digest, load_public_key_pem, verify_certificate
 from enclave.jobs import (
     AuditStatus,
     Conflict,
@@ -55,6 +54,7 @@ from enclave.replay import (
     run_audit,
 )
 from ledger._ledger import schema_heads
+from ledger.certificates import envelope_digest, load_public_key_pem, verify_certificate
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 ISOLATION = "auto"

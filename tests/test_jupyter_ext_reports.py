@@ -18,7 +18,6 @@ import rfc8785
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from enclave.certify import load_public_key_pem
 from enclave.release import _report as enclave_report
 from enclave.release import selection_digest as enclave_selection_digest
 from enclave.release._verify import verify_report
@@ -26,6 +25,7 @@ from jupyter_ext import EnclaveClient, ServiceRefused
 from jupyter_ext._offline import verify_envelope_offline, verify_file
 from jupyter_ext._report_shape import LABELS, REPORT_TYPE, report_problems, selection_digest
 from jupyter_ext._routes import clean_query, match_route
+from ledger.certificates import load_public_key_pem
 
 GOLDEN = Path(__file__).parent / "golden"
 REPORT = GOLDEN / "release_report.dsse.json"

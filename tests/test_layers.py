@@ -20,12 +20,8 @@ PACKAGES = ("enclave", "ledger", "jupyter_ext")
 # beside the enclave and may import only the ledger.
 LAYERS: dict[str, int] = {
     "ledger": 0,
-    # the enclave's foundations: its error root, the certificate verifier and the
-    # statistics it re-derives, JSON schema checks, the declarative policy files' loader
+    # the enclave's foundations: its error root, the declarative policy files' loader
     "enclave._errors": 1,
-    "enclave.certify": 1,
-    "enclave.analysis": 1,
-    "enclave._schemas": 1,
     "enclave._policies": 1,
     # what a runtime is made of
     "enclave.keys": 2,

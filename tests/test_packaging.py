@@ -349,7 +349,7 @@ def test_schema_checks_load_no_iri_grammar() -> None:
     (seconds a process); no check here uses formats, so they are never loaded."""
     code = (
         "import sys\n"
-        "from enclave._schemas import is_valid, schema_is_valid\n"
+        "from ledger.certificates import is_valid, schema_is_valid\n"
         "schema = {'type': 'object', 'properties': {'a': {'type': 'string', 'format': 'iri'}}}\n"
         "assert schema_is_valid(schema) and is_valid({'a': 'x'}, schema)\n"
         "assert not is_valid({'a': 1}, schema)\n"

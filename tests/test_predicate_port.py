@@ -16,7 +16,12 @@ from typing import Any
 
 import pytest
 
-from enclave.certify import PREDICATE_SCHEMA, PREDICATE_SCHEMA_V1, PREDICATE_TYPE, PREDICATE_TYPE_V1
+from ledger.certificates import (
+    PREDICATE_SCHEMA,
+    PREDICATE_SCHEMA_V1,
+    PREDICATE_TYPE,
+    PREDICATE_TYPE_V1,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 

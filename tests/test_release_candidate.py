@@ -28,7 +28,6 @@ from enclave._errors import BadInput, Refused
 from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import Answer, Context, capture
-from enclave.certify import load_public_key_pem, verify_certificate
 from enclave.incidents import procurement
 from enclave.replay import (
     AuditOutcome,
@@ -39,6 +38,7 @@ from enclave.replay import (
     run_audit,
 )
 from enclave.replay._candidate import CandidateCode, CandidateDistribution
+from ledger.certificates import load_public_key_pem, verify_certificate
 from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
 from tests.candidates import (
     build_wheel,

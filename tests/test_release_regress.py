@@ -19,7 +19,6 @@ import pytest
 from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import capture
-from enclave.certify import load_public_key_pem
 from enclave.incidents import procurement
 from enclave.release import (
     RegressPlan,
@@ -33,6 +32,7 @@ from enclave.release import (
 from enclave.replay import RuntimeLedgerLookup
 from enclave.replay._candidate import CandidateCode
 from ledger import certificates_by_digest
+from ledger.certificates import load_public_key_pem
 from tests.canary import INCIDENT_CANARIES, find_canaries
 from tests.candidates import write_candidate
 

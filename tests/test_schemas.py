@@ -3,8 +3,7 @@ valid draft 2020-12 schema, and checks answer booleans without quoting values.""
 
 from __future__ import annotations
 
-from enclave._schemas import is_valid, schema_is_valid, validation_errors
-from enclave.certify import PREDICATE_SCHEMA
+from ledger.certificates import PREDICATE_SCHEMA, is_valid, schema_is_valid, validation_errors
 
 
 def test_predicate_schema_is_a_valid_schema() -> None:

@@ -20,7 +20,6 @@ import pytest
 from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import AgentSpec, capture
-from enclave.certify import load_public_key_pem, verify_certificate
 from enclave.replay import (
     AuditRequest,
     Intervention,
@@ -29,6 +28,7 @@ from enclave.replay import (
     run_audit,
     signing_key,
 )
+from ledger.certificates import load_public_key_pem, verify_certificate
 from tests import validity_engine_agents as va
 
 pytestmark = pytest.mark.slow

@@ -19,15 +19,7 @@ from hypothesis import strategies as st
 
 from enclave._home import Home
 from enclave._runtime import Runtime
-from enclave.analysis import clopper_pearson, effect_label, flip_mde, mean_interval
 from enclave.capture import capture
-from enclave.certify import (
-    PREDICATE_TYPE,
-    PREDICATE_TYPE_V1,
-    load_public_key_pem,
-    predicate_problems,
-    verify_certificate,
-)
 from enclave.incidents import procurement
 from enclave.replay import (
     AuditRequest,
@@ -57,6 +49,14 @@ from enclave.replay._verdict import (
     INFLUENTIAL,
     NOT_ASSESSED,
 )
+from ledger.certificates import (
+    PREDICATE_TYPE,
+    PREDICATE_TYPE_V1,
+    load_public_key_pem,
+    predicate_problems,
+    verify_certificate,
+)
+from ledger.certificates.statistics import clopper_pearson, effect_label, flip_mde, mean_interval
 from tests import replay_agents as agents
 from tests.validity_verdict_agents import BASELINE_INPUTS, CATEGORICAL_AGENT
 

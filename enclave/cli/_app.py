@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ledger._errors import LedgerError  # not the package front: it defines records
+from ledger.certificates import BadCertificateInput, CertificateError
 
 from .._errors import BadInput, EnclaveError, InfrastructureError, Refused
 from .._home import Home, default_home
@@ -115,8 +116,10 @@ def open_runtime(home: Path | None) -> Runtime:
 
 
 def exit_code(exc: BaseException) -> int:
-    if isinstance(exc, BadInput | Refused):
+    if isinstance(exc, BadInput | Refused | BadCertificateInput):
         return 2
+    if isinstance(exc, CertificateError):
+        return 70  # an invalid certificate: neither the caller's input nor infrastructure
     if isinstance(exc, InfrastructureError | LedgerError):
         return 3
     return 70

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ledger.certificates import is_valid, schema_is_valid
+
 from .._errors import BadInput, Refused
-from .._schemas import is_valid, schema_is_valid
 from ..capture import AgentSpec, BoundarySpec, available_agents, load_agent
 from ..replay import Strategy
 from ..replay._interventions import neutral_value

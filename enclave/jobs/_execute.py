@@ -33,6 +33,7 @@ from sqlalchemy.engine import Engine
 
 from ledger import TERMINAL_AUDIT_STATES, AuditState, Conflict, LedgerError, NotFound
 from ledger._transactions import read
+from ledger.certificates import CertificateError
 
 from .._errors import EnclaveError, InfrastructureError
 from .._runtime import Runtime
@@ -337,6 +338,8 @@ def execute(runtime: Runtime, job: ClaimedJob, *, clock: Clock, options: StageOp
         raise
     except EnclaveError as exc:
         retry, code = isinstance(exc, InfrastructureError), exc.code
+    except CertificateError as exc:  # nothing to sign: retrying would sign nothing either
+        retry, code = False, exc.code
     except LedgerError:
         retry, code = True, "ledger_unavailable"
     except Exception as exc:  # noqa: BLE001 - a job must never take its worker down

@@ -1,5 +1,5 @@
-"""Key providers, grants and keyed digests. Keys never leave a provider unwrapped
-except through a single-use, single-specimen grant."""
+"""Key providers, grants and keyed digests, and the certificate signing key. Keys never
+leave a provider unwrapped except through a single-use, single-specimen grant."""
 
 from typing import TYPE_CHECKING
 
@@ -9,7 +9,8 @@ from ._digests import DigestKeys, DigestSource, TenantDigester
 from ._local import LocalGrant, LocalKeyProvider
 from ._provider import Grant, KeyProvider, WrappedKey
 
-if TYPE_CHECKING:  # deferred: hvac/requests are for Vault mode only (and open sockets on import)
+if TYPE_CHECKING:  # deferred: only issuing signs; hvac/requests are for Vault mode only
+    from ._signing_key import SigningKey
     from ._transit import TransitGrant, TransitKeyProvider, derivation_context
     from ._vault_client import VaultSession, VaultSettings
 
@@ -17,6 +18,7 @@ __getattr__ = deferred(
     __name__,
     globals(),
     {
+        "SigningKey": "._signing_key",
         "TransitGrant": "._transit",
         "TransitKeyProvider": "._transit",
         "derivation_context": "._transit",
@@ -32,6 +34,7 @@ __all__ = [
     "KeyProvider",
     "LocalGrant",
     "LocalKeyProvider",
+    "SigningKey",
     "TenantDigester",
     "TransitGrant",
     "TransitKeyProvider",

@@ -206,9 +206,8 @@ class ServiceSigner:
     def sign_certificate(
         self, *, specimen_id: str, manifest_digest: str, predicate: dict[str, Any]
     ) -> dict[str, Any]:
-        from enclave._errors import BadInput
-        from enclave.certify import Envelope, build_statement
         from ledger import canonical_json
+        from ledger.certificates import BadCertificateInput, Envelope, build_statement
 
         try:
             answer = self._link._ask(
@@ -225,7 +224,7 @@ class ServiceSigner:
             issuer = signed.signatures[0].keyid
             if not isinstance(issuer, str):
                 raise TypeError
-        except (KeyError, TypeError, IndexError, BadInput):
+        except (KeyError, TypeError, IndexError, BadCertificateInput):
             raise GrantServiceUnavailable("unexpected signature answer") from None
         # exactly the statement asked for, with the service's key named as its issuer
         asked = build_statement(

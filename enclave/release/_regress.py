@@ -30,9 +30,9 @@ from ledger import NotFound, report_id_of, store_report
 
 from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
-from ..certify import SigningKey
 from ..governance._eligibility import check_specimen
 from ..jobs import audit_status, certificate, open_audits, run_worker, submit_audit
+from ..keys import SigningKey
 from ..replay import AuditRequest, Intervention, Strategy
 from ..replay._candidate import CandidateCode
 from ..replay._certificates import signing_key
@@ -161,7 +161,7 @@ def regress(
             status = audit_status(runtime, queued)
             envelope = certificate(runtime, queued)
             if envelope is not None:
-                from ..certify import envelope_digest as digest_of
+                from ledger.certificates import envelope_digest as digest_of
 
                 predicate = _payload(envelope)["predicate"]
                 envelope_digest = digest_of(envelope)

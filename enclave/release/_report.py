@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger import canonical_json
+from ledger.certificates import IN_TOTO_PAYLOAD_TYPE, sign_dsse
 
-from ..certify import SigningKey
-from ..certify._dsse import IN_TOTO_PAYLOAD_TYPE, sign_dsse
+from ..keys import SigningKey
 
 __all__ = [
     "REPORT_TYPE",

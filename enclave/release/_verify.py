@@ -25,9 +25,16 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ..certify import envelope_digest, keyid_of, verify_certificate
-from ..certify._dsse import Envelope, verify_dsse
-from ..certify._errors import CertificateInvalid, PredicateInvalid
+from ledger.certificates import (
+    CertificateInvalid,
+    Envelope,
+    PredicateInvalid,
+    envelope_digest,
+    keyid_of,
+    verify_certificate,
+    verify_dsse,
+)
+
 from ._library import selection_digest
 from ._report import (
     LABELS,

@@ -15,6 +15,8 @@ import secrets
 from collections.abc import Callable
 from datetime import datetime
 
+from ledger.certificates import CertificateError
+
 from .._errors import EnclaveError
 from .._runtime import Runtime
 from ..sandbox import SandboxLimits
@@ -118,6 +120,6 @@ def run_audit(
         return finalize_audit(
             runtime, request, audit_id=audit_id, preparation=preparation, batches=batches, now=now
         )
-    except EnclaveError as exc:
+    except (EnclaveError, CertificateError) as exc:
         runtime.ledger.append("audit.failed", audit_id, {"audit_id": audit_id, "reason": exc.code})
         raise

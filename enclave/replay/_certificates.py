@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ledger import Ledger, NotFound
+from ledger.certificates import build_statement, envelope_digest, sign_statement
 
 from .._runtime import Runtime
-from ..certify import SigningKey, build_statement, envelope_digest, sign_statement
+from ..keys import SigningKey
 
 __all__ = [
     "CertificateSigner",
@@ -102,7 +103,7 @@ def issue_certificate(
 
 
 class RuntimeLedgerLookup:
-    """``certify.LedgerLookup`` over the real ledger."""
+    """``ledger.certificates.LedgerLookup`` over the real ledger."""
 
     def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger

@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..analysis import (
+from ledger.certificates.statistics import (
     DEFAULT_POWER,
     MIN_FLIPS,
     clopper_pearson,
@@ -31,6 +31,7 @@ from ..analysis import (
     flip_mde,
     mean_interval,
 )
+
 from ._model import LAYERS
 from ._quantize import BIN_EDGES, histogram, quantize, quantize_interval, quantize_up
 from ._results import SampleSummary

@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ledger import CanonicalizationError, canonical_json
+from ledger.certificates import is_valid
 
 from .._errors import BadInput, Refused
-from .._schemas import is_valid
 from ..capture import AgentSpec
 from ..keys import TenantDigester
 from ._model import RecordedStep, Strategy, Trajectory, is_hole

@@ -12,7 +12,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from ..analysis import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
+from ledger.certificates.statistics import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
+
 from ..keys import TenantDigester
 from ._disclosure import DisclosureBound
 from ._interventions import AppliedIntervention, Intervention

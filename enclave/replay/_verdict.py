@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
+from ledger.certificates.statistics import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
+
 from ._decisions import OTHER, RECORDED
 from ._effect import DEFAULT_FLIP_TOLERANCE, MixedOutcomes, effect_of
 from ._errors import VALUE_OUT_OF_RANGE

@@ -19,9 +19,9 @@ from fastapi.responses import JSONResponse
 
 from ledger import LedgerError, NotFound, loads
 from ledger._facts import CLASSIFICATION_RANK
+from ledger.certificates import load_public_key_pem, verify_certificate
 
 from .._errors import BadInput, Refused
-from ..certify import load_public_key_pem, verify_certificate
 from ..governance import Action, AuditDraft, Resource, admit_audit, record_refusal
 from ..replay import RuntimeLedgerLookup
 from . import _jobs as jobs

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ledger import Conflict, LedgerError, NotFound
+from ledger.certificates import BadCertificateInput, CertificateError
 
 from .._errors import BadInput, EnclaveError, InfrastructureError, Refused
 from ..governance import BudgetExhausted
@@ -84,7 +85,17 @@ def _from_enclave(exc: EnclaveError) -> JSONResponse:
     return error_response(503, exc.code, "the enclave could not complete the request")
 
 
+def _from_certificate(exc: CertificateError) -> JSONResponse:
+    # answered as the enclave's own errors were: bad input, or a request not completed
+    if isinstance(exc, BadCertificateInput):
+        return error_response(400, exc.code, str(exc))
+    log.warning("enclave failure code=%s", exc.code)
+    return error_response(503, exc.code, "the enclave could not complete the request")
+
+
 def _from_ledger(exc: LedgerError) -> JSONResponse:
+    if isinstance(exc, CertificateError):
+        return _from_certificate(exc)
     if isinstance(exc, NotFound):
         return error_response(404, "not_found", "no such resource")
     if isinstance(exc, Conflict):

@@ -32,9 +32,9 @@ from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, Field
 
 from ledger import NotFound
+from ledger.certificates import PredicateInvalid
 
 from .._errors import InfrastructureError
-from ..certify import PredicateInvalid
 from ..keys import DigestKeys
 from ..replay._certificates import LocalSigner, signing_key
 from ._auth import State

@@ -1,5 +1,5 @@
 /**
- * The browser's predicate check judges as ``enclave.certify.predicate_problems`` does:
+ * The browser's predicate check judges as ``ledger.certificates.predicate_problems`` does:
  * on every case of the committed corpus (goldens changed by a few operations; written by
  * ``scripts/export-predicate-corpus.py`` with the Python verdicts), the TypeScript port
  * gives the same verdict, raises where Python raises, and names the same first problem.
@@ -68,7 +68,7 @@ function judge(c: Case): { raises: boolean; problems: string[] } {
   }
 }
 
-describe('predicate parity with enclave.certify.predicate_problems', () => {
+describe('predicate parity with ledger.certificates.predicate_problems', () => {
   it('covers every kind of case, passing and failing, on both versions', () => {
     const seen = new Set(corpus.cases.map(c => `${c.version} ${c.kind} ${c.raises} ${c.problems.length > 0}`));
     for (const version of ['v1', 'v2']) {

@@ -1,7 +1,7 @@
 /**
  * The regularised incomplete beta function and the exact binomial interval, ported from
- * ``enclave/analysis/_intervals.py`` step for step (continued fraction of Numerical
- * Recipes §6.4 with modified Lentz, inverted by bisection), with CPython's
+ * ``ledger/certificates/statistics/_intervals.py`` step for step (continued fraction of
+ * Numerical Recipes §6.4 with modified Lentz, inverted by bisection), with CPython's
  * ``math.lgamma`` (Lanczos, g = 6.0246...) so both sides compute the same figures.
  */
 

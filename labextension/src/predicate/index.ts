@@ -1,7 +1,7 @@
 /**
  * The certificate predicate check of the browser's verifier: the predicate matches its
  * version's JSON Schema (``schema``) and rules (``rulesV1``, ``rulesV2``), exactly as
- * ``enclave.certify.predicate_problems`` judges it (a parity corpus proves it:
+ * ``ledger.certificates.predicate_problems`` judges it (a parity corpus proves it:
  * ``test/predicate-parity.test.ts``). Problems read ``location: rule``, never a value.
  * ``Unevaluable`` is thrown where the Python rules raise.
  */

@@ -1,6 +1,6 @@
 /**
- * The effect label as a function of what a certificate reports (``enclave/analysis/
- * _label.py``), so issuing, the Python verifier and this one apply one rule:
+ * The effect label as a function of what a certificate reports (``ledger/certificates/
+ * statistics/_label.py``), so issuing, the Python verifier and this one apply one rule:
  *
  * 1. ``influential`` — the paired-delta interval lies wholly beyond the score tolerance,
  *    or the decision flipped on at least ``MIN_FLIPS`` seeds.

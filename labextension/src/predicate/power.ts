@@ -1,7 +1,8 @@
 /**
- * ``flip_mde`` from ``enclave/analysis/_power.py``: the smallest true flip rate at which
- * N samples show at least ``minFlips`` flips with probability ``power``, by bisection on
- * ``P(Binomial(n, p) >= minFlips)``; ``null`` when N is too small ever to show them.
+ * ``flip_mde`` from ``ledger/certificates/statistics/_power.py``: the smallest true flip
+ * rate at which N samples show at least ``minFlips`` flips with probability ``power``, by
+ * bisection on ``P(Binomial(n, p) >= minFlips)``; ``null`` when N is too small ever to
+ * show them.
  */
 
 import { fsum, Unevaluable } from './numbers';

@@ -1,5 +1,5 @@
 /**
- * The rules a schema cannot say, shared by v1 and v2 (``enclave/certify/_schema.py``
+ * The rules a schema cannot say, shared by v1 and v2 (``ledger/certificates/_schema.py``
  * ``_rule_problems``), checked on a predicate that already matches its schema:
  *
  * * ``disclosure.bits`` is the sum of its terms (to 0.01 bit); the baseline's score

@@ -1,5 +1,5 @@
 /**
- * Rules of a v2 predicate beyond its schema (``enclave/certify/_rules_v2.py``), in its
+ * Rules of a v2 predicate beyond its schema (``ledger/certificates/_rules_v2.py``), in its
  * order, each as ``location: rule``:
  *
  * 1. the shared rules (``rulesV1``, v2 subset);

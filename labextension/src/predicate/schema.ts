@@ -1,7 +1,7 @@
 /**
  * The predicate's JSON Schema check, judged as the Python verifier judges it
  * (``jsonschema`` Draft 2020-12 over the schema with sorted keys, in
- * ``enclave/certify/_schema.py`` ``_schema_problems``), so both name the same first
+ * ``ledger/certificates/_schema.py`` ``_schema_problems``), so both name the same first
  * problem. The schemas are the enclave's own (``schemas.json``, written by
  * ``scripts/export-predicate-schema.py``); ajv validates with every error collected, and
  * its errors are reshaped the way jsonschema reports:

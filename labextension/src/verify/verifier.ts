@@ -16,7 +16,7 @@
  *                    that verified.
  * 4. ``predicate`` — a certificate's predicate matches its version's JSON Schema and
  *                    rules (``../predicate``, the port of
- *                    ``enclave.certify.predicate_problems``); a report's has the report's
+ *                    ``ledger.certificates.predicate_problems``); a report's has the report's
  *                    shape and its digest, totals and gate follow from its rows
  *                    (``../report/shape``). A failure names the first problem as
  *                    ``/predicate<location>: <rule>``.

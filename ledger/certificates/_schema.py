@@ -58,7 +58,7 @@ import math
 import re
 from typing import Any
 
-from .._schemas import validation_errors
+from ._schemas import validation_errors
 
 __all__ = ["PREDICATE_SCHEMA_V1", "predicate_problems_v1"]
 

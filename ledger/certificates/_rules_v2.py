@@ -13,7 +13,7 @@ Checked in order (each as ``location: rule``, never a value):
    holding the mean; ``flips`` out of N give ``flip_rate``, ``flip_interval`` and
    ``flip_upper`` (recomputed); rates are counts out of N; ``score_tolerance`` is the
    request's; ``mde.flip_rate`` is the one N implies; the label is
-   ``analysis.effect_label`` of the reported values.
+   ``statistics.effect_label`` of the reported values.
 4. Per-sample rows: N of them, seeds ``S..S+N-1`` in order, flips consistent with the
    labels and with ``flips``, labels consistent with the rates.
 5. The recorded seed: sampled exactly when within the seeds, then equal to its row.
@@ -31,9 +31,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..analysis import MIN_FLIPS, clopper_pearson, effect_label, flip_mde
 from ._schema import _on_grid, _rule_problems, _schema_problems
 from ._schema_v2 import EFFECT_LABELS, PREDICATE_SCHEMA, SERVED_COLUMNS
+from .statistics import MIN_FLIPS, clopper_pearson, effect_label, flip_mde
 
 __all__ = ["predicate_problems_v2"]
 

@@ -35,13 +35,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger._canonical import canonical_json, loads
-from ledger._errors import CanonicalizationError
-
-from .._errors import BadInput
+from .._canonical import canonical_json, loads
+from .._errors import CanonicalizationError
 from ._dsse import IN_TOTO_PAYLOAD_TYPE, Envelope, verify_dsse
-from ._errors import CertificateInvalid
-from ._signing import keyid_of
+from ._errors import BadCertificateInput, CertificateInvalid
+from ._keys import keyid_of
 from ._statement import binding_problems, envelope_digest, specimen_of, statement_problems
 from ._versions import PREDICATE_TYPES, predicate_problems
 
@@ -61,7 +59,7 @@ CHECK_NAMES = ("envelope", "signature", "statement", "predicate", "subject", "le
 @runtime_checkable
 class LedgerLookup(Protocol):
     """What verification needs from a ledger. Implementations may raise
-    ``EnclaveError`` subclasses (e.g. ``InfrastructureError``); those propagate,
+    their own errors (e.g. the ledger being unavailable); those propagate,
     because an unreachable ledger is not a failed check."""
 
     def specimen_manifest_digest(self, specimen_id: str) -> str | None:
@@ -152,7 +150,7 @@ class _State:
 def _step_envelope(s: _State) -> str:
     try:
         s.envelope = Envelope.from_dict(s.raw)
-    except BadInput:
+    except BadCertificateInput:
         raise _Failed("not a DSSE envelope (keys, types or base64)") from None
     if s.envelope.payload_type != IN_TOTO_PAYLOAD_TYPE:
         raise _Failed(f"payloadType is not {IN_TOTO_PAYLOAD_TYPE}")

@@ -17,12 +17,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ledger._canonical import canonical_digest, canonical_json
-from ledger._errors import CanonicalizationError
-
+from .._canonical import canonical_digest, canonical_json
+from .._errors import CanonicalizationError
 from ._dsse import IN_TOTO_PAYLOAD_TYPE, sign_dsse
 from ._errors import PredicateInvalid
-from ._signing import SigningKey
+from ._keys import Signer
 from ._versions import PREDICATE_TYPE, PREDICATE_TYPES, predicate_problems
 
 __all__ = [
@@ -105,7 +104,7 @@ def binding_problems(statement: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def sign_statement(statement: Mapping[str, Any], key: SigningKey) -> dict[str, Any]:
+def sign_statement(statement: Mapping[str, Any], key: Signer) -> dict[str, Any]:
     """Validate, canonicalise and sign; returns the DSSE envelope as a JSON object."""
     problems = statement_problems(statement)
     if not problems:

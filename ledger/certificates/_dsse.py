@@ -25,9 +25,8 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from .._errors import BadInput
-from ._errors import CertificateInvalid
-from ._signing import SigningKey
+from ._errors import BadCertificateInput, CertificateInvalid
+from ._keys import Signer
 
 __all__ = ["IN_TOTO_PAYLOAD_TYPE", "DsseSignature", "Envelope", "pae", "sign_dsse", "verify_dsse"]
 
@@ -49,7 +48,7 @@ def _b64encode(data: bytes) -> str:
 def _b64decode(text: object) -> bytes:
     """Standard or URL-safe base64, canonical form only (padding optional)."""
     if not isinstance(text, str) or not text.isascii():
-        raise BadInput("DSSE envelope malformed")
+        raise BadCertificateInput("DSSE envelope malformed")
     for alphabet in (None, b"-_"):
         try:
             padded = text + "=" * (-len(text) % 4) if "=" not in text else text
@@ -59,7 +58,7 @@ def _b64decode(text: object) -> bytes:
         again = base64.b64encode(data, altchars=alphabet).decode("ascii")
         if again == text or again.rstrip("=") == text:
             return data
-    raise BadInput("DSSE envelope malformed")
+    raise BadCertificateInput("DSSE envelope malformed")
 
 
 def _is_utf8(text: str) -> bool:
@@ -102,16 +101,16 @@ class Envelope:
 
     @classmethod
     def from_dict(cls, data: object) -> Envelope:
-        """Parse the JSON envelope; ``BadInput`` (no detail) on any deviation."""
+        """Parse the JSON envelope; ``BadCertificateInput`` (no detail) on any deviation."""
         if not isinstance(data, Mapping) or set(data) != {"payload", "payloadType", "signatures"}:
-            raise BadInput("DSSE envelope malformed")
+            raise BadCertificateInput("DSSE envelope malformed")
         payload_text, payload_type, sigs = data["payload"], data["payloadType"], data["signatures"]
         if not isinstance(payload_text, str) or len(payload_text) > MAX_PAYLOAD_CHARS:
-            raise BadInput("DSSE envelope malformed")
+            raise BadCertificateInput("DSSE envelope malformed")
         if not isinstance(payload_type, str) or not _is_utf8(payload_type):
-            raise BadInput("DSSE envelope malformed")
+            raise BadCertificateInput("DSSE envelope malformed")
         if not isinstance(sigs, list) or not 1 <= len(sigs) <= MAX_SIGNATURES:
-            raise BadInput("DSSE envelope malformed")
+            raise BadCertificateInput("DSSE envelope malformed")
         signatures = []
         for item in sigs:
             if (
@@ -119,10 +118,10 @@ class Envelope:
                 or not set(item) <= {"sig", "keyid"}
                 or "sig" not in item
             ):
-                raise BadInput("DSSE envelope malformed")
+                raise BadCertificateInput("DSSE envelope malformed")
             keyid = item.get("keyid")
             if keyid is not None and not (isinstance(keyid, str) and _is_utf8(keyid)):
-                raise BadInput("DSSE envelope malformed")
+                raise BadCertificateInput("DSSE envelope malformed")
             signatures.append(DsseSignature(sig=_b64decode(item["sig"]), keyid=keyid))
         return cls(
             payload=_b64decode(payload_text),
@@ -131,7 +130,7 @@ class Envelope:
         )
 
 
-def sign_dsse(payload: bytes, payload_type: str, key: SigningKey) -> Envelope:
+def sign_dsse(payload: bytes, payload_type: str, key: Signer) -> Envelope:
     """One-signature envelope over ``PAE(payload_type, payload)``."""
     sig = key.sign(pae(payload_type, payload))
     return Envelope(

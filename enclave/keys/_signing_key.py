@@ -1,4 +1,5 @@
-"""Ed25519 signing keys for certificates.
+"""The Ed25519 key that signs certificates and release reports (the verifier in
+``ledger.certificates`` needs only its public half).
 
 Invariants:
 
@@ -7,12 +8,11 @@ Invariants:
    or loads the finished file). A key file readable by group or others is refused.
 2. ``<path>.pub`` holds the PEM public key and is rewritten whenever it is missing or
    does not match the private key.
-3. ``keyid`` is ``"sha256:" + hex(sha256(raw 32-byte public key))``.
+3. ``keyid`` is ``ledger.certificates.keyid_of`` of the public key.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
@@ -24,26 +24,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
+from ledger.certificates import keyid_of
+
 from .._errors import BadInput, InfrastructureError
 
-__all__ = ["SigningKey", "keyid_of", "load_public_key_pem"]
-
-
-def keyid_of(public_key: Ed25519PublicKey) -> str:
-    """``sha256:<hex>`` of the raw 32-byte public key."""
-    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
-
-
-def load_public_key_pem(pem: bytes) -> Ed25519PublicKey:
-    """Parse a PEM (SubjectPublicKeyInfo) Ed25519 public key, or ``BadInput``."""
-    try:
-        key = serialization.load_pem_public_key(pem)
-    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
-        raise BadInput("not a PEM public key") from exc
-    if not isinstance(key, Ed25519PublicKey):
-        raise BadInput("public key is not Ed25519")
-    return key
+__all__ = ["SigningKey"]
 
 
 class SigningKey:

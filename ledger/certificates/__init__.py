@@ -1,0 +1,111 @@
+"""The certificate verifier: DSSE (Ed25519) envelopes around in-toto Statement v1, the
+predicate schemas and rules, and the statistics the rules re-derive.
+
+Plaintext-free and importable without the enclave: this is what the analyst's side and
+an independent reviewer use. Certificates are predicate type v2; v1 certificates are
+still verified (``docs/certificate-v2.md``). Sign with
+``sign_statement(build_statement(...), signer)``; verify offline with
+``verify_envelope`` or fully (ledger included) with ``verify_certificate``, whose
+numbered steps are listed in ``ledger/certificates/_verify.py``.
+"""
+
+from typing import TYPE_CHECKING
+
+from .._lazy import deferred
+from ._errors import BadCertificateInput, CertificateError, CertificateInvalid, PredicateInvalid
+
+if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's start-up
+    from ._dsse import IN_TOTO_PAYLOAD_TYPE, DsseSignature, Envelope, pae, sign_dsse, verify_dsse
+    from ._keys import Signer, keyid_of, load_public_key_pem
+    from ._schema import PREDICATE_SCHEMA_V1
+    from ._schema_v2 import PREDICATE_SCHEMA
+    from ._schemas import is_valid, schema_is_valid, validation_errors
+    from ._statement import (
+        STATEMENT_TYPE,
+        build_statement,
+        envelope_digest,
+        sign_statement,
+        statement_problems,
+    )
+    from ._verify import (
+        CHECK_NAMES,
+        LedgerLookup,
+        StaticLedgerLookup,
+        VerificationCheck,
+        VerificationReport,
+        verify_certificate,
+        verify_envelope,
+    )
+    from ._versions import PREDICATE_TYPE, PREDICATE_TYPE_V1, predicate_problems
+
+__getattr__ = deferred(
+    __name__,
+    globals(),
+    {
+        "IN_TOTO_PAYLOAD_TYPE": "._dsse",
+        "DsseSignature": "._dsse",
+        "Envelope": "._dsse",
+        "pae": "._dsse",
+        "sign_dsse": "._dsse",
+        "verify_dsse": "._dsse",
+        "Signer": "._keys",
+        "keyid_of": "._keys",
+        "load_public_key_pem": "._keys",
+        "PREDICATE_SCHEMA_V1": "._schema",
+        "PREDICATE_SCHEMA": "._schema_v2",
+        "is_valid": "._schemas",
+        "schema_is_valid": "._schemas",
+        "validation_errors": "._schemas",
+        "STATEMENT_TYPE": "._statement",
+        "build_statement": "._statement",
+        "envelope_digest": "._statement",
+        "sign_statement": "._statement",
+        "statement_problems": "._statement",
+        "CHECK_NAMES": "._verify",
+        "LedgerLookup": "._verify",
+        "StaticLedgerLookup": "._verify",
+        "VerificationCheck": "._verify",
+        "VerificationReport": "._verify",
+        "verify_certificate": "._verify",
+        "verify_envelope": "._verify",
+        "PREDICATE_TYPE": "._versions",
+        "PREDICATE_TYPE_V1": "._versions",
+        "predicate_problems": "._versions",
+    },
+)
+
+__all__ = [
+    "CHECK_NAMES",
+    "IN_TOTO_PAYLOAD_TYPE",
+    "PREDICATE_SCHEMA",
+    "PREDICATE_SCHEMA_V1",
+    "PREDICATE_TYPE",
+    "PREDICATE_TYPE_V1",
+    "STATEMENT_TYPE",
+    "BadCertificateInput",
+    "CertificateError",
+    "CertificateInvalid",
+    "DsseSignature",
+    "Envelope",
+    "LedgerLookup",
+    "PredicateInvalid",
+    "Signer",
+    "StaticLedgerLookup",
+    "VerificationCheck",
+    "VerificationReport",
+    "build_statement",
+    "envelope_digest",
+    "is_valid",
+    "keyid_of",
+    "load_public_key_pem",
+    "pae",
+    "predicate_problems",
+    "schema_is_valid",
+    "sign_dsse",
+    "sign_statement",
+    "statement_problems",
+    "validation_errors",
+    "verify_certificate",
+    "verify_dsse",
+    "verify_envelope",
+]
