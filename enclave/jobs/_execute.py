@@ -33,6 +33,7 @@ from sqlalchemy.engine import Engine
 
 from ledger import Conflict, LedgerError, NotFound
 from ledger._transactions import read
+from ledger.tables import AuditRow, JobRow, table_of
 
 from .._errors import EnclaveError, InfrastructureError
 from .._runtime import Runtime
@@ -59,7 +60,8 @@ from ._model import (
     stamp,
 )
 from ._queue import complete, enqueue, fail, fenced
-from ._tables import audits, jobs
+
+audits, jobs = table_of(AuditRow), table_of(JobRow)
 
 __all__ = ["StageOptions", "execute"]
 
