@@ -47,7 +47,7 @@ import sqlalchemy as sa
 
 from ._canonical import canonical_json
 from ._records import LedgerPosition
-from ._statements import select_entries, select_tip, table
+from ._statements import select_entries, select_tip
 
 __all__ = [
     "GENESIS_HASH",
@@ -237,6 +237,8 @@ def append_rows(
 
     Must run inside a write transaction that called ``lock_tip``.
     """
+    from .tables import TipRow, table_of
+
     recorded = canonical_json(recorded_at)
     prev_hash = tip.head_hash
     prev = canonical_json(prev_hash)
@@ -263,7 +265,7 @@ def append_rows(
         return positions, tip
     _insert(conn, rows)
     new_tip = Tip(length=index, head_hash=prev_hash)
-    tip_row = table("TipRow")
+    tip_row = table_of(TipRow)
     conn.execute(
         sa.update(tip_row)
         .where(tip_row.c.id == 1)
@@ -273,10 +275,12 @@ def append_rows(
 
 
 def _insert(conn: sa.Connection, rows: list[tuple[Any, ...]]) -> None:
+    from .tables import EntryRow, table_of
+
     style = conn.dialect.paramstyle
     mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(style)
     if mark is None:  # an unusual driver: let SQLAlchemy bind by name
-        entries = table("EntryRow")
+        entries = table_of(EntryRow)
         conn.execute(sa.insert(entries), [dict(zip(_INSERT_COLUMNS, r, strict=True)) for r in rows])
         return
     # Kept as driver SQL on purpose: one executemany of positional tuples is the bulk
@@ -293,8 +297,10 @@ def iter_entry_rows(
 ) -> Iterable[tuple[Any, ...]]:
     """Every entry row after index ``after`` in index order, fetched in bounded batches
     (keyset pagination)."""
+    from .tables import EntryRow, table_of
+
     last = after
-    index = table("EntryRow").c.entry_index
+    index = table_of(EntryRow).c.entry_index
     while True:
         query = select_entries().where(index > last).order_by(index).limit(batch)
         rows = conn.execute(query).all()

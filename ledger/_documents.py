@@ -10,6 +10,9 @@ changes nothing; a different envelope for the same id is a ``Conflict``.
 
 Nothing here sees plaintext: certificates carry digests and bounded numbers, reports
 certificate digests and labels.
+
+The tables are declared in ``ledger.tables``; each function imports them when it runs,
+so a command that lists certificates does not load SQLModel.
 """
 
 from __future__ import annotations
@@ -30,16 +33,13 @@ from ._errors import Conflict, LedgerError, MalformedDocument
 from ._transactions import guarded, read, write
 
 __all__ = [
-    "DOCUMENTS_METADATA",
     "REPORT_ID",
     "ReportPage",
     "StoredCertificate",
     "StoredReport",
-    "certificates",
     "certificates_by_digest",
     "list_certificates",
     "list_reports",
-    "release_reports",
     "report_id_of",
     "report_page",
     "store_certificate",
@@ -50,41 +50,6 @@ __all__ = [
 
 #: A release report's id: ``rr-`` and the first 16 hex digits of its envelope digest.
 REPORT_ID = re.compile(r"rr-[0-9a-f]{16}")
-
-# The signed envelopes themselves (certificates carry digests and bounded numbers,
-# reports certificate digests and labels: never payload content), created by
-# ``migrations/versions/0009_documents.py``; these definitions mirror it (a test compares).
-DOCUMENTS_METADATA = sa.MetaData()
-
-certificates = sa.Table(
-    "certificates",
-    DOCUMENTS_METADATA,
-    sa.Column("audit_id", sa.Text, primary_key=True),
-    sa.Column("specimen_id", sa.Text, nullable=False),
-    sa.Column("tenant_id", sa.Text, nullable=False),
-    sa.Column("envelope_digest", sa.Text, nullable=False),
-    sa.Column("classification", sa.Text, nullable=False),
-    sa.Column("issued_at", sa.Text, nullable=False),
-    sa.Column("envelope_json", sa.Text, nullable=False),
-    sa.Index("ix_certificates_envelope_digest", "envelope_digest", unique=True),
-    sa.Index("ix_certificates_tenant", "tenant_id", "issued_at", "audit_id"),
-)
-
-release_reports = sa.Table(
-    "release_reports",
-    DOCUMENTS_METADATA,
-    sa.Column("report_id", sa.Text, primary_key=True),
-    sa.Column("envelope_digest", sa.Text, nullable=False),
-    sa.Column("selection_digest", sa.Text, nullable=False),
-    sa.Column("issued_at", sa.Text, nullable=False),
-    sa.Column("gate_passed", sa.Boolean, nullable=False),
-    sa.Column("specimens", sa.Integer, nullable=False),
-    sa.Column("tenant_id", sa.Text, nullable=True),  # NULL: its specimens span tenants
-    sa.Column("envelope_json", sa.Text, nullable=False),
-    sa.Index("ix_release_reports_envelope_digest", "envelope_digest", unique=True),
-    sa.Index("ix_release_reports_issued", "issued_at", "report_id"),
-    sa.Index("ix_release_reports_tenant", "tenant_id", "issued_at", "report_id"),
-)
 
 
 def _envelope(text: str) -> dict[str, Any]:
@@ -144,6 +109,9 @@ def store_certificate(
 ) -> StoredCertificate:
     """Store an audit's signed certificate (idempotent; another envelope for the same
     audit is a ``Conflict``)."""
+    from .tables import CertificateRow, table_of
+
+    certificates = table_of(CertificateRow)
     predicate = _statement(envelope)["predicate"]
     stored = StoredCertificate(
         audit_id=audit_id,
@@ -178,6 +146,9 @@ def store_certificate(
 
 @guarded("certificates.read")
 def stored_certificate(engine: Engine, audit_id: str) -> StoredCertificate | None:
+    from .tables import CertificateRow, table_of
+
+    certificates = table_of(CertificateRow)
     with read(engine) as conn:
         row = conn.execute(
             sa.select(certificates).where(certificates.c.audit_id == audit_id)
@@ -188,6 +159,9 @@ def stored_certificate(engine: Engine, audit_id: str) -> StoredCertificate | Non
 @guarded("certificates.read")
 def certificates_by_digest(engine: Engine, digests: Iterable[str]) -> dict[str, dict[str, Any]]:
     """The stored envelopes with these envelope digests (absent ones are left out)."""
+    from .tables import CertificateRow, table_of
+
+    certificates = table_of(CertificateRow)
     wanted = sorted(set(digests))
     found: dict[str, dict[str, Any]] = {}
     with read(engine) as conn:
@@ -205,6 +179,9 @@ def certificates_by_digest(engine: Engine, digests: Iterable[str]) -> dict[str, 
 @guarded("certificates.read")
 def list_certificates(engine: Engine, *, specimen_id: str | None = None) -> list[StoredCertificate]:
     """The stored certificates, oldest first (without their envelopes)."""
+    from .tables import CertificateRow, table_of
+
+    certificates = table_of(CertificateRow)
     query = sa.select(*[c for c in certificates.c if c.name != "envelope_json"])
     if specimen_id is not None:
         query = query.where(certificates.c.specimen_id == specimen_id)
@@ -277,6 +254,9 @@ def store_report(
 ) -> StoredReport:
     """Store a signed release report (idempotent); ``tenant_id`` is the one tenant all
     its specimens belong to, ``None`` when they span tenants."""
+    from .tables import ReleaseReportRow, table_of
+
+    release_reports = table_of(ReleaseReportRow)
     predicate = _statement(envelope)["predicate"]
     stored = StoredReport(
         report_id=report_id_of(envelope),
@@ -316,6 +296,9 @@ def store_report(
 @guarded("release_reports.read")
 def stored_report(engine: Engine, report_id: str) -> StoredReport | None:
     """The report with this id (with its envelope), or ``None``."""
+    from .tables import ReleaseReportRow, table_of
+
+    release_reports = table_of(ReleaseReportRow)
     if not REPORT_ID.fullmatch(report_id):
         return None
     with read(engine) as conn:
@@ -332,9 +315,6 @@ class ReportPage:
     total: int
 
 
-_LISTED = [c for c in release_reports.c if c.name != "envelope_json"]
-
-
 @guarded("release_reports.read")
 def report_page(
     engine: Engine,
@@ -346,6 +326,9 @@ def report_page(
 ) -> ReportPage:
     """Newest first, one keyset page. ``every_tenant``: all reports (operators);
     otherwise the reports of ``tenant_id`` only (never those spanning tenants)."""
+    from .tables import ReleaseReportRow, table_of
+
+    release_reports = table_of(ReleaseReportRow)
     if limit < 1:
         raise ValueError("limit must be positive")
     where: list[Any] = []
@@ -364,7 +347,7 @@ def report_page(
         )
     with read(engine, snapshot=True) as conn:
         rows = conn.execute(
-            sa.select(*_LISTED)
+            sa.select(*[c for c in release_reports.c if c.name != "envelope_json"])
             .where(*page_where)
             .order_by(release_reports.c.issued_at.desc(), release_reports.c.report_id.desc())
             .limit(limit + 1)

@@ -46,7 +46,7 @@ from ._specimens import (
     sealed_body,
     specimen_page,
 )
-from ._statements import insert_new, select_entries, select_tip, table
+from ._statements import insert_new, select_entries, select_tip
 from ._summaries import SpecimenFilter, SpecimenPage
 from ._transactions import guarded, read, write
 from ._verify import latest_checkpoint, record_checkpoint, verify_ledger
@@ -176,7 +176,9 @@ class Ledger:
 
     @staticmethod
     def _ensure_tenant(conn: sa.Connection, tenant_id: str) -> None:
-        conn.execute(insert_new(conn, table("TenantRow")).values(id=tenant_id))
+        from .tables import TenantRow, table_of
+
+        conn.execute(insert_new(conn, table_of(TenantRow)).values(id=tenant_id))
 
     @guarded("ensure_tenant")
     def ensure_tenant(self, tenant_id: str) -> None:
@@ -194,6 +196,8 @@ class Ledger:
         agent_version: str,
         started_at: str,
     ) -> None:
+        from .tables import RunRow, table_of
+
         for value, name in (
             (run_id, "run_id"),
             (tenant_id, "tenant_id"),
@@ -205,7 +209,7 @@ class Ledger:
         with write(self._engine) as conn:
             self._ensure_tenant(conn, tenant_id)
             conn.execute(
-                sa.insert(table("RunRow")).values(
+                sa.insert(table_of(RunRow)).values(
                     id=run_id,
                     tenant_id=tenant_id,
                     agent_name=agent_name,
@@ -217,13 +221,15 @@ class Ledger:
 
     @guarded("mark_incomplete")
     def mark_incomplete(self, run_id: str, *, failure_code: str, ended_at: str) -> None:
+        from .tables import RunRow, table_of
+
         _text(failure_code, "failure_code")
         _text(ended_at, "ended_at")
         with write(self._engine) as conn:
             status = self._run_status(conn, run_id)
             if status is not RunStatus.RUNNING:
                 raise Conflict("only a running run can be marked incomplete")
-            runs = table("RunRow")
+            runs = table_of(RunRow)
             conn.execute(
                 sa.update(runs)
                 .where(runs.c.id == run_id)
@@ -232,7 +238,9 @@ class Ledger:
 
     @staticmethod
     def _run_status(conn: sa.Connection, run_id: str) -> RunStatus:
-        runs = table("RunRow")
+        from .tables import RunRow, table_of
+
+        runs = table_of(RunRow)
         row = conn.execute(sa.select(runs.c.status).where(runs.c.id == run_id)).first()
         if row is None:
             raise NotFound("no such run")
@@ -252,12 +260,14 @@ class Ledger:
         A run begun with ``begin_run`` must still be running and belong to the same
         tenant; a run never begun is recorded as sealed at ``record.sealed_at``.
         """
+        from .tables import RunRow, table_of
+
         check_record(record)
         body = sealed_body(record)
         with write(self._engine) as conn:
             tip = lock_tip(conn)
             self._ensure_tenant(conn, record.tenant_id)
-            runs = table("RunRow")
+            runs = table_of(RunRow)
             run = conn.execute(
                 sa.select(runs.c.status, runs.c.tenant_id).where(runs.c.id == record.specimen_id)
             ).first()
@@ -283,6 +293,8 @@ class Ledger:
         """Seal runs never begun with ``begin_run`` (an import, a backfill) in one
         transaction and one batched append: all of them or none. A record whose run is
         already known is a ``Conflict``; use ``seal_specimen`` for a begun run."""
+        from .tables import RunRow, table_of
+
         records = list(records)
         for record in records:
             check_record(record)
@@ -294,7 +306,7 @@ class Ledger:
             tip = lock_tip(conn)
             for tenant in sorted({r.tenant_id for r in records}):
                 self._ensure_tenant(conn, tenant)
-            conn.execute(sa.insert(table("RunRow")), [_sealed_run(r) for r in records])
+            conn.execute(sa.insert(table_of(RunRow)), [_sealed_run(r) for r in records])
             items = [("specimen.sealed", r.specimen_id, sealed_body(r)) for r in records]
             positions, _ = append_rows(conn, tip, items, self._clock())
             insert_specimens(conn, [(r, p.index) for r, p in zip(records, positions, strict=True)])
@@ -337,10 +349,12 @@ class Ledger:
     @guarded("mark_erased")
     def mark_erased(self, specimen_id: str, *, erased_at: str) -> LedgerPosition:
         """Flag the specimen erased and append ``specimen.erased`` (refused on legal hold)."""
+        from .tables import SpecimenRow, table_of
+
         _text(erased_at, "erased_at")
         with write(self._engine) as conn:
             tip = lock_tip(conn)
-            specimens = table("SpecimenRow")
+            specimens = table_of(SpecimenRow)
             row = conn.execute(
                 sa.select(specimens.c.tenant_id, specimens.c.erased, specimens.c.legal_hold).where(
                     specimens.c.id == specimen_id
@@ -432,9 +446,11 @@ class Ledger:
 
     @guarded("entry")
     def entry(self, index: int) -> EntryRecord:
+        from .tables import EntryRow, table_of
+
         with read(self._engine) as conn:
             row = conn.execute(
-                select_entries().where(table("EntryRow").c.entry_index == index)
+                select_entries().where(table_of(EntryRow).c.entry_index == index)
             ).first()
         if row is None:
             raise NotFound("no entry at that index")
@@ -448,7 +464,9 @@ class Ledger:
     def _select_entries(
         self, conn: sa.Connection, kind: str | None, subject: str | None
     ) -> list[EntryRecord]:
-        entries = table("EntryRow")
+        from .tables import EntryRow, table_of
+
+        entries = table_of(EntryRow)
         query = select_entries().order_by(entries.c.entry_index)
         if kind is not None:
             query = query.where(entries.c.kind == kind)

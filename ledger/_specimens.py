@@ -64,29 +64,24 @@ def sealed_body(record: SpecimenRecord) -> dict[str, Any]:
     }
 
 
-def _table(model: str) -> sa.Table:
-    # the SQLModel classes (and sqlmodel itself) load on first use, not with the module
-    from . import _models
-
-    return _models.table_of(getattr(_models, model))
-
-
 def insert_specimen(conn: sa.Connection, record: SpecimenRecord, sealed_index: int) -> None:
     insert_specimens(conn, [(record, sealed_index)])
 
 
 def insert_specimens(conn: sa.Connection, sealed: Sequence[tuple[SpecimenRecord, int]]) -> None:
     """The rows of ``sealed`` (record, sealed index) pairs: three batched inserts."""
+    from .tables import FieldRowModel, SpecimenRow, StepRow, table_of
+
     specimens, steps, fields = [], [], []
     for record, sealed_index in sealed:
         specimens.append(_specimen_row(record, sealed_index))
         steps += [_step_row(record.specimen_id, i, s) for i, s in enumerate(record.steps)]
         fields += [_field_row(record.specimen_id, i, f) for i, f in enumerate(record.fields)]
-    conn.execute(sa.insert(_table("SpecimenRow")), specimens)
+    conn.execute(sa.insert(table_of(SpecimenRow)), specimens)
     if steps:
-        conn.execute(sa.insert(_table("StepRow")), steps)
+        conn.execute(sa.insert(table_of(StepRow)), steps)
     if fields:
-        conn.execute(sa.insert(_table("FieldRowModel")), fields)
+        conn.execute(sa.insert(table_of(FieldRowModel)), fields)
 
 
 def _specimen_row(record: SpecimenRecord, sealed_index: int) -> dict[str, Any]:
@@ -166,7 +161,9 @@ def _strings(text: str) -> tuple[str, ...]:
 
 
 def load_specimen(conn: sa.Connection, specimen_id: str) -> SpecimenRecord:
-    specimens, steps, fields = _table("SpecimenRow"), _table("StepRow"), _table("FieldRowModel")
+    from .tables import FieldRowModel, SpecimenRow, StepRow, table_of
+
+    specimens, steps, fields = table_of(SpecimenRow), table_of(StepRow), table_of(FieldRowModel)
     row = conn.execute(sa.select(specimens).where(specimens.c.id == specimen_id)).mappings()
     spec = row.one_or_none()
     if spec is None:

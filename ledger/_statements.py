@@ -1,15 +1,17 @@
-"""Building blocks of the ledger's Core statements: its tables, loaded on first use, and
-the forms its two database dialects spell differently."""
+"""Building blocks of the ledger's Core statements: the forms its two database dialects
+spell differently, and the chain reads every module shares.
+
+The table registry (``ledger.tables``, and SQLModel with it) is imported inside these
+functions, not with the module: a command that never runs a statement never loads it."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-__all__ = ["ENTRY_COLUMNS", "insert_new", "select_entries", "select_tip", "table"]
+__all__ = ["ENTRY_COLUMNS", "insert_new", "select_entries", "select_tip"]
 
 
 def insert_new(conn: sa.Connection, table: sa.Table) -> sa.Insert:
@@ -34,22 +36,15 @@ ENTRY_COLUMNS = (
 
 def select_entries() -> sa.Select[Any]:
     """``ledger_entries`` rows in ``EntryRecord`` order; add the conditions."""
-    entries = table("EntryRow")
+    from .tables import EntryRow, table_of
+
+    entries = table_of(EntryRow)
     return sa.select(*(entries.c[name] for name in ENTRY_COLUMNS))
 
 
 def select_tip() -> sa.Select[Any]:
     """The chain tip's length and head hash."""
-    tip = table("TipRow")
+    from .tables import TipRow, table_of
+
+    tip = table_of(TipRow)
     return sa.select(tip.c.length, tip.c.head_hash).where(tip.c.id == 1)
-
-
-@functools.cache
-def table(model: str) -> sa.Table:
-    """The Core table of the SQLModel class ``model`` in ``ledger._models``.
-
-    The classes (and sqlmodel itself) load on first use, not with the ledger: a CLI
-    command that only lists specimens never needs them."""
-    from . import _models
-
-    return _models.table_of(getattr(_models, model))

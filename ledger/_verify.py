@@ -42,7 +42,7 @@ from ._canonical import canonical_digest, canonical_json, loads
 from ._chain import GENESIS_HASH, compute_entry_hash, iter_entry_rows
 from ._errors import CanonicalizationError
 from ._records import LedgerPosition, VerifyReport
-from ._statements import insert_new, select_entries, select_tip, table
+from ._statements import insert_new, select_entries, select_tip
 
 __all__ = ["latest_checkpoint", "record_checkpoint", "verify_ledger"]
 
@@ -108,7 +108,9 @@ def verify_ledger(
 
 
 def _stored_hash(conn: sa.Connection, index: int) -> str | None:
-    entries = table("EntryRow")
+    from .tables import EntryRow, table_of
+
+    entries = table_of(EntryRow)
     row = conn.execute(
         sa.select(entries.c.entry_hash).where(entries.c.entry_index == index)
     ).first()
@@ -116,8 +118,10 @@ def _stored_hash(conn: sa.Connection, index: int) -> str | None:
 
 
 def _check_checkpoint(conn: sa.Connection, checkpoint: LedgerPosition) -> None:
+    from .tables import EntryRow, table_of
+
     row = conn.execute(
-        select_entries().where(table("EntryRow").c.entry_index == checkpoint.index)
+        select_entries().where(table_of(EntryRow).c.entry_index == checkpoint.index)
     ).first()
     if row is None:
         raise _Bad(checkpoint.index, "the checkpoint's entry is missing")
@@ -194,9 +198,11 @@ def _check_saved_head(saved: LedgerPosition, length: int, saved_hash: str | None
 
 def _check_specimens(conn: sa.Connection, sealed: dict[int, dict[str, Any]], *, after: int) -> None:
     """Specimens sealed after index ``after`` against the sealed entries read."""
+    from .tables import SpecimenRow, table_of
+
     problems: list[tuple[int, str]] = []
     seen: set[int] = set()
-    specimens = table("SpecimenRow")
+    specimens = table_of(SpecimenRow)
     rows = conn.execute(
         sa.select(
             specimens.c.id,
@@ -233,7 +239,9 @@ def _check_specimens(conn: sa.Connection, sealed: dict[int, dict[str, Any]], *, 
 
 
 def latest_checkpoint(conn: sa.Connection) -> LedgerPosition | None:
-    checkpoints = table("CheckpointRow")
+    from .tables import CheckpointRow, table_of
+
+    checkpoints = table_of(CheckpointRow)
     row = conn.execute(
         sa.select(checkpoints.c.entry_index, checkpoints.c.entry_hash)
         .order_by(checkpoints.c.entry_index.desc())
@@ -245,8 +253,10 @@ def latest_checkpoint(conn: sa.Connection) -> LedgerPosition | None:
 def record_checkpoint(conn: sa.Connection, position: LedgerPosition, *, verified_at: str) -> None:
     """Record ``position`` as verified (once per index: a later run of the same head
     keeps the first record; the index is the table's only unique key)."""
+    from .tables import CheckpointRow, table_of
+
     conn.execute(
-        insert_new(conn, table("CheckpointRow")).values(
+        insert_new(conn, table_of(CheckpointRow)).values(
             entry_index=position.index, entry_hash=position.entry_hash, verified_at=verified_at
         )
     )

@@ -38,10 +38,18 @@ from ledger import (
     stored_certificate,
     stored_report,
 )
-from ledger._documents import DOCUMENTS_METADATA, certificates, release_reports
 from ledger.certificates import envelope_digest, load_public_key_pem, verify_certificate
+from ledger.tables import (
+    DOCUMENT_TABLES,
+    METADATA,
+    CertificateRow,
+    ReleaseReportRow,
+    table_of,
+)
 from tests.canary import INCIDENT_CANARIES, find_canaries
 from tests.cli_runner import run_cli
+
+certificates, release_reports = table_of(CertificateRow), table_of(ReleaseReportRow)
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = 4
@@ -84,14 +92,18 @@ def test_migrated_document_tables_match_their_definitions(runtime: Runtime) -> N
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
 
+    metadata = sa.MetaData()
+    for name in DOCUMENT_TABLES:
+        METADATA.tables[name].to_metadata(metadata)
+
     def include_name(name: str | None, type_: str, _parent: object) -> bool:
-        return type_ != "table" or name in DOCUMENTS_METADATA.tables
+        return type_ != "table" or name in DOCUMENT_TABLES
 
     with runtime.ledger.engine.connect() as conn:
         context = MigrationContext.configure(
             conn, opts={"include_name": include_name, "compare_type": True}
         )
-        assert compare_metadata(context, DOCUMENTS_METADATA) == []
+        assert compare_metadata(context, metadata) == []
 
 
 def test_a_worker_audit_leaves_one_certificate_row_and_no_file(

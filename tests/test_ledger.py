@@ -40,7 +40,7 @@ from ledger import (
     canonical_digest,
 )
 from ledger._ledger import schema_heads
-from ledger._models import LEDGER_TABLES
+from ledger.tables import LEDGER_TABLES
 
 CANARY = "CANARY-7f3e9a-payload-value"
 

@@ -19,8 +19,10 @@ from enclave.keys import WrappedKey
 from enclave.store import DatabasePayloadStore, PayloadStore
 from enclave.store._db_payloads import _ChunkRows
 from enclave.store._frames import FrameOpener, FrameSealer, split_frames
-from enclave.store._tables import PAYLOAD_METADATA, payload_chunks, payload_keys
 from ledger import Ledger
+from ledger.tables import METADATA, PAYLOAD_TABLES, PayloadChunkRow, PayloadKeyRow, table_of
+
+payload_keys, payload_chunks = table_of(PayloadKeyRow), table_of(PayloadChunkRow)
 
 WRAPPED = WrappedKey(provider="local", kek_id="acme", kek_version=1, blob="AAAA")
 ROTATED = WrappedKey(provider="local", kek_id="acme", kek_version=2, blob="BBBB")
@@ -656,15 +658,18 @@ def test_tables_match_the_migration(tmp_path: Path) -> None:
     ledger = Ledger.open(f"sqlite:///{tmp_path / 'l.db'}")
     try:
         ledger.migrate()
+        metadata = sa.MetaData()
+        for name in PAYLOAD_TABLES:
+            METADATA.tables[name].to_metadata(metadata)
 
         def include_name(name: str | None, type_: str, _parent: Any) -> bool:
-            return type_ != "table" or name in PAYLOAD_METADATA.tables
+            return type_ != "table" or name in PAYLOAD_TABLES
 
         with ledger.engine.connect() as conn:
             context = MigrationContext.configure(
                 conn, opts={"include_name": include_name, "compare_type": True}
             )
-            assert compare_metadata(context, PAYLOAD_METADATA) == []
+            assert compare_metadata(context, metadata) == []
     finally:
         ledger.close()
 

@@ -24,9 +24,11 @@ from enclave.keys import WrappedKey
 from enclave.store import DatabasePayloadStore, PayloadBackend, PayloadStore
 from enclave.store._in_use import PayloadsMoving, moving_payloads
 from enclave.store._migrate import migrate
-from enclave.store._tables import payload_chunks, payload_keys
+from ledger.tables import PayloadChunkRow, PayloadKeyRow, table_of
 from tests import cli_runner
 from tests.canary import INCIDENT_CANARIES, find_canaries, scan_tree
+
+payload_keys, payload_chunks = table_of(PayloadKeyRow), table_of(PayloadChunkRow)
 
 NOW = datetime(2026, 11, 2, 9, 30, 0, tzinfo=UTC)
 ENV_STORE = "REPLAY_ENCLAVE_PAYLOAD_STORE"

@@ -25,9 +25,11 @@ from enclave._runtime import Runtime
 from enclave.governance import add_analyst
 from enclave.jobs import claim, enqueue
 from enclave.jobs._queue import fenced
-from enclave.jobs._tables import audits
 from ledger import Conflict, LedgerError, LedgerUnavailable
 from ledger._transactions import read, write
+from ledger.tables import AnalystRow, AuditRow, table_of
+
+audits = table_of(AuditRow)
 
 # lower-case letters and dashes: a valid analyst name and run id, found verbatim in a DETAIL
 CANARY = "canary-detail-7f3e91c2"
@@ -90,8 +92,7 @@ def test_governance_unique_violation_is_refused_without_the_value(runtime: Runti
 
 
 def test_governance_transaction_translates_a_clash_without_the_value(runtime: Runtime) -> None:
-    from enclave.governance._tables import analysts
-
+    analysts = table_of(AnalystRow)
     row = {
         "name": CANARY,
         "tenant": "acme",

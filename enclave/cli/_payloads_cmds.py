@@ -36,10 +36,10 @@ def erased_specimens(runtime: Runtime) -> set[str]:
     """Ids of the specimens the ledger records as erased."""
     import sqlalchemy as sa
 
-    from ledger._statements import table
     from ledger._transactions import read
+    from ledger.tables import SpecimenRow, table_of
 
-    specimens = table("SpecimenRow")
+    specimens = table_of(SpecimenRow)
     with read(runtime.ledger.engine, operation="payloads_migrate") as conn:
         rows = conn.execute(sa.select(specimens.c.id).where(specimens.c.erased.is_(True)))
         return {str(row[0]) for row in rows}

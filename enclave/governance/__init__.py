@@ -42,11 +42,8 @@ from ._registry import (
     validate_policy,
 )
 from ._schemas import ToolDeclaration, find_tool, parameter_problems
-from ._tables import GOVERNANCE_METADATA, GOVERNANCE_TABLES
 
 __all__ = [
-    "GOVERNANCE_METADATA",
-    "GOVERNANCE_TABLES",
     "IDENTITY_FIELD",
     "KNOWN_ROLES",
     "AccessDecision",

@@ -24,7 +24,6 @@ from ledger._transactions import read, write
 from .._errors import BadInput
 from .._runtime import Runtime
 from ..store import validate_id
-from ._tables import analysts as table
 
 __all__ = [
     "KNOWN_ROLES",
@@ -105,6 +104,9 @@ def add_analyst(
     runtime: Runtime, name: str, *, tenant: str, roles: list[str] | tuple[str, ...], now: datetime
 ) -> tuple[Analyst, str]:
     """Create an analyst; returns it and its bearer token (shown once, never stored)."""
+    from ledger.tables import AnalystRow, table_of
+
+    table = table_of(AnalystRow)
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise BadInput("analyst name must be 1-64 lower-case letters, digits, '.', '_' or '-'")
     validate_id(tenant, what="tenant id")
@@ -144,6 +146,9 @@ def add_analyst(
 
 
 def list_analysts(runtime: Runtime, *, tenant: str | None = None) -> list[Analyst]:
+    from ledger.tables import AnalystRow, table_of
+
+    table = table_of(AnalystRow)
     query = sa.select(table).order_by(table.c.name)
     if tenant is not None:
         query = query.where(table.c.tenant == tenant)
@@ -152,6 +157,9 @@ def list_analysts(runtime: Runtime, *, tenant: str | None = None) -> list[Analys
 
 
 def disable_analyst(runtime: Runtime, name: str, *, now: datetime) -> None:
+    from ledger.tables import AnalystRow, table_of
+
+    table = table_of(AnalystRow)
     with write(runtime.ledger.engine) as conn:
         done = conn.execute(sa.update(table).where(table.c.name == name).values(disabled=True))
     if done.rowcount != 1:
@@ -166,6 +174,9 @@ def _stamp(now: datetime) -> str:
 def revoke_analyst(runtime: Runtime, name: str, *, now: datetime) -> None:
     """Disable the analyst for good: the token stops working at the next request, and
     its hash is replaced so no later change can bring it back. Recorded in the ledger."""
+    from ledger.tables import AnalystRow, table_of
+
+    table = table_of(AnalystRow)
     dead = token_hash(TOKEN_PREFIX + secrets.token_urlsafe(32))  # matches no issued token
     with write(runtime.ledger.engine) as conn:
         done = conn.execute(
@@ -179,6 +190,9 @@ def revoke_analyst(runtime: Runtime, name: str, *, now: datetime) -> None:
 def rotate_token(runtime: Runtime, name: str, *, now: datetime) -> str:
     """Issue the analyst a new token (returned, shown once); the old one stops working
     at the next request. A revoked analyst stays revoked. Recorded in the ledger."""
+    from ledger.tables import AnalystRow, table_of
+
+    table = table_of(AnalystRow)
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with write(runtime.ledger.engine) as conn:
         done = conn.execute(
@@ -194,6 +208,9 @@ def rotate_token(runtime: Runtime, name: str, *, now: datetime) -> str:
 
 def authenticate(runtime: Runtime, token: str) -> Analyst | None:
     """The enabled analyst holding ``token``, or None (for any reason)."""
+    from ledger.tables import AnalystRow, table_of
+
+    table = table_of(AnalystRow)
     if not isinstance(token, str) or not _TOKEN.fullmatch(token):
         return None
     wanted = token_hash(token)

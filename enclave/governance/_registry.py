@@ -32,7 +32,6 @@ from .._runtime import Runtime
 from ._policy import InterventionPolicy, PolicyStatus
 from ._preview import Preview, preview_policy
 from ._schemas import find_tool, parameter_problems
-from ._tables import intervention_policies as table
 
 __all__ = [
     "ValidationReport",
@@ -77,6 +76,9 @@ def load_policy(
     runtime: Runtime, policy: InterventionPolicy, *, now: datetime
 ) -> InterventionPolicy:
     """Store ``policy`` as a draft (idempotent for identical source)."""
+    from ledger.tables import InterventionPolicyRow, table_of
+
+    table = table_of(InterventionPolicyRow)
     stamp = _iso(now)
     draft = replace(
         policy,
@@ -119,6 +121,9 @@ def load_policy_file(runtime: Runtime, path: Path, *, now: datetime) -> Interven
 def list_policies(
     runtime: Runtime, *, status: PolicyStatus | None = None, tenant: str | None = None
 ) -> list[InterventionPolicy]:
+    from ledger.tables import InterventionPolicyRow, table_of
+
+    table = table_of(InterventionPolicyRow)
     query = sa.select(table)
     if status is not None:
         query = query.where(table.c.status == status.value)
@@ -132,6 +137,9 @@ def list_policies(
 
 def get_policy(runtime: Runtime, policy_id: str, version: int | None = None) -> InterventionPolicy:
     """One policy; ``version=None`` means the highest loaded version."""
+    from ledger.tables import InterventionPolicyRow, table_of
+
+    table = table_of(InterventionPolicyRow)
     query = sa.select(table).where(table.c.id == policy_id)
     if version is not None:
         query = query.where(table.c.version == version)
@@ -146,6 +154,9 @@ def get_policy(runtime: Runtime, policy_id: str, version: int | None = None) -> 
 def _transition(
     runtime: Runtime, policy: InterventionPolicy, target: PolicyStatus, *, now: datetime
 ) -> InterventionPolicy:
+    from ledger.tables import InterventionPolicyRow, table_of
+
+    table = table_of(InterventionPolicyRow)
     stamp = _iso(now)
     allowed = _ALLOWED[target]
     if policy.status not in allowed:

@@ -8,6 +8,7 @@ re-delivered. The tables hold metadata, stage results and certificates only.
 """
 
 from ledger import Conflict, NotFound
+from ledger.tables import AUDIT_STATUSES, JOB_KINDS, JOB_STATUSES, JOB_TABLES, AuditRow, JobRow
 
 from ._conclusions import CONCLUSION_KINDS
 from ._execute import StageOptions, execute
@@ -27,7 +28,6 @@ from ._lifecycle import (
 from ._lookups import AuditPlace, JobLease, audit_place, job_lease
 from ._model import AuditStatus, ClaimedJob, FailResult
 from ._queue import claim, complete, enqueue, fail, heartbeat, job_id_for, reap
-from ._tables import AUDIT_STATUSES, JOB_KINDS, JOB_STATUSES, JOB_TABLES, AuditRow, JobRow
 from ._worker import WorkerStats, run_worker
 
 __all__ = [

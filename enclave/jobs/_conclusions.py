@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from ledger import Conflict, Ledger, LedgerPosition, canonical_json
 from ledger._chain import append_rows, caller_items, lock_tip
 from ledger._head import save_head
-from ledger._models import EntryRow, table_of
+from ledger.tables import EntryRow, table_of
 
 __all__ = [
     "CONCLUSION_KINDS",

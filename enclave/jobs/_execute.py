@@ -34,6 +34,7 @@ from sqlalchemy.engine import Engine
 from ledger import TERMINAL_AUDIT_STATES, AuditState, Conflict, LedgerError, NotFound
 from ledger._transactions import read
 from ledger.certificates import CertificateError
+from ledger.tables import AuditRow, JobRow, table_of
 
 from .._errors import EnclaveError, InfrastructureError
 from .._runtime import Runtime
@@ -59,7 +60,8 @@ from ._model import (
     stamp,
 )
 from ._queue import complete, enqueue, fail, fenced
-from ._tables import audits, jobs
+
+audits, jobs = table_of(AuditRow), table_of(JobRow)
 
 __all__ = ["StageOptions", "execute"]
 

@@ -33,8 +33,8 @@ from ledger import (
     NotFound,
     loads,
 )
-from ledger._models import SpecimenRow, table_of
 from ledger._transactions import guarded, read, write
+from ledger.tables import AuditRow, JobRow, SpecimenRow, table_of
 
 from .._errors import BadInput, Refused
 from .._runtime import Runtime
@@ -43,7 +43,8 @@ from ._conclusions import append_in, ledger_clock, save_positions
 from ._fencing import TxLedger
 from ._model import AuditStatus, dumps, stamp
 from ._queue import enqueue, stop_open_jobs
-from ._tables import audits, jobs
+
+audits, jobs = table_of(AuditRow), table_of(JobRow)
 
 __all__ = [
     "AuditPage",

@@ -11,9 +11,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ledger._transactions import read
+from ledger.tables import AuditRow, JobRow, table_of
 
 from ._model import parse_time
-from ._tables import audits, jobs
+
+audits, jobs = table_of(AuditRow), table_of(JobRow)
 
 __all__ = ["AuditPlace", "JobLease", "audit_place", "job_lease"]
 

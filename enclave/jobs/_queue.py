@@ -37,6 +37,7 @@ from sqlalchemy.engine import Engine
 from ledger import TERMINAL_AUDIT_STATES, AuditState, Conflict, NotFound, utc_clock
 from ledger._statements import insert_new
 from ledger._transactions import guarded, read, write
+from ledger.tables import JOB_KINDS, AuditRow, JobRow, table_of
 
 from ._conclusions import record_failure
 from ._model import (
@@ -47,7 +48,8 @@ from ._model import (
     parse_time,
     stamp,
 )
-from ._tables import JOB_KINDS, audits, jobs
+
+audits, jobs = table_of(AuditRow), table_of(JobRow)
 
 __all__ = [
     "claim",

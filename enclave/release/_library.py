@@ -27,10 +27,12 @@ import sqlalchemy as sa
 
 from ledger import Classification, NotFound, canonical_json
 from ledger._transactions import read, write
+from ledger.tables import LibraryTagRow, table_of
 
 from .._errors import BadInput, Refused
 from .._runtime import Runtime
-from ._tables import library_tags
+
+library_tags = table_of(LibraryTagRow)
 
 __all__ = [
     "Selection",

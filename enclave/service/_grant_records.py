@@ -9,7 +9,8 @@
   admission. A worker shares the database and could write any row, but holds no Vault
   credential, so it cannot make a binding that verifies.
 
-Revision ``ledger/migrations/versions/0005_grants.py`` creates both tables.
+Revision ``ledger/migrations/versions/0005_grants.py`` creates both tables
+(``ledger.tables.WorkerTokenRow``, ``AdmissionRow``).
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ import sqlalchemy as sa
 
 from ledger import Conflict, canonical_json
 from ledger._transactions import read, write
+from ledger.tables import AdmissionRow, WorkerTokenRow, table_of
 
 from .._errors import BadInput
 from .._runtime import Runtime
 
 __all__ = [
-    "GRANT_METADATA",
     "WORKER_TOKEN_PREFIX",
     "Admission",
     "add_worker",
@@ -43,29 +44,11 @@ __all__ = [
     "worker_name_of",
 ]
 
-GRANT_METADATA = sa.MetaData()
 WORKER_TOKEN_PREFIX = "rew_"  # noqa: S105 - a public prefix that marks worker tokens
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _TOKEN = re.compile(r"rew_([a-z0-9][a-z0-9._-]{0,63}):[A-Za-z0-9_-]{43}")
 
-worker_tokens = sa.Table(
-    "worker_tokens",
-    GRANT_METADATA,
-    sa.Column("name", sa.Text, primary_key=True),
-    sa.Column("token_hash", sa.Text, nullable=False, unique=True),
-    sa.Column("created_at", sa.Text, nullable=False),
-    sa.Column("revoked", sa.Boolean, nullable=False),
-)
-
-admissions = sa.Table(
-    "admissions",
-    GRANT_METADATA,
-    sa.Column("audit_id", sa.Text, primary_key=True),
-    sa.Column("tenant_id", sa.Text, nullable=False),
-    sa.Column("specimen_id", sa.Text, nullable=False),
-    sa.Column("admitted_at", sa.Text, nullable=False),
-    sa.Column("mac", sa.Text, nullable=False),
-)
+worker_tokens, admissions = table_of(WorkerTokenRow), table_of(AdmissionRow)
 
 
 def _stamp(now: datetime) -> str:

@@ -46,7 +46,6 @@ from ..keys import WrappedKey
 from ._frames import FrameOpener, FrameSealer, field_key, pack_frame, split_frames
 from ._payloads import PAYLOAD_FILE
 from ._refs import validate_id
-from ._tables import payload_chunks, payload_keys
 
 __all__ = ["DatabasePayloadStore", "DatabaseSpecimenWriter", "field_key"]
 
@@ -181,6 +180,9 @@ class _ChunkRows:
 
     @guarded("payload_chunk")
     def _insert(self, row: dict[str, object], final: bool) -> None:
+        from ledger.tables import PayloadChunkRow, table_of
+
+        payload_chunks = table_of(PayloadChunkRow)
         if self._conn is None:
             self._connect()
         if self._cursor is not None:
@@ -193,6 +195,9 @@ class _ChunkRows:
                 self._conn.execute(payload_chunks.insert(), row)
 
     def _connect(self) -> None:
+        from ledger.tables import PayloadChunkRow, table_of
+
+        payload_chunks = table_of(PayloadChunkRow)
         if self._postgres:
             self._insert_sql = str(payload_chunks.insert().compile(dialect=self._engine.dialect))
             self._conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
@@ -287,6 +292,9 @@ class _BackgroundRows:
 def _insert_chunk(
     engine: Engine, tenant_id: str, specimen_id: str, number: int, frames: bytes | bytearray
 ) -> None:
+    from ledger.tables import PayloadChunkRow, table_of
+
+    payload_chunks = table_of(PayloadChunkRow)
     row = {
         "tenant_id": tenant_id,
         "specimen_id": specimen_id,
@@ -299,6 +307,10 @@ def _insert_chunk(
 
 def _delete(conn: sa.Connection, tenant_id: str, specimen_id: str) -> bool:
     """Delete a specimen's key row and chunk rows (in the caller's transaction)."""
+    from ledger.tables import PayloadChunkRow, PayloadKeyRow, table_of
+
+    payload_chunks = table_of(PayloadChunkRow)
+    payload_keys = table_of(PayloadKeyRow)
     keys = conn.execute(
         sa.delete(payload_keys).where(_specimen(payload_keys, tenant_id, specimen_id))
     )
@@ -334,6 +346,10 @@ class DatabasePayloadStore:
         )
 
     def _insert_key(self, tenant_id: str, specimen_id: str, wrapped: WrappedKey) -> None:
+        from ledger.tables import PayloadChunkRow, PayloadKeyRow, table_of
+
+        payload_chunks = table_of(PayloadChunkRow)
+        payload_keys = table_of(PayloadKeyRow)
         row = {
             "tenant_id": tenant_id,
             "specimen_id": specimen_id,
@@ -355,6 +371,9 @@ class DatabasePayloadStore:
             raise InfrastructureError("the payload store's database is unavailable") from None
 
     def wrapped_key(self, tenant_id: str, specimen_id: str) -> WrappedKey:
+        from ledger.tables import PayloadKeyRow, table_of
+
+        payload_keys = table_of(PayloadKeyRow)
         _ids(tenant_id, specimen_id)
         with _database("read key"), read(self._engine, operation="payload_key") as conn:
             text = conn.execute(
@@ -370,6 +389,9 @@ class DatabasePayloadStore:
             raise_unchained(InfrastructureError("wrapped key record is unreadable"))
 
     def replace_wrapped_key(self, tenant_id: str, specimen_id: str, wrapped: WrappedKey) -> None:
+        from ledger.tables import PayloadKeyRow, table_of
+
+        payload_keys = table_of(PayloadKeyRow)
         _ids(tenant_id, specimen_id)
         with _database("replace key"), write(self._engine, operation="payload_key") as conn:
             done = conn.execute(
@@ -383,6 +405,9 @@ class DatabasePayloadStore:
     def chunks(self, tenant_id: str, specimen_id: str) -> Generator[bytes, None, None]:
         """The specimen's chunk rows in order, checked to be numbered 0, 1, 2, ...
         (whole frames each; no key needed). Read in one snapshot, a few rows at a time."""
+        from ledger.tables import PayloadChunkRow, table_of
+
+        payload_chunks = table_of(PayloadChunkRow)
         _ids(tenant_id, specimen_id)
         query = (
             sa.select(payload_chunks.c.chunk_no, payload_chunks.c.frames)
@@ -416,6 +441,9 @@ class DatabasePayloadStore:
 
     def specimens(self) -> list[tuple[str, str]]:
         """(tenant, specimen) of every specimen with a wrapped key, sorted."""
+        from ledger.tables import PayloadKeyRow, table_of
+
+        payload_keys = table_of(PayloadKeyRow)
         query = sa.select(payload_keys.c.tenant_id, payload_keys.c.specimen_id).order_by(
             payload_keys.c.tenant_id, payload_keys.c.specimen_id
         )

@@ -7,9 +7,8 @@
 from __future__ import annotations
 
 from alembic import context
-from sqlmodel import SQLModel
 
-import ledger._models  # noqa: F401 - registers the ledger tables on SQLModel.metadata
+from ledger.tables import METADATA
 
 connection = context.config.attributes.get("connection")
 if connection is None:
@@ -17,7 +16,7 @@ if connection is None:
 
 context.configure(
     connection=connection,
-    target_metadata=SQLModel.metadata,
+    target_metadata=METADATA,
     render_as_batch=connection.dialect.name == "sqlite",
     compare_type=True,
 )

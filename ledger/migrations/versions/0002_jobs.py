@@ -1,6 +1,6 @@
 """Durable audits and their jobs (claimed by workers under leases, fenced commits).
 
-Mirrors ``enclave/jobs/_tables.py``. Metadata only: no captured payload content.
+Mirrors ``ledger/tables/_jobs.py``. Metadata only: no captured payload content.
 
 Revision ID: 0002
 Revises: 0001

@@ -1,7 +1,7 @@
 """Governance: intervention policies (versioned, with a lifecycle) and analysts.
 
 An independent branch from the ledger core: ``Ledger.migrate()`` upgrades all heads.
-The table definitions mirror ``enclave/governance/_tables.py``.
+The table definitions mirror ``ledger/tables/_governance.py``.
 
 Revision ID: 0003
 Revises: 0001

@@ -1,6 +1,6 @@
 """Grants minted by the service: worker credentials and admission bindings.
 
-The table definitions mirror ``enclave/service/_grant_records.py``.
+The table definitions mirror ``ledger/tables/_grants.py``.
 
 Revision ID: 0005
 Revises: 0004

@@ -3,7 +3,7 @@
 A tag names a specimen as a member of a release-gate library (``release-gate/procurement``,
 ``must-hold``). Tagging is also recorded in the ledger as ``library.tagged`` /
 ``library.untagged`` entries; this table is the index selectors read. The definition
-mirrors ``enclave/release/_tables.py``.
+mirrors ``ledger/tables/_library.py``.
 
 Revision ID: 0006
 Revises: 0005

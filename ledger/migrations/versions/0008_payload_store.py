@@ -6,7 +6,7 @@ specimen's wrapped data key in ``payload_keys`` and its frames, in order, in
 ``#end`` frame. The rows hold exactly the bytes of the file store's ``payloads.ct``.
 Erasing a specimen deletes its key row and its chunk rows in one transaction. On
 PostgreSQL the chunks are stored uncompressed (ciphertext does not compress). The
-definitions mirror ``enclave/store/_tables.py``.
+definitions mirror ``ledger/tables/_payloads.py``.
 
 Revision ID: 0008_payload_store
 Revises: 0007

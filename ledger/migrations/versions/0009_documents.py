@@ -7,7 +7,7 @@ written with its ``release.reported`` entry) live here; files in a home are expo
 certificate holds digests, labels and bounded numbers, a report certificate digests and
 labels: never payload content. ``release_reports.tenant_id`` is the one tenant all the
 report's specimens belong to, NULL when they span tenants. The definitions mirror
-``ledger/_documents.py``.
+``ledger/tables/_documents.py``.
 
 Revision ID: 0009_documents
 Revises: 0008_payload_store

@@ -1,10 +1,9 @@
 """The job tables (SQLModel metadata): ``audits`` and ``jobs``. Metadata only.
 
 They live in the ledger's database (so a worker on any host that shares the database
-URL can claim work) but not in ``ledger._models``: the ledger proper is the entry
-chain and the specimens; these rows are mutable work state. Revision
-``ledger/migrations/versions/0002_jobs.py`` creates them; ``tests/test_jobs.py`` checks
-that the migrated schema and this metadata agree.
+URL can claim work) but apart from the chain's tables: the ledger proper is the entry
+chain and the specimens; these rows are mutable work state, which ``enclave.jobs``
+drives. Revision ``ledger/migrations/versions/0002_jobs.py`` creates them.
 
 What may be stored: the frozen request (``AuditRequest.to_dict()``: identities, the
 intervention, an analyst-supplied REPLACE value), stage results (``Preparation``,
@@ -20,8 +19,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from ledger import AuditState
-from ledger._models import table_of
+from .._audit_state import AuditState
 
 __all__ = [
     "AUDIT_STATUSES",
@@ -30,8 +28,6 @@ __all__ = [
     "JOB_STATUSES",
     "JOB_TABLES",
     "JobRow",
-    "audits",
-    "jobs",
 ]
 
 AUDIT_STATUSES: tuple[str, ...] = tuple(AuditState)  # the CHECK lists them in lifecycle order
@@ -132,8 +128,3 @@ class JobRow(SQLModel, table=True):
     available_at: str = Field(sa_column=_text("available_at"))
     created_at: str = Field(sa_column=_text("created_at"))
     updated_at: str = Field(sa_column=_text("updated_at"))
-
-
-# the Core tables the queue's statements are built on
-audits = table_of(AuditRow)
-jobs = table_of(JobRow)

@@ -1,16 +1,12 @@
-"""The ledger's tables (SQLModel metadata). Metadata only: never a payload byte.
-
-Every table here is created by an Alembic revision in ``ledger/migrations/versions``;
-a new table is a new revision, never ``create_all``. ``tests/test_ledger.py`` checks
-that the migrated schema and this metadata agree.
+"""The chain's tables: tenants, runs, sealed specimens with their steps and fields, the
+hash-linked entries, the tip and verification checkpoints. Metadata only: never a
+payload byte. Revisions ``0001`` and ``0004`` create them.
 
 Times are ISO-8601 UTC text exactly as recorded (they are hashed as text). JSON
 columns hold canonical JSON text (``ledger._canonical.canonical_json``).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
@@ -25,7 +21,6 @@ __all__ = [
     "TipRow",
     "CheckpointRow",
     "LEDGER_TABLES",
-    "table_of",
 ]
 
 _CLASSIFICATIONS = "('public', 'internal', 'confidential', 'restricted')"
@@ -258,10 +253,3 @@ LEDGER_TABLES: tuple[str, ...] = (
     "ledger_tip",
     "ledger_checkpoints",
 )
-
-
-def table_of(model: Any) -> sa.Table:
-    """The Core ``Table`` behind a SQLModel class (typed for mypy)."""
-    table = model.__table__
-    assert isinstance(table, sa.Table)
-    return table
