@@ -9,11 +9,14 @@ from typing import TYPE_CHECKING
 from ._errors import (
     CanonicalizationError,
     Conflict,
+    ErrorOutcome,
     LedgerError,
     LedgerIntegrityError,
     LedgerUnavailable,
     MalformedDocument,
     NotFound,
+    exit_code_for,
+    http_status_for,
     raise_unchained,
 )
 from ._lazy import deferred
@@ -107,6 +110,7 @@ __all__ = [
     "Conflict",
     "EffectInfo",
     "EntryRecord",
+    "ErrorOutcome",
     "FieldRecord",
     "GENESIS_HASH",
     "Ledger",
@@ -133,7 +137,9 @@ __all__ = [
     "canonical_digest",
     "canonical_json",
     "certificates_by_digest",
+    "exit_code_for",
     "hash_envelope",
+    "http_status_for",
     "list_certificates",
     "list_reports",
     "loads",

@@ -1,11 +1,11 @@
-"""Certificate errors. Both derive from the enclave's single error root."""
+"""Certificate errors: one that does not verify, one whose predicate is malformed."""
 
 from __future__ import annotations
 
-from .._errors import BadInput, EnclaveError
+from .._errors import BadInput, IntegrityFailure
 
 
-class CertificateInvalid(EnclaveError):
+class CertificateInvalid(IntegrityFailure):
     """Opaque on purpose: a bad signature, an unknown key, a swapped payload type and a
     malformed envelope all look alike, so the error cannot serve as an oracle. Use
     ``verify_certificate`` for a step-by-step report."""

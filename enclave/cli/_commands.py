@@ -23,7 +23,6 @@ import typer
 import typer.core
 import typer.main
 
-
 __all__ = ["COMMANDS", "LazyCommands", "LazySubcommands"]
 
 

@@ -34,7 +34,7 @@ from sqlalchemy.engine import Engine
 from ledger import Conflict, LedgerError, NotFound
 from ledger._transactions import read
 
-from .._errors import EnclaveError, InfrastructureError
+from .._errors import EnclaveError, InfrastructureError, IntegrityFailure
 from .._runtime import Runtime
 from ..keys._provider import GrantSource
 from ..replay import (
@@ -293,7 +293,7 @@ def _conclude(conn: sa.Connection, audit_id: str, outcome: AuditOutcome, now: da
         raise Conflict("the audit has already concluded")
 
 
-class _LineageBroken(EnclaveError):
+class _LineageBroken(IntegrityFailure):
     code = "lineage_mismatch"
 
     def __init__(self) -> None:
