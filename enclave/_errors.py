@@ -17,6 +17,8 @@ The root itself is only raised by agent code: a fault with no branch (70, 503).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ledger import ErrorOutcome
 
 
@@ -26,7 +28,7 @@ class EnclaveError(ErrorOutcome, Exception):
     code = "enclave_error"
     exit_code = 70
     http_status = 503
-    public_text = "the enclave could not complete the request"
+    public_text: ClassVar[str | None] = "the enclave could not complete the request"
 
 
 class BadInput(EnclaveError):
