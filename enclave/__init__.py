@@ -27,11 +27,13 @@ from typing import TYPE_CHECKING
 from ledger._lazy import deferred
 
 if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on first use
+    from ._errors import AgentFailed as AgentFailed
     from ._errors import BadInput as BadInput
     from ._errors import DecryptionFailed as DecryptionFailed
     from ._errors import EnclaveError as EnclaveError
     from ._errors import GrantRefused as GrantRefused
     from ._errors import InfrastructureError as InfrastructureError
+    from ._errors import IntegrityFailure as IntegrityFailure
     from ._errors import Refused as Refused
     from ._home import Home as Home
     from ._runtime import Runtime as Runtime
@@ -59,6 +61,8 @@ _FRONT = {
     "BadInput": "._errors",
     "Refused": "._errors",
     "InfrastructureError": "._errors",
+    "IntegrityFailure": "._errors",
+    "AgentFailed": "._errors",
     "DecryptionFailed": "._errors",
     "GrantRefused": "._errors",
 }

@@ -184,12 +184,13 @@ class SweepResult:
         return {**self.counts(), "dry_run": self.dry_run, "ledger_index": self.ledger_index}
 
 
-class SweepStopped(EnclaveError):
+class SweepStopped(InfrastructureError):
     """An erasure failed: the sweep stopped. ``erased`` were finished (and recorded)
-    before it; ``cause`` is the failure, whose class says who is at fault."""
+    before it; ``cause`` is the failure, whose class says who is at fault: the stopped
+    sweep takes its exit code and HTTP status. Sweeping again resumes (retryable)."""
 
     def __init__(self, erased: int, cause: Exception) -> None:
-        from ledger import LedgerError
+        from ledger import LedgerError, exit_code_for, http_status_for
 
         said = (
             str(cause)
@@ -200,6 +201,8 @@ class SweepStopped(EnclaveError):
         self.erased = erased
         self.cause = cause
         self.code = getattr(cause, "code", "internal")
+        self.exit_code = exit_code_for(cause)
+        self.http_status = http_status_for(cause)
 
 
 def _specimens() -> Any:

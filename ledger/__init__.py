@@ -10,11 +10,14 @@ from ._audit_state import ACTIVE_AUDIT_STATES, TERMINAL_AUDIT_STATES, AuditState
 from ._errors import (
     CanonicalizationError,
     Conflict,
+    ErrorOutcome,
     LedgerError,
     LedgerIntegrityError,
     LedgerUnavailable,
     MalformedDocument,
     NotFound,
+    exit_code_for,
+    http_status_for,
     raise_unchained,
 )
 from ._lazy import deferred
@@ -110,6 +113,7 @@ __all__ = [
     "Conflict",
     "EffectInfo",
     "EntryRecord",
+    "ErrorOutcome",
     "FieldRecord",
     "GENESIS_HASH",
     "Ledger",
@@ -137,7 +141,9 @@ __all__ = [
     "canonical_digest",
     "canonical_json",
     "certificates_by_digest",
+    "exit_code_for",
     "hash_envelope",
+    "http_status_for",
     "list_certificates",
     "list_reports",
     "loads",

@@ -14,6 +14,7 @@ import pytest
 import enclave
 
 PROMISED = {
+    "AgentFailed",
     "AuditOutcome",
     "AuditRequest",
     "BadInput",
@@ -22,6 +23,7 @@ PROMISED = {
     "GrantRefused",
     "Home",
     "InfrastructureError",
+    "IntegrityFailure",
     "Intervention",
     "Refused",
     "Runtime",

@@ -36,7 +36,7 @@ from ledger import (
     raise_unchained,
 )
 
-from .._errors import BadInput, EnclaveError, InfrastructureError
+from .._errors import AgentFailed, BadInput, EnclaveError, InfrastructureError
 from ..keys import TenantDigester
 from ..store import validate_id
 from ._auditability import sealed_auditability
@@ -364,7 +364,9 @@ def capture(
     )
 
 
-class AgentCrashed(EnclaveError):
+class AgentCrashed(AgentFailed):
+    """The agent raised during capture; only the exception's type is named."""
+
     code = "agent_crashed"
 
     def __init__(self, kind: str) -> None:

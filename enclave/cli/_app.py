@@ -1,8 +1,9 @@
 """The root ``replay-enclave`` command and its error edge.
 
-Every error becomes one line on stderr and a non-zero exit: 2 for bad input or a
-refusal, 3 for infrastructure trouble, 70 for an internal fault (type name only — an
-exception's text may hold content).
+Every error becomes one line on stderr and a non-zero exit. The error's class says
+which (``ledger.ErrorOutcome``): 1 a record or certificate does not verify, 2 bad input
+or a refusal, 3 infrastructure trouble, 4 the agent failed; an exception no class speaks
+for is an internal fault, 70 (type name only — its text may hold content).
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ledger._errors import LedgerError  # not the package front: it defines records
-from ledger.certificates import BadCertificateInput, CertificateError
+from ledger import LedgerError, exit_code_for
 
-from .._errors import BadInput, EnclaveError, InfrastructureError, Refused
+from .._errors import EnclaveError
 from .._home import Home, default_home
 from ._commands import LazyCommands, LazySubcommands
 
@@ -45,8 +45,9 @@ app = command_group(
     name="replay-enclave",
     cls=LazyCommands,
     epilog=(
-        "Exit codes: 0 done; 1 a certificate failed verification; 2 bad input or a refusal; "
-        "3 infrastructure trouble; 4 an audit ran and failed; 70 an internal fault."
+        "Exit codes: 0 done; 1 a certificate or stored record failed verification; "
+        "2 bad input or a refusal; 3 infrastructure trouble; 4 an audit ran and failed "
+        "(or the agent failed); 70 an internal fault."
     ),
 )
 
@@ -116,13 +117,8 @@ def open_runtime(home: Path | None) -> Runtime:
 
 
 def exit_code(exc: BaseException) -> int:
-    if isinstance(exc, BadInput | Refused | BadCertificateInput):
-        return 2
-    if isinstance(exc, CertificateError):
-        return 70  # an invalid certificate: neither the caller's input nor infrastructure
-    if isinstance(exc, InfrastructureError | LedgerError):
-        return 3
-    return 70
+    """The exit code ``exc`` stands for, read from its class (70 for a foreign one)."""
+    return exit_code_for(exc)
 
 
 def _usage_message(exc: Any) -> str:

@@ -70,12 +70,17 @@ CHANNEL = "service"
 class BudgetExhausted(Refused):
     """The requester's disclosure budget for this (specimen, field) is used up."""
 
+    http_status = 429
+
     def __init__(self, *, retry_after: int) -> None:
         super().__init__(
             "the disclosure budget for this specimen and field is used up for now",
             code="disclosure_budget_exhausted",
         )
         self.retry_after = retry_after
+
+    def http_headers(self) -> dict[str, str] | None:
+        return {"Retry-After": str(self.retry_after)}
 
 
 class InvalidPurpose(BadInput):

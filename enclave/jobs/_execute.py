@@ -36,7 +36,7 @@ from ledger._transactions import read
 from ledger.certificates import CertificateError
 from ledger.tables import AuditRow, JobRow, table_of
 
-from .._errors import EnclaveError, InfrastructureError
+from .._errors import EnclaveError, InfrastructureError, IntegrityFailure
 from .._runtime import Runtime
 from ..keys._provider import GrantSource
 from ..replay import (
@@ -299,7 +299,7 @@ def _conclude(conn: sa.Connection, audit_id: str, outcome: AuditOutcome, now: da
         raise Conflict("the audit has already concluded")
 
 
-class _LineageBroken(EnclaveError):
+class _LineageBroken(IntegrityFailure):
     code = "lineage_mismatch"
 
     def __init__(self) -> None:

@@ -8,7 +8,7 @@ reply the supervisor would not accept.
 
 from __future__ import annotations
 
-from .._errors import EnclaveError
+from .._errors import AgentFailed
 
 __all__ = [
     "AGENT_ERROR",
@@ -26,7 +26,7 @@ AGENT_ERROR = "agent_error"
 VALUE_OUT_OF_RANGE = "value_out_of_range"
 
 
-class BranchError(EnclaveError):
+class BranchError(AgentFailed):
     code = "branch_failed"
 
 
@@ -62,7 +62,7 @@ RUN_FAILURES: frozenset[str] = frozenset(
 )
 
 
-class ReplyRefused(EnclaveError):
+class ReplyRefused(AgentFailed):
     """The supervisor refused what the worker sent back. The text is fixed: nothing of
     the reply is ever quoted."""
 

@@ -6,10 +6,10 @@ class name, a signal name) and never anything taken from agent data.
 
 from __future__ import annotations
 
-from enclave._errors import EnclaveError, InfrastructureError
+from enclave._errors import AgentFailed, InfrastructureError
 
 
-class Contaminated(EnclaveError):
+class Contaminated(AgentFailed):
     """The replayed code tried to go live, broke a limit, or failed.
 
     ``reason`` is one of the stable codes in :data:`enclave.sandbox.REASONS`;
@@ -30,7 +30,8 @@ class SandboxUnavailable(InfrastructureError):
     code = "sandbox_unavailable"
 
 
-class WorkerClosed(EnclaveError):
-    """A call on a worker handle that is closed or already contaminated."""
+class WorkerClosed(AgentFailed):
+    """A call on a worker handle that is closed or already contaminated: the agent's
+    run there is over."""
 
     code = "worker_closed"

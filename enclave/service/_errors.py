@@ -2,7 +2,9 @@
 
 Messages come from our own error types (written never to carry content) or are fixed
 text here; request input is never echoed — FastAPI's validation handler, which quotes
-the offending input, is replaced — and no traceback ever reaches a response.
+the offending input, is replaced — and no traceback ever reaches a response. An enclave
+or ledger error's class gives the status, the code and, where its own text is meant for
+an operator, the fixed text shown instead (``ledger.ErrorOutcome``).
 """
 
 from __future__ import annotations
@@ -15,11 +17,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ledger import Conflict, LedgerError, NotFound
-from ledger.certificates import BadCertificateInput, CertificateError
+from ledger import LedgerError, http_status_for
 
-from .._errors import BadInput, EnclaveError, InfrastructureError, Refused
-from ..governance import BudgetExhausted
+from .._errors import EnclaveError
 from ._models import ErrorBody
 
 __all__ = ["ERROR_RESPONSES", "ServiceError", "error_response", "install_error_handlers"]
@@ -71,37 +71,13 @@ def error_response(
     )
 
 
-def _from_enclave(exc: EnclaveError) -> JSONResponse:
-    if isinstance(exc, BudgetExhausted):
-        return error_response(429, exc.code, str(exc), {"Retry-After": str(exc.retry_after)})
-    if isinstance(exc, Refused):
-        return error_response(403, exc.code, str(exc))
-    if isinstance(exc, BadInput):
-        return error_response(400, exc.code, str(exc))
-    if isinstance(exc, InfrastructureError):
-        log.warning("infrastructure failure type=%s", type(exc).__name__)
-        return error_response(503, exc.code, "a dependency is unavailable; retry later")
-    log.warning("enclave failure code=%s", exc.code)
-    return error_response(503, exc.code, "the enclave could not complete the request")
-
-
-def _from_certificate(exc: CertificateError) -> JSONResponse:
-    # answered as the enclave's own errors were: bad input, or a request not completed
-    if isinstance(exc, BadCertificateInput):
-        return error_response(400, exc.code, str(exc))
-    log.warning("enclave failure code=%s", exc.code)
-    return error_response(503, exc.code, "the enclave could not complete the request")
-
-
-def _from_ledger(exc: LedgerError) -> JSONResponse:
-    if isinstance(exc, CertificateError):
-        return _from_certificate(exc)
-    if isinstance(exc, NotFound):
-        return error_response(404, "not_found", "no such resource")
-    if isinstance(exc, Conflict):
-        return error_response(409, "conflict", "the request conflicts with the recorded state")
-    log.warning("ledger failure type=%s", type(exc).__name__)
-    return error_response(503, "ledger_unavailable", "the ledger is unavailable; retry later")
+def _from_error(exc: EnclaveError | LedgerError) -> JSONResponse:
+    """The answer an enclave or ledger error stands for, as its class says."""
+    status = http_status_for(exc)
+    if status >= 500:  # the caller cannot act on it: the operator reads the log
+        log.warning("failure type=%s code=%s", type(exc).__name__, exc.code)
+    text = exc.public_text if exc.public_text is not None else str(exc)
+    return error_response(status, exc.code, text, exc.http_headers())
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -109,13 +85,9 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, ServiceError)
         return error_response(exc.status, exc.code, exc.message, exc.headers)
 
-    async def enclave_error(_: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, EnclaveError)
-        return _from_enclave(exc)
-
-    async def ledger_error(_: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, LedgerError)
-        return _from_ledger(exc)
+    async def outcome_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, EnclaveError | LedgerError)
+        return _from_error(exc)
 
     async def validation_error(_: Request, exc: Exception) -> JSONResponse:
         # The default handler returns the errors with their "input": never do that.
@@ -134,7 +106,7 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(exc.status_code, code, code.replace("_", " "), headers)
 
     app.add_exception_handler(ServiceError, service_error)
-    app.add_exception_handler(EnclaveError, enclave_error)
-    app.add_exception_handler(LedgerError, ledger_error)
+    app.add_exception_handler(EnclaveError, outcome_error)
+    app.add_exception_handler(LedgerError, outcome_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)

@@ -1,8 +1,8 @@
 """The verifier's errors: one root under the ledger's, branched by who is at fault.
 
-The enclave maps them to the outcomes they had when they were enclave errors:
+Each states its outcome (``ledger.ErrorOutcome``) as the enclave's errors do:
 ``BadCertificateInput`` and ``PredicateInvalid`` are bad input (exit 2, HTTP 400),
-``CertificateInvalid`` is neither input nor infrastructure (exit 70, HTTP 503).
+``CertificateInvalid`` is an integrity failure (exit 1, HTTP 503, an opaque answer).
 """
 
 from __future__ import annotations
@@ -16,12 +16,18 @@ class CertificateError(LedgerError):
     """Root of every error the certificate verifier raises on purpose."""
 
     code = "certificate_error"
+    exit_code = 70
+    http_status = 503
+    public_text = "the certificate could not be checked"
 
 
 class BadCertificateInput(CertificateError):
     """An envelope or a public key given to the verifier is malformed (untrusted input)."""
 
     code = "bad_input"
+    exit_code = 2
+    http_status = 400
+    public_text = None
 
 
 class CertificateInvalid(CertificateError):
@@ -30,6 +36,9 @@ class CertificateInvalid(CertificateError):
     ``verify_certificate`` for a step-by-step report."""
 
     code = "certificate_invalid"
+    exit_code = 1  # as the enclave's integrity failures: retrying does not help
+    http_status = 503
+    public_text = "the enclave could not complete the request"
 
     def __init__(self) -> None:
         super().__init__("certificate invalid")
