@@ -1,6 +1,6 @@
-"""The verifier's errors live under the ledger's root, yet the enclave's faces answer
-them as they answered the enclave errors they were: bad input is exit 2 and HTTP 400
-with its one-line message; an invalid certificate is exit 70 and HTTP 503."""
+"""The verifier's errors live under the ledger's root, and the enclave's faces answer
+them as the enclave's own: bad input is exit 2 and HTTP 400 with its one-line message;
+an invalid certificate is an integrity failure, answered opaquely."""
 
 from __future__ import annotations
 

@@ -42,6 +42,9 @@ OUTCOMES: dict[str, tuple[int, int]] = {
     "NotFound": (2, 404),
     "Conflict": (2, 409),
     "CanonicalizationError": (2, 400),
+    # the certificate verifier's root (ledger.certificates) and its branches
+    "CertificateError": (70, 503),
+    "BadCertificateInput": (2, 400),
     # the enclave's root and its branches
     "EnclaveError": (70, 503),
     "BadInput": (2, 400),
