@@ -38,7 +38,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger.certificates import predicate_problems
+from ledger.certificates import keyid_of, predicate_problems
 
 from ._client import EnclaveClient
 from ._errors import NOT_JSON, EnclaveClientError
@@ -71,11 +71,6 @@ def load_public_key(pem: bytes) -> Ed25519PublicKey:
     if not isinstance(key, Ed25519PublicKey):
         raise ValueError("the issuer key is not Ed25519")
     return key
-
-
-def keyid_of(key: Ed25519PublicKey) -> str:
-    raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
 def envelope_digest(envelope: Mapping[str, Any]) -> str:

@@ -51,7 +51,7 @@ class LedgerError(ErrorOutcome, Exception):
     exit_code = 3
     http_status = 503
     code: ClassVar[str] = "ledger_unavailable"
-    public_text = "the ledger is unavailable; retry later"
+    public_text: ClassVar[str | None] = "the ledger is unavailable; retry later"
 
 
 class LedgerUnavailable(LedgerError):

@@ -46,7 +46,7 @@ def _capture(runtime: Runtime, confidence: float) -> str:
 
 def _view(runtime: Runtime, specimen: str) -> dict[tuple[str, str, str], str | None]:
     """(call, side, path) -> the digest the REST API's specimen detail publishes."""
-    detail = specimen_detail(runtime.ledger.get_specimen(specimen), {})
+    detail = specimen_detail(runtime.ledger.get_specimen(specimen))
     return {
         (c["call_id"], f["side"], f["path"]): f["digest"]
         for c in detail["calls"]

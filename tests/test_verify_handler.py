@@ -199,7 +199,7 @@ def _signed_by_configured_key(
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from jupyter_ext._offline import keyid_of
+    from ledger.certificates import keyid_of
 
     key = Ed25519PrivateKey.generate()
     pem = tmp_path / "issuer.pub.pem"

@@ -7,6 +7,8 @@ Each states its outcome (``ledger.ErrorOutcome``) as the enclave's errors do:
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._errors import LedgerError
 
 __all__ = ["BadCertificateInput", "CertificateError", "CertificateInvalid", "PredicateInvalid"]
@@ -18,7 +20,7 @@ class CertificateError(LedgerError):
     code = "certificate_error"
     exit_code = 70
     http_status = 503
-    public_text = "the certificate could not be checked"
+    public_text: ClassVar[str | None] = "the certificate could not be checked"
 
 
 class BadCertificateInput(CertificateError):
