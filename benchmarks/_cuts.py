@@ -41,7 +41,7 @@ from enclave.replay import (
 )
 
 TARGET_SPEEDUP = 2.0
-# the table's rows, in order (tests/test_docs.py checks the ones docs/benchmarks.md cites)
+# the table's rows, in order (tests/project/test_docs.py checks the ones docs/benchmarks.md cites)
 ROWS = ("(d) audit, wall", "(d) one run in-process")
 
 

@@ -73,7 +73,7 @@ def row_label(size: int, mode: str) -> str:
     return f"{size} {mode}"
 
 
-# every row label the tables print (tests/test_docs.py checks the ones the docs cite)
+# every row label the tables print (tests/project/test_docs.py checks the ones the docs cite)
 ROWS = (*(row_label(size, mode) for size in SIZES for mode in MODES), "ledger append")
 TARGET_SIZE = 4096
 TARGET_RATIO = 1.0  # batched capture per step <= 1.0 x one OTel span

@@ -32,7 +32,7 @@ from pathlib import Path
 TARGET_SECONDS = 0.25
 TARGETED = ("--help", "specimens list")
 REFERENCE = "python -c pass"
-# the table's rows, in order (tests/test_docs.py checks the ones docs/benchmarks.md cites)
+# the table's rows, in order (tests/project/test_docs.py checks the ones docs/benchmarks.md cites)
 ROWS = (REFERENCE, "--version", "--help", "specimens list", "specimens list --json")
 
 

@@ -31,7 +31,7 @@ from enclave.keys._transit import TransitKeyProvider, derivation_context
 from enclave.keys._vault_client import VaultSession, VaultSettings, admin_client
 from enclave.vaultops import apply_setup, start_dev_server, stop_server
 
-# the table's rows, in order (tests/test_docs.py checks the ones docs/benchmarks.md cites)
+# the table's rows, in order (tests/project/test_docs.py checks the ones docs/benchmarks.md cites)
 ROWS = (
     "bare transit/decrypt (root, unwrapped)",
     "issue_grant (wrapped decrypt)",

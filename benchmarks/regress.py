@@ -30,9 +30,9 @@ from enclave.incidents import procurement  # noqa: E402
 from enclave.release import RegressPlan, Selector, regress, select, tag_specimen  # noqa: E402
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit  # noqa: E402
 from enclave.replay._candidate import CandidateCode  # noqa: E402
-from tests.candidates import score_shifted_run, write_candidate  # noqa: E402
+from tests.agents.candidates import score_shifted_run, write_candidate  # noqa: E402
 
-# the table's rows, in order (tests/test_docs.py checks the ones docs/benchmarks.md cites)
+# the table's rows, in order (tests/project/test_docs.py checks the ones docs/benchmarks.md cites)
 ROWS = (
     "audits one by one (run_audit)",
     "regress, 1 in-process worker",

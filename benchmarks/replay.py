@@ -69,7 +69,7 @@ TARGET_SAMPLE = 1.2
 TARGET_AUDIT = 3.0
 TARGET_COMMAND = 2.0
 COMMAND_SAMPLES = 1000  # (c) is stated for a 1,000-sample audit
-# the table's rows, in order (tests/test_docs.py checks the ones docs/benchmarks.md cites);
+# the table's rows, in order (tests/project/test_docs.py checks the ones docs/benchmarks.md cites);
 # (d)'s are in benchmarks/_cuts.py
 ROWS = ("(a) per paired sample", "(b) whole audit", "(c) command vs sweep", "per replay run")
 

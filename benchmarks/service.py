@@ -74,7 +74,7 @@ __all__ = ["local_postgres", "measure_read_load", "measure_service_overhead", "m
 
 # The labels the tables print beside their figures: the overhead line's, the worker
 # table's columns (one row per backend, zygote and worker count) and the read-load
-# table's columns and summary (tests/test_docs.py checks the ones docs/benchmarks.md cites).
+# table's columns and summary (tests/project/test_docs.py checks the ones docs/benchmarks.md cites).
 OVERHEAD = "service overhead"
 WORKER_COLUMNS = (
     "backend",
@@ -407,7 +407,7 @@ def _seed_reads(
 
     from enclave.jobs import certificate, run_worker
     from ledger import EffectInfo
-    from tests.reads_world import CLASSES, synthetic_specimen
+    from tests.support.reads_world import CLASSES, synthetic_specimen
 
     ids: list[str] = []
     batch = []

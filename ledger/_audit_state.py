@@ -3,7 +3,7 @@
 An audit moves ``QUEUED`` -> ``RUNNING`` -> ``FINALIZING`` -> one of ``COMPLETED``,
 ``FAILED``, ``CANCELLED`` (it may skip ahead; it never leaves a terminal state). The
 jobs tables' CHECK constraint, the jobs code and the service's response model derive
-their lists from here; ``tests/test_audit_state.py`` holds the copies that cannot import
+their lists from here; ``tests/unit/ledger/test_audit_state.py`` holds the copies that cannot import
 it (the Alembic revision, the notebook client, the TypeScript client) to the same set.
 """
 

@@ -17,7 +17,7 @@ The fast path walks the value once (validation is needed anyway), writes each fl
 in ECMAScript ``Number.prototype.toString`` form as a pre-serialised fragment, and lets
 orjson emit sorted, escaped JSON. Keys that could sort differently in UTF-16 than in
 UTF-8 (any code point at or above U+E000) take the reference ``rfc8785`` path.
-``tests/test_canonical.py`` proves both paths byte-identical on generated inputs.
+``tests/unit/ledger/test_canonical.py`` proves both paths byte-identical on generated inputs.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The hash-linked, append-only entry chain.
 
-Hash rule (the whole definition; ``tests/test_ledger_chain.py`` recomputes it
+Hash rule (the whole definition; ``tests/unit/ledger/test_ledger_chain.py`` recomputes it
 independently)::
 
     entry_hash = "sha256:" + hex(SHA-256(canonical_json({

@@ -3,7 +3,7 @@
 ``SpecimenSummary`` is the one projection of a specimen that goes on the wire: the CLI's
 ``specimens list --json`` prints ``to_dict()`` and the service's ``GET /specimens`` items
 (and the summary part of ``GET /specimens/{id}``) are the same dict, checked against the
-service's response model field by field (``tests/test_reads_service.py``).
+service's response model field by field (``tests/unit/service/test_reads_service.py``).
 
 Apart from ``_records`` (which re-exports both) so that listing specimens creates only
 these two classes, not every record type of the ledger: each frozen dataclass costs

@@ -6,7 +6,7 @@
 #
 # The built extension is committed (installs need no Node.js): after changing a source,
 # run this and commit jupyter_ext/labextension/ with it. The build is byte-reproducible,
-# and tests/test_labextension_assets.py fails when the committed files are stale.
+# and tests/project/test_labextension_assets.py fails when the committed files are stale.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v npm >/dev/null || { echo "build-labextension: npm (Node.js 20) is not on PATH" >&2; exit 1; }

@@ -18,7 +18,7 @@ operations, with what ``ledger.certificates.predicate_problems`` says of it: its
 Every changed predicate is passed through canonical JSON (RFC 8785) first, as a signed
 certificate's would be; a change that cannot be (an integer beyond 2**53 - 1) is left
 out. ``labextension/test/predicate-parity.test.ts`` replays the operations in TypeScript;
-``tests/test_predicate_port.py`` fails when the committed corpus is stale.
+``tests/unit/certificates/test_predicate_port.py`` fails when the committed corpus is stale.
 
     python scripts/export-predicate-corpus.py [--check]
 """

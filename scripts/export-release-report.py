@@ -12,7 +12,7 @@ Writes ``tests/golden/release_report.dsse.json`` and its issuer key
 ``tests/golden/release_report.pub.pem``. The home, ids and signature change on every
 run, so ``--check`` compares shapes: a fresh report must have the committed one's
 statement type, predicate type, subject name, keys at every level and label vocabulary;
-``tests/test_release_report_fixture.py`` runs it.
+``tests/project/test_release_report_fixture.py`` runs it.
 
     PYTHONPATH=. python scripts/export-release-report.py [--check]
 """

@@ -2,7 +2,7 @@
 JupyterLab extension when its built assets are missing, or stop the build with one line.
 
 The built extension in ``jupyter_ext/labextension/`` is committed, and
-``tests/test_labextension_assets.py`` holds it to the sources in ``labextension/``, so an
+``tests/project/test_labextension_assets.py`` holds it to the sources in ``labextension/``, so an
 install from a clone or an sdist copies it and needs no Node.js. The hook calls this only
 when the assets are missing (after ``npm run clean``; ``skip-if-exists``), and for an
 editable install, which it never skips: then present assets mean nothing to do.

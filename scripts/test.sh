@@ -7,8 +7,8 @@
 # npm's download needs no Python, so it runs while the locked environment installs.
 # The built extension is committed and is not rebuilt here: a build in place would
 # overwrite the committed files and hide a stale commit. The suite rebuilds it in a
-# folder of its own and compares (tests/test_labextension_assets.py), installs a fresh
-# clone without Node.js (tests/test_clone_install.py), and the editable install
+# folder of its own and compares (tests/project/test_labextension_assets.py), installs a fresh
+# clone without Node.js (tests/project/test_clone_install.py), and the editable install
 # (scripts/install-locked.sh) puts the committed files where the browser tests' JupyterLab
 # loads them.
 set -euo pipefail

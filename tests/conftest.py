@@ -7,14 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests import loopback
+from tests.support import loopback
 
 pytest_plugins = ["tests.fixtures.postgres", "tests.fixtures.openbao", "tests.fixtures.homes"]
 
 
 @pytest.fixture
 def listener() -> Iterator[socket.socket]:
-    """A loopback TCP listener on the host (see ``tests/loopback.py``)."""
+    """A loopback TCP listener on the host (see ``tests/support/loopback.py``)."""
     sock = loopback.listener()
     yield sock
     sock.close()

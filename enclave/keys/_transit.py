@@ -1,6 +1,6 @@
 """Keys in Vault/OpenBao transit: one derived KEK per tenant, grants as wrapped decrypts.
 
-Invariants (``tests/test_vault_grants.py`` proves each against a real OpenBao):
+Invariants (``tests/unit/keys/test_vault_grants.py`` proves each against a real OpenBao):
 
 1. The KEK stays in transit. Tenant keys are created by setup as ``aes256-gcm96``,
    ``derived``, not exportable, no plaintext backup; this module never creates keys.

@@ -7,7 +7,7 @@ of them holds plaintext: the payload store's rows are ciphertext and wrapped key
 
 Alembic revisions in ``ledger/migrations/versions`` create the tables (never
 ``create_all``); ``METADATA`` is what the migration environment compares against, and
-``tests/test_tables.py`` checks that the migrated schema and ``METADATA`` agree.
+``tests/unit/ledger/test_tables.py`` checks that the migrated schema and ``METADATA`` agree.
 
 Importing this package loads SQLModel (and pydantic). Modules on a start-up path import
 it inside the functions that run statements, so a command that never touches these

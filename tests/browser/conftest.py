@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from tests.canary import INCIDENT_CANARIES, find_canaries
+from tests.support.canary import INCIDENT_CANARIES, find_canaries
 
 from .stack import EnclaveStack, child_env, free_port, start_stack, stop, wait_http
 

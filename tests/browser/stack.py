@@ -189,7 +189,7 @@ def regress_report(stack: EnclaveStack, work: Path, *, samples: int = 30) -> dic
     regress --local`` with a candidate procurement agent whose supplier scores are 0.02
     lower (its decision changes: the gate fails on the procurement specimen; the other
     agents' specimens are not auditable with this candidate). Returns the envelope."""
-    from tests.candidates import candidate_source, score_shifted_run
+    from tests.agents.candidates import candidate_source, score_shifted_run
 
     source = work / "candidate"
     source.mkdir(parents=True)

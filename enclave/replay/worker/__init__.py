@@ -5,5 +5,5 @@ worker sends back (``_outgoing``: one run's result and one seed's summary).
 
 Nothing here imports a supervisor-side module; the data both sides share (``_model``,
 ``_errors``, ``_compare``, ``_quantize``, ``_decisions``, ``_results``) lives one folder
-up (tests/test_sandbox_wall.py checks both).
+up (tests/project/test_sandbox_wall.py checks both).
 """

@@ -5,5 +5,5 @@ tripwire and the Landlock and seccomp loaders (which the supervisor also reads t
 what was loaded).
 
 Nothing here imports a supervisor-side module: what both sides share is
-``enclave.sandbox._wire`` (tests/test_sandbox_wall.py checks both).
+``enclave.sandbox._wire`` (tests/project/test_sandbox_wall.py checks both).
 """
