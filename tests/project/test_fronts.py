@@ -100,12 +100,11 @@ def test_the_detector_sees_every_kind_of_reach() -> None:
         from enclave.replay._verdict import Verdict
         from enclave.replay import _quantize
         from ledger import Ledger
-        from .._errors import BadInput
         if TYPE_CHECKING:
             from enclave.keys._transit import TransitProvider
         """
     )
-    assert reaches_in(source, "enclave.jobs._execute") == [
+    assert reaches_in(source, "tests.unit.jobs.test_jobs") == [
         "enclave._runtime",
         "enclave.replay._verdict",
         "enclave.replay._quantize",
@@ -114,7 +113,12 @@ def test_the_detector_sees_every_kind_of_reach() -> None:
     # inside the owning package (or one of its subpackages) the same imports are fine
     inside = "enclave.replay.worker._engine"
     assert reaches_in("from enclave.replay._verdict import Verdict", inside) == []
+    assert reaches_in("import enclave._runtime", "enclave.jobs._execute") == []
+    assert reaches_in("from .._errors import BadInput", "enclave.jobs._execute") == []
     assert reaches_in("from ._errors import BadInput", "enclave.jobs", is_package=True) == []
+    assert reaches_in("from ..keys._transit import T", "enclave.jobs._execute") == [
+        "enclave.keys._transit"
+    ]
 
 
 def test_the_tree_is_scanned() -> None:
