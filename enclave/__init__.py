@@ -24,7 +24,7 @@ package, and must not pay for the database layer or the signer they do not use.
 
 from typing import TYPE_CHECKING
 
-from ledger._lazy import deferred
+from ledger.lazy import deferred
 
 if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on first use
     from ._errors import AgentFailed as AgentFailed

@@ -20,7 +20,7 @@ from ._errors import (
     http_status_for,
     raise_unchained,
 )
-from ._lazy import deferred
+from .lazy import deferred
 
 if TYPE_CHECKING:  # deferred below: a replay worker or a command must start without them
     from ._canonical import MAX_SAFE_INTEGER, canonical_digest, canonical_json, loads

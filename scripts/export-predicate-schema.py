@@ -3,8 +3,8 @@
 The browser checks predicates against exactly the schemas the enclave issues and
 verifies with (``ledger.certificates.PREDICATE_SCHEMA`` and ``PREDICATE_SCHEMA_V1``); this
 script copies them into ``labextension/src/predicate/schemas.json``, keys sorted as the
-Python validator sees them. ``tests/unit/certificates/test_predicate_port.py`` fails when the committed
-file is stale; ``--check`` does the same from the command line.
+Python validator sees them. ``tests/unit/certificates/test_predicate_port.py`` fails when
+the committed file is stale; ``--check`` does the same from the command line.
 
     python scripts/export-predicate-schema.py [--check]
 """

@@ -4,7 +4,7 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from ledger._lazy import deferred
+from ledger.lazy import deferred
 
 from ._context import Context, LiveCall
 from ._registry import ENTRY_POINT_GROUP, available_agents, load_agent, recorded_reference

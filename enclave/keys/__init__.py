@@ -3,7 +3,7 @@ leave a provider unwrapped except through a single-use, single-specimen grant.""
 
 from typing import TYPE_CHECKING
 
-from ledger._lazy import deferred
+from ledger.lazy import deferred
 
 from ._digests import DigestKeys, DigestSource, TenantDigester
 from ._local import LocalGrant, LocalKeyProvider

@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING
 
-from ledger._lazy import deferred
+from ledger.lazy import deferred
 
 from ._errors import BranchError, DivergenceError, Unresolvable, Unservable
 from ._model import LAYERS, RecordedStep, RunResult, Strategy, Tolerances, Trajectory

@@ -40,7 +40,7 @@ supervisor's modules.
 
 from typing import TYPE_CHECKING
 
-from ledger._lazy import deferred
+from ledger.lazy import deferred
 
 if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on first use
     from ._errors import Contaminated as Contaminated

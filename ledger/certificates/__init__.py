@@ -11,7 +11,7 @@ numbered steps are listed in ``ledger/certificates/_verify.py``.
 
 from typing import TYPE_CHECKING
 
-from .._lazy import deferred
+from ..lazy import deferred
 from ._errors import BadCertificateInput, CertificateError, CertificateInvalid, PredicateInvalid
 
 if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's start-up

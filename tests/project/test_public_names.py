@@ -11,6 +11,7 @@ PACKAGES = [
     "enclave",
     "ledger",
     "ledger.certificates",
+    "ledger.lazy",
     "ledger.certificates.statistics",
     "enclave.capture",
     "enclave.governance",
@@ -80,6 +81,7 @@ PINNED = {
         "stored_report",
         "utc_clock",
     },
+    "ledger.lazy": {"deferred"},
     "enclave.keys": {
         "DigestKeys",
         "DigestSource",

@@ -19,8 +19,8 @@ Rules decided here:
   certainty. Audits therefore need at least two paired samples.
 * Values that are all exactly equal give the degenerate interval ``(m, m, m)``.
 * Every input must be finite; confidence must lie strictly between 0 and 1.
-* Results are accurate to about 1e-10 relative or better (``tests/unit/certificates/test_intervals.py``
-  cross-checks against SciPy).
+* Results are accurate to about 1e-10 relative or better
+  (``tests/unit/certificates/test_intervals.py`` cross-checks against SciPy).
 """
 
 from __future__ import annotations
