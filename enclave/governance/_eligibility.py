@@ -59,8 +59,7 @@ from .._errors import BadInput, Refused
 from .._runtime import Runtime
 from ..capture import AgentSpec, load_agent
 from ..replay import AuditRequest, Intervention, Strategy, Tolerances
-from ..replay._cuts import check_cut_in_record
-from ..replay._pointer import parse_pointer, schema_at
+from ..replay.targets import check_cut_in_record, parse_pointer, schema_at
 from ._policy import IDENTITY_FIELD, InterventionPolicy, PolicyStatus
 from ._registry import list_policies
 

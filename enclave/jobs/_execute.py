@@ -39,9 +39,8 @@ from ledger.tables import AuditRow, JobRow, table_of
 from .._errors import EnclaveError, InfrastructureError, IntegrityFailure
 from .._runtime import Runtime
 from ..keys._provider import GrantSource
-from ..replay import (
-    AuditOutcome,
-    AuditRequest,
+from ..replay import AuditOutcome, AuditRequest
+from ..replay.stages import (
     BatchResult,
     Preparation,
     finalize_audit,

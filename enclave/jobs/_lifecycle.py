@@ -38,7 +38,8 @@ from ledger.tables import AuditRow, JobRow, SpecimenRow, table_of
 
 from .._errors import BadInput, Refused
 from .._runtime import Runtime
-from ..replay import AuditRequest, record_request
+from ..replay import AuditRequest
+from ..replay.stages import record_request
 from ._conclusions import append_in, ledger_clock, save_positions
 from ._fencing import TxLedger
 from ._model import AuditStatus, dumps, stamp

@@ -30,7 +30,7 @@ from ledger import Conflict, LedgerError
 
 from .._errors import EnclaveError
 from .._runtime import Runtime
-from ..replay import WORKER_HANDLER
+from ..replay.stages import WORKER_HANDLER
 from ..sandbox import Sandbox, SandboxLimits, Zygotes
 from ._conclusions import ledger_clock
 from ._execute import StageOptions, execute

@@ -35,7 +35,7 @@ from ._errors import VALUE_OUT_OF_RANGE
 from ._model import Tolerances
 from ._quantize import quantize, resolution_for
 from ._results import SampleSummary
-from .worker._served import served_by_table
+from .worker import served_by_table
 
 __all__ = ["Verdict", "auditability_of", "decide"]
 

@@ -23,7 +23,7 @@ from ledger.certificates import load_public_key_pem, verify_certificate
 
 from .._errors import BadInput, Refused
 from ..governance import Action, AuditDraft, Resource, admit_audit, record_refusal
-from ..replay import RuntimeLedgerLookup
+from ..replay.certificates import RuntimeLedgerLookup
 from . import _jobs as jobs
 from ._auth import CurrentAnalyst, State, require
 from ._cursor import audits_cursor, read_audits_cursor

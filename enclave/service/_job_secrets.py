@@ -36,7 +36,8 @@ from ledger.certificates import PredicateInvalid
 
 from .._errors import InfrastructureError
 from ..keys import DigestKeys
-from ..replay._certificates import LocalSigner, signing_key
+from ..replay._certificates import LocalSigner
+from ..replay.certificates import signing_key
 from ._auth import State
 from ._errors import ERROR_RESPONSES, ServiceError
 from ._job_checks import JobClaim, current_worker, running_admitted_audit

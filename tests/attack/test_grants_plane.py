@@ -38,7 +38,8 @@ from enclave.jobs._model import stamp
 from enclave.keys import DigestKeys
 from enclave.keys._transit import TransitGrant, TransitKeyProvider, derivation_context
 from enclave.keys._vault_client import VaultSettings, admin_client, anonymous_adapter
-from enclave.replay._certificates import LocalSigner, signing_key
+from enclave.replay._certificates import LocalSigner
+from enclave.replay.certificates import signing_key
 from enclave.vaultops import SetupResult, apply_setup
 from ledger.certificates import Envelope, load_public_key_pem, verify_dsse
 from tests.fixtures.openbao import OpenBaoServer

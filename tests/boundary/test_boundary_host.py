@@ -37,8 +37,7 @@ from enclave._home import MARKER, Home
 from enclave._runtime import Runtime
 from enclave.cli._demo import capture_incidents
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
-from enclave.replay._certificates import signing_key
-from enclave.replay._predicate import isolation_layers
+from enclave.replay.certificates import isolation_layers, signing_key
 from enclave.sandbox import (
     Contaminated,
     Sandbox,

@@ -34,7 +34,8 @@ from enclave.capture import AgentSpec, Answer, BoundarySpec, Context, SpecError,
 from enclave.capture._code_identity import CodeIdentity, code_identity
 from enclave.capture._payload_codec import decode_payload
 from enclave.incidents import procurement
-from enclave.replay import AuditRequest, Intervention, Strategy, open_specimen, run_audit
+from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay.runs import open_specimen
 from ledger import RunStatus, StepKind
 from tests.support.canary import find_canaries, scan_tree
 from tests.unit.capture.test_capture import decrypt_specimen

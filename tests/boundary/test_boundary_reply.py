@@ -32,22 +32,32 @@ from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import AgentSpec
 from enclave.replay import (
-    FAILURE_REASONS,
-    LAYERS,
     AuditOutcome,
     AuditRequest,
     Intervention,
-    SampleSummary,
     Strategy,
     Tolerances,
-    VocabularySize,
-    compare_layers,
-    disclosure_bound,
     run_audit,
 )
-from enclave.replay._errors import ReplyInvalid, ValueOutOfRange
-from enclave.replay._quantize import BIN_EDGES, MIN_RESOLUTION, histogram, quantize, resolution_for
-from enclave.replay._reply import Vocabulary, parse_runs, parse_samples
+from enclave.replay.disclosure import (
+    BIN_EDGES,
+    MIN_RESOLUTION,
+    VocabularySize,
+    disclosure_bound,
+    histogram,
+    quantize,
+    resolution_for,
+)
+from enclave.replay.layers import LAYERS, compare_layers
+from enclave.replay.reply import (
+    FAILURE_REASONS,
+    ReplyInvalid,
+    ValueOutOfRange,
+    Vocabulary,
+    parse_runs,
+    parse_samples,
+)
+from enclave.replay.stages import SampleSummary
 from enclave.sandbox import SandboxLimits
 from ledger.certificates.statistics import clopper_pearson
 from tests.agents import boundary_reply_agents as hostile

@@ -251,7 +251,7 @@ def test_a_worker_starts_the_replay_stages_zygotes_before_its_first_claim(tmp_pa
     if shutil.which("bwrap") is None and not IN_CI:
         pytest.skip("bwrap is not installed")
     from enclave.jobs._worker import _prewarm
-    from enclave.replay import _stages
+    from enclave.replay import stages
 
     class _Home:
         root = tmp_path
@@ -264,8 +264,8 @@ def test_a_worker_starts_the_replay_stages_zygotes_before_its_first_claim(tmp_pa
         _prewarm(pool, _Runtime(), _execute_options())  # type: ignore[arg-type]
         assert len(_zygote_pids(pool)) == 2
         with pool.activated():
-            sandbox = _stages._start(_Runtime(), "auto", None)  # type: ignore[arg-type]
-            with sandbox.start(_stages.WORKER_HANDLER, preload=_stages.WORKER_PRELOAD):
+            sandbox = stages.stage_sandbox(_Runtime(), "auto", None)  # type: ignore[arg-type]
+            with sandbox.start(stages.WORKER_HANDLER, preload=stages.WORKER_PRELOAD):
                 assert len(_zygote_pids(pool)) == 2  # no zygote started for the job
     finally:
         pool.close()

@@ -13,8 +13,7 @@ import os
 import subprocess
 import sys
 
-from enclave.replay import WORKER_HANDLER
-from enclave.replay._stages import WORKER_PRELOAD
+from enclave.replay.stages import WORKER_HANDLER, WORKER_PRELOAD
 from enclave.sandbox._supervisor import _BOOT
 from tests.project.test_layers import MODULES, ROOT, imports_of
 

@@ -32,12 +32,13 @@ from enclave.incidents import procurement
 from enclave.replay import (
     AuditOutcome,
     AuditRequest,
+    CandidateCode,
+    CandidateDistribution,
     Intervention,
-    RuntimeLedgerLookup,
     Strategy,
     run_audit,
 )
-from enclave.replay._candidate import CandidateCode, CandidateDistribution
+from enclave.replay.certificates import RuntimeLedgerLookup
 from ledger.certificates import load_public_key_pem, verify_certificate
 from tests.agents.candidates import (
     build_wheel,

@@ -55,7 +55,7 @@ from enclave.governance import (
     validate_policy,
 )
 from enclave.governance._policy import BITS_PER_AUDIT
-from enclave.replay import VocabularySize, disclosure_bound
+from enclave.replay.disclosure import VocabularySize, disclosure_bound
 from ledger import Classification, Retention, canonical_digest
 from ledger.tables import GOVERNANCE_TABLES, METADATA
 from tests.support.canary import INCIDENT_CANARIES, find_canaries

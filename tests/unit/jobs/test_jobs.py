@@ -45,14 +45,9 @@ from enclave.jobs import (
 from enclave.jobs._execute import StageOptions, _issue_time, _lineage, execute
 from enclave.jobs._model import parse_time
 from enclave.jobs._queue import write_tx
-from enclave.replay import (
-    AuditRequest,
-    Intervention,
-    RuntimeLedgerLookup,
-    Strategy,
-    finalize_audit,
-    run_audit,
-)
+from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay.certificates import RuntimeLedgerLookup
+from enclave.replay.stages import finalize_audit
 from ledger._ledger import schema_heads
 from ledger.certificates import envelope_digest, load_public_key_pem, verify_certificate
 

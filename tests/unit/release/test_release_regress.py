@@ -29,8 +29,8 @@ from enclave.release import (
     tag_specimen,
     verify_report,
 )
-from enclave.replay import RuntimeLedgerLookup
-from enclave.replay._candidate import CandidateCode
+from enclave.replay import CandidateCode
+from enclave.replay.certificates import RuntimeLedgerLookup
 from ledger import certificates_by_digest
 from ledger.certificates import load_public_key_pem
 from tests.agents.candidates import write_candidate
@@ -152,7 +152,7 @@ def test_an_equivalent_candidate_passes_the_gate(
     # signed by the right key but naming another candidate: its certificates are not
     # of that candidate, and verification says so
     from enclave.release._report import sign_report
-    from enclave.replay._certificates import signing_key
+    from enclave.replay.certificates import signing_key
 
     statement = json.loads(base64.b64decode(envelope["payload"]))
     statement["predicate"]["intervention"]["digest"] = "sha256:" + "0" * 64

@@ -23,16 +23,8 @@ from enclave._runtime import Runtime
 from enclave.capture import AgentSpec, SpecError, capture, load_agent, policy
 from enclave.capture._payload_codec import decode_payload
 from enclave.incidents import claims, procurement, shard
-from enclave.replay import (
-    AuditOutcome,
-    AuditRequest,
-    Intervention,
-    Strategy,
-    open_specimen,
-    replay_run,
-    run_audit,
-)
-from enclave.replay._model import Trajectory
+from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay.runs import Trajectory, open_specimen, replay_run
 from ledger import RunStatus
 from ledger.certificates import PREDICATE_TYPE, predicate_problems
 from tests.agents import cut_agents

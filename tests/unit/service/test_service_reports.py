@@ -26,7 +26,7 @@ from enclave.governance import add_analyst
 from enclave.incidents import claims
 from enclave.release._library import selection_digest
 from enclave.release._report import SpecimenResult, build_report, sign_report
-from enclave.replay._certificates import signing_key
+from enclave.replay.certificates import signing_key
 from enclave.service import create_app
 from ledger import StoredReport, store_report
 from tests.support.canary import INCIDENT_CANARIES, find_canaries
