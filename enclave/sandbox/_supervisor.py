@@ -39,7 +39,7 @@ from enclave.sandbox._handle import Launched, WorkerHandle
 from enclave.sandbox._wire import SandboxLimits
 from enclave.sandbox.inside import landlock, seccomp
 
-_BOOT = (
+BOOT = (
     "import sys;sys.path[:0]=__import__('json').loads(sys.argv[2]);"
     "from enclave.sandbox.inside._worker import main;main(sys.argv)"
 )
@@ -222,7 +222,7 @@ class Sandbox:
                 "-P",
                 "-B",
                 "-c",
-                _BOOT,
+                BOOT,
                 orjson.dumps(config).decode(),
                 orjson.dumps(self._python_path).decode(),
             ]
