@@ -17,9 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enclave._errors import BadInput, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Refused, Runtime
 from enclave.capture import load_agent
 from enclave.replay import (
     AuditRequest,
@@ -391,7 +389,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dic
 
     from starlette.exceptions import StarletteDeprecationWarning
 
-    from enclave._runtime import utc_now
+    from enclave import utc_now
     from enclave.governance import add_analyst
     from enclave.service import create_app
 
