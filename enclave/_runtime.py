@@ -38,6 +38,8 @@ __all__ = ["Runtime", "utc_now"]
 
 
 def utc_now() -> datetime:
+    """The system clock as an aware UTC datetime: read it once at a program's edge and
+    pass it on as ``now`` (nothing below the edge reads the clock)."""
     return datetime.now(UTC)
 
 

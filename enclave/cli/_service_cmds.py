@@ -12,7 +12,7 @@ from .._errors import BadInput
 from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._output import console, emit_json, pairs, table
 
-__all__ = ["register"]
+__all__ = ["register_service_commands"]
 
 analyst_app = command_group("Analysts of the service and their bearer tokens.")
 policy_app = command_group("Intervention policies: draft -> validated -> active -> retired.")
@@ -295,7 +295,8 @@ def policy_retire(
     console.print(f"policy {policy.label} is retired")
 
 
-def register(app: typer.Typer) -> None:
+def register_service_commands(app: typer.Typer) -> None:
+    """Add the service's commands to ``app``: ``serve``, ``analyst ...``, ``policy ...``."""
     app.command("serve")(serve)
     app.add_typer(analyst_app, name="analyst")
     app.add_typer(policy_app, name="policy")

@@ -23,7 +23,7 @@ from ._app import command_group
 if TYPE_CHECKING:  # hvac and the provisioning code load with the command that uses them
     from enclave.vaultops import SetupResult
 
-app = command_group(
+vault_app = command_group(
     "Provision Vault/OpenBao (policies, AppRole roles, tenant keys) and run a dev server."
 )
 
@@ -65,7 +65,7 @@ def _write_env_file(path: Path, result: SetupResult) -> None:
         handle.write(text)
 
 
-@app.command()
+@vault_app.command()
 def setup(
     addr: Annotated[str, typer.Option(envvar="VAULT_ADDR", help="Server address.")],
     token: Annotated[
@@ -111,7 +111,7 @@ def setup(
             typer.echo(f"# role and secret ids: {env_file} (mode 0600)")
 
 
-@app.command()
+@vault_app.command()
 def dev(
     home: Annotated[
         Path | None,

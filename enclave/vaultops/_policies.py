@@ -26,6 +26,7 @@ __all__ = [
     "POLICY_NAME_PREFIX",
     "RoleDefinition",
     "load_roles",
+    "load_tenant_template",
     "policy_dir",
     "render_policy",
     "render_tenant_policy",

@@ -22,8 +22,7 @@ from typing import Any
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
+from enclave import Home, Runtime, utc_now
 from enclave.governance import add_analyst, disable_analyst
 from enclave.jobs import run_worker, submit_audit
 from enclave.replay import AuditRequest, Intervention, Strategy

@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
+from enclave import Home, Runtime, utc_now
 from enclave.capture import capture
 from enclave.incidents import procurement, shard
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit

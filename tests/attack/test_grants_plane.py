@@ -26,12 +26,9 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from enclave._errors import BadInput, GrantRefused, Refused
-from enclave._home import Home
-from enclave._policies import policies_root
-from enclave._runtime import Runtime, utc_now
+from enclave import BadInput, GrantRefused, Home, Refused, Runtime, policies_root, utc_now
 from enclave.capture import capture
-from enclave.cli._demo import capture_incidents
+from enclave.cli import capture_incidents
 from enclave.governance import activate_policy, add_analyst, load_policy_file, validate_policy
 from enclave.incidents import claims
 from enclave.jobs._model import stamp
@@ -341,7 +338,7 @@ def test_vault_mode_audit_completes_with_a_worker_that_holds_no_vault_credential
         )
         assert answer.status_code in (400, 403)
     # a runtime opened the way the worker opens it has no Vault identity to give
-    from enclave.cli._worker_cmd import service_grants
+    from enclave.cli import service_grants
 
     worker_rt = Runtime.open(
         plane.home,
@@ -511,7 +508,7 @@ def test_a_forged_job_row_gets_nothing(plane: Plane, binding: str) -> None:
 
 
 def test_compromised_worker_holds_nothing_that_opens_another_specimen(plane: Plane) -> None:
-    from enclave.cli._worker_cmd import service_grants
+    from enclave.cli import service_grants
 
     audit_id = plane.request_audit(samples=2)
     job = _claim(plane, audit_id, "w1/host:4")
@@ -737,7 +734,7 @@ def test_a_worker_refuses_a_signature_over_another_statement_or_another_tenants_
 ) -> None:
     """What the worker checks in the service's answers (the service itself is trusted to
     check; this is the worker's own guard against an answer for something else)."""
-    from enclave.cli._worker_cmd import service_grants
+    from enclave.cli import service_grants
     from enclave.keys._service_grants import ServiceGrants
 
     predicate = _completed_predicate(plane)

@@ -33,9 +33,8 @@ from typing import Any
 import pytest
 
 import enclave
-from enclave._home import MARKER, Home
-from enclave._runtime import Runtime
-from enclave.cli._demo import capture_incidents
+from enclave import Home, Runtime
+from enclave.cli import capture_incidents
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.certificates import isolation_layers, signing_key
 from enclave.sandbox import (
@@ -124,7 +123,7 @@ def test_readme_home_in_the_checkout_is_unreadable(readme_home: Path) -> None:
     secrets = _files(readme_home)
     names = {Path(p).name for p in secrets}
     # the attack is only meaningful if the home holds what it is meant to hold
-    assert {"ledger.db", "config.toml", MARKER} <= names
+    assert {"ledger.db", "config.toml", Home.MARKER} <= names
     assert {"keyring.json", "signing-key.pem"} <= names
     assert any("/payloads/acme/" in p for p in secrets)
     assert any("/payloads/other/" in p for p in secrets)

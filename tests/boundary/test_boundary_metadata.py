@@ -26,10 +26,7 @@ from typing import Any
 
 import pytest
 
-from enclave._erasure import erase_specimen
-from enclave._errors import EnclaveError, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
+from enclave import EnclaveError, Home, Refused, Runtime, erase_specimen, utc_now
 from enclave.capture import AgentSpec, Answer, BoundarySpec, Context, SpecError, capture, policy
 from enclave.capture._code_identity import CodeIdentity, code_identity
 from enclave.capture._payload_codec import decode_payload
@@ -432,7 +429,7 @@ def test_other_interpreter_refuses(
 
 
 def test_code_revision_must_look_like_a_digest() -> None:
-    from enclave._errors import BadInput
+    from enclave import BadInput
 
     with pytest.raises(BadInput):
         _request("sp-1", code_revision="main")

@@ -28,8 +28,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import AgentSpec
 from enclave.replay import (
     AuditOutcome,

@@ -99,7 +99,7 @@ def test_public_names() -> None:
         "WorkerHandle",
         "Zygotes",
     ]
-    assert issubclass(Contaminated, enclave._errors.EnclaveError)
+    assert issubclass(Contaminated, enclave.EnclaveError)
     assert REASONS == {
         "network", "process_spawn", "write_outside_scratch", "native_code",
         "forbidden_operation", "memory_limit", "cpu_limit", "file_size_limit",
@@ -201,8 +201,7 @@ def test_replayed_code_does_not_inherit_the_homes_payload_lock(
     not hold it too (it could then keep a migration out, or learn the home's path)."""
     import fcntl
 
-    from enclave._home import Home
-    from enclave._runtime import Runtime
+    from enclave import Home, Runtime
 
     runtime = Runtime.open(Home.init(tmp_path / "home"), env={})
     try:

@@ -182,8 +182,7 @@ NOT_ON_START = (
 @pytest.fixture(scope="module")
 def listed_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """An embedded home holding one sealed specimen, and its id."""
-    from enclave._home import Home
-    from enclave._runtime import Runtime
+    from enclave import Home, Runtime
     from enclave.capture import capture
     from enclave.incidents import claims
 
@@ -261,7 +260,7 @@ def test_specimens_list_json_and_version_load_no_rich(listed_home: tuple[Path, s
 def test_a_group_builds_only_the_named_command() -> None:
     """``specimens list`` builds ``list``; the group's help still lists every command,
     in the order they were declared."""
-    from enclave.cli._commands import COMMANDS, LazySubcommands
+    from enclave.cli import COMMANDS, LazySubcommands
 
     group = COMMANDS["specimens"].load("specimens")
     assert isinstance(group, LazySubcommands)
@@ -295,8 +294,7 @@ def test_root_help_imports_no_command_module() -> None:
 def test_root_command_list_matches_each_commands_own_help() -> None:
     import typer.main
 
-    from enclave.cli import app
-    from enclave.cli._commands import COMMANDS
+    from enclave.cli import COMMANDS, app
 
     root = typer.main.get_command(app)
     for name, entry in COMMANDS.items():

@@ -24,9 +24,7 @@ from typing import Any
 
 import pytest
 
-from enclave._errors import BadInput, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Refused, Runtime
 from enclave.capture import Answer, Context, capture
 from enclave.incidents import procurement
 from enclave.replay import (

@@ -17,9 +17,7 @@ from typing import Any
 import pytest
 from scipy.stats import binomtest
 
-from enclave._errors import Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Refused, Runtime
 from enclave.capture import capture, load_agent
 from enclave.incidents import claims, procurement, shard
 from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit

@@ -20,8 +20,7 @@ from typing import Any
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import AgentSpec, BoundarySpec, capture, policy
 from enclave.replay import Intervention, Strategy
 from enclave.replay.runs import (

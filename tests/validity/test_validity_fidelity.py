@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import AgentSpec, capture
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.certificates import RuntimeLedgerLookup, signing_key

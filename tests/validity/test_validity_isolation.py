@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import AgentSpec
 from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, Tolerances, run_audit
 from enclave.replay.disclosure import quantize, resolution_for

@@ -18,9 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enclave._errors import BadInput, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Refused, Runtime
 from enclave.capture import load_agent
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.runs import apply_intervention, open_specimen, placebo_of, replay_run
@@ -385,7 +383,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dic
 
     from starlette.exceptions import StarletteDeprecationWarning
 
-    from enclave._runtime import utc_now
+    from enclave import utc_now
     from enclave.governance import add_analyst
     from enclave.service import create_app
 

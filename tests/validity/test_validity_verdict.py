@@ -17,8 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import capture
 from enclave.incidents import procurement
 from enclave.replay import AuditRequest, Intervention, Strategy, Tolerances, run_audit

@@ -23,7 +23,7 @@ from securesystemslib.signer import (  # type: ignore[attr-defined]  # re-export
 )
 
 import ledger.certificates as certify
-from enclave._errors import BadInput
+from enclave import BadInput
 from enclave.keys import SigningKey
 from ledger import LedgerError
 from ledger._canonical import canonical_json, loads

@@ -23,11 +23,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import enclave.governance as governance
-from enclave._errors import BadInput, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
-from enclave.cli._demo import capture_incidents
-from enclave.cli._service_cmds import register
+from enclave import BadInput, Home, Refused, Runtime
+from enclave.cli import capture_incidents, register_service_commands
 from enclave.governance import (
     AccessPolicy,
     Action,
@@ -993,7 +990,7 @@ def test_classification_values_match_the_ledger() -> None:
 def test_cli_analyst_and_policy_commands(tmp_path: Path) -> None:
     app = typer.Typer()
     app.callback()(lambda: None)
-    register(app)
+    register_service_commands(app)
     home = tmp_path / "home"
     Home.init(home)
     runner = CliRunner()

@@ -21,9 +21,7 @@ from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
 
 import enclave.jobs as jobs
-from enclave._errors import BadInput, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Refused, Runtime
 from enclave.jobs import (
     AuditStatus,
     Conflict,

@@ -28,9 +28,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from enclave._home import Home
-from enclave._runtime import Runtime
-from enclave.cli._demo import capture_incidents
+from enclave import Home, Runtime
+from enclave.cli import capture_incidents
 from enclave.jobs import AuditStatus, audit_status, certificate, list_audits, submit_audit
 from enclave.replay import AuditRequest, Intervention, Strategy
 from enclave.replay.certificates import RuntimeLedgerLookup

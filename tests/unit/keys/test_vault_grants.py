@@ -14,7 +14,7 @@ from typing import Any
 import hvac.exceptions
 import pytest
 
-from enclave._errors import GrantRefused, InfrastructureError, Refused
+from enclave import GrantRefused, InfrastructureError, Refused
 from enclave.keys._provider import Grant, KeyProvider, WrappedKey
 from enclave.keys._transit import TransitGrant, TransitKeyProvider, derivation_context
 from enclave.keys._vault_client import VaultSession, VaultSettings, admin_client

@@ -145,7 +145,7 @@ def test_a_foreign_exception_is_an_internal_fault() -> None:
 
 
 def test_a_stopped_sweep_takes_its_causes_outcome() -> None:
-    from enclave._retention import SweepStopped
+    from enclave.retention import SweepStopped
     from ledger import NotFound
 
     assert exit_code_for(SweepStopped(1, NotFound("no such specimen"))) == 2

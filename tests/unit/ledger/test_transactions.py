@@ -19,9 +19,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from enclave._errors import BadInput
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Runtime
 from enclave.governance import add_analyst
 from enclave.jobs import claim, enqueue
 from enclave.jobs._queue import fenced
@@ -196,7 +194,7 @@ def test_a_tag_raced_by_another_tagger_is_a_conflict_without_the_value(
     """Two taggers both find a tag missing and both insert it: the second insert clashes
     on the primary key, whose DETAIL names the tag. It leaves as a Conflict that names
     nothing, and records nothing."""
-    from enclave.cli._demo import capture_incidents
+    from enclave.cli import capture_incidents
     from enclave.release import _library, tag_specimen, tags_of
 
     specimen_id = next(iter(capture_incidents(runtime).values()))

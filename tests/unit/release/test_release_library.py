@@ -7,10 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from enclave._erasure import erase_specimen
-from enclave._errors import BadInput, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Refused, Runtime, erase_specimen
 from enclave.capture import capture
 from enclave.incidents import ALL, claims, procurement
 from enclave.release import Selector, select, tag_specimen, tags_of, untag_specimen

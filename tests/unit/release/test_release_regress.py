@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import capture
 from enclave.incidents import procurement
 from enclave.release import (

@@ -17,9 +17,7 @@ from typing import Any
 
 import pytest
 
-from enclave._errors import BadInput
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Runtime
 from enclave.capture import AgentSpec, SpecError, capture, load_agent, policy
 from enclave.capture._payload_codec import decode_payload
 from enclave.incidents import claims, procurement, shard

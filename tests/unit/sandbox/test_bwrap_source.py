@@ -28,8 +28,7 @@ from typing import Any
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
 from enclave.sandbox.inside import seccomp

@@ -26,8 +26,7 @@ import sqlalchemy as sa
 import uvicorn
 from starlette.exceptions import StarletteDeprecationWarning
 
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
+from enclave import Home, Runtime, utc_now
 from enclave.governance import add_analyst
 from enclave.jobs import submit_audit
 from enclave.replay import AuditRequest, Intervention, Strategy

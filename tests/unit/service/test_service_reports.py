@@ -18,10 +18,9 @@ from typing import Any
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import capture
-from enclave.cli._demo import capture_incidents
+from enclave.cli import capture_incidents
 from enclave.governance import add_analyst
 from enclave.incidents import claims
 from enclave.release._library import selection_digest

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from enclave._errors import BadInput, DecryptionFailed, InfrastructureError
+from enclave import BadInput, DecryptionFailed, InfrastructureError
 from enclave.keys import WrappedKey
 from enclave.store import DatabasePayloadStore, PayloadStore
 from enclave.store._db_payloads import _ChunkRows
