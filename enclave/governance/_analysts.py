@@ -19,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Conflict, canonical_json, loads
-from ledger._transactions import read, write
+from ledger.transactions import read, write
 
 from .._errors import BadInput
 from .._runtime import Runtime

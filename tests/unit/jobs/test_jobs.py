@@ -53,7 +53,7 @@ from enclave.replay import (
     finalize_audit,
     run_audit,
 )
-from ledger._ledger import schema_heads
+from ledger import schema_heads
 from ledger.certificates import envelope_digest, load_public_key_pem, verify_certificate
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
