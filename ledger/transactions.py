@@ -4,9 +4,11 @@ a read or a write (``read``, ``write``, ``guarded``: no database exception leave
 ``LedgerError``), insert a row unless it exists (``insert_new``), and append ledger
 entries inside such a write so they commit together with the caller's rows
 (``caller_items``, ``lock_tip``, ``append_rows``, then ``save_head`` after the commit).
-``WRITE_OPTION`` marks a connection a caller opens itself as a writer; ``POOL_SIZE`` and
-``LOCK_WAIT_SECONDS`` are the engine's pool size and the head file's lock wait. Names
-are imported on first use, like the package front's.
+The ``*_VIEW`` names are tables as plain SQLAlchemy Core, for reads that must not load
+SQLModel (``ledger.tables``, which they agree with). ``WRITE_OPTION`` marks a connection a
+caller opens itself as a writer; ``POOL_SIZE`` and ``LOCK_WAIT_SECONDS`` are the
+engine's pool size and the head file's lock wait. Names are imported on first use,
+like the package front's.
 """
 
 from typing import TYPE_CHECKING
@@ -26,6 +28,9 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._transactions import is_driver_error as is_driver_error
     from ._transactions import read as read
     from ._transactions import write as write
+    from ._views import ANALYSTS_VIEW as ANALYSTS_VIEW
+    from ._views import CERTIFICATES_VIEW as CERTIFICATES_VIEW
+    from ._views import RELEASE_REPORTS_VIEW as RELEASE_REPORTS_VIEW
 
 _NAMES = {
     "append_rows": "ledger._chain",
@@ -40,6 +45,9 @@ _NAMES = {
     "is_driver_error": "ledger._transactions",
     "read": "ledger._transactions",
     "write": "ledger._transactions",
+    "ANALYSTS_VIEW": "ledger._views",
+    "CERTIFICATES_VIEW": "ledger._views",
+    "RELEASE_REPORTS_VIEW": "ledger._views",
 }
 
 __getattr__ = deferred(__name__, globals(), _NAMES)

@@ -89,8 +89,11 @@ PINNED = {
     },
     "ledger.lazy": {"deferred"},
     "ledger.transactions": {
+        "ANALYSTS_VIEW",
+        "CERTIFICATES_VIEW",
         "LOCK_WAIT_SECONDS",
         "POOL_SIZE",
+        "RELEASE_REPORTS_VIEW",
         "WRITE_OPTION",
         "append_rows",
         "caller_items",
