@@ -90,6 +90,34 @@ def test_public_names() -> None:
     assert points[0]["module"] == "jupyter_ext" and points[0]["app"].name == "jupyter_ext"
 
 
+def test_importing_the_front_loads_none_of_its_parts() -> None:
+    """``import jupyter_ext`` (what Jupyter does to find the server extension) stays
+    cheap: the client, the widgets, the server and the verifier load on first use."""
+    import subprocess
+    import sys
+
+    code = "import sys, jupyter_ext\nprint(' '.join(sorted(sys.modules)))\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    heavy = ("httpx", "ipywidgets", "IPython", "jupyter_server", "cryptography", "rfc8785")
+    loaded = done.stdout.split()
+    assert [m for m in loaded if m.split(".")[0] in heavy] == []
+    assert [m for m in loaded if m.startswith("jupyter_ext.")] == ["jupyter_ext._errors"]
+
+
+def test_the_issuer_key_is_read_by_the_verifier(tmp_path: Path) -> None:
+    """The offline verifier loads the key as ``ledger.certificates`` does; the magic
+    shows its refusal as bad input, in its words."""
+    from ledger.certificates import BadCertificateInput
+
+    key = tmp_path / "issuer.pub.pem"
+    key.write_text("not a key")
+    envelope = GOLDEN / "certificate_v2.dsse.json"
+    with pytest.raises(BadCertificateInput, match="not a PEM public key"):
+        verify_file(str(envelope), str(key))
+    rendered = EnclaveMagics(shell=None).enclave(f"verify {envelope} --key {key} --offline")
+    assert 'data-code="bad_input"' in rendered.html and "not a PEM public key" in rendered.text
+
+
 def test_no_enclave_internals_or_ledger_imports() -> None:
     # the verifier's front only (the offline verifier's predicate rules)
     source = "\n".join(p.read_text() for p in Path(jupyter_ext.__file__).parent.glob("*.py"))
