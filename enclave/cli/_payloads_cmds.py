@@ -36,8 +36,8 @@ def erased_specimens(runtime: Runtime) -> set[str]:
     """Ids of the specimens the ledger records as erased."""
     import sqlalchemy as sa
 
-    from ledger._transactions import read
     from ledger.tables import SpecimenRow, table_of
+    from ledger.transactions import read
 
     specimens = table_of(SpecimenRow)
     with read(runtime.ledger.engine, operation="payloads_migrate") as conn:

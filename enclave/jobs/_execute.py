@@ -32,9 +32,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ledger import TERMINAL_AUDIT_STATES, AuditState, Conflict, LedgerError, NotFound
-from ledger._transactions import read
 from ledger.certificates import CertificateError
 from ledger.tables import AuditRow, JobRow, table_of
+from ledger.transactions import read
 
 from .._errors import EnclaveError, InfrastructureError, IntegrityFailure
 from .._runtime import Runtime

@@ -33,8 +33,8 @@ from ledger import (
     NotFound,
     loads,
 )
-from ledger._transactions import guarded, read, write
 from ledger.tables import AuditRow, JobRow, SpecimenRow, table_of
+from ledger.transactions import guarded, read, write
 
 from .._errors import BadInput, Refused
 from .._runtime import Runtime

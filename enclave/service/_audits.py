@@ -17,8 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import JSONResponse
 
-from ledger import LedgerError, NotFound, loads
-from ledger._facts import CLASSIFICATION_RANK
+from ledger import CLASSIFICATION_RANK, LedgerError, NotFound, loads
 from ledger.certificates import load_public_key_pem, verify_certificate
 
 from .._errors import BadInput, Refused

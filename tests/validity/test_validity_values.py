@@ -453,9 +453,7 @@ def test_the_replay_worker_does_not_load_pydantic() -> None:
 def test_the_notebook_client_gives_the_same_line(
     service: tuple[Any, dict[str, str]], data: dict[str, Any], key: str
 ) -> None:
-    from jupyter_ext import ServiceRefused
-    from jupyter_ext._client import EnclaveClient
-    from jupyter_ext._wire import AuditRequestBody
+    from jupyter_ext import AuditRequestBody, EnclaveClient, ServiceRefused
 
     if data.get("strategy") == "REPLACE":
         pytest.skip("the notebook names strategies in upper case, as its panels show them")

@@ -46,7 +46,7 @@ from enclave.jobs._queue import write_tx
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.certificates import RuntimeLedgerLookup
 from enclave.replay.stages import finalize_audit
-from ledger._ledger import schema_heads
+from ledger import schema_heads
 from ledger.certificates import envelope_digest, load_public_key_pem, verify_certificate
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)

@@ -24,8 +24,8 @@ from enclave.governance import add_analyst
 from enclave.jobs import claim, enqueue
 from enclave.jobs._queue import fenced
 from ledger import Conflict, LedgerError, LedgerUnavailable
-from ledger._transactions import read, write
 from ledger.tables import AnalystRow, AuditRow, table_of
+from ledger.transactions import read, write
 
 audits = table_of(AuditRow)
 
@@ -168,7 +168,7 @@ def test_a_plain_read_on_postgresql_is_one_statement_each_and_leaves_writes_atom
     transactional writes."""
     from psycopg.pq import TransactionStatus
 
-    from ledger._engine import make_engine
+    from ledger import make_engine
 
     engine = make_engine(postgres_url)
     try:

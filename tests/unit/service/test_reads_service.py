@@ -33,7 +33,7 @@ from enclave.replay import AuditRequest, Intervention, Strategy
 from enclave.service import create_app
 from enclave.service._state import LIST_THREADS, REQUEST_THREADS
 from ledger import Classification, SpecimenSummary
-from ledger._engine import POOL_SIZE
+from ledger.transactions import POOL_SIZE
 from tests.support.cli_runner import run_cli
 from tests.support.reads_world import CLASSES, seal_many, synthetic_specimen
 
