@@ -20,8 +20,7 @@ import pytest
 from enclave._errors import BadInput
 from enclave._home import Home
 from enclave._runtime import Runtime
-from enclave.capture import AgentSpec, SpecError, capture, load_agent, policy
-from enclave.capture._payload_codec import decode_payload
+from enclave.capture import AgentSpec, SpecError, capture, decode_payload, load_agent, policy
 from enclave.incidents import claims, procurement, shard
 from enclave.replay import (
     AuditOutcome,
