@@ -23,8 +23,7 @@ payloads_app = command_group(
 
 
 def _stores(runtime: Runtime) -> dict[str, PayloadBackend]:
-    from ..store import PayloadStore
-    from ..store._db_payloads import DatabasePayloadStore
+    from ..store import DatabasePayloadStore, PayloadStore
 
     return {
         "files": PayloadStore(root=runtime.home.payloads_dir),
@@ -65,8 +64,7 @@ def payloads_migrate(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from .._runtime import Runtime
-    from ..store._in_use import moving_payloads
-    from ..store._migrate import migrate
+    from ..store import migrate, moving_payloads
 
     if to not in PAYLOAD_STORES:
         raise BadInput("--to must be 'files' or 'database'")

@@ -88,7 +88,7 @@ def setup(
     ] = None,
 ) -> None:
     """Enable transit + AppRole, write policies and roles, create tenant keys."""
-    from enclave.keys._vault_client import admin_client
+    from enclave.keys import admin_client
     from enclave.vaultops import apply_setup
 
     with _safe_errors():
@@ -131,7 +131,7 @@ def dev(
     ] = None,
 ) -> None:
     """Start a local in-memory OpenBao dev server with an audit log, then run setup."""
-    from enclave.keys._vault_client import admin_client
+    from enclave.keys import admin_client
     from enclave.vaultops import apply_setup, start_dev_server, stop_dev_server
 
     directory = home if home is not None else default_home()

@@ -36,7 +36,7 @@ from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._output import console, emit_json, pairs
 
 if TYPE_CHECKING:
-    from ..keys._service_grants import ServiceGrants
+    from ..keys import ServiceGrants
 
 __all__ = ["register", "worker", "worker_token_app"]
 
@@ -84,7 +84,7 @@ def _vault_table(home: Home) -> dict[str, Any]:
 
 def service_grants(home: Home, env: Mapping[str, str], url: str, token: str) -> ServiceGrants:
     """The worker's grant source: the service mints, the worker redeems (no credential)."""
-    from ..keys._service_grants import ServiceGrants
+    from ..keys import ServiceGrants
 
     table = _vault_table(home)
 

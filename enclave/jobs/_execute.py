@@ -38,7 +38,7 @@ from ledger.transactions import read
 
 from .._errors import EnclaveError, InfrastructureError, IntegrityFailure
 from .._runtime import Runtime
-from ..keys._provider import GrantSource
+from ..keys import GrantSource
 from ..replay import AuditOutcome, AuditRequest
 from ..replay.stages import (
     BatchResult,
@@ -309,7 +309,7 @@ def _job_keys(grants: GrantSource) -> dict[str, Any]:
     """A worker whose grants come from the service (Vault mode, any host) holds no keyring
     and no signing key: this job's digest keys and its certificate's signature come from
     the service too, for this claim only."""
-    from ..keys._service_grants import ServiceGrants
+    from ..keys import ServiceGrants
 
     if isinstance(grants, ServiceGrants):
         return {"digests": grants.digest_keys(), "signer": grants.signer()}

@@ -20,7 +20,7 @@ from typing import Any
 
 from enclave._errors import BadInput
 from enclave._policies import ENV_POLICY_DIR, policies_root
-from enclave.keys._vault_client import ROLES, Role
+from enclave.keys import ROLES, Role
 
 __all__ = [
     "POLICY_NAME_PREFIX",

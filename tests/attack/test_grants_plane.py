@@ -32,9 +32,15 @@ from enclave.cli import capture_incidents
 from enclave.governance import activate_policy, add_analyst, load_policy_file, validate_policy
 from enclave.incidents import claims
 from enclave.jobs._model import stamp
-from enclave.keys import DigestKeys
-from enclave.keys._transit import TransitGrant, TransitKeyProvider, derivation_context
-from enclave.keys._vault_client import VaultSettings, admin_client, anonymous_adapter
+from enclave.keys import (
+    DigestKeys,
+    TransitGrant,
+    TransitKeyProvider,
+    VaultSettings,
+    admin_client,
+    anonymous_adapter,
+    derivation_context,
+)
 from enclave.replay._certificates import LocalSigner
 from enclave.replay.certificates import signing_key
 from enclave.vaultops import SetupResult, apply_setup
@@ -735,7 +741,7 @@ def test_a_worker_refuses_a_signature_over_another_statement_or_another_tenants_
     """What the worker checks in the service's answers (the service itself is trusted to
     check; this is the worker's own guard against an answer for something else)."""
     from enclave.cli import service_grants
-    from enclave.keys._service_grants import ServiceGrants
+    from enclave.keys import ServiceGrants
 
     predicate = _completed_predicate(plane)
     with plane.runtime() as runtime:

@@ -730,7 +730,7 @@ def test_serve_refuses_half_a_tls_configuration(tmp_path: Path) -> None:
 def test_a_key_server_outage_is_named_as_such(tmp_path: Path, openbao: Any) -> None:
     from enclave.cli import capture_incidents
     from enclave.jobs import audit_status, run_worker, submit_audit
-    from enclave.keys._vault_client import admin_client
+    from enclave.keys import admin_client
     from enclave.replay import AuditRequest, Intervention, Strategy
     from enclave.vaultops import apply_setup
     from tests.unit.keys.test_vault_mode import vault_env

@@ -27,9 +27,18 @@ from typing import Any
 import pytest
 
 from enclave import EnclaveError, Home, Refused, Runtime, erase_specimen, utc_now
-from enclave.capture import AgentSpec, Answer, BoundarySpec, Context, SpecError, capture, policy
-from enclave.capture._code_identity import CodeIdentity, code_identity
-from enclave.capture._payload_codec import decode_payload
+from enclave.capture import (
+    AgentSpec,
+    Answer,
+    BoundarySpec,
+    CodeIdentity,
+    Context,
+    SpecError,
+    capture,
+    code_identity,
+    decode_payload,
+    policy,
+)
 from enclave.incidents import procurement
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.runs import open_specimen
@@ -418,11 +427,9 @@ def test_unchanged_code_with_a_declared_revision_is_no_change(
 def test_other_interpreter_refuses(
     runtime: Runtime, temp_agent: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from enclave.capture import _code_identity
-
     name, _path = temp_agent
     specimen = _temp_capture(runtime, name)
-    monkeypatch.setattr(_code_identity, "INTERPRETER", "pypy-3.11.0")
+    monkeypatch.setattr("enclave.capture._code_identity.INTERPRETER", "pypy-3.11.0")
     with pytest.raises(Refused) as caught:
         open_specimen(runtime, specimen, job_id="j-1", lease_seconds=60, now=utc_now())
     assert caught.value.code == "code_changed"

@@ -76,7 +76,7 @@ json_values = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(json_values)
 def test_payload_codec_keeps_types_and_key_order(value: Any) -> None:
-    from enclave.capture._payload_codec import decode_payload, encode_payload
+    from enclave.capture import decode_payload, encode_payload
 
     canonical_json(value)  # the capture accepts it
     assert same_shape(decode_payload(encode_payload(value)), value)
@@ -85,7 +85,7 @@ def test_payload_codec_keeps_types_and_key_order(value: Any) -> None:
 @settings(max_examples=100, deadline=None)
 @given(json_values)
 def test_payloads_sealed_before_still_decode(value: Any) -> None:
-    from enclave.capture._payload_codec import decode_payload
+    from enclave.capture import decode_payload
     from ledger import loads
 
     legacy = canonical_json(value)  # how a field was sealed before

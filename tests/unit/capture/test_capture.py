@@ -34,9 +34,9 @@ from enclave.capture import (
     Recorder,
     SpecError,
     capture,
+    decode_payload,
     policy,
 )
-from enclave.capture._payload_codec import decode_payload
 from enclave.incidents import ALL, claims, procurement
 from ledger import NotFound, Retention, RunStatus, StepKind, canonical_json
 from tests.support.canary import (

@@ -12,7 +12,7 @@ import pytest
 
 from enclave import EnclaveError, Home, Runtime, utc_now
 from enclave.cli import capture_incidents, demo_audits
-from enclave.keys._vault_client import admin_client
+from enclave.keys import admin_client
 from enclave.replay import AuditRequest, run_audit
 from enclave.vaultops import apply_setup, stop_server
 from tests.support.canary import find_canaries, scan_tree

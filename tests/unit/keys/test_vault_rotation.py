@@ -10,8 +10,13 @@ import hvac.exceptions
 import pytest
 
 from enclave import GrantRefused, Refused
-from enclave.keys._transit import TransitKeyProvider, derivation_context
-from enclave.keys._vault_client import VaultSession, VaultSettings, admin_client
+from enclave.keys import (
+    TransitKeyProvider,
+    VaultSession,
+    VaultSettings,
+    admin_client,
+    derivation_context,
+)
 from enclave.vaultops import SetupResult, ensure_tenant_key
 from tests.fixtures.openbao import OpenBaoServer
 

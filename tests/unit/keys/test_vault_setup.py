@@ -15,8 +15,7 @@ from typer.testing import CliRunner
 
 from enclave import Refused
 from enclave.cli import vault_app
-from enclave.keys._transit import TransitKeyProvider
-from enclave.keys._vault_client import VaultSession, VaultSettings, admin_client
+from enclave.keys import TransitKeyProvider, VaultSession, VaultSettings, admin_client
 from enclave.vaultops import (
     apply_setup,
     ensure_tenant_key,

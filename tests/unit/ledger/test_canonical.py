@@ -11,7 +11,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enclave.capture._payload_codec import PAYLOAD_V1, decode_payload
+from enclave.capture import PAYLOAD_V1, decode_payload
 from ledger import MAX_SAFE_INTEGER, CanonicalizationError, canonical_json, es6_number, loads
 from tests.unit.ledger.test_ledger import error_chain
 

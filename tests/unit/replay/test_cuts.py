@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 
 from enclave import BadInput, Home, Runtime
-from enclave.capture import AgentSpec, SpecError, capture, load_agent, policy
-from enclave.capture._payload_codec import decode_payload
+from enclave.capture import AgentSpec, SpecError, capture, decode_payload, load_agent, policy
 from enclave.incidents import claims, procurement, shard
 from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.runs import Trajectory, open_specimen, replay_run

@@ -19,9 +19,14 @@ from enclave.capture import capture
 from enclave.cli import erased_specimens
 from enclave.incidents import claims
 from enclave.keys import WrappedKey
-from enclave.store import DatabasePayloadStore, PayloadBackend, PayloadStore
-from enclave.store._in_use import PayloadsMoving, moving_payloads
-from enclave.store._migrate import migrate
+from enclave.store import (
+    DatabasePayloadStore,
+    PayloadBackend,
+    PayloadsMoving,
+    PayloadStore,
+    migrate,
+    moving_payloads,
+)
 from ledger.tables import PayloadChunkRow, PayloadKeyRow, table_of
 from tests.support import cli_runner
 from tests.support.canary import INCIDENT_CANARIES, find_canaries, scan_tree
