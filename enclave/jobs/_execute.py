@@ -63,7 +63,7 @@ from ._queue import complete, enqueue, fail, fenced
 
 audits, jobs = table_of(AuditRow), table_of(JobRow)
 
-__all__ = ["StageOptions", "execute"]
+__all__ = ["StageOptions", "execute", "issue_time", "lineage"]
 
 log = logging.getLogger("enclave.jobs")
 FAILED = "failed"  # the classification finalize_audit gives a failed audit
@@ -201,7 +201,7 @@ def _replay_job(
     )
 
 
-def _lineage(
+def lineage(
     engine: Engine, audit_id: str, request: AuditRequest
 ) -> tuple[Preparation, list[BatchResult]] | None:
     """The stored preparation and batches, or ``None`` if lineage does not hold."""
@@ -237,7 +237,9 @@ def _lineage(
     return prep, batches
 
 
-def _issue_time(engine: Engine, job: ClaimedJob, now: datetime) -> datetime:
+def issue_time(engine: Engine, job: ClaimedJob, now: datetime) -> datetime:
+    """The finalize job's issue time: fixed (fenced) on its first run, so that a
+    re-delivered finalizer signs the same statement."""
     issued = job.payload.get("issued_at")
     if isinstance(issued, str):
         return parse_time(issued)
@@ -253,11 +255,11 @@ def _issue_time(engine: Engine, job: ClaimedJob, now: datetime) -> datetime:
 def _finalize_job(rt: Runtime, job: ClaimedJob, request: AuditRequest, clock: Clock) -> None:
     engine = rt.ledger.engine
     _move(engine, job, AuditState.FINALIZING, (AuditState.QUEUED, AuditState.RUNNING), clock())
-    found = _lineage(engine, job.audit_id, request)
+    found = lineage(engine, job.audit_id, request)
     if found is None:
         raise _LineageBroken()
     prep, batches = found
-    issued_at = _issue_time(engine, job, clock())
+    issued_at = issue_time(engine, job, clock())
     outcome = finalize_audit(
         rt, request, audit_id=job.audit_id, preparation=prep, batches=batches, now=issued_at
     )

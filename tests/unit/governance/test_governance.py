@@ -29,6 +29,7 @@ from enclave._runtime import Runtime
 from enclave.cli._demo import capture_incidents
 from enclave.cli._service_cmds import register
 from enclave.governance import (
+    BITS_PER_AUDIT,
     AccessPolicy,
     Action,
     Analyst,
@@ -54,7 +55,6 @@ from enclave.governance import (
     retire_policy,
     validate_policy,
 )
-from enclave.governance._policy import BITS_PER_AUDIT
 from enclave.replay import VocabularySize, disclosure_bound
 from ledger import Classification, Retention, canonical_digest
 from ledger.tables import GOVERNANCE_TABLES, METADATA
@@ -1065,7 +1065,7 @@ def test_a_categorical_outcome_is_bounded_but_a_score_without_bounds_is_not(
     runtime: Runtime, captured: dict[str, str]
 ) -> None:
     from enclave.capture import capture
-    from enclave.governance._eligibility import _categorical
+    from enclave.governance import is_categorical as _categorical
     from tests.agents.validity_verdict_agents import BASELINE_INPUTS, CATEGORICAL_AGENT
 
     routed = capture(runtime, CATEGORICAL_AGENT, BASELINE_INPUTS, tenant_id="acme", seed=3)
@@ -1076,7 +1076,7 @@ def test_a_categorical_outcome_is_bounded_but_a_score_without_bounds_is_not(
 
 
 def test_a_policy_may_target_a_nested_member_its_schema_declares() -> None:
-    from enclave.governance._schemas import field_schema
+    from enclave.governance import field_schema
     from tests.agents.validity_values_agents import ACCOUNT
 
     nested = InterventionPolicy.from_toml(
