@@ -14,10 +14,13 @@ Each kind, as numbered in ``_lifecycle``:
    ``FAILED`` with the safe failure code. The audit row moves to a terminal status
    with a conditional update, once.
 
-Errors: ``Conflict`` (the lease was lost) propagates and nothing is committed. An
-``EnclaveError`` that is not an ``InfrastructureError`` is permanent: the audit fails
-closed with the error's code. Anything else is retried until the job's attempts run
-out, then the job is dead and the audit fails closed.
+Errors: ``Conflict`` (the lease was lost) propagates and nothing is committed. Each
+other error says whether the job may be tried again (``retryable``, see
+``ledger.ErrorOutcome``): one that may not (bad input, a refusal, an integrity or an
+agent failure, the certificate verifier's errors) is permanent and the audit fails
+closed with the error's code. The rest, and any exception no class speaks for, are
+retried until the job's attempts run out, then the job is dead and the audit fails
+closed.
 """
 
 from __future__ import annotations
@@ -33,10 +36,9 @@ from sqlalchemy.engine import Engine
 
 from ledger import TERMINAL_AUDIT_STATES, AuditState, Conflict, LedgerError, NotFound
 from ledger._transactions import read
-from ledger.certificates import CertificateError
 from ledger.tables import AuditRow, JobRow, table_of
 
-from .._errors import EnclaveError, InfrastructureError, IntegrityFailure
+from .._errors import EnclaveError, IntegrityFailure
 from .._runtime import Runtime
 from ..keys._provider import GrantSource
 from ..replay import (
@@ -341,11 +343,10 @@ def execute(runtime: Runtime, job: ClaimedJob, *, clock: Clock, options: StageOp
     except Conflict:
         raise
     except EnclaveError as exc:
-        retry, code = isinstance(exc, InfrastructureError), exc.code
-    except CertificateError as exc:  # nothing to sign: retrying would sign nothing either
-        retry, code = False, exc.code
-    except LedgerError:
-        retry, code = True, "ledger_unavailable"
+        retry, code = exc.retryable, exc.code
+    except LedgerError as exc:  # a retryable one is recorded as the ledger's own trouble
+        retry = exc.retryable
+        code = "ledger_unavailable" if retry else exc.code
     except Exception as exc:  # noqa: BLE001 - a job must never take its worker down
         log.warning("job %s (%s): unexpected %s", job.job_id, job.kind, type(exc).__name__)
         retry, code = True, "internal"
