@@ -168,6 +168,7 @@ def reseal(runtime: Runtime, specimen_id: str, *, new_id: str, **changes: Any) -
 
 def test_public_names_are_pinned() -> None:
     assert set(governance.__all__) == {
+        "BITS_PER_AUDIT",
         "IDENTITY_FIELD",
         "KNOWN_ROLES",
         "AccessDecision",
@@ -196,7 +197,10 @@ def test_public_names_are_pinned() -> None:
         "budget_used",
         "check_eligibility",
         "check_purpose",
+        "check_specimen",
         "disable_analyst",
+        "field_schema",
+        "is_categorical",
         "find_tool",
         "get_policy",
         "list_analysts",
