@@ -49,9 +49,7 @@ def serve(
     import uvicorn
 
     from .._home import ENV_HOME, Home, default_home
-    from ..service import Limits
-    from ..service._http import NO_DELAY_PROTOCOL
-    from ..service._serve import ENV_MAX_BODY, LOG_FORMAT
+    from ..service import ENV_MAX_BODY, LOG_FORMAT, NO_DELAY_PROTOCOL, Limits
 
     if (ssl_certfile is None) != (ssl_keyfile is None):
         raise BadInput("TLS needs both --ssl-certfile and --ssl-keyfile")

@@ -167,7 +167,7 @@ def worker(
     if opened.key_provider(env) == "transit":
         # no Vault identity in this process: each grant comes from the service
         from ..keys import DigestKeys
-        from ..service._grant_records import worker_name_of
+        from ..service import worker_name_of
 
         if not grant_service:
             raise BadInput(
@@ -229,7 +229,7 @@ def worker_token_add(
 ) -> None:
     """Register a replay worker and print its token — once; only its hash is kept."""
     from .._runtime import utc_now
-    from ..service._grant_records import add_worker
+    from ..service import add_worker
 
     with open_runtime(home) as runtime:
         token = add_worker(runtime, name, now=utc_now())
@@ -247,7 +247,7 @@ def worker_token_revoke(
 ) -> None:
     """Revoke a worker's token for good (its next grant request is refused)."""
     from .._runtime import utc_now
-    from ..service._grant_records import revoke_worker
+    from ..service import revoke_worker
 
     with open_runtime(home) as runtime:
         revoke_worker(runtime, name, now=utc_now())

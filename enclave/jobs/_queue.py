@@ -62,6 +62,7 @@ __all__ = [
     "lock_job",
     "reap",
     "stop_open_jobs",
+    "write_tx",
 ]
 
 _MAX_BACKOFF_SECONDS = 30.0

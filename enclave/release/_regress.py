@@ -30,7 +30,7 @@ from ledger import NotFound, report_id_of, store_report
 
 from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
-from ..governance._eligibility import check_specimen
+from ..governance import check_specimen
 from ..jobs import audit_status, certificate, open_audits, run_worker, submit_audit
 from ..keys import SigningKey
 from ..replay import AuditRequest, CandidateCode, Intervention, Strategy

@@ -20,7 +20,7 @@ from enclave import Home, Runtime, utc_now
 from enclave.capture import capture
 from enclave.incidents import procurement, shard
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
-from enclave.service._views import specimen_detail
+from enclave.service import specimen_detail
 from ledger import canonical_json
 from tests.support import cli_runner
 

@@ -31,7 +31,7 @@ from enclave.capture import capture
 from enclave.cli import capture_incidents
 from enclave.governance import activate_policy, add_analyst, load_policy_file, validate_policy
 from enclave.incidents import claims
-from enclave.jobs._model import stamp
+from enclave.jobs import stamp
 from enclave.keys import (
     DigestKeys,
     TransitGrant,
@@ -148,7 +148,7 @@ def _build_home(
             )[1]
             for name in ["alice"] + [f"a{n}" for n in range(15)]
         ]
-        from enclave.service._grant_records import add_worker
+        from enclave.service import add_worker
 
         workers = {name: add_worker(runtime, name, now=now) for name in ("w1", "w2")}
     return home, specimens, analysts, workers

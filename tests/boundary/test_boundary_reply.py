@@ -394,10 +394,8 @@ def test_service_path_carries_only_closed_codes_and_no_canary(
         from fastapi.testclient import TestClient
 
     # the policy's tool is declared by the test agents: register one as a platform would
-    import enclave.governance._schemas as schemas
-
     registered = {agents.PLAIN_AGENT.name: agents.PLAIN_AGENT.name}
-    monkeypatch.setattr(schemas, "available_agents", lambda: registered)
+    monkeypatch.setattr("enclave.governance._schemas.available_agents", lambda: registered)
     home = Home.init(tmp_path / "home")
     names = ("failure-code", "patch-reply", "plain")
     with Runtime.open(home, env={}) as runtime:

@@ -250,7 +250,7 @@ def test_a_worker_starts_the_replay_stages_zygotes_before_its_first_claim(tmp_pa
     """The zygotes a worker thread starts ahead are the ones the stages' sandbox uses."""
     if shutil.which("bwrap") is None and not IN_CI:
         pytest.skip("bwrap is not installed")
-    from enclave.jobs._worker import _prewarm
+    from enclave.jobs import prewarm as _prewarm
     from enclave.replay import stages
 
     class _Home:
@@ -272,6 +272,6 @@ def test_a_worker_starts_the_replay_stages_zygotes_before_its_first_claim(tmp_pa
 
 
 def _execute_options() -> object:
-    from enclave.jobs._execute import StageOptions
+    from enclave.jobs import StageOptions
 
     return StageOptions()

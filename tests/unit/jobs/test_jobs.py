@@ -26,23 +26,26 @@ from enclave.jobs import (
     AuditStatus,
     Conflict,
     FencedLedger,
+    StageOptions,
     audit_status,
     cancel_audit,
     certificate,
     claim,
     complete,
     enqueue,
+    execute,
     fail,
     heartbeat,
     job_id_for,
     list_audits,
+    parse_time,
     reap,
     run_worker,
     submit_audit,
+    write_tx,
 )
-from enclave.jobs._execute import StageOptions, _issue_time, _lineage, execute
-from enclave.jobs._model import parse_time
-from enclave.jobs._queue import write_tx
+from enclave.jobs import issue_time as _issue_time
+from enclave.jobs import lineage as _lineage
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.certificates import RuntimeLedgerLookup
 from enclave.replay.stages import finalize_audit

@@ -18,9 +18,9 @@ import rfc8785
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from enclave.release import _report as enclave_report
+import enclave.release as enclave_report
 from enclave.release import selection_digest as enclave_selection_digest
-from enclave.release._verify import verify_report
+from enclave.release import verify_report
 from jupyter_ext import (
     LABELS,
     REPORT_TYPE,

@@ -21,8 +21,7 @@ import sqlalchemy as sa
 
 from enclave import BadInput, Home, Runtime
 from enclave.governance import add_analyst
-from enclave.jobs import claim, enqueue
-from enclave.jobs._queue import fenced
+from enclave.jobs import claim, enqueue, fenced
 from ledger import Conflict, LedgerError, LedgerUnavailable
 from ledger.tables import AnalystRow, AuditRow, table_of
 from ledger.transactions import read, write
@@ -195,12 +194,13 @@ def test_a_tag_raced_by_another_tagger_is_a_conflict_without_the_value(
     on the primary key, whose DETAIL names the tag. It leaves as a Conflict that names
     nothing, and records nothing."""
     from enclave.cli import capture_incidents
-    from enclave.release import _library, tag_specimen, tags_of
+    from enclave.release import tag_specimen, tags_of
 
     specimen_id = next(iter(capture_incidents(runtime).values()))
     assert tag_specimen(runtime, specimen_id, [CANARY], now=T0) == (CANARY,)
     entries = len(runtime.ledger.entries(kind="library.tagged"))
-    monkeypatch.setattr(_library, "tags_of", lambda *_: {})  # what the other tagger saw
+    # what the other tagger saw
+    monkeypatch.setattr("enclave.release._library.tags_of", lambda *_: {})
     with pytest.raises(Conflict) as info:
         tag_specimen(runtime, specimen_id, [CANARY], now=T0)
     assert_carries_no_value(info.value)

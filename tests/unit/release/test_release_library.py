@@ -125,15 +125,20 @@ def test_the_release_package_front() -> None:
     import enclave.release as release
 
     assert set(release.__all__) == {
+        "LABELS",
         "REPORT_TYPE",
         "RegressPlan",
         "Selection",
         "Selector",
+        "SpecimenResult",
+        "build_report",
         "is_report",
         "junit_xml",
+        "label_of",
         "regress",
         "select",
         "selection_digest",
+        "sign_report",
         "tag_specimen",
         "tags_of",
         "untag_specimen",

@@ -150,7 +150,7 @@ def test_an_equivalent_candidate_passes_the_gate(
     assert all(ok for _, ok, _ in _verify(runtime, envelope))
     # signed by the right key but naming another candidate: its certificates are not
     # of that candidate, and verification says so
-    from enclave.release._report import sign_report
+    from enclave.release import sign_report
     from enclave.replay.certificates import signing_key
 
     statement = json.loads(base64.b64decode(envelope["payload"]))

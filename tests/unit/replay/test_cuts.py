@@ -440,7 +440,7 @@ def test_the_reference_incidents_are_sealed_with_their_auditability(
 
 
 def test_the_release_report_says_a_specimen_is_not_auditable_beyond_its_cut() -> None:
-    from enclave.release._report import label_of
+    from enclave.release import label_of
 
     observable = {"classification": "observable-only", "effect": None}
     sealed = "not-auditable-beyond before-drop"

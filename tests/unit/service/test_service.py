@@ -320,7 +320,7 @@ def test_specimen_detail_says_erased_after_erasure(world: World) -> None:
 
 
 def test_a_specimen_sealed_before_cuts_has_no_sealed_auditability(world: World) -> None:
-    from enclave.service._catalog import cuts_of
+    from enclave.service import cuts_of
 
     runtime = Runtime.open(world.home, env={})
     try:

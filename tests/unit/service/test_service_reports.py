@@ -23,8 +23,7 @@ from enclave.capture import capture
 from enclave.cli import capture_incidents
 from enclave.governance import add_analyst
 from enclave.incidents import claims
-from enclave.release._library import selection_digest
-from enclave.release._report import SpecimenResult, build_report, sign_report
+from enclave.release import SpecimenResult, build_report, selection_digest, sign_report
 from enclave.replay.certificates import signing_key
 from enclave.service import create_app
 from ledger import StoredReport, store_report
