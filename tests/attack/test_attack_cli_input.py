@@ -487,6 +487,11 @@ def _fill(arg: str, values: dict[str, str]) -> str:
     return arg
 
 
+# the first test's setup runs every case of the module (~190 CLI processes): on a loaded
+# 2-core machine that can pass the suite's per-test 300 s, which is meant for one test
+pytestmark = pytest.mark.timeout(900)
+
+
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
     """A home holding one captured procurement specimen tagged ``lib``, a release report
