@@ -32,11 +32,11 @@ from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, Field
 
 from ledger import NotFound
-from ledger.certificates import PredicateInvalid
+from ledger.certificates import LocalSigner, PredicateInvalid
 
 from .._errors import InfrastructureError
 from ..keys import DigestKeys
-from ..replay._certificates import LocalSigner, signing_key
+from ..replay._certificates import signing_key
 from ._auth import State
 from ._errors import ERROR_RESPONSES, ServiceError
 from ._job_checks import JobClaim, current_worker, running_admitted_audit

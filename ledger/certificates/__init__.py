@@ -4,7 +4,8 @@ predicate schemas and rules, and the statistics the rules re-derive.
 Plaintext-free and importable without the enclave: this is what the analyst's side and
 an independent reviewer use. Certificates are predicate type v2; v1 certificates are
 still verified (``docs/certificate-v2.md``). Sign with
-``sign_statement(build_statement(...), signer)``; verify offline with
+``sign_statement(build_statement(...), signer)`` (or a ``CertificateSigner``, such
+as ``LocalSigner``); verify offline with
 ``verify_envelope`` or fully (ledger included) with ``verify_certificate``, whose
 numbered steps are listed in ``ledger/certificates/_verify.py``.
 """
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's star
     from ._schema import PREDICATE_SCHEMA_V1
     from ._schema_v2 import PREDICATE_SCHEMA
     from ._schemas import is_valid, schema_is_valid, validation_errors
+    from ._signing import CertificateSigner, LocalSigner
     from ._statement import (
         STATEMENT_TYPE,
         build_statement,
@@ -56,6 +58,8 @@ __getattr__ = deferred(
         "is_valid": "._schemas",
         "schema_is_valid": "._schemas",
         "validation_errors": "._schemas",
+        "CertificateSigner": "._signing",
+        "LocalSigner": "._signing",
         "STATEMENT_TYPE": "._statement",
         "build_statement": "._statement",
         "envelope_digest": "._statement",
@@ -84,10 +88,12 @@ __all__ = [
     "STATEMENT_TYPE",
     "BadCertificateInput",
     "CertificateError",
+    "CertificateSigner",
     "CertificateInvalid",
     "DsseSignature",
     "Envelope",
     "LedgerLookup",
+    "LocalSigner",
     "PredicateInvalid",
     "Signer",
     "StaticLedgerLookup",

@@ -38,9 +38,9 @@ from enclave.jobs._model import stamp
 from enclave.keys import DigestKeys
 from enclave.keys._transit import TransitGrant, TransitKeyProvider, derivation_context
 from enclave.keys._vault_client import VaultSettings, admin_client, anonymous_adapter
-from enclave.replay._certificates import LocalSigner, signing_key
+from enclave.replay._certificates import signing_key
 from enclave.vaultops import SetupResult, apply_setup
-from ledger.certificates import Envelope, load_public_key_pem, verify_dsse
+from ledger.certificates import Envelope, LocalSigner, load_public_key_pem, verify_dsse
 from tests.fixtures.openbao import OpenBaoServer
 from tests.support.canary import find_canaries, scan_tree
 from tests.support.served import serving
