@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # deferred below: the worker imports only the engine and its 
     from ._load import OpenedSpecimen, open_specimen
     from ._predicate import publish_digests
     from ._reply import FAILURE_REASONS
+    from ._reported import Auditability, Effect, Placebo, RecordedSeed
     from ._request import AuditRequest
     from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary
     from ._stages import WORKER_HANDLER, finalize_audit, prepare_audit, run_sample_batch
@@ -45,6 +46,10 @@ __getattr__ = deferred(
         "VocabularySize": "._disclosure",
         "disclosure_bound": "._disclosure",
         "FAILURE_REASONS": "._reply",
+        "Auditability": "._reported",
+        "Effect": "._reported",
+        "Placebo": "._reported",
+        "RecordedSeed": "._reported",
         "recorded_layers": "._compare",
         "AppliedIntervention": "._interventions",
         "Intervention": "._interventions",
@@ -67,6 +72,10 @@ __all__ = [
     "WORKER_HANDLER",
     "AppliedIntervention",
     "AuditOutcome",
+    "Auditability",
+    "Effect",
+    "Placebo",
+    "RecordedSeed",
     "AuditRequest",
     "BatchResult",
     "Preparation",

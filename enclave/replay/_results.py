@@ -13,10 +13,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ledger.certificates import AuditLabel
+
+from ._reported import Auditability, Effect, Placebo
+
 __all__ = ["AuditOutcome", "BatchResult", "Preparation", "SampleSummary"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Preparation:
     """The audit job's result: the proven intervention and the baseline gate."""
 
@@ -33,7 +37,7 @@ class Preparation:
     original_digest: str
     counterfactual_digest: str
     baseline: dict[str, Any] | None  # {"reproduced": bool, "layers": {...}}
-    gate_auditability: dict[str, Any]
+    gate_auditability: Auditability
     environment: dict[str, Any]
     grant: dict[str, Any]
     failure: str | None = None  # contamination reason or the gate run's failure code
@@ -58,13 +62,16 @@ class Preparation:
         return self.failure is None and bool(self.baseline and self.baseline["reproduced"])
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out["gate_auditability"] = self.gate_auditability.to_json()
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Preparation:
         values = dict(data)
         for key in ("declared_changes", "actual_changes"):
             values[key] = tuple(values[key])
+        values["gate_auditability"] = Auditability.from_json(values["gate_auditability"])
         return cls(**values)
 
 
@@ -158,33 +165,32 @@ class BatchResult:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class AuditOutcome:
     """What an audit produced. Metadata and bounded numbers only; ``disclosure`` is the
     certificate's disclosure bound (``None`` when no certificate was issued)."""
 
     audit_id: str
     specimen_id: str
-    classification: str
-    auditability: dict[str, Any]
-    effect: dict[str, Any] | None
-    placebo: dict[str, Any] | None
-    failure: str | None
-    failure_detail: str | None
-    certificate_path: Path | None
+    classification: AuditLabel
+    auditability: Auditability
+    effect: Effect | None = None
+    placebo: Placebo | None = None
+    failure: str | None = None
+    failure_detail: str | None = None
+    certificate_path: Path | None = None
     ledger_index: int
     envelope: dict[str, Any] | None = None
     disclosure: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        effect = None if self.effect is None else dict(self.effect)
         return {
             "audit_id": self.audit_id,
             "specimen_id": self.specimen_id,
-            "classification": self.classification,
-            "auditability": self.auditability,
-            "effect": effect,
-            "placebo": self.placebo,
+            "classification": self.classification.value,
+            "auditability": self.auditability.to_json(),
+            "effect": None if self.effect is None else self.effect.to_json(),
+            "placebo": None if self.placebo is None else self.placebo.to_json(),
             "failure": self.failure,
             "failure_detail": self.failure_detail,
             "certificate_path": None

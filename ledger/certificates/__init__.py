@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's star
         verify_envelope,
     )
     from ._versions import PREDICATE_TYPE, PREDICATE_TYPE_V1, predicate_problems
+    from ._vocabulary import AuditabilityClass, AuditabilityReason, AuditLabel
 
 __getattr__ = deferred(
     __name__,
@@ -75,6 +76,9 @@ __getattr__ = deferred(
         "PREDICATE_TYPE": "._versions",
         "PREDICATE_TYPE_V1": "._versions",
         "predicate_problems": "._versions",
+        "AuditLabel": "._vocabulary",
+        "AuditabilityClass": "._vocabulary",
+        "AuditabilityReason": "._vocabulary",
     },
 )
 
@@ -86,6 +90,9 @@ __all__ = [
     "PREDICATE_TYPE",
     "PREDICATE_TYPE_V1",
     "STATEMENT_TYPE",
+    "AuditLabel",
+    "AuditabilityClass",
+    "AuditabilityReason",
     "BadCertificateInput",
     "CertificateError",
     "CertificateSigner",

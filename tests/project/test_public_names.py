@@ -82,6 +82,9 @@ PINNED = {
         "utc_clock",
     },
     "ledger.certificates": {
+        "AuditLabel",
+        "AuditabilityClass",
+        "AuditabilityReason",
         "BadCertificateInput",
         "CHECK_NAMES",
         "CertificateError",
