@@ -58,7 +58,7 @@ class Auditability:
         step = data.get("first_unverifiable_step")
         return cls(
             class_=AuditabilityClass(data["class"]),
-            reasons=tuple(AuditabilityReason(r) for r in str(data["reason"]).split(_JOIN)),
+            reasons=_reasons(str(data["reason"])),
             first_unverifiable_step=None if step is None else str(step),
             live_state_fields=tuple(str(f) for f in data.get("live_state_fields", ())),
         )
@@ -192,6 +192,22 @@ class RecordedSeed:
         if self.counterfactual is not None:
             out.update(self.counterfactual.to_json())
         return out
+
+
+def _reasons(text: str) -> tuple[AuditabilityReason, ...]:
+    """``Auditability.to_json``'s ``reason`` read back: reasons in their order, each
+    matched whole (one of them holds the separator itself)."""
+    out: list[AuditabilityReason] = []
+    rest = text
+    while rest:
+        found = next((r for r in AuditabilityReason if rest.startswith(r.value)), None)
+        if found is None:
+            raise ValueError("not an auditability reason")
+        out.append(found)
+        rest = rest[len(found.value) :].removeprefix(_JOIN)
+    if not out:
+        raise ValueError("no auditability reason")
+    return tuple(out)
 
 
 def _pair(pair: Sequence[float] | None) -> list[float] | None:

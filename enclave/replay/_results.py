@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ledger.certificates import AuditLabel
+if TYPE_CHECKING:  # the worker shares this module for SampleSummary: it loads neither
+    from ledger.certificates import AuditLabel
 
-from ._reported import Auditability, Effect, Placebo
+    from ._reported import Auditability, Effect, Placebo
 
 __all__ = ["AuditOutcome", "BatchResult", "Preparation", "SampleSummary"]
 
@@ -71,6 +72,8 @@ class Preparation:
         values = dict(data)
         for key in ("declared_changes", "actual_changes"):
             values[key] = tuple(values[key])
+        from ._reported import Auditability  # supervisor side only (see the imports)
+
         values["gate_auditability"] = Auditability.from_json(values["gate_auditability"])
         return cls(**values)
 

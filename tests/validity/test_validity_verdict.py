@@ -22,6 +22,7 @@ from enclave._runtime import Runtime
 from enclave.capture import capture
 from enclave.incidents import procurement
 from enclave.replay import (
+    Auditability,
     AuditRequest,
     Intervention,
     RunResult,
@@ -336,6 +337,19 @@ def test_calls_the_record_does_not_know_are_one_row_per_arm() -> None:
             "absent": 1,
         }
     ]
+
+
+def test_auditability_round_trips_through_its_predicate_json() -> None:
+    # a preparation stores it as JSON and the finalizer reads it back
+    observable = auditability_of(
+        [
+            SampleSummary(seed=1, live_state_reads=(("main/lease#0", "/lease_id"),)),
+            SampleSummary(seed=2, unverifiable_effects=("main/pay#0",), unserved_effects=("x#0",)),
+        ]
+    )
+    for auditability in (observable, auditability_of([]), Auditability.not_assessed()):
+        assert Auditability.from_json(auditability.to_json()) == auditability
+    assert observable.to_json()["first_unverifiable_step"] == "main/pay#0"
 
 
 def test_failed_and_unreproduced_audits_are_not_assessed() -> None:
