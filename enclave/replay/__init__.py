@@ -15,11 +15,12 @@ if TYPE_CHECKING:  # deferred below: the worker imports only the engine and its 
     from ._disclosure import DisclosureBound, VocabularySize, disclosure_bound
     from ._interventions import AppliedIntervention, Intervention, apply_intervention, placebo_of
     from ._load import OpenedSpecimen, open_specimen
+    from ._outcome import AuditOutcome, Preparation
     from ._predicate import publish_digests
     from ._reply import FAILURE_REASONS
     from ._reported import Auditability, Effect, Placebo, RecordedSeed
     from ._request import AuditRequest
-    from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary
+    from ._results import BatchResult, SampleSummary
     from ._stages import WORKER_HANDLER, finalize_audit, prepare_audit, run_sample_batch
     from ._verdict import Verdict, auditability_of, decide
     from .worker._outgoing import summarize_seed
@@ -30,9 +31,9 @@ __getattr__ = deferred(
     {
         "record_request": "._audit",
         "run_audit": "._audit",
-        "AuditOutcome": "._results",
+        "AuditOutcome": "._outcome",
         "BatchResult": "._results",
-        "Preparation": "._results",
+        "Preparation": "._outcome",
         "SampleSummary": "._results",
         "WORKER_HANDLER": "._stages",
         "finalize_audit": "._stages",

@@ -17,8 +17,9 @@ from ledger.certificates.statistics import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
 from ..keys import TenantDigester
 from ._disclosure import DisclosureBound
 from ._interventions import AppliedIntervention, Intervention
+from ._outcome import Preparation
 from ._request import AuditRequest, published_target_digest
-from ._results import BatchResult, Preparation
+from ._results import BatchResult
 from ._verdict import BASELINE_NOT_REPRODUCED, OBSERVABLE_ONLY, Verdict
 
 __all__ = ["build_predicate"]

@@ -42,10 +42,11 @@ from ._interventions import (
 )
 from ._load import OpenedSpecimen, open_specimen
 from ._model import RunResult, Trajectory
+from ._outcome import AuditOutcome, Preparation
 from ._predicate import build_predicate, publish_digests
 from ._reply import FAILURE_REASONS, Vocabulary, parse_loaded, parse_runs, parse_samples
 from ._request import AuditRequest
-from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary, seeds_of
+from ._results import BatchResult, SampleSummary, seeds_of
 from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide
 from .worker._fidelity import substitute_calls
 
