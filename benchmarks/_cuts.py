@@ -31,14 +31,8 @@ from benchmarks._cut_agent import CUT, HEAVY
 from enclave._home import Home
 from enclave._runtime import Runtime
 from enclave.capture import capture
-from enclave.replay import (
-    AuditRequest,
-    Intervention,
-    Strategy,
-    open_specimen,
-    replay_run,
-    run_audit,
-)
+from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay.runs import open_specimen, replay_run
 
 TARGET_SPEEDUP = 2.0
 # the table's rows, in order (tests/project/test_docs.py checks the ones docs/benchmarks.md cites)

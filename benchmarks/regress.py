@@ -28,8 +28,13 @@ from enclave._runtime import Runtime  # noqa: E402
 from enclave.capture import capture  # noqa: E402
 from enclave.incidents import procurement  # noqa: E402
 from enclave.release import RegressPlan, Selector, regress, select, tag_specimen  # noqa: E402
-from enclave.replay import AuditRequest, Intervention, Strategy, run_audit  # noqa: E402
-from enclave.replay._candidate import CandidateCode  # noqa: E402
+from enclave.replay import (  # noqa: E402
+    AuditRequest,
+    CandidateCode,
+    Intervention,
+    Strategy,
+    run_audit,
+)
 from tests.agents.candidates import score_shifted_run, write_candidate  # noqa: E402
 
 # the table's rows, in order (tests/project/test_docs.py checks the ones docs/benchmarks.md cites)

@@ -52,18 +52,15 @@ from enclave._home import Home  # noqa: E402
 from enclave._runtime import Runtime  # noqa: E402
 from enclave.capture import capture, load_agent  # noqa: E402
 from enclave.incidents import procurement  # noqa: E402
-from enclave.replay import (  # noqa: E402
-    AuditRequest,
-    Intervention,
-    Strategy,
+from enclave.replay import AuditRequest, Intervention, Strategy, run_audit  # noqa: E402
+from enclave.replay.runs import (  # noqa: E402
     apply_intervention,
     open_specimen,
     placebo_of,
     replay_run,
-    run_audit,
 )
-from enclave.replay._stages import repeat_seeds, run_sample_batch  # noqa: E402
-from enclave.replay.worker._outgoing import summarize_seed  # noqa: E402
+from enclave.replay.stages import repeat_seeds, run_sample_batch  # noqa: E402
+from enclave.replay.worker import summarize_seed  # noqa: E402
 
 TARGET_SAMPLE = 1.2
 TARGET_AUDIT = 3.0

@@ -28,6 +28,7 @@ class EnclaveError(ErrorOutcome, Exception):
     code = "enclave_error"
     exit_code = 70
     http_status = 503
+    retryable = False
     public_text: ClassVar[str | None] = "the enclave could not complete the request"
 
 
@@ -59,6 +60,7 @@ class InfrastructureError(EnclaveError):
     code = "infrastructure"
     exit_code = 3
     http_status = 503
+    retryable = True
     public_text = "a dependency is unavailable; retry later"
 
 

@@ -25,7 +25,7 @@ import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from ._errors import BadInput
@@ -72,6 +72,8 @@ def default_home(env: dict[str, str] | None = None) -> Path:
 
 @dataclass(frozen=True)
 class Home:
+    MARKER: ClassVar[str] = MARKER  # the file that says a folder is a home
+
     root: Path
 
     @property

@@ -23,6 +23,9 @@ _PACKAGED = "_policy_files"
 
 
 def policies_root(env: Mapping[str, str] | None = None) -> Path:
+    """The folder of declarative policies this installation reads (``interventions/``,
+    the Cedar access policies): ``$REPLAY_ENCLAVE_POLICY_DIR``, else the packaged copy,
+    else the source tree's ``policies/``."""
     env = os.environ if env is None else env
     if env.get(ENV_POLICY_DIR):
         return Path(env[ENV_POLICY_DIR])

@@ -223,7 +223,7 @@ def _specimens() -> Any:
 
 def _run(runtime: Runtime, query: Any) -> list[Any]:
     from ledger import LedgerError
-    from ledger._transactions import read
+    from ledger.transactions import read
 
     try:
         with read(runtime.ledger.engine) as conn:

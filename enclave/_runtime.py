@@ -24,10 +24,15 @@ from typing import TYPE_CHECKING
 
 from ._errors import BadInput, Refused
 from ._home import Home
-from .keys import DigestKeys, DigestSource, KeyProvider, LocalKeyProvider
-from .keys._provider import BrokerGrants, GrantSource
-from .store import PayloadBackend, PayloadStore
-from .store._in_use import GuardedPayloads
+from .keys import (
+    BrokerGrants,
+    DigestKeys,
+    DigestSource,
+    GrantSource,
+    KeyProvider,
+    LocalKeyProvider,
+)
+from .store import GuardedPayloads, PayloadBackend, PayloadStore
 
 if TYPE_CHECKING:  # the database layer is imported when a runtime is opened
     from ledger import Ledger
@@ -37,6 +42,8 @@ __all__ = ["Runtime", "utc_now"]
 
 
 def utc_now() -> datetime:
+    """The system clock as an aware UTC datetime: read it once at a program's edge and
+    pass it on as ``now`` (nothing below the edge reads the clock)."""
     return datetime.now(UTC)
 
 
@@ -46,8 +53,7 @@ def _vault_addr(home: Home, env: dict[str, str]) -> str | None:
 
 
 def _transit(home: Home, env: dict[str, str], role: str) -> KeyProvider:
-    from .keys import TransitKeyProvider, VaultSettings
-    from .keys._tenant_brokers import TenantBrokers
+    from .keys import TenantBrokers, TransitKeyProvider, VaultSettings
 
     table = dict(home.config.get("vault", {}))
     if not table.get("addr") and home.backend.get("vault_addr"):
@@ -151,7 +157,7 @@ class Runtime:
             raise
         backend: PayloadBackend
         if payload_store == "database":  # the database layer is loaded by then
-            from .store._db_payloads import DatabasePayloadStore
+            from .store import DatabasePayloadStore
 
             backend = DatabasePayloadStore(engine=ledger.engine)
         else:

@@ -49,7 +49,7 @@ def verify(
     """
     from ledger.certificates import verify_certificate
 
-    from .replay import RuntimeLedgerLookup
+    from .replay.certificates import RuntimeLedgerLookup
 
     key = public_key if public_key is not None else issuer_key(runtime)
     return verify_certificate(

@@ -27,6 +27,8 @@ from IPython.core import magic as _ipython_magic
 from IPython.core.magic import Magics, magics_class
 from IPython.display import display as _ipython_display
 
+from ledger.certificates import BadCertificateInput
+
 from ._client import EnclaveClient
 from ._errors import EnclaveClientError
 from ._form import parse_tolerances
@@ -45,7 +47,14 @@ from ._render import (
 )
 from ._wire import AuditRequestBody, AuditStatus
 
-__all__ = ["EnclaveMagics", "Rendered", "ISSUER_KEY_ENV", "load_ipython_extension"]
+__all__ = [
+    "EnclaveMagics",
+    "ISSUER_KEY_ENV",
+    "Rendered",
+    "audit_body",
+    "load_ipython_extension",
+    "magic_parser",
+]
 
 ISSUER_KEY_ENV = "REPLAY_ENCLAVE_ISSUER_KEY"
 
@@ -70,7 +79,8 @@ class _Parser(argparse.ArgumentParser):
         raise ValueError(message)
 
 
-def _parser() -> _Parser:
+def magic_parser() -> _Parser:
+    """The parser of a ``%enclave`` line (its errors are ``ValueError``)."""
     root = _Parser(prog="%enclave", add_help=False)
     sub = root.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("whoami", add_help=False)
@@ -149,7 +159,7 @@ class EnclaveMagics(Magics):
     @line_magic
     def enclave(self, line: str) -> Any:
         try:
-            args = _parser().parse_args(shlex.split(line))
+            args = magic_parser().parse_args(shlex.split(line))
         except ValueError as exc:
             return Rendered(
                 f'<pre class="enclave-error" data-code="usage">{escape(str(exc))}</pre>',
@@ -157,7 +167,7 @@ class EnclaveMagics(Magics):
             )
         try:
             return getattr(self, "_" + args.command)(args)
-        except ValueError as exc:
+        except (ValueError, BadCertificateInput) as exc:  # the latter: the issuer key file
             return Rendered(
                 f'<pre class="enclave-error" data-code="bad_input">{escape(str(exc))}</pre>',
                 str(exc),

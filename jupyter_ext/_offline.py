@@ -34,18 +34,22 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import rfc8785
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger.certificates import keyid_of, predicate_problems
+from ledger.certificates import (
+    VerificationCheck,
+    keyid_of,
+    load_public_key_pem,
+    predicate_problems,
+)
 
 from ._client import EnclaveClient
 from ._errors import NOT_JSON, EnclaveClientError
 from ._report_shape import REPORT_TYPE, SUBJECT, report_problems
-from ._wire import VerifyCheck, VerifyReport
+from ._wire import VerifyReport
 
-__all__ = ["verify_file", "verify_envelope_offline", "envelope_digest", "load_public_key"]
+__all__ = ["verify_file", "verify_envelope_offline", "envelope_digest"]
 
 IN_TOTO = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -61,16 +65,6 @@ STEPS = ("envelope", "signature", "statement", "predicate", "ledger")
 
 class _Failed(Exception):
     pass
-
-
-def load_public_key(pem: bytes) -> Ed25519PublicKey:
-    try:
-        key = serialization.load_pem_public_key(pem)
-    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
-        raise ValueError("not a PEM public key") from exc
-    if not isinstance(key, Ed25519PublicKey):
-        raise ValueError("the issuer key is not Ed25519")
-    return key
 
 
 def envelope_digest(envelope: Mapping[str, Any]) -> str:
@@ -251,17 +245,17 @@ def verify_envelope_offline(
     ]
     if client is not None:
         steps.append(("ledger", lambda st: _ledger(st, client, audit_id)))
-    checks: list[VerifyCheck] = []
+    checks: list[VerificationCheck] = []
     failed = False
     for number, (name, step) in enumerate(steps, start=1):
         if failed:
-            checks.append(VerifyCheck(step=number, name=name, ok=False, detail="not run"))
+            checks.append(VerificationCheck(step=number, name=name, ok=False, detail="not run"))
             continue
         try:
             detail, ok = step(state), True
         except _Failed as exc:
             detail, ok, failed = str(exc), False, True
-        checks.append(VerifyCheck(step=number, name=name, ok=ok, detail=detail))
+        checks.append(VerificationCheck(step=number, name=name, ok=ok, detail=detail))
     return VerifyReport(ok=not failed, checks=tuple(checks))
 
 
@@ -274,9 +268,13 @@ def verify_file(
 ) -> VerifyReport:
     """Verify the certificate or release report at ``path`` with the issuer key PEM at
     ``public_key_path``; with a ``client``, ``audit_id`` names the audit (or the report,
-    ``rr-…``) the service recorded it under."""
+    ``rr-…``) the service recorded it under.
+
+    The key is read as the enclave's verifier reads it (``load_public_key_pem``): a file
+    that holds no Ed25519 PEM public key raises ``ledger.certificates.BadCertificateInput``.
+    """
     with open(public_key_path, "rb") as handle:
-        key = load_public_key(handle.read())
+        key = load_public_key_pem(handle.read())
     try:
         with open(path, "rb") as handle:
             envelope = json.loads(handle.read())

@@ -16,10 +16,12 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
+from ledger.certificates import BadCertificateInput, load_public_key_pem
+
 from ._errors import NOT_JSON
 from ._forward import error_body
 from ._handlers import EnclaveHandler
-from ._offline import load_public_key, verify_envelope_offline
+from ._offline import verify_envelope_offline
 
 __all__ = ["ISSUER_KEY_ENV", "MAX_ENVELOPE_BYTES", "VERIFY_URL_PATTERN", "VerifyHandler"]
 
@@ -50,8 +52,8 @@ class VerifyHandler(EnclaveHandler):
             )
             return
         try:
-            key = load_public_key(Path(self.app.issuer_key).read_bytes())
-        except (OSError, ValueError):
+            key = load_public_key_pem(Path(self.app.issuer_key).read_bytes())
+        except (OSError, BadCertificateInput):
             self.log.warning("enclave verify: the configured issuer key cannot be loaded")
             self._reply(
                 503, error_body("not_configured", "the configured issuer key cannot be loaded")

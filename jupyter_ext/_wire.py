@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Any
 
+from ledger.certificates import VerificationCheck
+
 from ._errors import BadResponse
 
 __all__ = ["AuditRequestBody", "AuditStatus", "VerifyCheck", "VerifyReport", "TERMINAL_STATES"]
@@ -151,21 +153,15 @@ class AuditStatus:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VerifyCheck:
-    step: int
-    name: str
-    ok: bool
-    detail: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"step": self.step, "name": self.name, "ok": self.ok, "detail": self.detail}
+# One check type on both sides: the analyst's reports hold the verifier's own checks
+# (``ledger.certificates.VerificationCheck``), under the name this front has always had.
+VerifyCheck = VerificationCheck
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VerifyReport:
     ok: bool
-    checks: tuple[VerifyCheck, ...]
+    checks: tuple[VerificationCheck, ...]
 
     @classmethod
     def from_dict(cls, data: object) -> VerifyReport:
@@ -176,7 +172,7 @@ class VerifyReport:
             if not isinstance(item, Mapping):
                 raise BadResponse("verification check is not an object")
             checks.append(
-                VerifyCheck(
+                VerificationCheck(
                     step=_int(item, "step"),
                     name=_str(item, "name") or "",
                     ok=item.get("ok") is True,

@@ -23,8 +23,14 @@ from ._errors import (
 from .lazy import deferred
 
 if TYPE_CHECKING:  # deferred below: a replay worker or a command must start without them
-    from ._canonical import MAX_SAFE_INTEGER, canonical_digest, canonical_json, loads
-    from ._chain import GENESIS_HASH, hash_envelope
+    from ._canonical import (
+        MAX_SAFE_INTEGER,
+        canonical_digest,
+        canonical_json,
+        es6_number,
+        loads,
+    )
+    from ._chain import GENESIS_HASH, body_json, compute_entry_hash, hash_envelope
     from ._documents import (
         REPORT_ID,
         ReportPage,
@@ -41,8 +47,9 @@ if TYPE_CHECKING:  # deferred below: a replay worker or a command must start wit
         stored_report,
     )
     from ._engine import make_engine
+    from ._facts import CLASSIFICATION_RANK
     from ._head import read_saved_head
-    from ._ledger import Ledger, utc_clock
+    from ._ledger import Ledger, schema_heads, utc_clock
     from ._records import (
         AdapterInfo,
         EffectInfo,
@@ -65,8 +72,11 @@ __getattr__ = deferred(
         "MAX_SAFE_INTEGER": "._canonical",
         "canonical_digest": "._canonical",
         "canonical_json": "._canonical",
+        "es6_number": "._canonical",
         "loads": "._canonical",
         "GENESIS_HASH": "._chain",
+        "body_json": "._chain",
+        "compute_entry_hash": "._chain",
         "hash_envelope": "._chain",
         "REPORT_ID": "._documents",
         "ReportPage": "._documents",
@@ -82,8 +92,10 @@ __getattr__ = deferred(
         "stored_certificate": "._documents",
         "stored_report": "._documents",
         "make_engine": "._engine",
+        "CLASSIFICATION_RANK": "._facts",
         "read_saved_head": "._head",
         "Ledger": "._ledger",
+        "schema_heads": "._ledger",
         "utc_clock": "._ledger",
         "read_summaries": "._summaries",
         "SpecimenFilter": "._summaries",
@@ -108,6 +120,7 @@ __all__ = [
     "ACTIVE_AUDIT_STATES",
     "AdapterInfo",
     "AuditState",
+    "CLASSIFICATION_RANK",
     "CanonicalizationError",
     "Classification",
     "Conflict",
@@ -138,9 +151,12 @@ __all__ = [
     "StoredReport",
     "TERMINAL_AUDIT_STATES",
     "VerifyReport",
+    "body_json",
     "canonical_digest",
     "canonical_json",
     "certificates_by_digest",
+    "compute_entry_hash",
+    "es6_number",
     "exit_code_for",
     "hash_envelope",
     "http_status_for",
@@ -153,6 +169,7 @@ __all__ = [
     "read_summaries",
     "report_id_of",
     "report_page",
+    "schema_heads",
     "store_certificate",
     "store_report",
     "stored_certificate",

@@ -11,8 +11,9 @@ changes nothing; a different envelope for the same id is a ``Conflict``.
 Nothing here sees plaintext: certificates carry digests and bounded numbers, reports
 certificate digests and labels.
 
-The tables are declared in ``ledger.tables``; each function imports them when it runs,
-so a command that lists certificates does not load SQLModel.
+The tables are declared in ``ledger.tables``, which loads SQLModel: the writes import
+them when they run, and the reads select through the Core views of ``ledger._views``,
+so a command that lists or exports certificates or reports does not load SQLModel.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from sqlalchemy.engine import Engine
 from ._canonical import canonical_digest, canonical_json, loads
 from ._errors import Conflict, LedgerError, MalformedDocument
 from ._transactions import guarded, read, write
+from ._views import CERTIFICATES_VIEW, RELEASE_REPORTS_VIEW
 
 __all__ = [
     "REPORT_ID",
@@ -146,9 +148,7 @@ def store_certificate(
 
 @guarded("certificates.read")
 def stored_certificate(engine: Engine, audit_id: str) -> StoredCertificate | None:
-    from .tables import CertificateRow, table_of
-
-    certificates = table_of(CertificateRow)
+    certificates = CERTIFICATES_VIEW
     with read(engine) as conn:
         row = conn.execute(
             sa.select(certificates).where(certificates.c.audit_id == audit_id)
@@ -159,9 +159,7 @@ def stored_certificate(engine: Engine, audit_id: str) -> StoredCertificate | Non
 @guarded("certificates.read")
 def certificates_by_digest(engine: Engine, digests: Iterable[str]) -> dict[str, dict[str, Any]]:
     """The stored envelopes with these envelope digests (absent ones are left out)."""
-    from .tables import CertificateRow, table_of
-
-    certificates = table_of(CertificateRow)
+    certificates = CERTIFICATES_VIEW
     wanted = sorted(set(digests))
     found: dict[str, dict[str, Any]] = {}
     with read(engine) as conn:
@@ -179,9 +177,7 @@ def certificates_by_digest(engine: Engine, digests: Iterable[str]) -> dict[str, 
 @guarded("certificates.read")
 def list_certificates(engine: Engine, *, specimen_id: str | None = None) -> list[StoredCertificate]:
     """The stored certificates, oldest first (without their envelopes)."""
-    from .tables import CertificateRow, table_of
-
-    certificates = table_of(CertificateRow)
+    certificates = CERTIFICATES_VIEW
     query = sa.select(*[c for c in certificates.c if c.name != "envelope_json"])
     if specimen_id is not None:
         query = query.where(certificates.c.specimen_id == specimen_id)
@@ -296,9 +292,7 @@ def store_report(
 @guarded("release_reports.read")
 def stored_report(engine: Engine, report_id: str) -> StoredReport | None:
     """The report with this id (with its envelope), or ``None``."""
-    from .tables import ReleaseReportRow, table_of
-
-    release_reports = table_of(ReleaseReportRow)
+    release_reports = RELEASE_REPORTS_VIEW
     if not REPORT_ID.fullmatch(report_id):
         return None
     with read(engine) as conn:
@@ -326,9 +320,7 @@ def report_page(
 ) -> ReportPage:
     """Newest first, one keyset page. ``every_tenant``: all reports (operators);
     otherwise the reports of ``tenant_id`` only (never those spanning tenants)."""
-    from .tables import ReleaseReportRow, table_of
-
-    release_reports = table_of(ReleaseReportRow)
+    release_reports = RELEASE_REPORTS_VIEW
     if limit < 1:
         raise ValueError("limit must be positive")
     where: list[Any] = []

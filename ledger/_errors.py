@@ -21,10 +21,16 @@ class ErrorOutcome:
     fault (the README's table). ``http_status``: the service's answer. ``public_text``:
     what the service says instead of the error's own text, for errors whose text is
     meant for an operator (``None``: the text itself is written to be shown).
+    ``retryable``: whether a job that failed with this error may be tried again (a
+    dependency's trouble that may pass: the database, the key server, the sandbox);
+    bad input, refusals, integrity and agent failures end the job. The ledger's
+    branches keep their root's answer: a job has always been retried on any ledger
+    error but the certificate verifier's.
     """
 
     exit_code: int = INTERNAL_EXIT_CODE
     http_status: int = INTERNAL_HTTP_STATUS
+    retryable: bool = False
     public_text: ClassVar[str | None] = None
 
     def http_headers(self) -> dict[str, str] | None:
@@ -50,6 +56,7 @@ class LedgerError(ErrorOutcome, Exception):
 
     exit_code = 3
     http_status = 503
+    retryable = True
     code: ClassVar[str] = "ledger_unavailable"
     public_text: ClassVar[str | None] = "the ledger is unavailable; retry later"
 

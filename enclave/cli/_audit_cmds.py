@@ -389,7 +389,7 @@ def verify_report_cmd(
     from ledger import certificates_by_digest
 
     from ..release import verify_report
-    from ..replay import RuntimeLedgerLookup
+    from ..replay.certificates import RuntimeLedgerLookup
 
     engine = runtime.ledger.engine
     checks = verify_report(

@@ -149,7 +149,7 @@ COMMANDS: dict[str, Entry] = {
     ),
     "vault": Entry(
         "_vault",
-        "app",
+        "vault_app",
         "Provision Vault/OpenBao (policies, AppRole roles, tenant keys) and run a dev server.",
     ),
     "analyst": Entry(

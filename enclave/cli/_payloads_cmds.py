@@ -23,8 +23,7 @@ payloads_app = command_group(
 
 
 def _stores(runtime: Runtime) -> dict[str, PayloadBackend]:
-    from ..store import PayloadStore
-    from ..store._db_payloads import DatabasePayloadStore
+    from ..store import DatabasePayloadStore, PayloadStore
 
     return {
         "files": PayloadStore(root=runtime.home.payloads_dir),
@@ -36,8 +35,8 @@ def erased_specimens(runtime: Runtime) -> set[str]:
     """Ids of the specimens the ledger records as erased."""
     import sqlalchemy as sa
 
-    from ledger._transactions import read
     from ledger.tables import SpecimenRow, table_of
+    from ledger.transactions import read
 
     specimens = table_of(SpecimenRow)
     with read(runtime.ledger.engine, operation="payloads_migrate") as conn:
@@ -65,8 +64,7 @@ def payloads_migrate(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from .._runtime import Runtime
-    from ..store._in_use import moving_payloads
-    from ..store._migrate import migrate
+    from ..store import migrate, moving_payloads
 
     if to not in PAYLOAD_STORES:
         raise BadInput("--to must be 'files' or 'database'")

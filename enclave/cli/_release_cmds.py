@@ -98,7 +98,7 @@ def regress_cmd(
         check_writable(out, "--out")
     if junit is not None:
         check_writable(junit, "--junit")
-    from ..replay._candidate import CandidateCode
+    from ..replay import CandidateCode
 
     code = None
     if candidate_path is not None and candidate_dist is not None:

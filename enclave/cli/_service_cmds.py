@@ -12,7 +12,7 @@ from .._errors import BadInput
 from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._output import console, emit_json, pairs, table
 
-__all__ = ["register"]
+__all__ = ["register_service_commands"]
 
 analyst_app = command_group("Analysts of the service and their bearer tokens.")
 policy_app = command_group("Intervention policies: draft -> validated -> active -> retired.")
@@ -49,9 +49,7 @@ def serve(
     import uvicorn
 
     from .._home import ENV_HOME, Home, default_home
-    from ..service import Limits
-    from ..service._http import NO_DELAY_PROTOCOL
-    from ..service._serve import ENV_MAX_BODY, LOG_FORMAT
+    from ..service import ENV_MAX_BODY, LOG_FORMAT, NO_DELAY_PROTOCOL, Limits
 
     if (ssl_certfile is None) != (ssl_keyfile is None):
         raise BadInput("TLS needs both --ssl-certfile and --ssl-keyfile")
@@ -295,7 +293,8 @@ def policy_retire(
     console.print(f"policy {policy.label} is retired")
 
 
-def register(app: typer.Typer) -> None:
+def register_service_commands(app: typer.Typer) -> None:
+    """Add the service's commands to ``app``: ``serve``, ``analyst ...``, ``policy ...``."""
     app.command("serve")(serve)
     app.add_typer(analyst_app, name="analyst")
     app.add_typer(policy_app, name="policy")

@@ -23,7 +23,7 @@ from ._app import command_group
 if TYPE_CHECKING:  # hvac and the provisioning code load with the command that uses them
     from enclave.vaultops import SetupResult
 
-app = command_group(
+vault_app = command_group(
     "Provision Vault/OpenBao (policies, AppRole roles, tenant keys) and run a dev server."
 )
 
@@ -65,7 +65,7 @@ def _write_env_file(path: Path, result: SetupResult) -> None:
         handle.write(text)
 
 
-@app.command()
+@vault_app.command()
 def setup(
     addr: Annotated[str, typer.Option(envvar="VAULT_ADDR", help="Server address.")],
     token: Annotated[
@@ -88,7 +88,7 @@ def setup(
     ] = None,
 ) -> None:
     """Enable transit + AppRole, write policies and roles, create tenant keys."""
-    from enclave.keys._vault_client import admin_client
+    from enclave.keys import admin_client
     from enclave.vaultops import apply_setup
 
     with _safe_errors():
@@ -111,7 +111,7 @@ def setup(
             typer.echo(f"# role and secret ids: {env_file} (mode 0600)")
 
 
-@app.command()
+@vault_app.command()
 def dev(
     home: Annotated[
         Path | None,
@@ -131,7 +131,7 @@ def dev(
     ] = None,
 ) -> None:
     """Start a local in-memory OpenBao dev server with an audit log, then run setup."""
-    from enclave.keys._vault_client import admin_client
+    from enclave.keys import admin_client
     from enclave.vaultops import apply_setup, start_dev_server, stop_dev_server
 
     directory = home if home is not None else default_home()

@@ -36,7 +36,7 @@ from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._output import console, emit_json, pairs
 
 if TYPE_CHECKING:
-    from ..keys._service_grants import ServiceGrants
+    from ..keys import ServiceGrants
 
 __all__ = ["register", "worker", "worker_token_app"]
 
@@ -84,7 +84,7 @@ def _vault_table(home: Home) -> dict[str, Any]:
 
 def service_grants(home: Home, env: Mapping[str, str], url: str, token: str) -> ServiceGrants:
     """The worker's grant source: the service mints, the worker redeems (no credential)."""
-    from ..keys._service_grants import ServiceGrants
+    from ..keys import ServiceGrants
 
     table = _vault_table(home)
 
@@ -167,7 +167,7 @@ def worker(
     if opened.key_provider(env) == "transit":
         # no Vault identity in this process: each grant comes from the service
         from ..keys import DigestKeys
-        from ..service._grant_records import worker_name_of
+        from ..service import worker_name_of
 
         if not grant_service:
             raise BadInput(
@@ -229,7 +229,7 @@ def worker_token_add(
 ) -> None:
     """Register a replay worker and print its token — once; only its hash is kept."""
     from .._runtime import utc_now
-    from ..service._grant_records import add_worker
+    from ..service import add_worker
 
     with open_runtime(home) as runtime:
         token = add_worker(runtime, name, now=utc_now())
@@ -247,7 +247,7 @@ def worker_token_revoke(
 ) -> None:
     """Revoke a worker's token for good (its next grant request is refused)."""
     from .._runtime import utc_now
-    from ..service._grant_records import revoke_worker
+    from ..service import revoke_worker
 
     with open_runtime(home) as runtime:
         revoke_worker(runtime, name, now=utc_now())

@@ -19,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Conflict, canonical_json, loads
-from ledger._transactions import read, write
+from ledger.transactions import ANALYSTS_VIEW, read, write
 
 from .._errors import BadInput
 from .._runtime import Runtime
@@ -146,9 +146,7 @@ def add_analyst(
 
 
 def list_analysts(runtime: Runtime, *, tenant: str | None = None) -> list[Analyst]:
-    from ledger.tables import AnalystRow, table_of
-
-    table = table_of(AnalystRow)
+    table = ANALYSTS_VIEW  # a read: the Core view, so listing does not load SQLModel
     query = sa.select(table).order_by(table.c.name)
     if tenant is not None:
         query = query.where(table.c.tenant == tenant)

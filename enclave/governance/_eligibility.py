@@ -59,12 +59,11 @@ from .._errors import BadInput, Refused
 from .._runtime import Runtime
 from ..capture import AgentSpec, load_agent
 from ..replay import AuditRequest, Intervention, Strategy, Tolerances
-from ..replay._cuts import check_cut_in_record
-from ..replay._pointer import parse_pointer, schema_at
+from ..replay.targets import check_cut_in_record, parse_pointer, schema_at
 from ._policy import IDENTITY_FIELD, InterventionPolicy, PolicyStatus
 from ._registry import list_policies
 
-__all__ = ["AuditDraft", "Eligible", "check_eligibility", "check_specimen"]
+__all__ = ["AuditDraft", "Eligible", "check_eligibility", "check_specimen", "is_categorical"]
 
 _STABLE_CALL = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.:@-]+#[0-9]+")
 
@@ -136,7 +135,7 @@ def _sealed(runtime: Runtime, specimen_id: str, tenant: str) -> SpecimenRecord:
     return record
 
 
-def _categorical(manifest: Mapping[str, Any]) -> bool:
+def is_categorical(manifest: Mapping[str, Any]) -> bool:
     """No score bounds and an outcome without a score: decisions are compared alone."""
     if manifest.get("score_bounds") is not None:
         return False
@@ -148,7 +147,7 @@ def _categorical(manifest: Mapping[str, Any]) -> bool:
 
 def _bounded(record: SpecimenRecord) -> None:
     # 2.
-    if _categorical(record.manifest):
+    if is_categorical(record.manifest):
         return
     bounds = record.manifest.get("score_bounds")
     ok = (

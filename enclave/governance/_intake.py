@@ -47,7 +47,8 @@ from ledger import EntryRecord
 
 from .._errors import BadInput, Refused
 from .._runtime import Runtime
-from ..replay import AuditRequest, VocabularySize, disclosure_bound
+from ..replay import AuditRequest
+from ..replay.disclosure import VocabularySize, disclosure_bound
 from ._analysts import Analyst
 from ._eligibility import AuditDraft, Eligible, check_eligibility
 from ._policy import BITS_PER_AUDIT

@@ -33,7 +33,7 @@ from ledger import CanonicalizationError, canonical_json, loads
 
 from .._errors import BadInput
 from ..replay import Strategy
-from ..replay._pointer import parse_pointer
+from ..replay.targets import parse_pointer
 from ..store import validate_id
 
 __all__ = [

@@ -21,7 +21,9 @@ from typing import Any
 from .._errors import BadInput, Refused
 from .._runtime import Runtime
 from ..capture import load_agent
-from ..replay import Intervention, Strategy, apply_intervention, open_specimen, publish_digests
+from ..replay import Intervention, Strategy
+from ..replay.certificates import publish_digests
+from ..replay.runs import apply_intervention, open_specimen
 from ._policy import InterventionPolicy
 
 __all__ = ["Preview", "PreviewParameter", "preview_policy"]

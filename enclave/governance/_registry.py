@@ -25,7 +25,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Conflict
-from ledger._transactions import read, write
+from ledger.transactions import read, write
 
 from .._errors import BadInput, Refused
 from .._runtime import Runtime

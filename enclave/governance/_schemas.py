@@ -17,8 +17,7 @@ from ledger.certificates import is_valid, schema_is_valid
 from .._errors import BadInput, Refused
 from ..capture import AgentSpec, BoundarySpec, available_agents, load_agent
 from ..replay import Strategy
-from ..replay._interventions import neutral_value
-from ..replay._pointer import parse_pointer, schema_at
+from ..replay.targets import neutral_value, parse_pointer, schema_at
 from ._policy import InterventionPolicy
 
 __all__ = ["ToolDeclaration", "field_schema", "find_tool", "parameter_problems"]

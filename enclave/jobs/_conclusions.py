@@ -19,9 +19,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Conflict, Ledger, LedgerPosition, canonical_json
-from ledger._chain import append_rows, caller_items, lock_tip
-from ledger._head import save_head
 from ledger.tables import EntryRow, table_of
+from ledger.transactions import append_rows, caller_items, lock_tip, save_head
 
 __all__ = [
     "CONCLUSION_KINDS",

@@ -14,10 +14,13 @@ Each kind, as numbered in ``_lifecycle``:
    ``FAILED`` with the safe failure code. The audit row moves to a terminal status
    with a conditional update, once.
 
-Errors: ``Conflict`` (the lease was lost) propagates and nothing is committed. An
-``EnclaveError`` that is not an ``InfrastructureError`` is permanent: the audit fails
-closed with the error's code. Anything else is retried until the job's attempts run
-out, then the job is dead and the audit fails closed.
+Errors: ``Conflict`` (the lease was lost) propagates and nothing is committed. Each
+other error says whether the job may be tried again (``retryable``, see
+``ledger.ErrorOutcome``): one that may not (bad input, a refusal, an integrity or an
+agent failure, the certificate verifier's errors) is permanent and the audit fails
+closed with the error's code. The rest, and any exception no class speaks for, are
+retried until the job's attempts run out, then the job is dead and the audit fails
+closed.
 """
 
 from __future__ import annotations
@@ -32,16 +35,14 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ledger import TERMINAL_AUDIT_STATES, AuditState, Conflict, LedgerError, NotFound
-from ledger._transactions import read
-from ledger.certificates import CertificateError
 from ledger.tables import AuditRow, JobRow, table_of
+from ledger.transactions import read
 
-from .._errors import EnclaveError, InfrastructureError, IntegrityFailure
+from .._errors import EnclaveError, IntegrityFailure
 from .._runtime import Runtime
-from ..keys._provider import GrantSource
-from ..replay import (
-    AuditOutcome,
-    AuditRequest,
+from ..keys import GrantSource
+from ..replay import AuditOutcome, AuditRequest
+from ..replay.stages import (
     BatchResult,
     Preparation,
     finalize_audit,
@@ -63,7 +64,7 @@ from ._queue import complete, enqueue, fail, fenced
 
 audits, jobs = table_of(AuditRow), table_of(JobRow)
 
-__all__ = ["StageOptions", "execute"]
+__all__ = ["StageOptions", "execute", "issue_time", "lineage"]
 
 log = logging.getLogger("enclave.jobs")
 FAILED = "failed"  # the classification finalize_audit gives a failed audit
@@ -201,7 +202,7 @@ def _replay_job(
     )
 
 
-def _lineage(
+def lineage(
     engine: Engine, audit_id: str, request: AuditRequest
 ) -> tuple[Preparation, list[BatchResult]] | None:
     """The stored preparation and batches, or ``None`` if lineage does not hold."""
@@ -237,7 +238,9 @@ def _lineage(
     return prep, batches
 
 
-def _issue_time(engine: Engine, job: ClaimedJob, now: datetime) -> datetime:
+def issue_time(engine: Engine, job: ClaimedJob, now: datetime) -> datetime:
+    """The finalize job's issue time: fixed (fenced) on its first run, so that a
+    re-delivered finalizer signs the same statement."""
     issued = job.payload.get("issued_at")
     if isinstance(issued, str):
         return parse_time(issued)
@@ -253,11 +256,11 @@ def _issue_time(engine: Engine, job: ClaimedJob, now: datetime) -> datetime:
 def _finalize_job(rt: Runtime, job: ClaimedJob, request: AuditRequest, clock: Clock) -> None:
     engine = rt.ledger.engine
     _move(engine, job, AuditState.FINALIZING, (AuditState.QUEUED, AuditState.RUNNING), clock())
-    found = _lineage(engine, job.audit_id, request)
+    found = lineage(engine, job.audit_id, request)
     if found is None:
         raise _LineageBroken()
     prep, batches = found
-    issued_at = _issue_time(engine, job, clock())
+    issued_at = issue_time(engine, job, clock())
     outcome = finalize_audit(
         rt, request, audit_id=job.audit_id, preparation=prep, batches=batches, now=issued_at
     )
@@ -310,7 +313,7 @@ def _job_keys(grants: GrantSource) -> dict[str, Any]:
     """A worker whose grants come from the service (Vault mode, any host) holds no keyring
     and no signing key: this job's digest keys and its certificate's signature come from
     the service too, for this claim only."""
-    from ..keys._service_grants import ServiceGrants
+    from ..keys import ServiceGrants
 
     if isinstance(grants, ServiceGrants):
         return {"digests": grants.digest_keys(), "signer": grants.signer()}
@@ -339,11 +342,10 @@ def execute(runtime: Runtime, job: ClaimedJob, *, clock: Clock, options: StageOp
     except Conflict:
         raise
     except EnclaveError as exc:
-        retry, code = isinstance(exc, InfrastructureError), exc.code
-    except CertificateError as exc:  # nothing to sign: retrying would sign nothing either
-        retry, code = False, exc.code
-    except LedgerError:
-        retry, code = True, "ledger_unavailable"
+        retry, code = exc.retryable, exc.code
+    except LedgerError as exc:  # a retryable one is recorded as the ledger's own trouble
+        retry = exc.retryable
+        code = "ledger_unavailable" if retry else exc.code
     except Exception as exc:  # noqa: BLE001 - a job must never take its worker down
         log.warning("job %s (%s): unexpected %s", job.job_id, job.kind, type(exc).__name__)
         retry, code = True, "internal"

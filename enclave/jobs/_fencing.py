@@ -14,8 +14,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from ledger import Ledger, LedgerPosition
-from ledger._chain import caller_items
-from ledger._transactions import guarded, write
+from ledger.transactions import caller_items, guarded, write
 
 from ._conclusions import Items, append_in, ledger_clock, save_positions
 from ._queue import lock_job

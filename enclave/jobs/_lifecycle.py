@@ -33,12 +33,13 @@ from ledger import (
     NotFound,
     loads,
 )
-from ledger._transactions import guarded, read, write
 from ledger.tables import AuditRow, JobRow, SpecimenRow, table_of
+from ledger.transactions import guarded, read, write
 
 from .._errors import BadInput, Refused
 from .._runtime import Runtime
-from ..replay import AuditRequest, record_request
+from ..replay import AuditRequest
+from ..replay.stages import record_request
 from ._conclusions import append_in, ledger_clock, save_positions
 from ._fencing import TxLedger
 from ._model import AuditStatus, dumps, stamp

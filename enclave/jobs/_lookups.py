@@ -10,8 +10,8 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from ledger._transactions import read
 from ledger.tables import AuditRow, JobRow, table_of
+from ledger.transactions import read
 
 from ._model import parse_time
 

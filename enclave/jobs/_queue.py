@@ -35,9 +35,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ledger import TERMINAL_AUDIT_STATES, AuditState, Conflict, NotFound, utc_clock
-from ledger._statements import insert_new
-from ledger._transactions import guarded, read, write
 from ledger.tables import JOB_KINDS, AuditRow, JobRow, table_of
+from ledger.transactions import guarded, insert_new, read, write
 
 from ._conclusions import record_failure
 from ._model import (
@@ -63,6 +62,7 @@ __all__ = [
     "lock_job",
     "reap",
     "stop_open_jobs",
+    "write_tx",
 ]
 
 _MAX_BACKOFF_SECONDS = 30.0

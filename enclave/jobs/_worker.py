@@ -30,14 +30,14 @@ from ledger import Conflict, LedgerError
 
 from .._errors import EnclaveError
 from .._runtime import Runtime
-from ..replay import WORKER_HANDLER
+from ..replay.stages import WORKER_HANDLER
 from ..sandbox import Sandbox, SandboxLimits, Zygotes
 from ._conclusions import ledger_clock
 from ._execute import StageOptions, execute
 from ._model import ClaimedJob
 from ._queue import claim, heartbeat, reap
 
-__all__ = ["WorkerStats", "run_worker"]
+__all__ = ["WorkerStats", "prewarm", "run_worker"]
 
 log = logging.getLogger("enclave.jobs")
 _REAP_EVERY_SECONDS = 1.0
@@ -128,7 +128,7 @@ def _run_one(runtime: Runtime, job: ClaimedJob, options: StageOptions, stats: Wo
     log.info("job %s attempt %d: %s", job.job_id, job.attempts, outcome)
 
 
-def _prewarm(zygotes: Zygotes, runtime: Runtime, options: StageOptions) -> None:
+def prewarm(zygotes: Zygotes, runtime: Runtime, options: StageOptions) -> None:
     """Start the zygotes a replay stage's sandbox forks from before the first claim
     (the same start parameters as the stages' own sandbox; any other key starts its
     zygotes on first use). A failure leaves it to the jobs, which report it."""
@@ -160,7 +160,7 @@ def _loop(
     reaped_at = float("-inf")
     zygotes = Zygotes()
     if zygote:
-        _prewarm(zygotes, runtime, options)
+        prewarm(zygotes, runtime, options)
     log.info("worker %s: claiming", worker_id)
     try:
         while not stop.is_set():

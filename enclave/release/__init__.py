@@ -1,33 +1,54 @@
 """The specimen library as a release gate: tags and selectors over sealed specimens,
 ``regress`` (one code-revision audit per selected specimen through the durable queue)
-and the signed release report that aggregates their certificates."""
+and the signed release report that aggregates their certificates (``build_report``,
+``sign_report``; ``verify_report`` checks one).
 
-from ._junit import junit_xml
-from ._library import (
-    Selection,
-    Selector,
-    select,
-    selection_digest,
-    tag_specimen,
-    tags_of,
-    untag_specimen,
-)
-from ._regress import RegressPlan, regress
-from ._report import REPORT_TYPE
-from ._verify import is_report, verify_report
+Every name is imported on first use: tagging a specimen does not load the queue.
+"""
 
-__all__ = [
-    "REPORT_TYPE",
-    "RegressPlan",
-    "is_report",
-    "junit_xml",
-    "regress",
-    "verify_report",
-    "Selection",
-    "Selector",
-    "select",
-    "selection_digest",
-    "tag_specimen",
-    "tags_of",
-    "untag_specimen",
-]
+from typing import TYPE_CHECKING
+
+from ledger.lazy import deferred
+
+if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on first use
+    from ._junit import junit_xml as junit_xml
+    from ._library import Selection as Selection
+    from ._library import Selector as Selector
+    from ._library import select as select
+    from ._library import selection_digest as selection_digest
+    from ._library import tag_specimen as tag_specimen
+    from ._library import tags_of as tags_of
+    from ._library import untag_specimen as untag_specimen
+    from ._regress import RegressPlan as RegressPlan
+    from ._regress import regress as regress
+    from ._report import LABELS as LABELS
+    from ._report import REPORT_TYPE as REPORT_TYPE
+    from ._report import SpecimenResult as SpecimenResult
+    from ._report import build_report as build_report
+    from ._report import label_of as label_of
+    from ._report import sign_report as sign_report
+    from ._verify import is_report as is_report
+    from ._verify import verify_report as verify_report
+
+_FRONT = {
+    "junit_xml": "._junit",
+    "Selection": "._library",
+    "Selector": "._library",
+    "select": "._library",
+    "selection_digest": "._library",
+    "tag_specimen": "._library",
+    "tags_of": "._library",
+    "untag_specimen": "._library",
+    "RegressPlan": "._regress",
+    "regress": "._regress",
+    "LABELS": "._report",
+    "REPORT_TYPE": "._report",
+    "SpecimenResult": "._report",
+    "build_report": "._report",
+    "label_of": "._report",
+    "sign_report": "._report",
+    "is_report": "._verify",
+    "verify_report": "._verify",
+}
+__getattr__ = deferred(__name__, globals(), _FRONT)
+__all__ = sorted(_FRONT)

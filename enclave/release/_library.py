@@ -26,8 +26,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Classification, NotFound, canonical_json
-from ledger._transactions import read, write
 from ledger.tables import LibraryTagRow, table_of
+from ledger.transactions import read, write
 
 from .._errors import BadInput, Refused
 from .._runtime import Runtime

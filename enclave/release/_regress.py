@@ -30,13 +30,12 @@ from ledger import NotFound, report_id_of, store_report
 
 from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
-from ..governance._eligibility import check_specimen
+from ..governance import check_specimen
 from ..jobs import audit_status, certificate, open_audits, run_worker, submit_audit
 from ..keys import SigningKey
-from ..replay import AuditRequest, Intervention, Strategy
-from ..replay._candidate import CandidateCode
-from ..replay._certificates import signing_key
-from ..replay._request import check_samples
+from ..replay import AuditRequest, CandidateCode, Intervention, Strategy
+from ..replay.certificates import signing_key
+from ..replay.requests import check_samples
 from ._library import Selection, check_tags
 from ._report import (
     SpecimenResult,

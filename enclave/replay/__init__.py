@@ -1,118 +1,48 @@
-"""Replay with one declared intervention, inside an isolated worker, to a certificate."""
+"""Replay with one declared intervention, inside an isolated worker, to a certificate.
+
+The front is what a user calls: build an :class:`AuditRequest` (one
+:class:`Intervention`, by :class:`Strategy`; a code revision names a
+:class:`CandidateCode`), run it with :func:`run_audit` and read the
+:class:`AuditOutcome`; a replayed branch that ends early says why with one of the
+errors below. Everything else has a named public module, each for its own readers:
+``stages`` (the durable job workers), ``runs`` (one replayed run by hand),
+``verdict``, ``reply`` (the supervisor's check of a worker's reply), ``layers``,
+``disclosure``, ``certificates``, ``requests`` and ``targets`` (front ends' checks of
+what is asked for). Every name is imported on first use, so a replay worker importing
+this package loads none of the supervisor's side.
+"""
 
 from typing import TYPE_CHECKING
 
 from ledger.lazy import deferred
 
-from ._errors import BranchError, DivergenceError, Unresolvable, Unservable
-from ._model import LAYERS, RecordedStep, RunResult, Strategy, Tolerances, Trajectory
-from .worker._engine import ReplayContext, replay_run
+if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on first use
+    from ._audit import run_audit as run_audit
+    from ._candidate import CandidateCode as CandidateCode
+    from ._candidate import CandidateDistribution as CandidateDistribution
+    from ._errors import BranchError as BranchError
+    from ._errors import DivergenceError as DivergenceError
+    from ._errors import Unresolvable as Unresolvable
+    from ._errors import Unservable as Unservable
+    from ._interventions import Intervention as Intervention
+    from ._model import Strategy as Strategy
+    from ._model import Tolerances as Tolerances
+    from ._outcome import AuditOutcome as AuditOutcome
+    from ._request import AuditRequest as AuditRequest
 
-if TYPE_CHECKING:  # deferred below: the worker imports only the engine and its data
-    from ._audit import record_request, run_audit
-    from ._certificates import RuntimeLedgerLookup, issue_certificate, signing_key
-    from ._compare import compare_layers, recorded_layers
-    from ._disclosure import DisclosureBound, VocabularySize, disclosure_bound
-    from ._interventions import AppliedIntervention, Intervention, apply_intervention, placebo_of
-    from ._load import OpenedSpecimen, open_specimen
-    from ._outcome import AuditOutcome, Preparation
-    from ._predicate import publish_digests
-    from ._reply import FAILURE_REASONS
-    from ._reported import Auditability, Effect, Placebo, RecordedSeed
-    from ._request import AuditRequest
-    from ._results import BatchResult, SampleSummary
-    from ._stages import WORKER_HANDLER, finalize_audit, prepare_audit, run_sample_batch
-    from ._verdict import Verdict, auditability_of, decide
-    from .worker._outgoing import summarize_seed
-
-__getattr__ = deferred(
-    __name__,
-    globals(),
-    {
-        "record_request": "._audit",
-        "run_audit": "._audit",
-        "AuditOutcome": "._outcome",
-        "BatchResult": "._results",
-        "Preparation": "._outcome",
-        "SampleSummary": "._results",
-        "WORKER_HANDLER": "._stages",
-        "finalize_audit": "._stages",
-        "prepare_audit": "._stages",
-        "run_sample_batch": "._stages",
-        "RuntimeLedgerLookup": "._certificates",
-        "issue_certificate": "._certificates",
-        "signing_key": "._certificates",
-        "compare_layers": "._compare",
-        "DisclosureBound": "._disclosure",
-        "VocabularySize": "._disclosure",
-        "disclosure_bound": "._disclosure",
-        "FAILURE_REASONS": "._reply",
-        "Auditability": "._reported",
-        "Effect": "._reported",
-        "Placebo": "._reported",
-        "RecordedSeed": "._reported",
-        "recorded_layers": "._compare",
-        "AppliedIntervention": "._interventions",
-        "Intervention": "._interventions",
-        "apply_intervention": "._interventions",
-        "placebo_of": "._interventions",
-        "OpenedSpecimen": "._load",
-        "open_specimen": "._load",
-        "publish_digests": "._predicate",
-        "AuditRequest": "._request",
-        "Verdict": "._verdict",
-        "auditability_of": "._verdict",
-        "decide": "._verdict",
-        "summarize_seed": ".worker._outgoing",
-    },
-)
-
-__all__ = [
-    "FAILURE_REASONS",
-    "LAYERS",
-    "WORKER_HANDLER",
-    "AppliedIntervention",
-    "AuditOutcome",
-    "Auditability",
-    "Effect",
-    "Placebo",
-    "RecordedSeed",
-    "AuditRequest",
-    "BatchResult",
-    "Preparation",
-    "SampleSummary",
-    "BranchError",
-    "DisclosureBound",
-    "DivergenceError",
-    "Intervention",
-    "OpenedSpecimen",
-    "RecordedStep",
-    "ReplayContext",
-    "RunResult",
-    "RuntimeLedgerLookup",
-    "Strategy",
-    "Tolerances",
-    "Trajectory",
-    "Unresolvable",
-    "Unservable",
-    "Verdict",
-    "VocabularySize",
-    "apply_intervention",
-    "auditability_of",
-    "compare_layers",
-    "decide",
-    "disclosure_bound",
-    "finalize_audit",
-    "prepare_audit",
-    "record_request",
-    "run_sample_batch",
-    "summarize_seed",
-    "issue_certificate",
-    "open_specimen",
-    "placebo_of",
-    "publish_digests",
-    "recorded_layers",
-    "replay_run",
-    "run_audit",
-    "signing_key",
-]
+_FRONT = {
+    "AuditOutcome": "._outcome",
+    "AuditRequest": "._request",
+    "BranchError": "._errors",
+    "CandidateCode": "._candidate",
+    "CandidateDistribution": "._candidate",
+    "DivergenceError": "._errors",
+    "Intervention": "._interventions",
+    "Strategy": "._model",
+    "Tolerances": "._model",
+    "Unresolvable": "._errors",
+    "Unservable": "._errors",
+    "run_audit": "._audit",
+}
+__getattr__ = deferred(__name__, globals(), _FRONT)
+__all__ = sorted(_FRONT)

@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Callable
 from datetime import datetime
 
-from ledger.certificates import CertificateError
+from ledger import LedgerError
 
 from .._errors import EnclaveError
 from .._runtime import Runtime
@@ -121,6 +121,10 @@ def run_audit(
         return finalize_audit(
             runtime, request, audit_id=audit_id, preparation=preparation, batches=batches, now=now
         )
-    except (EnclaveError, CertificateError) as exc:
-        runtime.ledger.append("audit.failed", audit_id, {"audit_id": audit_id, "reason": exc.code})
+    except (EnclaveError, LedgerError) as exc:
+        # a retryable ledger error is the ledger's own trouble: nothing to record it in
+        if isinstance(exc, EnclaveError) or not exc.retryable:
+            runtime.ledger.append(
+                "audit.failed", audit_id, {"audit_id": audit_id, "reason": exc.code}
+            )
         raise

@@ -43,7 +43,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from .._errors import BadInput, Refused
-from ..capture._code_identity import is_code_digest, source_root_identity
+from ..capture import is_code_digest, source_root_identity
 
 __all__ = ["CandidateCode", "CandidateDistribution"]
 

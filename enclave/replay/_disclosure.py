@@ -56,7 +56,7 @@ from ._decisions import decision_vocabulary
 from ._model import LAYERS
 from ._quantize import BIN_EDGES, grid_values, resolution_for
 from ._reply import MAX_NEW_CALLS, Vocabulary
-from .worker._served import ARMS
+from .worker import ARMS
 
 __all__ = ["CERTIFIED_LABELS", "DisclosureBound", "VocabularySize", "disclosure_bound"]
 

@@ -23,8 +23,7 @@ from ledger import NotFound, RunStatus, SpecimenRecord
 
 from .._errors import DecryptionFailed, GrantRefused, Refused
 from .._runtime import Runtime
-from ..capture._code_identity import check_code
-from ..capture._payload_codec import decode_payload
+from ..capture import check_code, decode_payload
 from ._model import HOLE, RecordedStep, Trajectory
 
 __all__ = ["OpenedSpecimen", "open_specimen"]

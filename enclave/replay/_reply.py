@@ -38,7 +38,7 @@ from ._decisions import RECORDED, decision_vocabulary, flip_consistent
 from ._errors import RUN_FAILURES, ReplyInvalid, ValueOutOfRange
 from ._model import LAYERS, RunResult, Trajectory
 from ._results import SampleSummary
-from .worker._served import ARMS, HOWS, mark_allowed
+from .worker import ARMS, HOWS, mark_allowed
 
 __all__ = [
     "FAILURE_REASONS",

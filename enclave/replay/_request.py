@@ -10,7 +10,7 @@ from typing import Any
 from ledger import canonical_json
 
 from .._errors import BadInput
-from ..capture._code_identity import is_code_digest
+from ..capture import is_code_digest
 from ..keys import TenantDigester
 from ._candidate import CandidateCode
 from ._interventions import Intervention

@@ -48,7 +48,7 @@ from ._reply import FAILURE_REASONS, Vocabulary, parse_loaded, parse_runs, parse
 from ._request import AuditRequest
 from ._results import BatchResult, SampleSummary, seeds_of
 from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide
-from .worker._fidelity import substitute_calls
+from .worker import substitute_calls
 
 __all__ = [
     "finalize_audit",
@@ -134,7 +134,7 @@ def _load_agent(name: str) -> AgentSpec:
         raise Refused("the agent could not be loaded", code="agent_unusable") from None
 
 
-def _start(
+def stage_sandbox(
     runtime: Runtime,
     isolation: str,
     limits: SandboxLimits | None,
@@ -206,7 +206,7 @@ def prepare_audit(
     opened, applied, placebo = _open(
         runtime, request, job_id=audit_id, now=now, lease_seconds=lease_seconds
     )
-    sandbox = _start(runtime, isolation, limits, request.candidate)
+    sandbox = stage_sandbox(runtime, isolation, limits, request.candidate)
     vocabulary = Vocabulary.of(opened.trajectory)
     gate: RunResult | None = None
     own: SampleSummary | None = None
@@ -318,7 +318,7 @@ def run_sample_batch(
     vocabulary = Vocabulary.of(opened.trajectory)
     failure: str | None = None
     try:
-        sandbox = _start(runtime, isolation, limits, request.candidate)
+        sandbox = stage_sandbox(runtime, isolation, limits, request.candidate)
         tolerance = request.tolerances.score
         samples = _sample_worker(
             sandbox,

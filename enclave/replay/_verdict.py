@@ -36,7 +36,7 @@ from ._model import Tolerances
 from ._quantize import quantize, resolution_for
 from ._reported import Auditability, Counterfactual, Effect, Placebo, RecordedSeed
 from ._results import SampleSummary
-from .worker._served import served_by_table
+from .worker import served_by_table
 
 __all__ = ["Verdict", "auditability_of", "decide"]
 

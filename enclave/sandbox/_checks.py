@@ -54,7 +54,7 @@ from enclave.sandbox._isolation import (
     Isolation,
 )
 from enclave.sandbox._wire import SandboxLimits
-from enclave.sandbox.inside import _seccomp
+from enclave.sandbox.inside import seccomp as _seccomp  # "seccomp" names a local below
 
 _LIMIT_NAMES = {
     "Max address space": "RLIMIT_AS",

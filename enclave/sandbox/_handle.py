@@ -43,7 +43,7 @@ from enclave.sandbox._wire import (
     WORKER_CRASHED,
     SandboxLimits,
 )
-from enclave.sandbox.inside._tripwire import KNOWN_EVENTS
+from enclave.sandbox.inside import KNOWN_EVENTS
 from ledger import raise_unchained
 
 _WORKER_REPORTABLE = frozenset(

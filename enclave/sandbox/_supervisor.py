@@ -37,9 +37,9 @@ from enclave.sandbox._checks import Launch
 from enclave.sandbox._errors import SandboxUnavailable
 from enclave.sandbox._handle import Launched, WorkerHandle
 from enclave.sandbox._wire import SandboxLimits
-from enclave.sandbox.inside import _landlock, _seccomp
+from enclave.sandbox.inside import landlock, seccomp
 
-_BOOT = (
+BOOT = (
     "import sys;sys.path[:0]=__import__('json').loads(sys.argv[2]);"
     "from enclave.sandbox.inside._worker import main;main(sys.argv)"
 )
@@ -70,7 +70,7 @@ def _repo_root() -> str:
 
 @functools.cache
 def _landlock_abi() -> int:
-    return _landlock.abi()
+    return landlock.abi()
 
 
 def _protected(scratch_root: Path, extra: tuple[Path, ...]) -> list[str]:
@@ -120,7 +120,7 @@ class Sandbox:
         self._launch_facts = Launch(
             layer=self._layer,
             limits=self._limits,
-            seccomp=_seccomp.supported(),
+            seccomp=seccomp.supported(),
             readonly_binds=len(self._view.binds),
             landlock=_landlock_abi(),
         )
@@ -222,7 +222,7 @@ class Sandbox:
                 "-P",
                 "-B",
                 "-c",
-                _BOOT,
+                BOOT,
                 orjson.dumps(config).decode(),
                 orjson.dumps(self._python_path).decode(),
             ]

@@ -84,10 +84,11 @@ def recv(
     (size,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size, deadline))
     if size > max_bytes:
         raise FrameError("oversize frame")
-    return _message(_recv_exact(sock, size, deadline))
+    return decode(_recv_exact(sock, size, deadline))
 
 
-def _message(body: bytes) -> dict[str, Any]:
+def decode(body: bytes) -> dict[str, Any]:
+    """One frame's body as a JSON object, or ``FrameError`` holding nothing of it."""
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError:  # its ``doc`` is the frame: what replayed code sent
@@ -129,7 +130,7 @@ def recv_with_fds(
         if len(body) > size:
             raise FrameError("more than one frame")
         body += _recv_exact(sock, size - len(body), None)
-        message = _message(body)
+        message = decode(body)
     except BaseException:
         for fd in fds:
             os.close(fd)

@@ -17,13 +17,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import JSONResponse
 
-from ledger import LedgerError, NotFound, loads
-from ledger._facts import CLASSIFICATION_RANK
+from ledger import CLASSIFICATION_RANK, LedgerError, NotFound, loads
 from ledger.certificates import load_public_key_pem, verify_certificate
 
 from .._errors import BadInput, Refused
 from ..governance import Action, AuditDraft, Resource, admit_audit, record_refusal
-from ..replay import RuntimeLedgerLookup
+from ..replay.certificates import RuntimeLedgerLookup
 from . import _jobs as jobs
 from ._auth import CurrentAnalyst, State, require
 from ._cursor import audits_cursor, read_audits_cursor

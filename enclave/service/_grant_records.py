@@ -27,8 +27,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger import Conflict, canonical_json
-from ledger._transactions import read, write
 from ledger.tables import AdmissionRow, WorkerTokenRow, table_of
+from ledger.transactions import read, write
 
 from .._errors import BadInput
 from .._runtime import Runtime

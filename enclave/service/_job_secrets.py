@@ -36,7 +36,7 @@ from ledger.certificates import LocalSigner, PredicateInvalid
 
 from .._errors import InfrastructureError
 from ..keys import DigestKeys
-from ..replay._certificates import signing_key
+from ..replay.certificates import signing_key
 from ._auth import State
 from ._errors import ERROR_RESPONSES, ServiceError
 from ._job_checks import JobClaim, current_worker, running_admitted_audit

@@ -204,7 +204,7 @@ class AuditBody(BaseModel):
     @classmethod
     def _one_intervention_model(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            from ..replay._intervention_model import parse_intervention
+            from ..replay.requests import parse_intervention
 
             given = {
                 k: data[k]

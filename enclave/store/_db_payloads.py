@@ -38,8 +38,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 
 from ledger import Conflict, LedgerError, raise_unchained
-from ledger._engine import WRITE_OPTION
-from ledger._transactions import guarded, is_driver_error, read, write
+from ledger.transactions import WRITE_OPTION, guarded, is_driver_error, read, write
 
 from .._errors import BadInput, DecryptionFailed, InfrastructureError
 from ..keys import WrappedKey

@@ -20,12 +20,13 @@ from typing import Any
 
 from enclave._errors import BadInput
 from enclave._policies import ENV_POLICY_DIR, policies_root
-from enclave.keys._vault_client import ROLES, Role
+from enclave.keys import ROLES, Role
 
 __all__ = [
     "POLICY_NAME_PREFIX",
     "RoleDefinition",
     "load_roles",
+    "load_tenant_template",
     "policy_dir",
     "render_policy",
     "render_tenant_policy",

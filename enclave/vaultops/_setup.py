@@ -32,8 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from enclave._errors import EnclaveError, Refused
-from enclave.keys._transit import derivation_context
-from enclave.keys._vault_client import ENV_PREFIX, Role, role_env_names, vault_errors
+from enclave.keys import ENV_PREFIX, Role, derivation_context, role_env_names, vault_errors
 from enclave.vaultops._policies import (
     DEFAULT_KEY_PREFIX,
     DEFAULT_MOUNT,

@@ -16,6 +16,7 @@ from ..lazy import deferred
 from ._errors import BadCertificateInput, CertificateError, CertificateInvalid, PredicateInvalid
 
 if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's start-up
+    from ._checks import CHECK_NAMES, VerificationCheck, VerificationReport
     from ._dsse import IN_TOTO_PAYLOAD_TYPE, DsseSignature, Envelope, pae, sign_dsse, verify_dsse
     from ._keys import Signer, keyid_of, load_public_key_pem
     from ._schema import PREDICATE_SCHEMA_V1
@@ -29,15 +30,7 @@ if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's star
         sign_statement,
         statement_problems,
     )
-    from ._verify import (
-        CHECK_NAMES,
-        LedgerLookup,
-        StaticLedgerLookup,
-        VerificationCheck,
-        VerificationReport,
-        verify_certificate,
-        verify_envelope,
-    )
+    from ._verify import LedgerLookup, StaticLedgerLookup, verify_certificate, verify_envelope
     from ._versions import PREDICATE_TYPE, PREDICATE_TYPE_V1, predicate_problems
     from ._vocabulary import AuditabilityClass, AuditabilityReason, AuditLabel
 
@@ -66,11 +59,11 @@ __getattr__ = deferred(
         "envelope_digest": "._statement",
         "sign_statement": "._statement",
         "statement_problems": "._statement",
-        "CHECK_NAMES": "._verify",
+        "CHECK_NAMES": "._checks",
         "LedgerLookup": "._verify",
         "StaticLedgerLookup": "._verify",
-        "VerificationCheck": "._verify",
-        "VerificationReport": "._verify",
+        "VerificationCheck": "._checks",
+        "VerificationReport": "._checks",
         "verify_certificate": "._verify",
         "verify_envelope": "._verify",
         "PREDICATE_TYPE": "._versions",

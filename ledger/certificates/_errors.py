@@ -20,6 +20,7 @@ class CertificateError(LedgerError):
     code = "certificate_error"
     exit_code = 70
     http_status = 503
+    retryable = False  # a certificate that cannot be built or checked stays so
     public_text: ClassVar[str | None] = "the certificate could not be checked"
 
 

@@ -37,23 +37,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from .._canonical import canonical_json, loads
 from .._errors import CanonicalizationError
+from ._checks import CHECK_NAMES, VerificationCheck, VerificationReport
 from ._dsse import IN_TOTO_PAYLOAD_TYPE, Envelope, verify_dsse
 from ._errors import BadCertificateInput, CertificateInvalid
 from ._keys import keyid_of
 from ._statement import binding_problems, envelope_digest, specimen_of, statement_problems
 from ._versions import PREDICATE_TYPES, predicate_problems
 
-__all__ = [
-    "CHECK_NAMES",
-    "LedgerLookup",
-    "StaticLedgerLookup",
-    "VerificationCheck",
-    "VerificationReport",
-    "verify_certificate",
-    "verify_envelope",
-]
-
-CHECK_NAMES = ("envelope", "signature", "statement", "predicate", "subject", "ledger_entry")
+__all__ = ["LedgerLookup", "StaticLedgerLookup", "verify_certificate", "verify_envelope"]
 
 
 @runtime_checkable
@@ -97,36 +88,6 @@ class StaticLedgerLookup:
 
     def certificate_entry(self, envelope_digest: str) -> tuple[int, str] | None:
         return self.certificates.get(envelope_digest)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VerificationCheck:
-    step: int
-    name: str
-    ok: bool
-    detail: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"step": self.step, "name": self.name, "ok": self.ok, "detail": self.detail}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VerificationReport:
-    """Six checks in step order. ``statement`` is set once steps 1–3 passed."""
-
-    checks: tuple[VerificationCheck, ...]
-    statement: dict[str, Any] | None = None
-
-    @property
-    def ok(self) -> bool:
-        return len(self.checks) == len(CHECK_NAMES) and all(c.ok for c in self.checks)
-
-    @property
-    def first_failure(self) -> VerificationCheck | None:
-        return next((c for c in self.checks if not c.ok), None)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks]}
 
 
 class _Failed(Exception):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from enclave._errors import EnclaveError
+from enclave import EnclaveError
 from enclave.capture import AgentSpec
 from tests.agents import boundary_reply_agents as hostile
 from tests.agents import replay_agents as base

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from enclave.incidents import procurement
-from enclave.replay._candidate import CandidateCode
+from enclave.replay import CandidateCode
 
 __all__ = [
     "build_wheel",

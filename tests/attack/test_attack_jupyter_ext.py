@@ -323,7 +323,7 @@ async def test_hostile_verify_body_is_answered_without_a_server_error(
 
 
 async def test_an_envelope_just_under_the_limit_is_verified_not_refused(jp_fetch: Any) -> None:
-    from jupyter_ext._verify_handler import MAX_ENVELOPE_BYTES
+    from jupyter_ext import MAX_ENVELOPE_BYTES
 
     filler = json.dumps({"payload": "A", "payloadType": "x", "signatures": []})
     body = filler.encode() + b" " * (MAX_ENVELOPE_BYTES - len(filler))
@@ -603,8 +603,7 @@ def _serve_hostile_metadata(hostile: HostileService) -> None:
 
 
 def test_panel_keeps_every_service_string_inert(hostile: HostileService, tmp_path: Path) -> None:
-    from jupyter_ext._panel import EnclavePanel
-    from jupyter_ext._wire import AuditRequestBody
+    from jupyter_ext import AuditRequestBody, EnclavePanel
 
     _serve_hostile_metadata(hostile)
     with _client(hostile) as client:
@@ -632,7 +631,7 @@ def test_panel_keeps_every_service_string_inert(hostile: HostileService, tmp_pat
 
 
 def test_magics_keep_every_service_string_inert(hostile: HostileService) -> None:
-    from jupyter_ext._magics import EnclaveMagics
+    from jupyter_ext import EnclaveMagics
 
     _serve_hostile_metadata(hostile)
     with _client(hostile) as client:
@@ -652,7 +651,7 @@ def test_a_hostile_specimen_id_from_the_service_does_not_break_the_panel(
 ) -> None:
     """The service lists an id the client would refuse to ask about: picking it shows
     an error in the panel, it does not raise out of the widget callback."""
-    from jupyter_ext._panel import EnclavePanel
+    from jupyter_ext import EnclavePanel
 
     _serve_hostile_metadata(hostile)
     bad = "../../" + CANARY
@@ -673,7 +672,7 @@ def test_a_hostile_specimen_id_from_the_service_does_not_break_the_panel(
 
 
 def test_a_hostile_certificate_file_name_and_content_stay_inert(tmp_path: Path) -> None:
-    from jupyter_ext._magics import EnclaveMagics
+    from jupyter_ext import EnclaveMagics
 
     golden = json.loads(_golden_text())
     golden["signatures"][0]["keyid"] = XSS
@@ -693,7 +692,7 @@ def test_a_hostile_certificate_file_name_and_content_stay_inert(tmp_path: Path) 
 def test_a_deeply_nested_certificate_file_fails_its_envelope_check(
     tmp_path: Path, shape: str
 ) -> None:
-    from jupyter_ext._magics import EnclaveMagics
+    from jupyter_ext import EnclaveMagics
 
     path = tmp_path / "deep.dsse.json"
     opener, closer = ("[", "]") if shape == "array" else ('{"a":', "}")
@@ -712,7 +711,7 @@ def test_a_payload_canary_in_an_unsigned_envelope_field_is_never_reported(
 ) -> None:
     """A copy whose unsigned parts carry a payload's words: the report names the failing
     check in fixed words and holds none of them."""
-    from jupyter_ext._offline import verify_file
+    from jupyter_ext import verify_file
 
     golden = json.loads(_golden_text())
     cases = {

@@ -23,12 +23,17 @@ import psycopg
 import pytest
 import sqlalchemy as sa
 
-from enclave._erasure import erase_specimen
-from enclave._errors import DecryptionFailed, EnclaveError, GrantRefused, InfrastructureError
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import (
+    DecryptionFailed,
+    EnclaveError,
+    GrantRefused,
+    Home,
+    InfrastructureError,
+    Runtime,
+    erase_specimen,
+)
 from enclave.capture import AgentSpec, BoundarySpec, Context, capture, policy
-from enclave.cli._demo import capture_incidents
+from enclave.cli import capture_incidents
 from enclave.incidents import ALL
 from enclave.keys import WrappedKey
 from enclave.store import DatabasePayloadStore
@@ -556,7 +561,7 @@ def test_an_erasure_the_database_refused_half_way_is_finished_later(
 ) -> None:
     """The ledger records the erasure, then the payload delete fails: the key and the
     chunk rows stay together, and the retention sweep destroys both afterwards."""
-    from enclave._retention import RetentionPolicy, sweep
+    from enclave.retention import RetentionPolicy, sweep
 
     gone = capture_probe(runtime, "sp-gone")
     blob, key = key_material(runtime, gone)
@@ -648,7 +653,7 @@ def test_a_second_writer_for_a_specimen_is_refused_and_a_dead_one_never_reads(
     """While one writer is mid-run a second one for the same specimen is refused
     without touching the first's rows; a writer that dies before the seal (no discard)
     leaves rows that never read as a specimen, not even a shorter one."""
-    from enclave._errors import BadInput
+    from enclave import BadInput
 
     first = store.open_writer("acme", "sp-1", wrapped=WRAPPED, data_key=KEY, durable=True)
     first.add_step(0, STEPS[0])

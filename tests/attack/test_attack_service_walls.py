@@ -22,13 +22,11 @@ from typing import Any
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
+from enclave import Home, Runtime, utc_now
 from enclave.governance import add_analyst, disable_analyst
 from enclave.jobs import run_worker, submit_audit
 from enclave.replay import AuditRequest, Intervention, Strategy
-from enclave.service import create_app
-from enclave.service._grant_records import add_worker, revoke_worker
+from enclave.service import add_worker, create_app, revoke_worker
 from ledger import Classification, store_report
 from tests.support.reads_world import synthetic_specimen
 from tests.unit.service.test_service import API, audit_body, build_home, error_code

@@ -16,12 +16,11 @@ from typing import Any
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
+from enclave import Home, Runtime, utc_now
 from enclave.capture import capture
 from enclave.incidents import procurement, shard
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
-from enclave.service._views import specimen_detail
+from enclave.service import specimen_detail
 from ledger import canonical_json
 from tests.support import cli_runner
 
@@ -229,11 +228,11 @@ def test_run_time_identity_digests_are_keyed_per_specimen(runtime: Runtime) -> N
 def test_a_specimen_sealed_with_tenant_wide_digests_publishes_none_of_them(
     runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import enclave.capture._seal as seal
-
     # a specimen sealed before per-specimen keying (manifest v2): tenant-wide digests
-    monkeypatch.setattr(seal, "MANIFEST_VERSION", 2)
-    monkeypatch.setattr(seal, "published_steps", lambda steps, *_, **__: steps, raising=False)
+    monkeypatch.setattr("enclave.capture._seal.MANIFEST_VERSION", 2)
+    monkeypatch.setattr(
+        "enclave.capture._seal.published_steps", lambda steps, *_, **__: steps, raising=False
+    )
     old = _capture(runtime, 0.70)
     assert runtime.ledger.get_specimen(old).manifest["manifest_version"] == 2
     view = _view(runtime, old)

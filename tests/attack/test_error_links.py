@@ -15,9 +15,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 import requests
 
-from enclave._errors import GrantRefused, InfrastructureError
-from enclave.keys._service_grants import GrantServiceUnavailable, ServiceGrants
-from enclave.keys._vault_client import KeyServerUnavailable, vault_errors
+from enclave import GrantRefused, InfrastructureError
+from enclave.keys import GrantServiceUnavailable, KeyServerUnavailable, ServiceGrants, vault_errors
 from tests.support.served import free_port
 from tests.unit.ledger.test_ledger import error_chain
 

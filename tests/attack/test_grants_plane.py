@@ -26,19 +26,22 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from enclave._errors import BadInput, GrantRefused, Refused
-from enclave._home import Home
-from enclave._policies import policies_root
-from enclave._runtime import Runtime, utc_now
+from enclave import BadInput, GrantRefused, Home, Refused, Runtime, policies_root, utc_now
 from enclave.capture import capture
-from enclave.cli._demo import capture_incidents
+from enclave.cli import capture_incidents
 from enclave.governance import activate_policy, add_analyst, load_policy_file, validate_policy
 from enclave.incidents import claims
-from enclave.jobs._model import stamp
-from enclave.keys import DigestKeys
-from enclave.keys._transit import TransitGrant, TransitKeyProvider, derivation_context
-from enclave.keys._vault_client import VaultSettings, admin_client, anonymous_adapter
-from enclave.replay._certificates import signing_key
+from enclave.jobs import stamp
+from enclave.keys import (
+    DigestKeys,
+    TransitGrant,
+    TransitKeyProvider,
+    VaultSettings,
+    admin_client,
+    anonymous_adapter,
+    derivation_context,
+)
+from enclave.replay.certificates import signing_key
 from enclave.vaultops import SetupResult, apply_setup
 from ledger.certificates import Envelope, LocalSigner, load_public_key_pem, verify_dsse
 from tests.fixtures.openbao import OpenBaoServer
@@ -144,7 +147,7 @@ def _build_home(
             )[1]
             for name in ["alice"] + [f"a{n}" for n in range(15)]
         ]
-        from enclave.service._grant_records import add_worker
+        from enclave.service import add_worker
 
         workers = {name: add_worker(runtime, name, now=now) for name in ("w1", "w2")}
     return home, specimens, analysts, workers
@@ -340,7 +343,7 @@ def test_vault_mode_audit_completes_with_a_worker_that_holds_no_vault_credential
         )
         assert answer.status_code in (400, 403)
     # a runtime opened the way the worker opens it has no Vault identity to give
-    from enclave.cli._worker_cmd import service_grants
+    from enclave.cli import service_grants
 
     worker_rt = Runtime.open(
         plane.home,
@@ -510,7 +513,7 @@ def test_a_forged_job_row_gets_nothing(plane: Plane, binding: str) -> None:
 
 
 def test_compromised_worker_holds_nothing_that_opens_another_specimen(plane: Plane) -> None:
-    from enclave.cli._worker_cmd import service_grants
+    from enclave.cli import service_grants
 
     audit_id = plane.request_audit(samples=2)
     job = _claim(plane, audit_id, "w1/host:4")
@@ -736,8 +739,8 @@ def test_a_worker_refuses_a_signature_over_another_statement_or_another_tenants_
 ) -> None:
     """What the worker checks in the service's answers (the service itself is trusted to
     check; this is the worker's own guard against an answer for something else)."""
-    from enclave.cli._worker_cmd import service_grants
-    from enclave.keys._service_grants import ServiceGrants
+    from enclave.cli import service_grants
+    from enclave.keys import ServiceGrants
 
     predicate = _completed_predicate(plane)
     with plane.runtime() as runtime:

@@ -25,8 +25,7 @@ from typing import Any
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
+from enclave import Home, Runtime, utc_now
 from enclave.governance import add_analyst
 from enclave.service import create_app
 from tests.fixtures.postgres import PostgresServer
@@ -491,7 +490,7 @@ def test_vault_dev_keeps_its_secrets_off_the_command_line_and_in_private_files(
 ) -> None:
     from typer.testing import CliRunner
 
-    from enclave.cli._vault import app
+    from enclave.cli import vault_app
     from enclave.vaultops import read_dev_state
     from tests.fixtures.openbao import require_bao
     from tests.unit.keys.test_vault_setup import parse_exports
@@ -500,7 +499,7 @@ def test_vault_dev_keeps_its_secrets_off_the_command_line_and_in_private_files(
     home, env_file = tmp_path / "home", tmp_path / "vault.env"
     runner = CliRunner()
     started = runner.invoke(
-        app, ["dev", "--home", str(home), "--tenant", "acme", "--env-file", str(env_file)]
+        vault_app, ["dev", "--home", str(home), "--tenant", "acme", "--env-file", str(env_file)]
     )
     state = read_dev_state(home)
     try:
@@ -513,10 +512,10 @@ def test_vault_dev_keeps_its_secrets_off_the_command_line_and_in_private_files(
         assert "export " not in started.output
         cmdline = Path(f"/proc/{state.pid}/cmdline").read_bytes()
         assert state.root_token.encode() not in cmdline
-        again = runner.invoke(app, ["dev", "--home", str(home), "--env-file", str(env_file)])
+        again = runner.invoke(vault_app, ["dev", "--home", str(home), "--env-file", str(env_file)])
         assert again.exit_code == 1
     finally:
-        runner.invoke(app, ["dev", "--home", str(home), "--stop"])
+        runner.invoke(vault_app, ["dev", "--home", str(home), "--stop"])
 
 
 def test_the_embedded_ledger_is_private(tmp_path: Path) -> None:
@@ -729,9 +728,9 @@ def test_serve_refuses_half_a_tls_configuration(tmp_path: Path) -> None:
 
 @pytest.mark.vault
 def test_a_key_server_outage_is_named_as_such(tmp_path: Path, openbao: Any) -> None:
-    from enclave.cli._demo import capture_incidents
+    from enclave.cli import capture_incidents
     from enclave.jobs import audit_status, run_worker, submit_audit
-    from enclave.keys._vault_client import admin_client
+    from enclave.keys import admin_client
     from enclave.replay import AuditRequest, Intervention, Strategy
     from enclave.vaultops import apply_setup
     from tests.unit.keys.test_vault_mode import vault_env
@@ -784,12 +783,12 @@ def test_a_new_homes_config_is_private(tmp_path: Path) -> None:
 def test_vault_setup_writes_secret_ids_to_a_private_file(tmp_path: Path, openbao: Any) -> None:
     from typer.testing import CliRunner
 
-    from enclave.cli._vault import app
+    from enclave.cli import vault_app
     from tests.unit.keys.test_vault_setup import parse_exports
 
     env_file = tmp_path / "setup.env"
     done = CliRunner().invoke(
-        app,
+        vault_app,
         [
             "setup",
             "--addr",

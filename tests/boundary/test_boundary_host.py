@@ -33,20 +33,17 @@ from typing import Any
 import pytest
 
 import enclave
-from enclave._home import MARKER, Home
-from enclave._runtime import Runtime
-from enclave.cli._demo import capture_incidents
+from enclave import Home, Runtime
+from enclave.cli import capture_incidents
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
-from enclave.replay._certificates import signing_key
-from enclave.replay._predicate import isolation_layers
+from enclave.replay.certificates import isolation_layers, signing_key
 from enclave.sandbox import (
     Contaminated,
     Sandbox,
     SandboxLimits,
     SandboxUnavailable,
-    _fsview,
-    _isolation,
 )
+from enclave.sandbox.launch import plan, resolve
 from tests.agents import boundary_agents, replay_agents
 from tests.support import cli_runner, loopback
 
@@ -126,7 +123,7 @@ def test_readme_home_in_the_checkout_is_unreadable(readme_home: Path) -> None:
     secrets = _files(readme_home)
     names = {Path(p).name for p in secrets}
     # the attack is only meaningful if the home holds what it is meant to hold
-    assert {"ledger.db", "config.toml", MARKER} <= names
+    assert {"ledger.db", "config.toml", Home.MARKER} <= names
     assert {"keyring.json", "signing-key.pem"} <= names
     assert any("/payloads/acme/" in p for p in secrets)
     assert any("/payloads/other/" in p for p in secrets)
@@ -188,9 +185,9 @@ def test_supervisor_environment_and_memory_are_unreachable(
 
 def _bare(tmp_path: Path, code: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Plain Python under the bubblewrap wall alone: no tripwire, no worker."""
-    view = _fsview.plan(python_path=[str(REPO)], protected=[str(tmp_path)])
+    view = plan(python_path=[str(REPO)], protected=[str(tmp_path)])
     argv = [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(REPO)!r})\n{code}"]
-    wrapped = _isolation.resolve("bwrap").wrap([*argv, *args], view=view, scratch_bytes=1 << 20)
+    wrapped = resolve("bwrap").wrap([*argv, *args], view=view, scratch_bytes=1 << 20)
     return subprocess.run(wrapped, capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -286,7 +283,7 @@ def _header_numbers() -> dict[str, int]:
     """x86-64 syscall numbers from the kernel headers: an independent table."""
     header = Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")
     if platform.machine() != "x86_64" or not header.exists():
-        from enclave.sandbox.inside._syscalls import NUMBERS
+        from enclave.sandbox.inside.seccomp import NUMBERS
 
         return dict(NUMBERS[platform.machine()])
     found = re.findall(r"#define __NR_(\w+) (\d+)", header.read_text())
@@ -540,9 +537,9 @@ def test_environment_claims_only_what_was_checked(tmp_path: Path) -> None:
     assert "audit_hook" not in layers and env["diagnostics"] == ["audit_hook"]
     assert env["enforced"]["bwrap"]["host_uid"] == os.getuid()
     assert ("unprivileged_host_uid" in layers) == (os.getuid() != 0)
-    from enclave.sandbox.inside import _landlock
+    from enclave.sandbox.inside import landlock
 
-    assert ("landlock" in layers) == (_landlock.abi() > 0)
+    assert ("landlock" in layers) == (landlock.abi() > 0)
 
 
 _LANDLOCK = """
@@ -574,9 +571,9 @@ def test_landlock_confines_writes_network_and_signals(
     tmp_path: Path, listener: socket.socket
 ) -> None:
     """Landlock on its own (no bubblewrap, no seccomp, no tripwire)."""
-    from enclave.sandbox.inside import _landlock
+    from enclave.sandbox.inside import landlock
 
-    version = _landlock.abi()
+    version = landlock.abi()
     if version < 6:
         pytest.skip(f"this kernel offers Landlock ABI {version}, the test needs 6")
     scratch = tmp_path / "scratch"
@@ -601,10 +598,10 @@ def test_landlock_confines_writes_network_and_signals(
 
 def test_supervisor_does_not_take_the_workers_word() -> None:
     """A ready frame claiming every layer, from a process that has none, is refused."""
-    from enclave.sandbox._checks import Launch, verify
+    from enclave.sandbox.launch import Launch, verify
 
     launch = Launch(
-        layer=_isolation.resolve("bwrap"),
+        layer=resolve("bwrap"),
         limits=SandboxLimits(),
         seccomp=True,
         readonly_binds=1,
@@ -639,7 +636,7 @@ def test_view_never_binds_a_directory_holding_a_home(tmp_path: Path) -> None:
     dotted = Home.init(checkout / ".replay-enclave").root
     deep = checkout / "pkg" / "data" / "secrets"
     deep.mkdir()
-    view = _fsview.plan(python_path=[str(checkout)], protected=[str(deep), str(dotted)])
+    view = plan(python_path=[str(checkout)], protected=[str(deep), str(dotted)])
     sources = [source for source, _ in view.binds]
     for home in (marked, dotted, deep):
         assert not any(home == Path(s) or Path(s) in home.parents for s in sources), home

@@ -26,15 +26,22 @@ from typing import Any
 
 import pytest
 
-from enclave._erasure import erase_specimen
-from enclave._errors import EnclaveError, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
-from enclave.capture import AgentSpec, Answer, BoundarySpec, Context, SpecError, capture, policy
-from enclave.capture._code_identity import CodeIdentity, code_identity
-from enclave.capture._payload_codec import decode_payload
+from enclave import EnclaveError, Home, Refused, Runtime, erase_specimen, utc_now
+from enclave.capture import (
+    AgentSpec,
+    Answer,
+    BoundarySpec,
+    CodeIdentity,
+    Context,
+    SpecError,
+    capture,
+    code_identity,
+    decode_payload,
+    policy,
+)
 from enclave.incidents import procurement
-from enclave.replay import AuditRequest, Intervention, Strategy, open_specimen, run_audit
+from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay.runs import open_specimen
 from ledger import RunStatus, StepKind
 from tests.support.canary import find_canaries, scan_tree
 from tests.unit.capture.test_capture import decrypt_specimen
@@ -420,18 +427,16 @@ def test_unchanged_code_with_a_declared_revision_is_no_change(
 def test_other_interpreter_refuses(
     runtime: Runtime, temp_agent: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from enclave.capture import _code_identity
-
     name, _path = temp_agent
     specimen = _temp_capture(runtime, name)
-    monkeypatch.setattr(_code_identity, "INTERPRETER", "pypy-3.11.0")
+    monkeypatch.setattr("enclave.capture._code_identity.INTERPRETER", "pypy-3.11.0")
     with pytest.raises(Refused) as caught:
         open_specimen(runtime, specimen, job_id="j-1", lease_seconds=60, now=utc_now())
     assert caught.value.code == "code_changed"
 
 
 def test_code_revision_must_look_like_a_digest() -> None:
-    from enclave._errors import BadInput
+    from enclave import BadInput
 
     with pytest.raises(BadInput):
         _request("sp-1", code_revision="main")

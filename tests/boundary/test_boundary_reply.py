@@ -28,26 +28,35 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import AgentSpec
 from enclave.replay import (
-    FAILURE_REASONS,
-    LAYERS,
     AuditOutcome,
     AuditRequest,
     Intervention,
-    SampleSummary,
     Strategy,
     Tolerances,
-    VocabularySize,
-    compare_layers,
-    disclosure_bound,
     run_audit,
 )
-from enclave.replay._errors import ReplyInvalid, ValueOutOfRange
-from enclave.replay._quantize import BIN_EDGES, MIN_RESOLUTION, histogram, quantize, resolution_for
-from enclave.replay._reply import Vocabulary, parse_runs, parse_samples
+from enclave.replay.disclosure import (
+    BIN_EDGES,
+    MIN_RESOLUTION,
+    VocabularySize,
+    disclosure_bound,
+    histogram,
+    quantize,
+    resolution_for,
+)
+from enclave.replay.layers import LAYERS, compare_layers
+from enclave.replay.reply import (
+    FAILURE_REASONS,
+    ReplyInvalid,
+    ValueOutOfRange,
+    Vocabulary,
+    parse_runs,
+    parse_samples,
+)
+from enclave.replay.stages import SampleSummary
 from enclave.sandbox import SandboxLimits
 from ledger.certificates.statistics import clopper_pearson
 from tests.agents import boundary_reply_agents as hostile
@@ -385,10 +394,8 @@ def test_service_path_carries_only_closed_codes_and_no_canary(
         from fastapi.testclient import TestClient
 
     # the policy's tool is declared by the test agents: register one as a platform would
-    import enclave.governance._schemas as schemas
-
     registered = {agents.PLAIN_AGENT.name: agents.PLAIN_AGENT.name}
-    monkeypatch.setattr(schemas, "available_agents", lambda: registered)
+    monkeypatch.setattr("enclave.governance._schemas.available_agents", lambda: registered)
     home = Home.init(tmp_path / "home")
     names = ("failure-code", "patch-reply", "plain")
     with Runtime.open(home, env={}) as runtime:

@@ -23,11 +23,9 @@ from typing import Any
 
 import pytest
 
-from enclave._errors import EnclaveError
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import EnclaveError, Home, Runtime
 from enclave.capture import AgentSpec
-from enclave.cli._demo import capture_incidents, demo_audits
+from enclave.cli import capture_incidents, demo_audits
 from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
 from enclave.sandbox import SandboxLimits
 from tests.agents import replay_agents as agents

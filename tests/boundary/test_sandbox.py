@@ -21,16 +21,15 @@ from pathlib import Path
 import pytest
 
 import enclave.sandbox
-import enclave.sandbox.inside._seccomp
 from enclave.sandbox import (
     REASONS,
     Contaminated,
     Sandbox,
     SandboxLimits,
     WorkerClosed,
-    _fsview,
-    _isolation,
 )
+from enclave.sandbox.inside import seccomp
+from enclave.sandbox.launch import plan, resolve
 from tests.support import loopback
 
 IN_CI = os.environ.get("CI") == "true"
@@ -100,7 +99,7 @@ def test_public_names() -> None:
         "WorkerHandle",
         "Zygotes",
     ]
-    assert issubclass(Contaminated, enclave._errors.EnclaveError)
+    assert issubclass(Contaminated, enclave.EnclaveError)
     assert REASONS == {
         "network", "process_spawn", "write_outside_scratch", "native_code",
         "forbidden_operation", "memory_limit", "cpu_limit", "file_size_limit",
@@ -202,8 +201,7 @@ def test_replayed_code_does_not_inherit_the_homes_payload_lock(
     not hold it too (it could then keep a migration out, or learn the home's path)."""
     import fcntl
 
-    from enclave._home import Home
-    from enclave._runtime import Runtime
+    from enclave import Home, Runtime
 
     runtime = Runtime.open(Home.init(tmp_path / "home"), env={})
     try:
@@ -415,8 +413,8 @@ def test_os_layer_without_tripwire(tmp_path: Path, listener: socket.socket) -> N
         on_host = host_dir / "outside.txt"
         argv = [sys.executable, "-I", "-c", _ESCAPE, str(listener.getsockname()[1])]
         argv += [str(in_tmp), str(on_host)]
-        view = _fsview.plan(python_path=[], protected=[str(tmp_path)])
-        wrapped = _isolation.resolve("bwrap").wrap(argv, view=view, scratch_bytes=1 << 20)
+        view = plan(python_path=[], protected=[str(tmp_path)])
+        wrapped = resolve("bwrap").wrap(argv, view=view, scratch_bytes=1 << 20)
         done = subprocess.run(wrapped, capture_output=True, text=True, timeout=30, check=True)
         assert loopback.accepted(listener) == 0
         assert done.stdout.strip().split(",") == ["no-network", "no-write", "no-write"]
@@ -495,7 +493,7 @@ print(libc.syscall(int(sys.argv[1]), ctypes.c_ulong(int(sys.argv[2], 16)), None,
 
 
 def _seccomp_script(code: str, *args: str) -> subprocess.CompletedProcess[str]:
-    if not enclave.sandbox.inside._seccomp.supported():
+    if not seccomp.supported():
         pytest.skip("no seccomp filter for this platform")
     return subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=30,
@@ -521,7 +519,7 @@ def test_template_forks_and_its_runs_cannot() -> None:
 def test_template_allows_only_the_plain_fork(flags: str) -> None:
     import platform
 
-    from enclave.sandbox.inside._syscalls import NUMBERS
+    from enclave.sandbox.inside.seccomp import NUMBERS
 
     done = _seccomp_script(_TEMPLATE_CLONE, str(NUMBERS[platform.machine()]["clone"]), flags)
     assert done.returncode == -signal.SIGSYS, (done.returncode, done.stdout, done.stderr[-300:])

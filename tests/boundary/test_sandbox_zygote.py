@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from enclave.sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle, Zygotes, _zygote
+from enclave.sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle, Zygotes, wire
 
 IN_CI = os.environ.get("CI") == "true"
 HANDLER = "tests.agents.zygote_agents:job"
@@ -113,8 +113,8 @@ def test_a_later_job_in_the_same_zygote_finds_nothing_of_an_earlier_one(
 def test_the_zygote_never_receives_a_frame_of_job_data(zygotes: Zygotes, tmp_path: Path) -> None:
     """What the supervisor sends the zygote, recorded at the socket: control frames only."""
     sent: list[dict[str, object]] = []
-    real_send = _zygote._wire.send
-    real_send_fd = _zygote._wire.send_with_fd
+    real_send = wire.send
+    real_send_fd = wire.send_with_fd
 
     def send(sock: object, message: dict[str, object]) -> None:
         sent.append(message)
@@ -126,8 +126,9 @@ def test_the_zygote_never_receives_a_frame_of_job_data(zygotes: Zygotes, tmp_pat
 
     canary, digest = _canary()
     mp = pytest.MonkeyPatch()
-    mp.setattr(_zygote._wire, "send", send)
-    mp.setattr(_zygote._wire, "send_with_fd", send_with_fd)
+    # white-box: the functions the zygote module sends with (targets, not imports)
+    mp.setattr("enclave.sandbox._zygote._wire.send", send)
+    mp.setattr("enclave.sandbox._zygote._wire.send_with_fd", send_with_fd)
     try:
         for _ in range(2):
             with _sandbox(tmp_path).start(HANDLER, preload=PRELOAD) as job:
@@ -222,12 +223,11 @@ def test_a_job_worker_from_a_zygote_is_checked_like_a_fresh_one(
         forked = fresh.environment
     Zygotes().close()
     plain = _sandbox(tmp_path)
-    token = _zygote._ACTIVE.set(None)
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        # white-box: no zygotes are active for this start (a target, not an import)
+        mp.setattr("enclave.sandbox._zygote.active", lambda: None)
         with plain.start(HANDLER, preload=PRELOAD):
             started = plain.environment
-    finally:
-        _zygote._ACTIVE.reset(token)
     assert forked["verified"] is True
     assert forked["layers_in_force"] == started["layers_in_force"]
     assert forked["rlimits"] == started["rlimits"]
@@ -250,8 +250,8 @@ def test_a_worker_starts_the_replay_stages_zygotes_before_its_first_claim(tmp_pa
     """The zygotes a worker thread starts ahead are the ones the stages' sandbox uses."""
     if shutil.which("bwrap") is None and not IN_CI:
         pytest.skip("bwrap is not installed")
-    from enclave.jobs._worker import _prewarm
-    from enclave.replay import _stages
+    from enclave.jobs import prewarm as _prewarm
+    from enclave.replay import stages
 
     class _Home:
         root = tmp_path
@@ -264,14 +264,14 @@ def test_a_worker_starts_the_replay_stages_zygotes_before_its_first_claim(tmp_pa
         _prewarm(pool, _Runtime(), _execute_options())  # type: ignore[arg-type]
         assert len(_zygote_pids(pool)) == 2
         with pool.activated():
-            sandbox = _stages._start(_Runtime(), "auto", None)  # type: ignore[arg-type]
-            with sandbox.start(_stages.WORKER_HANDLER, preload=_stages.WORKER_PRELOAD):
+            sandbox = stages.stage_sandbox(_Runtime(), "auto", None)  # type: ignore[arg-type]
+            with sandbox.start(stages.WORKER_HANDLER, preload=stages.WORKER_PRELOAD):
                 assert len(_zygote_pids(pool)) == 2  # no zygote started for the job
     finally:
         pool.close()
 
 
 def _execute_options() -> object:
-    from enclave.jobs._execute import StageOptions
+    from enclave.jobs import StageOptions
 
     return StageOptions()

@@ -176,7 +176,7 @@ def _signed_breaking_a_rule(folder: Path) -> Path:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from jupyter_ext._offline import keyid_of
+    from ledger.certificates import keyid_of
 
     # a fixed seed keeps the README's screenshot of this case the same from run to run
     key = Ed25519PrivateKey.from_private_bytes(hashlib.sha256(b"rule-broken issuer").digest())

@@ -47,6 +47,8 @@ LAYERS: dict[str, int] = {
     "enclave._console": 6,
     "enclave.__main__": 7,
     "enclave": 7,  # the Python API front
+    "enclave.errors": 7,  # every error class, listed from the fronts that define them
+    "enclave.retention": 6,  # the retention API (over ``_retention``)
     "jupyter_ext": 7,
 }
 # beside the enclave, not above it: the analyst's side imports no enclave module

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
@@ -182,8 +183,7 @@ NOT_ON_START = (
 @pytest.fixture(scope="module")
 def listed_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """An embedded home holding one sealed specimen, and its id."""
-    from enclave._home import Home
-    from enclave._runtime import Runtime
+    from enclave import Home, Runtime
     from enclave.capture import capture
     from enclave.incidents import claims
 
@@ -248,6 +248,60 @@ def test_specimens_list_starts_without_heavy_imports(
     ]
 
 
+# What a listing that only reads may not load: the table registry and what it pulls in.
+NOT_ON_READ = ("sqlmodel", "sqlalchemy.orm", "pydantic", "ledger.tables")
+
+
+@pytest.fixture(scope="module")
+def documents_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An embedded home holding one stored certificate, one release report and one
+    analyst (the golden envelopes: the listings show metadata, nothing verifies them)."""
+    import enclave
+    from enclave.governance import add_analyst
+    from ledger import store_certificate, store_report
+
+    golden = ROOT / "tests" / "golden"
+    root = tmp_path_factory.mktemp("documents") / "home"
+    runtime = enclave.Runtime.open(enclave.Home.init(root))
+    try:
+        engine = runtime.ledger.engine
+        store_certificate(
+            engine,
+            audit_id="au-listed",
+            specimen_id="sp-listed",
+            tenant_id="acme",
+            envelope=json.loads((golden / "certificate_v2.dsse.json").read_text()),
+        )
+        store_report(
+            engine, json.loads((golden / "release_report.dsse.json").read_text()), tenant_id=None
+        )
+        add_analyst(runtime, "ana", tenant="acme", roles=["viewer"], now=datetime.now(UTC))
+    finally:
+        runtime.close()
+    return root
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (("certificates", "list"), "au-listed"),
+        (("release", "list"), "rr-"),
+        (("analyst", "list"), "ana"),
+    ],
+    ids=["certificates", "release-reports", "analysts"],
+)
+@pytest.mark.parametrize("json_out", [False, True], ids=["table", "json"])
+def test_document_and_analyst_listings_load_no_table_registry(
+    documents_home: Path, argv: tuple[str, ...], shown: str, json_out: bool
+) -> None:
+    """Each listing reads its table through a Core view: its rows are shown, and neither
+    SQLModel nor SQLAlchemy's ORM (half a second of start-up) is imported."""
+    out, modules = _start(*argv, *(["--json"] if json_out else []), "--home", str(documents_home))
+    assert shown in out
+    assert _loaded(modules, NOT_ON_READ) == []
+    assert "sqlalchemy" in modules  # the ledger really was read
+
+
 def test_specimens_list_json_and_version_load_no_rich(listed_home: tuple[Path, str]) -> None:
     home, specimen_id = listed_home
     shown, modules = _start("specimens", "list", "--json", "--home", str(home))
@@ -261,7 +315,7 @@ def test_specimens_list_json_and_version_load_no_rich(listed_home: tuple[Path, s
 def test_a_group_builds_only_the_named_command() -> None:
     """``specimens list`` builds ``list``; the group's help still lists every command,
     in the order they were declared."""
-    from enclave.cli._commands import COMMANDS, LazySubcommands
+    from enclave.cli import COMMANDS, LazySubcommands
 
     group = COMMANDS["specimens"].load("specimens")
     assert isinstance(group, LazySubcommands)
@@ -295,8 +349,7 @@ def test_root_help_imports_no_command_module() -> None:
 def test_root_command_list_matches_each_commands_own_help() -> None:
     import typer.main
 
-    from enclave.cli import app
-    from enclave.cli._commands import COMMANDS
+    from enclave.cli import COMMANDS, app
 
     root = typer.main.get_command(app)
     for name, entry in COMMANDS.items():

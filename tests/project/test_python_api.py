@@ -30,7 +30,13 @@ PROMISED = {
     "Strategy",
     "Tolerances",
     "capture",
+    "erase_specimen",
+    "export_certificates",
+    "export_reports",
+    "policies_root",
+    "rewrap_tenant",
     "run_audit",
+    "utc_now",
     "verify",
 }
 

@@ -13,9 +13,8 @@ import os
 import subprocess
 import sys
 
-from enclave.replay import WORKER_HANDLER
-from enclave.replay._stages import WORKER_PRELOAD
-from enclave.sandbox._supervisor import _BOOT
+from enclave.replay.stages import WORKER_HANDLER, WORKER_PRELOAD
+from enclave.sandbox.launch import BOOT
 from tests.project.test_layers import MODULES, ROOT, imports_of
 
 INSIDE = ("enclave.sandbox.inside", "enclave.replay.worker")
@@ -59,7 +58,7 @@ def _package(module: str) -> bool:
 def _entry_modules() -> list[str]:
     """What a worker imports before any agent code: the boot command's module, the
     replay handler's and the trusted preload list."""
-    boot = _BOOT.split("from ", 1)[1].split(" import", 1)[0]
+    boot = BOOT.split("from ", 1)[1].split(" import", 1)[0]
     return [boot, WORKER_HANDLER.partition(":")[0], *WORKER_PRELOAD]
 
 

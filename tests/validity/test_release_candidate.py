@@ -24,20 +24,19 @@ from typing import Any
 
 import pytest
 
-from enclave._errors import BadInput, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Refused, Runtime
 from enclave.capture import Answer, Context, capture
 from enclave.incidents import procurement
 from enclave.replay import (
     AuditOutcome,
     AuditRequest,
+    CandidateCode,
+    CandidateDistribution,
     Intervention,
-    RuntimeLedgerLookup,
     Strategy,
     run_audit,
 )
-from enclave.replay._candidate import CandidateCode, CandidateDistribution
+from enclave.replay.certificates import RuntimeLedgerLookup
 from ledger.certificates import load_public_key_pem, verify_certificate
 from tests.agents.candidates import (
     build_wheel,
@@ -322,14 +321,14 @@ def test_only_the_candidates_own_package_is_visible_in_the_worker(
 
 
 def test_the_view_binds_the_candidate_module_and_nothing_beside_it(tmp_path: Path) -> None:
-    from enclave.sandbox import _fsview
+    from enclave.sandbox.launch import plan
 
     package = tmp_path / "cand"
     package.mkdir()
     (package / "__init__.py").write_text("")
     (tmp_path / "beside.py").write_text("")
     (tmp_path / "data").mkdir()
-    view = _fsview.plan(python_path=[], protected=[], code=[str(package)])
+    view = plan(python_path=[], protected=[], code=[str(package)])
     bound = {dest for _, dest in view.binds}
     assert str(package) in bound
     assert not any(d.startswith(str(tmp_path)) and d != str(package) for d in bound)

@@ -17,22 +17,12 @@ from typing import Any
 import pytest
 from scipy.stats import binomtest
 
-from enclave._errors import Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Refused, Runtime
 from enclave.capture import capture, load_agent
 from enclave.incidents import claims, procurement, shard
-from enclave.replay import (
-    AuditOutcome,
-    AuditRequest,
-    Intervention,
-    Strategy,
-    apply_intervention,
-    open_specimen,
-    replay_run,
-    run_audit,
-)
-from enclave.replay._quantize import BIN_EDGES, histogram, quantize
+from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay.disclosure import BIN_EDGES, histogram, quantize
+from enclave.replay.runs import apply_intervention, open_specimen, replay_run
 
 # -- DESIGN.md, reference incident 1, written out -------------------------------------
 MODEL_BIAS = {"r1": +0.020, "r2": -0.018}

@@ -20,20 +20,18 @@ from typing import Any
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import AgentSpec, BoundarySpec, capture, policy
-from enclave.replay import (
-    Intervention,
+from enclave.replay import Intervention, Strategy
+from enclave.replay.runs import (
     RunResult,
-    Strategy,
     Trajectory,
     apply_intervention,
     open_specimen,
     placebo_of,
     replay_run,
 )
-from enclave.replay.worker._fidelity import check_substitutes
+from enclave.replay.worker import check_substitutes
 from ledger import StepKind
 from tests.agents import validity_engine_agents as va
 

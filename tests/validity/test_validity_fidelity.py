@@ -17,17 +17,10 @@ from typing import Any
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import AgentSpec, capture
-from enclave.replay import (
-    AuditRequest,
-    Intervention,
-    RuntimeLedgerLookup,
-    Strategy,
-    run_audit,
-    signing_key,
-)
+from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay.certificates import RuntimeLedgerLookup, signing_key
 from ledger.certificates import load_public_key_pem, verify_certificate
 from tests.agents import validity_engine_agents as va
 
@@ -98,8 +91,7 @@ def test_a_fidelity_report_carries_one_bit_per_boundary_and_nothing_chosen(
 ) -> None:
     # what a run's process sends is agent-influenced: only the faithful bit is kept, the
     # boundaries and counts must be the supervisor's own
-    from enclave.replay._errors import ReplyInvalid
-    from enclave.replay._reply import parse_loaded
+    from enclave.replay.reply import ReplyInvalid, parse_loaded
 
     loaded = ["baseline", "intervened", "placebo"]
     expected = {"oracle": 2}

@@ -20,14 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import AgentSpec
-from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
-from enclave.replay._model import Tolerances
-from enclave.replay._quantize import quantize, resolution_for
-from enclave.replay._reply import FAILURE_REASONS
-from enclave.replay._stages import repeat_seeds
+from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, Tolerances, run_audit
+from enclave.replay.disclosure import quantize, resolution_for
+from enclave.replay.reply import FAILURE_REASONS
+from enclave.replay.stages import repeat_seeds
 from enclave.sandbox import Sandbox, SandboxLimits
 from tests.agents import replay_agents
 from tests.agents import validity_isolation_agents as agents

@@ -17,40 +17,32 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import capture
 from enclave.incidents import procurement
-from enclave.replay import (
-    Auditability,
-    AuditRequest,
-    Intervention,
-    RunResult,
-    SampleSummary,
-    Strategy,
-    Tolerances,
-    Verdict,
+from enclave.replay import AuditRequest, Intervention, Strategy, Tolerances, run_audit
+from enclave.replay.certificates import RuntimeLedgerLookup, signing_key
+from enclave.replay.disclosure import (
     VocabularySize,
-    auditability_of,
-    decide,
     disclosure_bound,
-    run_audit,
-    summarize_seed,
+    quantize_interval,
+    resolution_for,
 )
-from enclave.replay._certificates import RuntimeLedgerLookup, signing_key
-from enclave.replay._compare import compare_layers
-from enclave.replay._errors import ReplyInvalid
-from enclave.replay._quantize import quantize_interval, resolution_for
-from enclave.replay._reply import Vocabulary, parse_samples
-from enclave.replay._verdict import (
+from enclave.replay.layers import compare_layers
+from enclave.replay.reply import ReplyInvalid, Vocabulary, parse_samples
+from enclave.replay.runs import RunResult
+from enclave.replay.stages import SampleSummary
+from enclave.replay.verdict import (
     BASELINE_NOT_REPRODUCED,
     DEFAULT_FLIP_TOLERANCE,
-    EQUIVALENT,
     FAILED,
-    INCONCLUSIVE,
-    INFLUENTIAL,
     NOT_ASSESSED,
+    Auditability,
+    Verdict,
+    auditability_of,
+    decide,
 )
+from enclave.replay.worker import summarize_seed
 from ledger.certificates import (
     PREDICATE_TYPE,
     PREDICATE_TYPE_V1,
@@ -58,7 +50,15 @@ from ledger.certificates import (
     predicate_problems,
     verify_certificate,
 )
-from ledger.certificates.statistics import clopper_pearson, effect_label, flip_mde, mean_interval
+from ledger.certificates.statistics import (
+    EQUIVALENT,
+    INCONCLUSIVE,
+    INFLUENTIAL,
+    clopper_pearson,
+    effect_label,
+    flip_mde,
+    mean_interval,
+)
 from tests.agents import replay_agents as agents
 from tests.agents.validity_verdict_agents import BASELINE_INPUTS, CATEGORICAL_AGENT
 

@@ -6,4 +6,38 @@ worker sends back (``_outgoing``: one run's result and one seed's summary).
 Nothing here imports a supervisor-side module; the data both sides share (``_model``,
 ``_errors``, ``_compare``, ``_quantize``, ``_decisions``, ``_results``) lives one folder
 up (tests/project/test_sandbox_wall.py checks both).
+
+The names below are what the supervisor's side reads of the worker (the engine for a
+run by hand, the served-by vocabulary the reply is checked against, the substitutes a
+stage lists, one seed's summary); each is imported on first use, so a worker importing
+this package loads only what it uses.
 """
+
+from typing import TYPE_CHECKING
+
+from ledger.lazy import deferred
+
+if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on first use
+    from ._engine import ReplayContext as ReplayContext
+    from ._engine import replay_run as replay_run
+    from ._fidelity import check_substitutes as check_substitutes
+    from ._fidelity import substitute_calls as substitute_calls
+    from ._outgoing import summarize_seed as summarize_seed
+    from ._served import ARMS as ARMS
+    from ._served import HOWS as HOWS
+    from ._served import mark_allowed as mark_allowed
+    from ._served import served_by_table as served_by_table
+
+_FRONT = {
+    "ARMS": "._served",
+    "HOWS": "._served",
+    "ReplayContext": "._engine",
+    "check_substitutes": "._fidelity",
+    "mark_allowed": "._served",
+    "replay_run": "._engine",
+    "served_by_table": "._served",
+    "substitute_calls": "._fidelity",
+    "summarize_seed": "._outgoing",
+}
+__getattr__ = deferred(__name__, globals(), _FRONT)
+__all__ = sorted(_FRONT)

@@ -47,9 +47,15 @@ from typing import Any
 from ledger import CanonicalizationError, StepKind, canonical_json
 
 from ..._errors import EnclaveError
-from ...capture import AgentSpec, BoundarySpec, Context, LiveCall
-from ...capture._context import Compute
-from ...capture._payload_codec import decode_payload, encode_payload
+from ...capture import (
+    AgentSpec,
+    BoundarySpec,
+    Compute,
+    Context,
+    LiveCall,
+    decode_payload,
+    encode_payload,
+)
 from .._errors import (
     AGENT_ERROR,
     RUN_FAILURES,

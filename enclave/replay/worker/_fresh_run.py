@@ -21,8 +21,7 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from ..._errors import BadInput
-from ...capture import AgentSpec, available_agents
-from ...capture._registry import import_agent
+from ...capture import AgentSpec, available_agents, import_agent
 from .._errors import RUN_FAILURES, ReplyInvalid
 from .._model import RunResult, Trajectory
 from ._engine import replay_run

@@ -24,9 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from enclave._errors import DecryptionFailed
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import DecryptionFailed, Home, Runtime
 from enclave.capture import (
     AgentCrashed,
     AgentSpec,
@@ -36,9 +34,9 @@ from enclave.capture import (
     Recorder,
     SpecError,
     capture,
+    decode_payload,
     policy,
 )
-from enclave.capture._payload_codec import decode_payload
 from enclave.incidents import ALL, claims, procurement
 from ledger import NotFound, Retention, RunStatus, StepKind, canonical_json
 from tests.support.canary import (
@@ -629,7 +627,7 @@ def test_agent_crash_message_names_the_type_only(runtime: Runtime) -> None:
 
 
 def test_bad_seed_is_refused_before_anything_is_written(runtime: Runtime) -> None:
-    from enclave._errors import BadInput
+    from enclave import BadInput
 
     for seed in (2**64, -(2**60), True, "7"):
         with pytest.raises(BadInput):

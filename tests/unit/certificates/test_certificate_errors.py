@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
-from enclave._home import Home
+from enclave import Home
 from enclave.service import create_app
 from ledger import LedgerError
 from ledger.certificates import (

@@ -23,10 +23,9 @@ from securesystemslib.signer import (  # type: ignore[attr-defined]  # re-export
 )
 
 import ledger.certificates as certify
-from enclave._errors import BadInput
+from enclave import BadInput
 from enclave.keys import SigningKey
-from ledger import LedgerError
-from ledger._canonical import canonical_json, loads
+from ledger import LedgerError, canonical_json, loads
 from ledger.certificates import (
     CHECK_NAMES,
     IN_TOTO_PAYLOAD_TYPE,

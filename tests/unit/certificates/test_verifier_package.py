@@ -27,7 +27,7 @@ from ledger.certificates import (
     StaticLedgerLookup, envelope_digest, keyid_of, load_public_key_pem, verify_certificate,
     verify_envelope,
 )
-from jupyter_ext._offline import verify_file
+from jupyter_ext import verify_file
 
 golden = Path(sys.argv[1])
 for version in ("v1", "v2"):

@@ -16,7 +16,7 @@ from securesystemslib.dsse import Envelope as SslibEnvelope
 from securesystemslib.exceptions import VerificationError
 from securesystemslib.signer import SSlibKey  # type: ignore[attr-defined]  # re-exported
 
-from ledger._canonical import canonical_json
+from ledger import canonical_json
 from ledger.certificates import IN_TOTO_PAYLOAD_TYPE, load_public_key_pem
 from tests.support import cli_runner
 

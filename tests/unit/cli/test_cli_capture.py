@@ -17,11 +17,9 @@ from typing import Any
 
 import pytest
 
-from enclave._errors import BadInput
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Runtime
 from enclave.capture import capture
-from enclave.cli._capture_cmds import read_input_file
+from enclave.cli import read_input_file
 from enclave.incidents import claims, procurement
 from tests.support.canary import INCIDENT_CANARIES, find_canaries
 

@@ -11,8 +11,7 @@ from typing import Any
 import cedarpy
 import pytest
 
-from enclave.governance import AccessPolicy, Action, Resource, policies_root
-from enclave.governance._analysts import Analyst
+from enclave.governance import AccessPolicy, Action, Analyst, Resource, policies_root
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 CLASSES = ("public", "internal", "confidential", "restricted")

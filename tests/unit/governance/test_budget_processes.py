@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime
-from enclave.cli._demo import capture_incidents
+from enclave import Home, Runtime
+from enclave.cli import capture_incidents
 from enclave.governance import Analyst, BudgetExhausted, admit_audit
 from ledger import Conflict, EntryRecord
 from tests.support.canary import INCIDENT_CANARIES, find_canaries, scan_tree

@@ -23,12 +23,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import enclave.governance as governance
-from enclave._errors import BadInput, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
-from enclave.cli._demo import capture_incidents
-from enclave.cli._service_cmds import register
+from enclave import BadInput, Home, Refused, Runtime
+from enclave.cli import capture_incidents, register_service_commands
 from enclave.governance import (
+    BITS_PER_AUDIT,
     AccessPolicy,
     Action,
     Analyst,
@@ -54,8 +52,7 @@ from enclave.governance import (
     retire_policy,
     validate_policy,
 )
-from enclave.governance._policy import BITS_PER_AUDIT
-from enclave.replay import VocabularySize, disclosure_bound
+from enclave.replay.disclosure import VocabularySize, disclosure_bound
 from ledger import Classification, Retention, canonical_digest
 from ledger.tables import GOVERNANCE_TABLES, METADATA
 from tests.support.canary import INCIDENT_CANARIES, find_canaries
@@ -168,6 +165,7 @@ def reseal(runtime: Runtime, specimen_id: str, *, new_id: str, **changes: Any) -
 
 def test_public_names_are_pinned() -> None:
     assert set(governance.__all__) == {
+        "BITS_PER_AUDIT",
         "IDENTITY_FIELD",
         "KNOWN_ROLES",
         "AccessDecision",
@@ -196,7 +194,10 @@ def test_public_names_are_pinned() -> None:
         "budget_used",
         "check_eligibility",
         "check_purpose",
+        "check_specimen",
         "disable_analyst",
+        "field_schema",
+        "is_categorical",
         "find_tool",
         "get_policy",
         "list_analysts",
@@ -993,7 +994,7 @@ def test_classification_values_match_the_ledger() -> None:
 def test_cli_analyst_and_policy_commands(tmp_path: Path) -> None:
     app = typer.Typer()
     app.callback()(lambda: None)
-    register(app)
+    register_service_commands(app)
     home = tmp_path / "home"
     Home.init(home)
     runner = CliRunner()
@@ -1065,7 +1066,7 @@ def test_a_categorical_outcome_is_bounded_but_a_score_without_bounds_is_not(
     runtime: Runtime, captured: dict[str, str]
 ) -> None:
     from enclave.capture import capture
-    from enclave.governance._eligibility import _categorical
+    from enclave.governance import is_categorical as _categorical
     from tests.agents.validity_verdict_agents import BASELINE_INPUTS, CATEGORICAL_AGENT
 
     routed = capture(runtime, CATEGORICAL_AGENT, BASELINE_INPUTS, tenant_id="acme", seed=3)
@@ -1076,7 +1077,7 @@ def test_a_categorical_outcome_is_bounded_but_a_score_without_bounds_is_not(
 
 
 def test_a_policy_may_target_a_nested_member_its_schema_declares() -> None:
-    from enclave.governance._schemas import field_schema
+    from enclave.governance import field_schema
     from tests.agents.validity_values_agents import ACCOUNT
 
     nested = InterventionPolicy.from_toml(

@@ -21,39 +21,35 @@ from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
 
 import enclave.jobs as jobs
-from enclave._errors import BadInput, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Refused, Runtime
 from enclave.jobs import (
     AuditStatus,
     Conflict,
     FencedLedger,
+    StageOptions,
     audit_status,
     cancel_audit,
     certificate,
     claim,
     complete,
     enqueue,
+    execute,
     fail,
     heartbeat,
     job_id_for,
     list_audits,
+    parse_time,
     reap,
     run_worker,
     submit_audit,
+    write_tx,
 )
-from enclave.jobs._execute import StageOptions, _issue_time, _lineage, execute
-from enclave.jobs._model import parse_time
-from enclave.jobs._queue import write_tx
-from enclave.replay import (
-    AuditRequest,
-    Intervention,
-    RuntimeLedgerLookup,
-    Strategy,
-    finalize_audit,
-    run_audit,
-)
-from ledger._ledger import schema_heads
+from enclave.jobs import issue_time as _issue_time
+from enclave.jobs import lineage as _lineage
+from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay.certificates import RuntimeLedgerLookup
+from enclave.replay.stages import finalize_audit
+from ledger import schema_heads
 from ledger.certificates import envelope_digest, load_public_key_pem, verify_certificate
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)

@@ -28,11 +28,11 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from enclave._home import Home
-from enclave._runtime import Runtime
-from enclave.cli._demo import capture_incidents
+from enclave import Home, Runtime
+from enclave.cli import capture_incidents
 from enclave.jobs import AuditStatus, audit_status, certificate, list_audits, submit_audit
-from enclave.replay import AuditRequest, Intervention, RuntimeLedgerLookup, Strategy
+from enclave.replay import AuditRequest, Intervention, Strategy
+from enclave.replay.certificates import RuntimeLedgerLookup
 from ledger.certificates import envelope_digest, load_public_key_pem, verify_certificate
 
 pytestmark = pytest.mark.slow

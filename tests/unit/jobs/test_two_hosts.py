@@ -25,13 +25,11 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from enclave._home import Home
-from enclave._policies import policies_root
-from enclave._runtime import Runtime, utc_now
-from enclave.cli._demo import capture_incidents
+from enclave import Home, Runtime, policies_root, utc_now
+from enclave.cli import capture_incidents
 from enclave.governance import activate_policy, add_analyst, load_policy_file, validate_policy
-from enclave.keys._vault_client import admin_client
-from enclave.service._grant_records import add_worker
+from enclave.keys import admin_client
+from enclave.service import add_worker
 from enclave.vaultops import apply_setup
 from tests.attack.test_grants_plane import CANARIES, _base_env, exports
 from tests.fixtures.openbao import OpenBaoServer

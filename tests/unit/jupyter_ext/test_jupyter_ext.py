@@ -17,13 +17,28 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 import jupyter_ext
-from jupyter_ext._form import build_body, parse_tolerances, policy_options
-from jupyter_ext._histogram import binned_histogram_svg, histogram_svg
-from jupyter_ext._magics import EnclaveMagics, _parser, audit_body
-from jupyter_ext._offline import verify_envelope_offline, verify_file
-from jupyter_ext._render import certificate_html, certificate_text, error_html, verify_html
-from jupyter_ext._routes import ROUTES, clean_query, match_route
-from jupyter_ext._wire import AuditRequestBody, AuditStatus, VerifyReport
+from jupyter_ext import (
+    ROUTES,
+    AuditRequestBody,
+    AuditStatus,
+    EnclaveMagics,
+    VerifyReport,
+    audit_body,
+    binned_histogram_svg,
+    build_body,
+    certificate_html,
+    certificate_text,
+    clean_query,
+    error_html,
+    histogram_svg,
+    magic_parser,
+    match_route,
+    parse_tolerances,
+    policy_options,
+    verify_envelope_offline,
+    verify_file,
+    verify_html,
+)
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 
@@ -36,19 +51,71 @@ def test_public_names() -> None:
             "BadResponse",
             "EnclaveClient",
             "EnclaveClientError",
+            "EnclaveMagics",
             "EnclavePanel",
+            "LABELS",
+            "MAX_ENVELOPE_BYTES",
             "NotConfigured",
+            "REPORT_TYPE",
+            "REVISION",
+            "ROUTES",
             "ServiceRefused",
             "ServiceUnavailable",
             "VerifyCheck",
             "VerifyReport",
             "_jupyter_server_extension_points",
+            "audit_body",
+            "binned_histogram_svg",
+            "build_body",
+            "certificate_html",
+            "certificate_text",
+            "clean_query",
+            "cut_options",
+            "error_html",
+            "histogram_svg",
             "load_ipython_extension",
+            "magic_parser",
+            "match_route",
+            "parse_tolerances",
+            "policy_options",
+            "report_problems",
+            "selection_digest",
+            "specimens_html",
+            "verify_envelope_offline",
             "verify_file",
+            "verify_html",
         ]
     )
     points = jupyter_ext._jupyter_server_extension_points()
     assert points[0]["module"] == "jupyter_ext" and points[0]["app"].name == "jupyter_ext"
+
+
+def test_importing_the_front_loads_none_of_its_parts() -> None:
+    """``import jupyter_ext`` (what Jupyter does to find the server extension) stays
+    cheap: the client, the widgets, the server and the verifier load on first use."""
+    import subprocess
+    import sys
+
+    code = "import sys, jupyter_ext\nprint(' '.join(sorted(sys.modules)))\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    heavy = ("httpx", "ipywidgets", "IPython", "jupyter_server", "cryptography", "rfc8785")
+    loaded = done.stdout.split()
+    assert [m for m in loaded if m.split(".")[0] in heavy] == []
+    assert [m for m in loaded if m.startswith("jupyter_ext.")] == ["jupyter_ext._errors"]
+
+
+def test_the_issuer_key_is_read_by_the_verifier(tmp_path: Path) -> None:
+    """The offline verifier loads the key as ``ledger.certificates`` does; the magic
+    shows its refusal as bad input, in its words."""
+    from ledger.certificates import BadCertificateInput
+
+    key = tmp_path / "issuer.pub.pem"
+    key.write_text("not a key")
+    envelope = GOLDEN / "certificate_v2.dsse.json"
+    with pytest.raises(BadCertificateInput, match="not a PEM public key"):
+        verify_file(str(envelope), str(key))
+    rendered = EnclaveMagics(shell=None).enclave(f"verify {envelope} --key {key} --offline")
+    assert 'data-code="bad_input"' in rendered.html and "not a PEM public key" in rendered.text
 
 
 def test_no_enclave_internals_or_ledger_imports() -> None:
@@ -439,7 +506,7 @@ def test_offline_verification_fails_where_it_should() -> None:
 
 
 def test_magic_audit_options_match_the_cli() -> None:
-    args = _parser().parse_args(
+    args = magic_parser().parse_args(
         [
             "audit",
             "sp-1",
@@ -467,7 +534,7 @@ def test_magic_audit_options_match_the_cli() -> None:
         "revision": "model=r2",
         "tolerances": {"score": 0.001, "readback": "ignore"},
     }
-    args = _parser().parse_args(
+    args = magic_parser().parse_args(
         [
             "audit",
             "sp-1",
@@ -643,7 +710,7 @@ def test_client_against_the_service(enclave: Any) -> None:
 
 
 def test_the_panel_form_starts_an_audit_from_a_recorded_cut(enclave: Any) -> None:
-    from jupyter_ext._form import REVISION, cut_options
+    from jupyter_ext import REVISION, cut_options
 
     with jupyter_ext.EnclaveClient(base_url=enclave.url, token=enclave.tokens["alice"]) as alice:
         detail = alice.specimen(enclave.procurement)
@@ -680,7 +747,7 @@ def test_the_panel_form_starts_an_audit_from_a_recorded_cut(enclave: Any) -> Non
 
 def test_a_cursor_page_claims_no_position_it_does_not_know() -> None:
     """Pages come by cursor: the magic cannot say where a page starts, the panel can."""
-    from jupyter_ext._render import specimens_html
+    from jupyter_ext import specimens_html
 
     page = {"items": [{"specimen_id": "sp-a"}, {"specimen_id": "sp-b"}], "total": 12}
     assert "specimens 2 of 12" in specimens_html(page)

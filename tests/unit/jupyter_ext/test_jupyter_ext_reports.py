@@ -18,13 +18,21 @@ import rfc8785
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from enclave.release import _report as enclave_report
+import enclave.release as enclave_report
 from enclave.release import selection_digest as enclave_selection_digest
-from enclave.release._verify import verify_report
-from jupyter_ext import EnclaveClient, ServiceRefused
-from jupyter_ext._offline import verify_envelope_offline, verify_file
-from jupyter_ext._report_shape import LABELS, REPORT_TYPE, report_problems, selection_digest
-from jupyter_ext._routes import clean_query, match_route
+from enclave.release import verify_report
+from jupyter_ext import (
+    LABELS,
+    REPORT_TYPE,
+    EnclaveClient,
+    ServiceRefused,
+    clean_query,
+    match_route,
+    report_problems,
+    selection_digest,
+    verify_envelope_offline,
+    verify_file,
+)
 from ledger.certificates import load_public_key_pem
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enclave._errors import GrantRefused, InfrastructureError
+from enclave import GrantRefused, InfrastructureError
 from enclave.keys import (
     DigestKeys,
     Grant,

@@ -14,10 +14,18 @@ from typing import Any
 import hvac.exceptions
 import pytest
 
-from enclave._errors import GrantRefused, InfrastructureError, Refused
-from enclave.keys._provider import Grant, KeyProvider, WrappedKey
-from enclave.keys._transit import TransitGrant, TransitKeyProvider, derivation_context
-from enclave.keys._vault_client import VaultSession, VaultSettings, admin_client
+from enclave import GrantRefused, InfrastructureError, Refused
+from enclave.keys import (
+    Grant,
+    KeyProvider,
+    TransitGrant,
+    TransitKeyProvider,
+    VaultSession,
+    VaultSettings,
+    WrappedKey,
+    admin_client,
+    derivation_context,
+)
 from enclave.vaultops import DevServer, SetupResult, apply_setup, ensure_tenant_key, stop_server
 from tests.fixtures.openbao import OpenBaoServer
 
@@ -420,7 +428,7 @@ def test_a_handed_over_grant_is_dead_here_and_redeems_once_where_it_was_sent(
 ) -> None:
     """The service mints and hands the token over; the worker redeems it with no
     credential of its own, after looking up its creation path."""
-    from enclave.keys._vault_client import anonymous_adapter
+    from enclave.keys import anonymous_adapter
 
     key, wrapped = capture.new_data_key(tenant, "spec-1")
     grant = broker.issue_grant(tenant, "spec-1", wrapped, job_id="j", ttl_seconds=30, now=now())

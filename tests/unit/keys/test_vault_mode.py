@@ -10,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from enclave._errors import EnclaveError
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
-from enclave.cli._demo import capture_incidents, demo_audits
-from enclave.keys._vault_client import admin_client
+from enclave import EnclaveError, Home, Runtime, utc_now
+from enclave.cli import capture_incidents, demo_audits
+from enclave.keys import admin_client
 from enclave.replay import AuditRequest, run_audit
 from enclave.vaultops import apply_setup, stop_server
 from tests.support.canary import find_canaries, scan_tree

@@ -9,9 +9,14 @@ from typing import Any
 import hvac.exceptions
 import pytest
 
-from enclave._errors import GrantRefused, Refused
-from enclave.keys._transit import TransitKeyProvider, derivation_context
-from enclave.keys._vault_client import VaultSession, VaultSettings, admin_client
+from enclave import GrantRefused, Refused
+from enclave.keys import (
+    TransitKeyProvider,
+    VaultSession,
+    VaultSettings,
+    admin_client,
+    derivation_context,
+)
 from enclave.vaultops import SetupResult, ensure_tenant_key
 from tests.fixtures.openbao import OpenBaoServer
 

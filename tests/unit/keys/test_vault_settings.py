@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from enclave._errors import Refused
-from enclave.keys._vault_client import VaultSession, VaultSettings, admin_client
+from enclave import Refused
+from enclave.keys import VaultSession, VaultSettings, admin_client
 from enclave.vaultops import SetupResult
 from tests.fixtures.openbao import OpenBaoServer
 

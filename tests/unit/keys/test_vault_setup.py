@@ -13,18 +13,18 @@ import hvac.exceptions
 import pytest
 from typer.testing import CliRunner
 
-from enclave._errors import Refused
-from enclave.cli._vault import app
-from enclave.keys._transit import TransitKeyProvider
-from enclave.keys._vault_client import VaultSession, VaultSettings, admin_client
+from enclave import Refused
+from enclave.cli import vault_app
+from enclave.keys import TransitKeyProvider, VaultSession, VaultSettings, admin_client
 from enclave.vaultops import (
     apply_setup,
     ensure_tenant_key,
     load_roles,
+    load_tenant_template,
     read_dev_state,
     render_policy,
+    render_tenant_policy,
 )
-from enclave.vaultops._policies import load_tenant_template, render_tenant_policy
 from tests.fixtures.openbao import OpenBaoServer, require_bao
 
 runner = CliRunner()
@@ -61,8 +61,8 @@ def test_policy_files_render_for_another_mount_and_prefix() -> None:
 def test_setup_is_idempotent_and_prints_working_credentials(openbao: OpenBaoServer) -> None:
     tenant = "s-" + uuid.uuid4().hex[:8]
     args = ["setup", "--addr", openbao.addr, "--tenant", tenant]
-    first = runner.invoke(app, args, env={"VAULT_TOKEN": openbao.root_token})
-    second = runner.invoke(app, args, env={"VAULT_TOKEN": openbao.root_token})
+    first = runner.invoke(vault_app, args, env={"VAULT_TOKEN": openbao.root_token})
+    second = runner.invoke(vault_app, args, env={"VAULT_TOKEN": openbao.root_token})
     assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
     env = parse_exports(second.output)
     assert env["VAULT_ADDR"] == openbao.addr
@@ -90,7 +90,7 @@ def test_setup_refuses_without_admin_rights_and_unsafe_keys(openbao: OpenBaoServ
     ).client()
     with pytest.raises(Refused):  # the broker cannot provision anything
         apply_setup(broker)
-    bad = runner.invoke(app, ["setup", "--addr", openbao.addr, "--token", "not-a-token"])
+    bad = runner.invoke(vault_app, ["setup", "--addr", openbao.addr, "--token", "not-a-token"])
     assert bad.exit_code == 1 and "refused" in bad.output and "not-a-token" not in bad.output
     # an existing key that could leave transit is refused, not silently accepted
     tenant = "u-" + uuid.uuid4().hex[:8]
@@ -125,7 +125,7 @@ def test_broker_and_capture_tokens_have_no_default_policy(openbao: OpenBaoServer
 def test_dev_command_starts_sets_up_and_stops(tmp_path: Path) -> None:
     require_bao()
     home = tmp_path / "home"
-    started = runner.invoke(app, ["dev", "--home", str(home), "--tenant", "acme"])
+    started = runner.invoke(vault_app, ["dev", "--home", str(home), "--tenant", "acme"])
     try:
         assert started.exit_code == 0, started.output
         state_path = home / "vault-dev.json"
@@ -138,14 +138,14 @@ def test_dev_command_starts_sets_up_and_stops(tmp_path: Path) -> None:
         _, wrapped = capture.new_data_key("acme", "spec-1")
         assert wrapped.kek_version == 1
         assert state.audit_log.stat().st_size > 0
-        again = runner.invoke(app, ["dev", "--home", str(home)])
+        again = runner.invoke(vault_app, ["dev", "--home", str(home)])
         assert again.exit_code == 1 and "already" in again.output
     finally:
-        stopped = runner.invoke(app, ["dev", "--home", str(home), "--stop"])
+        stopped = runner.invoke(vault_app, ["dev", "--home", str(home), "--stop"])
     assert stopped.exit_code == 0 and "stopped" in stopped.output
     assert not (home / "vault-dev.json").exists()
     assert not os.path.exists(f"/proc/{state.pid}")  # stopped and reaped
-    gone = runner.invoke(app, ["dev", "--home", str(home), "--stop"])
+    gone = runner.invoke(vault_app, ["dev", "--home", str(home), "--stop"])
     assert gone.exit_code == 0 and "no dev server" in gone.output
 
 
@@ -163,9 +163,11 @@ def test_vaultops_public_names() -> None:
         "find_bao_binary",
         "free_port_pair",
         "load_roles",
+        "load_tenant_template",
         "policy_dir",
         "read_dev_state",
         "render_policy",
+        "render_tenant_policy",
         "start_dev_server",
         "stop_dev_server",
         "stop_server",

@@ -11,9 +11,8 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enclave.capture._payload_codec import PAYLOAD_V1, decode_payload
-from ledger import MAX_SAFE_INTEGER, CanonicalizationError, canonical_json, loads
-from ledger._canonical import es6_number
+from enclave.capture import PAYLOAD_V1, decode_payload
+from ledger import MAX_SAFE_INTEGER, CanonicalizationError, canonical_json, es6_number, loads
 from tests.unit.ledger.test_ledger import error_chain
 
 safe_ints = st.integers(min_value=-MAX_SAFE_INTEGER, max_value=MAX_SAFE_INTEGER)

@@ -20,14 +20,13 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from enclave._exports import export_certificates, export_reports
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime, export_certificates, export_reports
 from enclave.capture import capture
 from enclave.incidents import claims
 from enclave.jobs import audit_status, certificate, run_worker, submit_audit
 from enclave.release import RegressPlan, Selector, regress, select, verify_report
-from enclave.replay import AuditRequest, Intervention, RuntimeLedgerLookup, Strategy
+from enclave.replay import AuditRequest, Intervention, Strategy
+from enclave.replay.certificates import RuntimeLedgerLookup
 from ledger import (
     Conflict,
     certificates_by_digest,

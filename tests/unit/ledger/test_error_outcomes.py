@@ -1,6 +1,7 @@
-"""Every error decides its own outcome: the exit code a command ends with and the HTTP
-status the service answers are read from the error's class (``ledger.ErrorOutcome``),
-by the command line's edge and by the service's handlers alike.
+"""Every error decides its own outcome: the exit code a command ends with, the HTTP
+status the service answers and whether a failed job is tried again are read from the
+error's class (``ledger.ErrorOutcome``), by the command line's edge, the service's
+handlers and the jobs layer alike.
 
 The table below names every error class under the two roots; a new class without an
 entry fails here, so its outcome is decided on purpose rather than by a fall-through.
@@ -32,56 +33,57 @@ from enclave import (
 from enclave.service import API_PREFIX
 from ledger import LedgerError, exit_code_for, http_status_for
 
-# class name -> (exit code, HTTP status)
-OUTCOMES: dict[str, tuple[int, int]] = {
-    # the ledger's root and its branches
-    "LedgerError": (3, 503),
-    "LedgerUnavailable": (3, 503),
-    "LedgerIntegrityError": (3, 503),
-    "MalformedDocument": (3, 503),
-    "NotFound": (2, 404),
-    "Conflict": (2, 409),
-    "CanonicalizationError": (2, 400),
+# class name -> (exit code, HTTP status, retryable: a job failing with it is tried again)
+OUTCOMES: dict[str, tuple[int, int, bool]] = {
+    # the ledger's root and its branches (all retryable, as the jobs layer has always
+    # retried a job on any ledger error; a conflict never reaches that decision)
+    "LedgerError": (3, 503, True),
+    "LedgerUnavailable": (3, 503, True),
+    "LedgerIntegrityError": (3, 503, True),
+    "MalformedDocument": (3, 503, True),
+    "NotFound": (2, 404, True),
+    "Conflict": (2, 409, True),
+    "CanonicalizationError": (2, 400, True),
     # the certificate verifier's root (ledger.certificates) and its branches
-    "CertificateError": (70, 503),
-    "BadCertificateInput": (2, 400),
+    "CertificateError": (70, 503, False),
+    "BadCertificateInput": (2, 400, False),
     # the enclave's root and its branches
-    "EnclaveError": (70, 503),
-    "BadInput": (2, 400),
-    "Refused": (2, 403),
-    "InfrastructureError": (3, 503),
-    "IntegrityFailure": (1, 503),
-    "AgentFailed": (4, 503),
+    "EnclaveError": (70, 503, False),
+    "BadInput": (2, 400, False),
+    "Refused": (2, 403, False),
+    "InfrastructureError": (3, 503, True),
+    "IntegrityFailure": (1, 503, False),
+    "AgentFailed": (4, 503, False),
     # bad input
-    "PredicateInvalid": (2, 400),
-    "SpecError": (2, 400),
-    "InvalidPurpose": (2, 400),
-    "NoEffect": (2, 400),
+    "PredicateInvalid": (2, 400, False),
+    "SpecError": (2, 400, False),
+    "InvalidPurpose": (2, 400, False),
+    "NoEffect": (2, 400, False),
     # refusals
-    "GrantRefused": (2, 403),
-    "BudgetExhausted": (2, 429),
+    "GrantRefused": (2, 403, False),
+    "BudgetExhausted": (2, 429, False),
     # infrastructure
-    "PayloadsMoving": (3, 503),
-    "SweepStopped": (3, 503),  # an instance takes its cause's outcome
-    "SandboxUnavailable": (3, 503),
-    "KeyServerUnavailable": (3, 503),
-    "GrantServiceUnavailable": (3, 503),
-    "CopyMismatch": (3, 503),
+    "PayloadsMoving": (3, 503, True),
+    "SweepStopped": (3, 503, True),  # an instance takes its cause's exit code and status
+    "SandboxUnavailable": (3, 503, True),
+    "KeyServerUnavailable": (3, 503, True),
+    "GrantServiceUnavailable": (3, 503, True),
+    "CopyMismatch": (3, 503, True),
     # integrity
-    "DecryptionFailed": (1, 503),
-    "CertificateInvalid": (1, 503),
-    "_LineageBroken": (1, 503),
+    "DecryptionFailed": (1, 503, False),
+    "CertificateInvalid": (1, 503, False),
+    "_LineageBroken": (1, 503, False),
     # the agent's own failure
-    "AgentCrashed": (4, 503),
-    "BranchError": (4, 503),
-    "DivergenceError": (4, 503),
-    "Unservable": (4, 503),
-    "Unresolvable": (4, 503),
-    "ReplyRefused": (4, 503),
-    "ReplyInvalid": (4, 503),
-    "ValueOutOfRange": (4, 503),
-    "Contaminated": (4, 503),
-    "WorkerClosed": (4, 503),
+    "AgentCrashed": (4, 503, False),
+    "BranchError": (4, 503, False),
+    "DivergenceError": (4, 503, False),
+    "Unservable": (4, 503, False),
+    "Unresolvable": (4, 503, False),
+    "ReplyRefused": (4, 503, False),
+    "ReplyInvalid": (4, 503, False),
+    "ValueOutOfRange": (4, 503, False),
+    "Contaminated": (4, 503, False),
+    "WorkerClosed": (4, 503, False),
 }
 BRANCHES = (BadInput, Refused, InfrastructureError, IntegrityFailure, AgentFailed)
 
@@ -129,7 +131,8 @@ def test_every_error_class_is_in_the_table() -> None:
 @pytest.mark.parametrize("cls", ERRORS, ids=lambda c: c.__name__)
 def test_each_class_carries_its_outcome(cls: type[BaseException]) -> None:
     exc = _instance(cls)
-    assert (exit_code_for(exc), http_status_for(exc)) == OUTCOMES[cls.__name__]
+    retryable = exc.retryable  # type: ignore[attr-defined]
+    assert (exit_code_for(exc), http_status_for(exc), retryable) == OUTCOMES[cls.__name__]
 
 
 def test_every_enclave_error_sits_under_one_branch() -> None:
@@ -145,7 +148,7 @@ def test_a_foreign_exception_is_an_internal_fault() -> None:
 
 
 def test_a_stopped_sweep_takes_its_causes_outcome() -> None:
-    from enclave._retention import SweepStopped
+    from enclave.retention import SweepStopped
     from ledger import NotFound
 
     assert exit_code_for(SweepStopped(1, NotFound("no such specimen"))) == 2
@@ -242,3 +245,59 @@ def test_the_service_answers_with_the_classs_status(
         assert error["message"] == exc.public_text  # type: ignore[attr-defined]
     if cls.__name__ == "BudgetExhausted":
         assert answer.headers["retry-after"] == "60"
+
+
+# -- the jobs layer reads it ------------------------------------------------------------
+
+T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def queue(home: Path) -> Iterator[tuple[Any, str]]:
+    """The home's runtime (its jobs queue on SQLite) and a sealed specimen (synthetic:
+    no run) that audits can be submitted for."""
+    from enclave import Runtime
+    from tests.support.reads_world import synthetic_specimen
+
+    with Runtime.open(enclave.Home.open(home), env={}) as runtime:
+        record = synthetic_specimen("sp-retry")
+        runtime.ledger.seal_specimen(record)
+        yield runtime, record.specimen_id
+
+
+@pytest.mark.parametrize("cls", [*ERRORS, KeyError], ids=lambda c: c.__name__)
+def test_the_jobs_layer_retries_exactly_the_retryable_ones(
+    cls: type[BaseException], queue: tuple[Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A submitted audit's job, claimed from the queue on the home's SQLite database,
+    fails with the error: given back (``queued``, the audit still open) if the class is
+    retryable, ended (``failed``, the audit failed closed) if not. A conflict is the
+    lease's matter and propagates; an exception no class speaks for is retried."""
+    from enclave import AuditRequest, Intervention, Strategy
+    from enclave.jobs import Conflict, StageOptions, audit_status, claim, execute, submit_audit
+
+    runtime, specimen = queue
+    exc = KeyError("x") if cls is KeyError else _instance(cls)
+    request = AuditRequest(
+        specimen_id=specimen,
+        intervention=Intervention(Strategy.REVISION, revision=("model", "r2")),
+        purpose=f"retry on {cls.__name__}",
+        requester="analyst-1",
+    )
+    audit_id = submit_audit(runtime, request, tenant_id="acme", now=T0).audit_id
+    # earlier cases' given-back jobs wait out their backoff: only this one is due
+    job = claim(runtime.ledger.engine, worker_id="w", now=T0, lease_seconds=60)
+    assert job is not None and job.audit_id == audit_id
+    # the job's first step reads its audit's request: that is where it fails here
+    monkeypatch.setattr("enclave.jobs._execute._request", _raising(exc))
+
+    def run() -> str:
+        return execute(runtime, job, clock=lambda: T0, options=StageOptions())
+
+    if cls.__name__ == "Conflict":
+        with pytest.raises(Conflict):
+            run()
+        return
+    retried = cls is KeyError or OUTCOMES[cls.__name__][2]
+    assert run() == ("queued" if retried else "failed")
+    assert (audit_status(runtime, audit_id).status == "FAILED") is not retried

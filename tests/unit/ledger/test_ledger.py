@@ -38,8 +38,8 @@ from ledger import (
     StepKind,
     StepRecord,
     canonical_digest,
+    schema_heads,
 )
-from ledger._ledger import schema_heads
 from ledger.tables import LEDGER_TABLES
 
 CANARY = "CANARY-7f3e9a-payload-value"

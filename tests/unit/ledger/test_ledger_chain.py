@@ -23,12 +23,13 @@ from ledger import (
     Classification,
     Ledger,
     LedgerPosition,
+    body_json,
     canonical_digest,
     canonical_json,
+    compute_entry_hash,
     hash_envelope,
     read_saved_head,
 )
-from ledger._chain import body_json, compute_entry_hash
 from tests.unit.ledger import test_ledger as base
 from tests.unit.ledger.test_ledger import CountingClock, make_specimen
 
@@ -337,7 +338,7 @@ def test_a_frozen_holder_of_the_head_lock_stops_no_other_writer(ledger_db: Ledge
     import fcntl
     import time
 
-    from ledger._head import LOCK_WAIT_SECONDS
+    from ledger.transactions import LOCK_WAIT_SECONDS
 
     path = ledger_db.head_path
     assert path is not None

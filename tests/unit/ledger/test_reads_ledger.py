@@ -24,9 +24,8 @@ from alembic.config import Config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from enclave.service._views import ADMISSIBLE, expected_auditability
-from ledger import Classification, Conflict, EffectInfo, Ledger, SpecimenFilter
-from ledger._chain import compute_entry_hash
+from enclave.service import ADMISSIBLE, expected_auditability
+from ledger import Classification, Conflict, EffectInfo, Ledger, SpecimenFilter, compute_entry_hash
 from tests.support.reads_world import CLASSES, seal_many, synthetic_specimen
 
 

@@ -7,12 +7,14 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 import ledger.tables as tables
 from ledger import Ledger
+from ledger.transactions import ANALYSTS_VIEW, CERTIFICATES_VIEW, RELEASE_REPORTS_VIEW
 
 ROOT = Path(__file__).resolve().parents[3]
 REGISTRY = ROOT / "ledger" / "tables"
@@ -38,6 +40,16 @@ def test_the_registry_lists_every_table_once() -> None:
     assert set(tables.TABLES) == set(tables.METADATA.tables)
     for name in tables.__all__:
         assert getattr(tables, name) is not None
+
+
+@pytest.mark.parametrize(
+    "view", [ANALYSTS_VIEW, CERTIFICATES_VIEW, RELEASE_REPORTS_VIEW], ids=lambda v: v.name
+)
+def test_each_read_view_is_its_registry_table(view: sa.TableClause) -> None:
+    """The Core views listings read through (so they do not load SQLModel) name the
+    registry's table, and its columns in order with their types."""
+    table = tables.METADATA.tables[view.name]
+    assert [(c.name, type(c.type)) for c in view.c] == [(c.name, type(c.type)) for c in table.c]
 
 
 def _declarations(path: Path, *, root: Path = ROOT) -> Iterator[str]:

@@ -19,15 +19,12 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from enclave._errors import BadInput
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Runtime
 from enclave.governance import add_analyst
-from enclave.jobs import claim, enqueue
-from enclave.jobs._queue import fenced
+from enclave.jobs import claim, enqueue, fenced
 from ledger import Conflict, LedgerError, LedgerUnavailable
-from ledger._transactions import read, write
 from ledger.tables import AnalystRow, AuditRow, table_of
+from ledger.transactions import read, write
 
 audits = table_of(AuditRow)
 
@@ -170,7 +167,7 @@ def test_a_plain_read_on_postgresql_is_one_statement_each_and_leaves_writes_atom
     transactional writes."""
     from psycopg.pq import TransactionStatus
 
-    from ledger._engine import make_engine
+    from ledger import make_engine
 
     engine = make_engine(postgres_url)
     try:
@@ -196,13 +193,14 @@ def test_a_tag_raced_by_another_tagger_is_a_conflict_without_the_value(
     """Two taggers both find a tag missing and both insert it: the second insert clashes
     on the primary key, whose DETAIL names the tag. It leaves as a Conflict that names
     nothing, and records nothing."""
-    from enclave.cli._demo import capture_incidents
-    from enclave.release import _library, tag_specimen, tags_of
+    from enclave.cli import capture_incidents
+    from enclave.release import tag_specimen, tags_of
 
     specimen_id = next(iter(capture_incidents(runtime).values()))
     assert tag_specimen(runtime, specimen_id, [CANARY], now=T0) == (CANARY,)
     entries = len(runtime.ledger.entries(kind="library.tagged"))
-    monkeypatch.setattr(_library, "tags_of", lambda *_: {})  # what the other tagger saw
+    # what the other tagger saw
+    monkeypatch.setattr("enclave.release._library.tags_of", lambda *_: {})
     with pytest.raises(Conflict) as info:
         tag_specimen(runtime, specimen_id, [CANARY], now=T0)
     assert_carries_no_value(info.value)

@@ -7,10 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from enclave._erasure import erase_specimen
-from enclave._errors import BadInput, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Refused, Runtime, erase_specimen
 from enclave.capture import capture
 from enclave.incidents import ALL, claims, procurement
 from enclave.release import Selector, select, tag_specimen, tags_of, untag_specimen
@@ -128,15 +125,20 @@ def test_the_release_package_front() -> None:
     import enclave.release as release
 
     assert set(release.__all__) == {
+        "LABELS",
         "REPORT_TYPE",
         "RegressPlan",
         "Selection",
         "Selector",
+        "SpecimenResult",
+        "build_report",
         "is_report",
         "junit_xml",
+        "label_of",
         "regress",
         "select",
         "selection_digest",
+        "sign_report",
         "tag_specimen",
         "tags_of",
         "untag_specimen",

@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import capture
 from enclave.incidents import procurement
 from enclave.release import (
@@ -29,8 +28,8 @@ from enclave.release import (
     tag_specimen,
     verify_report,
 )
-from enclave.replay import RuntimeLedgerLookup
-from enclave.replay._candidate import CandidateCode
+from enclave.replay import CandidateCode
+from enclave.replay.certificates import RuntimeLedgerLookup
 from ledger import certificates_by_digest
 from ledger.certificates import load_public_key_pem
 from tests.agents.candidates import write_candidate
@@ -151,8 +150,8 @@ def test_an_equivalent_candidate_passes_the_gate(
     assert all(ok for _, ok, _ in _verify(runtime, envelope))
     # signed by the right key but naming another candidate: its certificates are not
     # of that candidate, and verification says so
-    from enclave.release._report import sign_report
-    from enclave.replay._certificates import signing_key
+    from enclave.release import sign_report
+    from enclave.replay.certificates import signing_key
 
     statement = json.loads(base64.b64decode(envelope["payload"]))
     statement["predicate"]["intervention"]["digest"] = "sha256:" + "0" * 64

@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from enclave._errors import BadInput, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
+from enclave import BadInput, Home, Refused, Runtime, utc_now
 from enclave.capture import capture
 from enclave.incidents import procurement
-from enclave.replay import AuditRequest, Intervention, Strategy, apply_intervention, run_audit
-from enclave.replay._load import open_specimen
+from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay.runs import apply_intervention, open_specimen
 
 CALL = "main/supplier_risk#0"
 

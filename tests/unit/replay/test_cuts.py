@@ -17,22 +17,11 @@ from typing import Any
 
 import pytest
 
-from enclave._errors import BadInput
-from enclave._home import Home
-from enclave._runtime import Runtime
-from enclave.capture import AgentSpec, SpecError, capture, load_agent, policy
-from enclave.capture._payload_codec import decode_payload
+from enclave import BadInput, Home, Runtime
+from enclave.capture import AgentSpec, SpecError, capture, decode_payload, load_agent, policy
 from enclave.incidents import claims, procurement, shard
-from enclave.replay import (
-    AuditOutcome,
-    AuditRequest,
-    Intervention,
-    Strategy,
-    open_specimen,
-    replay_run,
-    run_audit,
-)
-from enclave.replay._model import Trajectory
+from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay.runs import Trajectory, open_specimen, replay_run
 from ledger import RunStatus
 from ledger.certificates import PREDICATE_TYPE, predicate_problems
 from tests.agents import cut_agents
@@ -451,7 +440,7 @@ def test_the_reference_incidents_are_sealed_with_their_auditability(
 
 
 def test_the_release_report_says_a_specimen_is_not_auditable_beyond_its_cut() -> None:
-    from enclave.release._report import label_of
+    from enclave.release import label_of
 
     observable = {"classification": "observable-only", "effect": None}
     sealed = "not-auditable-beyond before-drop"

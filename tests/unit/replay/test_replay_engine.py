@@ -14,10 +14,7 @@ from typing import Any
 
 import pytest
 
-import enclave.replay._interventions as interventions_module
-from enclave._errors import BadInput, Refused
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, Refused, Runtime
 from enclave.capture import AgentCrashed, capture, load_agent
 from enclave.incidents import procurement
 from enclave.replay import (
@@ -26,12 +23,9 @@ from enclave.replay import (
     Intervention,
     Strategy,
     Tolerances,
-    apply_intervention,
-    open_specimen,
-    placebo_of,
-    replay_run,
     run_audit,
 )
+from enclave.replay.runs import apply_intervention, open_specimen, placebo_of, replay_run
 from enclave.sandbox import SandboxLimits
 from tests.agents import replay_agents as agents
 from tests.support import cli_runner
@@ -252,7 +246,8 @@ def test_an_intervention_that_touches_another_field_is_refused(
             changes["response"] = {**changes["response"], "note": "tidied"}
         return real_replace(step, **changes)
 
-    monkeypatch.setattr(interventions_module, "replace", sloppy)
+    # white-box: the ``replace`` the intervention module calls (a target, not an import)
+    monkeypatch.setattr("enclave.replay._interventions.replace", sloppy)
     spec = opened(runtime, specimen)
     with pytest.raises(Refused) as info:
         apply_intervention(

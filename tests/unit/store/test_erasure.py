@@ -7,12 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from enclave._erasure import erase_specimen, rewrap_tenant
-from enclave._errors import Refused
-from enclave._home import Home
-from enclave._runtime import Runtime, utc_now
+from enclave import Home, Refused, Runtime, erase_specimen, rewrap_tenant, utc_now
 from enclave.capture import capture
-from enclave.cli._demo import demo_audits
+from enclave.cli import demo_audits
 from enclave.incidents import procurement
 from enclave.replay import AuditRequest, run_audit
 

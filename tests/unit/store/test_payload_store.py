@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enclave._errors import BadInput, DecryptionFailed
+from enclave import BadInput, DecryptionFailed
 from enclave.keys import WrappedKey
 from enclave.store import PayloadStore, SpecimenWriter, field_aad, open_sealed, seal
 

@@ -5,6 +5,7 @@ shreds key and ciphertext together, ids are validated, keys are replaced."""
 
 from __future__ import annotations
 
+import pkgutil
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -14,11 +15,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from enclave._errors import BadInput, DecryptionFailed, InfrastructureError
+from enclave import BadInput, DecryptionFailed, InfrastructureError
 from enclave.keys import WrappedKey
-from enclave.store import DatabasePayloadStore, PayloadStore
-from enclave.store._db_payloads import _ChunkRows
-from enclave.store._frames import FrameOpener, FrameSealer, split_frames
+from enclave.store import DatabasePayloadStore, FrameOpener, FrameSealer, PayloadStore, split_frames
 from ledger import Ledger
 from ledger.tables import METADATA, PAYLOAD_TABLES, PayloadChunkRow, PayloadKeyRow, table_of
 
@@ -250,13 +249,15 @@ def test_a_batched_seal_commits_synchronously_and_leaves_no_relaxed_connection(
             def close(self) -> None:
                 self._cursor.close()
 
-        connect = _ChunkRows._connect
+        # white-box: the chunk writer's connection, a class private to the database store
+        chunk_rows = "enclave.store._db_payloads._ChunkRows"
+        connect = pkgutil.resolve_name(chunk_rows)._connect
 
-        def recording_connect(rows: _ChunkRows) -> None:
+        def recording_connect(rows: Any) -> None:
             connect(rows)
             rows._cursor = Recording(rows._cursor)
 
-        monkeypatch.setattr(_ChunkRows, "_connect", recording_connect)
+        monkeypatch.setattr(f"{chunk_rows}._connect", recording_connect)
         blob = bytes(range(256)) * 1024
         writer = store.open_writer("acme", "sp-r", wrapped=WRAPPED, data_key=KEY, durable=False)
         for seq in range(12):  # 3 MiB: chunks before the seal
@@ -617,8 +618,7 @@ def test_order_is_checked_only_for_counter_nonces() -> None:
 
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-    from enclave.store._aead import field_aad
-    from enclave.store._frames import END_KEY, end_aad, pack_frame
+    from enclave.store import END_KEY, end_aad, field_aad, pack_frame
 
     cipher = AESGCM(KEY)
     legacy = []

@@ -14,16 +14,19 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from enclave._errors import BadInput, InfrastructureError
-from enclave._home import Home
-from enclave._runtime import Runtime
+from enclave import BadInput, Home, InfrastructureError, Runtime
 from enclave.capture import capture
-from enclave.cli._payloads_cmds import erased_specimens
+from enclave.cli import erased_specimens
 from enclave.incidents import claims
 from enclave.keys import WrappedKey
-from enclave.store import DatabasePayloadStore, PayloadBackend, PayloadStore
-from enclave.store._in_use import PayloadsMoving, moving_payloads
-from enclave.store._migrate import migrate
+from enclave.store import (
+    DatabasePayloadStore,
+    PayloadBackend,
+    PayloadsMoving,
+    PayloadStore,
+    migrate,
+    moving_payloads,
+)
 from ledger.tables import PayloadChunkRow, PayloadKeyRow, table_of
 from tests.support import cli_runner
 from tests.support.canary import INCIDENT_CANARIES, find_canaries, scan_tree
@@ -451,7 +454,7 @@ def test_a_specimen_erased_between_runs_leaves_no_copy(files_home: Any) -> None:
     """Interrupted just before re-binding; one specimen is then erased (from the files,
     where the home still keeps it). The re-run erases its stale copy in the database
     instead of leaving a wrapped key and ciphertext behind."""
-    from enclave._erasure import erase_specimen
+    from enclave import erase_specimen
 
     home, ids, fields = files_home
     original = home.rebind_payloads

@@ -16,9 +16,13 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from enclave._errors import BadInput, DecryptionFailed, Refused
-from enclave._home import Home
-from enclave._retention import (
+from enclave import BadInput, DecryptionFailed, Home, Refused, Runtime
+from enclave.capture import capture
+from enclave.cli import demo_audits
+from enclave.incidents import claims, procurement
+from enclave.release import Selector, select, tag_specimen
+from enclave.replay import AuditRequest, run_audit
+from enclave.retention import (
     PAGE,
     RetentionPolicy,
     SweepStopped,
@@ -27,12 +31,6 @@ from enclave._retention import (
     retire_specimen,
     sweep,
 )
-from enclave._runtime import Runtime
-from enclave.capture import capture
-from enclave.cli._demo import demo_audits
-from enclave.incidents import claims, procurement
-from enclave.release import Selector, select, tag_specimen
-from enclave.replay import AuditRequest, run_audit
 from tests.fixtures.homes import backend_home
 from tests.support.canary import INCIDENT_CANARIES, find_canaries, scan_tree
 from tests.support.cli_runner import run_cli
@@ -287,7 +285,7 @@ def test_a_failed_erasure_stops_the_sweep_and_the_next_one_finishes_it(
 def test_a_hold_or_erasure_made_during_the_sweep_is_respected(runtime: Runtime) -> None:
     """The sweep reads a page, then erases its rows one by one: a hold placed on a row,
     or an erasure made elsewhere, after the read but before its turn wins."""
-    from enclave._erasure import erase_specimen
+    from enclave import erase_specimen
 
     last, middle, first = (_capture(runtime, T0) for _ in range(3))  # sealed in this order
     now = T0 + timedelta(days=401)
@@ -408,7 +406,7 @@ def test_cli_sweep_retire_show_and_bad_config(tmp_path: Path) -> None:
 def test_erasing_a_library_member_names_it_erased(runtime: Runtime) -> None:
     member = _capture(runtime, T0)
     tag_specimen(runtime, member, ["lib"], now=T0)
-    from enclave._erasure import erase_specimen
+    from enclave import erase_specimen
 
     erase_specimen(runtime, member, now=T0)
     assert select(runtime, Selector(tags=("lib",))).erased == (member,)

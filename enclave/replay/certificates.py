@@ -1,0 +1,20 @@
+"""An audit's certificate from the issuing side: the key, issuing, and reading back.
+
+For the runtime, the service, the release gate and verification: the key a runtime's
+certificates are signed with (``signing_key``), ``issue_certificate`` (sign, append to
+the ledger, store), the ledger adapter verification checks a certificate's linkage
+through (:class:`RuntimeLedgerLookup`), and what a predicate states of a specimen and
+its isolation (``publish_digests``, ``isolation_layers``). The verifier itself is
+``ledger.certificates``.
+"""
+
+from ._certificates import RuntimeLedgerLookup, issue_certificate, signing_key
+from ._predicate import isolation_layers, publish_digests
+
+__all__ = [
+    "RuntimeLedgerLookup",
+    "isolation_layers",
+    "issue_certificate",
+    "publish_digests",
+    "signing_key",
+]
