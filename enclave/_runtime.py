@@ -36,8 +36,7 @@ from .store import GuardedPayloads, PayloadBackend, PayloadStore
 
 if TYPE_CHECKING:  # the database layer is imported when a runtime is opened
     from ledger import Ledger
-
-    from .replay._certificates import CertificateSigner
+    from ledger.certificates import CertificateSigner
 
 __all__ = ["Runtime", "utc_now"]
 

@@ -170,22 +170,22 @@ SERVED_WAYS = ("record", "substitute", "intervention", "unservable", "unused")
 def show_outcome(outcome: AuditOutcome) -> None:
     data: dict[str, Any] = {
         "audit": outcome.audit_id,
-        "classification": outcome.classification,
-        "auditability": outcome.auditability["class"],
+        "classification": outcome.classification.value,
+        "auditability": outcome.auditability.class_.value,
     }
-    if outcome.auditability.get("first_unverifiable_step"):
-        data["first unverifiable step"] = outcome.auditability["first_unverifiable_step"]
-    if outcome.auditability.get("live_state_fields"):
-        data["live-state fields read"] = ", ".join(outcome.auditability["live_state_fields"])
+    if outcome.auditability.first_unverifiable_step:
+        data["first unverifiable step"] = outcome.auditability.first_unverifiable_step
+    if outcome.auditability.live_state_fields:
+        data["live-state fields read"] = ", ".join(outcome.auditability.live_state_fields)
     predicate = _predicate(outcome)
     if outcome.effect:
-        data.update(_effect_rows(outcome.effect))
+        data.update(_effect_rows(outcome.effect.to_json()))
     if isinstance(predicate.get("recorded_seed"), dict):
         data[f"recorded seed {predicate['recorded_seed']['seed']}"] = _recorded_seed_row(
             predicate["recorded_seed"]
         )
     if outcome.placebo:
-        data["placebo"] = "passed" if outcome.placebo["passed"] else "FAILED"
+        data["placebo"] = "passed" if outcome.placebo.passed else "FAILED"
     if isinstance(predicate.get("cut"), dict):
         cut = predicate["cut"]
         data["replayed from cut"] = f"{cut['name']} ({cut['call_id']})"

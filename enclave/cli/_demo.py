@@ -118,13 +118,15 @@ def demo_audits(captured: dict[str, str]) -> list[tuple[str, AuditRequest]]:
 
 
 def _row(title: str, outcome: AuditOutcome) -> dict[str, Any]:
-    effect = outcome.effect or {}
+    effect = outcome.effect
     return {
         "audit": title,
-        "classification": outcome.classification,
-        "auditability": outcome.auditability["class"],
-        "flip_rate": None if not effect else round(effect["flip_rate"], 3),
-        "mean_delta": None if effect.get("mean_delta") is None else round(effect["mean_delta"], 4),
+        "classification": outcome.classification.value,
+        "auditability": outcome.auditability.class_.value,
+        "flip_rate": None if effect is None else round(effect.flip_rate, 3),
+        "mean_delta": None
+        if effect is None or effect.mean_delta is None
+        else round(effect.mean_delta, 4),
         "certificate": str(outcome.certificate_path) if outcome.certificate_path else None,
     }
 

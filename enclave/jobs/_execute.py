@@ -289,7 +289,7 @@ def _conclude(conn: sa.Connection, audit_id: str, outcome: AuditOutcome, now: da
         values = {
             "status": AuditState.COMPLETED,
             "classification": outcome.classification,
-            "auditability": outcome.auditability.get("class"),
+            "auditability": outcome.auditability.class_.value,
             "failure_code": None,
             "certificate_json": dumps(outcome.envelope),
         }

@@ -36,7 +36,7 @@ import logging
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 
@@ -46,6 +46,9 @@ from enclave.keys._provider import Grant, GrantSource, WrappedKey
 from enclave.keys._transit import TransitGrant, _parse_time, derivation_context
 from enclave.keys._vault_client import anonymous_adapter
 from ledger import raise_unchained
+
+if TYPE_CHECKING:  # cryptography and jsonschema are loaded when a certificate is signed
+    from ledger.certificates import CertificateSigner
 
 __all__ = [
     "DIGEST_KEYS_PATH",
@@ -135,7 +138,7 @@ class ServiceGrants:
         """This job's digest keys, from the service (one answer per job)."""
         return ServiceDigestKeys(self)
 
-    def signer(self) -> ServiceSigner:
+    def signer(self) -> CertificateSigner:
         """This finalizer's certificate signer: the service."""
         return ServiceSigner(self)
 

@@ -27,11 +27,11 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._interventions import Intervention as Intervention
     from ._model import Strategy as Strategy
     from ._model import Tolerances as Tolerances
+    from ._outcome import AuditOutcome as AuditOutcome
     from ._request import AuditRequest as AuditRequest
-    from ._results import AuditOutcome as AuditOutcome
 
 _FRONT = {
-    "AuditOutcome": "._results",
+    "AuditOutcome": "._outcome",
     "AuditRequest": "._request",
     "BranchError": "._errors",
     "CandidateCode": "._candidate",

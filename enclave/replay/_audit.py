@@ -20,8 +20,9 @@ from ledger import LedgerError
 from .._errors import EnclaveError
 from .._runtime import Runtime
 from ..sandbox import SandboxLimits
+from ._outcome import AuditOutcome
 from ._request import AuditRequest
-from ._results import AuditOutcome, BatchResult
+from ._results import BatchResult
 from ._stages import WORKER_HANDLER, finalize_audit, prepare_audit, run_sample_batch
 
 __all__ = ["AuditOutcome", "record_request", "run_audit", "WORKER_HANDLER"]

@@ -9,46 +9,19 @@ an export (the CLI ``audit`` asks for one, the job worker's finalizer does not).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ledger import Ledger, NotFound
-from ledger.certificates import build_statement, envelope_digest, sign_statement
+from ledger.certificates import CertificateSigner, LocalSigner, envelope_digest
 
 from .._runtime import Runtime
 from ..keys import SigningKey
 
 __all__ = [
-    "CertificateSigner",
-    "LocalSigner",
     "RuntimeLedgerLookup",
     "issue_certificate",
     "signing_key",
 ]
-
-
-class CertificateSigner(Protocol):
-    """Signs one audit's certificate: names itself as the predicate's issuer, checks the
-    statement (``sign_statement``) and returns the DSSE envelope."""
-
-    def sign_certificate(
-        self, *, specimen_id: str, manifest_digest: str, predicate: dict[str, Any]
-    ) -> dict[str, Any]: ...
-
-
-class LocalSigner:
-    """The home's own Ed25519 key."""
-
-    def __init__(self, key: SigningKey) -> None:
-        self._key = key
-
-    def sign_certificate(
-        self, *, specimen_id: str, manifest_digest: str, predicate: dict[str, Any]
-    ) -> dict[str, Any]:
-        predicate = {**predicate, "issuer": self._key.keyid}
-        statement = build_statement(
-            specimen_id=specimen_id, manifest_digest=manifest_digest, predicate=predicate
-        )
-        return sign_statement(statement, self._key)
 
 
 def signing_key(runtime: Runtime) -> SigningKey:

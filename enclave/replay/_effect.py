@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from ledger.certificates.statistics import (
     DEFAULT_POWER,
@@ -34,6 +34,7 @@ from ledger.certificates.statistics import (
 
 from ._model import LAYERS
 from ._quantize import BIN_EDGES, histogram, quantize, quantize_interval, quantize_up
+from ._reported import Effect, Equivalence, Histogram, MinimumDetectable
 from ._results import SampleSummary
 
 __all__ = ["CONFIDENCE", "DEFAULT_FLIP_TOLERANCE", "TOST_ALPHA", "MixedOutcomes", "effect_of"]
@@ -57,7 +58,16 @@ def _deltas(samples: Sequence[SampleSummary]) -> list[float] | None:
     return [float(d) for d in deltas if d is not None]
 
 
-def _numeric(deltas: list[float], *, tolerance: float, resolution: float) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Numeric:
+    mean_delta: float
+    delta_interval: tuple[float, float]
+    equivalence_interval: tuple[float, float]
+    histogram: Histogram
+    mde_delta: float
+
+
+def _numeric(deltas: list[float], *, tolerance: float, resolution: float) -> _Numeric:
     n = len(deltas)
     mean = math.fsum(deltas) / n
     _, lo, hi = mean_interval(deltas, CONFIDENCE)
@@ -65,15 +75,15 @@ def _numeric(deltas: list[float], *, tolerance: float, resolution: float) -> dic
     # identical deltas: keep the last ulp consistent
     lo, hi, eq_lo, eq_hi = min(lo, mean), max(hi, mean), min(eq_lo, mean), max(eq_hi, mean)
     sd = math.sqrt(math.fsum((d - mean) ** 2 for d in deltas) / (n - 1))
-    return {
-        "mean_delta": quantize(mean, resolution),
-        "delta_interval": list(quantize_interval(lo, hi, resolution)),
-        "equivalence_interval": list(quantize_interval(eq_lo, eq_hi, resolution)),
-        "histogram": {"edges": list(BIN_EDGES), "counts": histogram(deltas)},
-        "mde_delta": quantize_up(
+    return _Numeric(
+        mean_delta=quantize(mean, resolution),
+        delta_interval=quantize_interval(lo, hi, resolution),
+        equivalence_interval=quantize_interval(eq_lo, eq_hi, resolution),
+        histogram=Histogram(edges=tuple(BIN_EDGES), counts=tuple(histogram(deltas))),
+        mde_delta=quantize_up(
             delta_mde(sd=sd, n=n, tolerance=tolerance, confidence=CONFIDENCE), resolution
         ),
-    }
+    )
 
 
 def effect_of(
@@ -82,7 +92,7 @@ def effect_of(
     tolerance: float,
     flip_tolerance: float,
     resolution: float,
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, Effect]:
     """``(label, effect)`` for completed samples (see the module docstring)."""
     n = len(samples)
     deltas = _deltas(samples)  # 1.
@@ -93,39 +103,38 @@ def effect_of(
     flip_lo, flip_hi = clopper_pearson(flips, n, CONFIDENCE)
     flip_upper = clopper_pearson(flips, n, 1 - 2 * TOST_ALPHA)[1]
     label = effect_label(  # 4.
-        delta_interval=None if numeric is None else numeric["delta_interval"],
-        equivalence_interval=None if numeric is None else numeric["equivalence_interval"],
+        delta_interval=None if numeric is None else numeric.delta_interval,
+        equivalence_interval=None if numeric is None else numeric.equivalence_interval,
         score_tolerance=tolerance,
         flips=flips,
         flip_upper=flip_upper,
         flip_tolerance=flip_tolerance,
     )
-    effect = {
-        "outcome": "categorical" if numeric is None else "numeric",
-        "mean_delta": None if numeric is None else numeric["mean_delta"],
-        "delta_interval": None if numeric is None else numeric["delta_interval"],
-        "flips": flips,
-        "flip_rate": flips / n,
-        "flip_interval": [flip_lo, flip_hi],
-        "baseline_rate": sum(1 for s in samples if s.baseline_hit) / n,
-        "intervened_rate": sum(1 for s in samples if s.intervened_hit) / n,
-        "histogram": None if numeric is None else numeric["histogram"],
-        "confidence": CONFIDENCE,
-        "score_tolerance": tolerance,
-        "flip_tolerance": flip_tolerance,
-        "equivalence": {
-            "test": "TOST",
-            "alpha": TOST_ALPHA,
-            "delta_interval": None if numeric is None else numeric["equivalence_interval"],
-            "flip_upper": flip_upper,
-        },
-        "mde": {  # 5.
-            "power": DEFAULT_POWER,
-            "delta": None if numeric is None else numeric["mde_delta"],
-            "flip_rate": flip_mde(n, min_flips=MIN_FLIPS, power=DEFAULT_POWER),
-        },
-        "layer_changes": {  # 6.
+    effect = Effect(
+        outcome="categorical" if numeric is None else "numeric",
+        mean_delta=None if numeric is None else numeric.mean_delta,
+        delta_interval=None if numeric is None else numeric.delta_interval,
+        flips=flips,
+        flip_rate=flips / n,
+        flip_interval=(flip_lo, flip_hi),
+        baseline_rate=sum(1 for s in samples if s.baseline_hit) / n,
+        intervened_rate=sum(1 for s in samples if s.intervened_hit) / n,
+        histogram=None if numeric is None else numeric.histogram,
+        confidence=CONFIDENCE,
+        score_tolerance=tolerance,
+        flip_tolerance=flip_tolerance,
+        equivalence=Equivalence(
+            alpha=TOST_ALPHA,
+            delta_interval=None if numeric is None else numeric.equivalence_interval,
+            flip_upper=flip_upper,
+        ),
+        mde=MinimumDetectable(  # 5.
+            power=DEFAULT_POWER,
+            delta=None if numeric is None else numeric.mde_delta,
+            flip_rate=flip_mde(n, min_flips=MIN_FLIPS, power=DEFAULT_POWER),
+        ),
+        layer_changes={  # 6.
             layer: sum(1 for s in samples if layer in s.changed_layers) for layer in LAYERS
         },
-    }
+    )
     return label, effect

@@ -17,8 +17,9 @@ from ledger.certificates.statistics import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
 from ..keys import TenantDigester
 from ._disclosure import DisclosureBound
 from ._interventions import AppliedIntervention, Intervention
+from ._outcome import Preparation
 from ._request import AuditRequest, published_target_digest
-from ._results import BatchResult, Preparation
+from ._results import BatchResult
 from ._verdict import BASELINE_NOT_REPRODUCED, OBSERVABLE_ONLY, Verdict
 
 __all__ = ["build_predicate"]
@@ -145,11 +146,11 @@ def lineage(
         chain.append(
             {
                 "kind": "scores",
-                "mean_delta": verdict.effect["mean_delta"],
-                "flip_rate": verdict.effect["flip_rate"],
+                "mean_delta": verdict.effect.mean_delta,
+                "flip_rate": verdict.effect.flip_rate,
             }
         )
-    chain.append({"kind": "classification", "value": verdict.classification})
+    chain.append({"kind": "classification", "value": verdict.classification.value})
     return chain
 
 
@@ -187,14 +188,14 @@ def build_predicate(
             "seed": request.seed,
             "seeds": f"{request.seed}..{request.seed + request.samples - 1}",
         },
-        "effect": verdict.effect,
-        "placebo": verdict.placebo,
-        "recorded_seed": verdict.recorded_seed,
+        "effect": None if verdict.effect is None else verdict.effect.to_json(),
+        "placebo": None if verdict.placebo is None else verdict.placebo.to_json(),
+        "recorded_seed": None if verdict.recorded_seed is None else verdict.recorded_seed.to_json(),
         "sample_rows": verdict.sample_rows,
         "served_by": verdict.served_by,
         "substitute_fidelity": preparation.substitute_fidelity,
-        "classification": verdict.classification,
-        "auditability": verdict.auditability,
+        "classification": verdict.classification.value,
+        "auditability": verdict.auditability.to_json(),
         "not_established": not_established(verdict.classification),
         "environment": {
             "isolation_layers": isolation_layers(preparation.environment),

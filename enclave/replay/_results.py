@@ -9,63 +9,10 @@ declares, "other"), calls to names from the specimen's own vocabulary.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AuditOutcome", "BatchResult", "Preparation", "SampleSummary"]
-
-
-@dataclass(frozen=True)
-class Preparation:
-    """The audit job's result: the proven intervention and the baseline gate."""
-
-    audit_id: str
-    specimen_id: str
-    tenant_id: str
-    agent_name: str
-    manifest_digest: str
-    target_call_id: str
-    declared_changes: tuple[str, ...]
-    actual_changes: tuple[str, ...]
-    unchanged_digest_before: str
-    unchanged_digest_after: str
-    original_digest: str
-    counterfactual_digest: str
-    baseline: dict[str, Any] | None  # {"reproduced": bool, "layers": {...}}
-    gate_auditability: dict[str, Any]
-    environment: dict[str, Any]
-    grant: dict[str, Any]
-    failure: str | None = None  # contamination reason or the gate run's failure code
-    failure_detail: str | None = None
-    # sizes of the specimen's own vocabulary (``VocabularySize``): the disclosure bound's
-    # inputs, fixed by the supervisor; absent in rows stored before it was recorded
-    vocabulary: dict[str, int] | None = None
-    # per boundary name: did its declared substitute reproduce the recorded responses?
-    # {"checked": n, "faithful": bool}; None where not checked (rows stored before)
-    substitute_fidelity: dict[str, dict[str, Any]] | None = None
-    # the recorded seed's own paired sample (``SampleSummary.to_dict``), run here so the
-    # certificate reports its counterfactual even when it is not among the sampled seeds
-    recorded_sample: dict[str, Any] | None = None
-    # the specimen's recorded seed: its counterfactual is reported apart from the
-    # population; None in rows stored before it was recorded
-    recorded_seed: int | None = None
-    # the cut every run started from (``_cuts.cut_summary``): None for a full replay
-    cut: dict[str, Any] | None = None
-
-    @property
-    def gate_passed(self) -> bool:
-        return self.failure is None and bool(self.baseline and self.baseline["reproduced"])
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Preparation:
-        values = dict(data)
-        for key in ("declared_changes", "actual_changes"):
-            values[key] = tuple(values[key])
-        return cls(**values)
+__all__ = ["BatchResult", "SampleSummary"]
 
 
 @dataclass(frozen=True)
@@ -156,43 +103,6 @@ class BatchResult:
             grant=dict(data.get("grant") or {}),
             failure=data.get("failure"),
         )
-
-
-@dataclass(frozen=True)
-class AuditOutcome:
-    """What an audit produced. Metadata and bounded numbers only; ``disclosure`` is the
-    certificate's disclosure bound (``None`` when no certificate was issued)."""
-
-    audit_id: str
-    specimen_id: str
-    classification: str
-    auditability: dict[str, Any]
-    effect: dict[str, Any] | None
-    placebo: dict[str, Any] | None
-    failure: str | None
-    failure_detail: str | None
-    certificate_path: Path | None
-    ledger_index: int
-    envelope: dict[str, Any] | None = None
-    disclosure: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        effect = None if self.effect is None else dict(self.effect)
-        return {
-            "audit_id": self.audit_id,
-            "specimen_id": self.specimen_id,
-            "classification": self.classification,
-            "auditability": self.auditability,
-            "effect": effect,
-            "placebo": self.placebo,
-            "failure": self.failure,
-            "failure_detail": self.failure_detail,
-            "certificate_path": None
-            if self.certificate_path is None
-            else str(self.certificate_path),
-            "ledger_index": self.ledger_index,
-            "disclosure": self.disclosure,
-        }
 
 
 def seeds_of(batches: Sequence[BatchResult]) -> list[int]:

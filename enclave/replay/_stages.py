@@ -42,10 +42,11 @@ from ._interventions import (
 )
 from ._load import OpenedSpecimen, open_specimen
 from ._model import RunResult, Trajectory
+from ._outcome import AuditOutcome, Preparation
 from ._predicate import build_predicate, publish_digests
 from ._reply import FAILURE_REASONS, Vocabulary, parse_loaded, parse_runs, parse_samples
 from ._request import AuditRequest
-from ._results import AuditOutcome, BatchResult, Preparation, SampleSummary, seeds_of
+from ._results import BatchResult, SampleSummary, seeds_of
 from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide
 from .worker import substitute_calls
 
@@ -399,37 +400,32 @@ def finalize_audit(
     ledger = runtime.ledger
     expected = list(range(request.seed, request.seed + request.samples))
     verdict: Verdict
+    gate = preparation.gate_auditability
     if preparation.failure is not None:
         verdict = Verdict(
-            FAILED,
-            preparation.gate_auditability,
-            None,
-            None,
-            preparation.failure,
-            preparation.failure_detail,
+            classification=FAILED,
+            auditability=gate,
+            failure=preparation.failure,
+            failure_detail=preparation.failure_detail,
         )
     elif not preparation.gate_passed:
-        verdict = Verdict(BASELINE_NOT_REPRODUCED, preparation.gate_auditability, None, None)
+        verdict = Verdict(classification=BASELINE_NOT_REPRODUCED, auditability=gate)
     elif (bad := next((b for b in batches if b.failure), None)) is not None:
         verdict = Verdict(
-            FAILED,
-            preparation.gate_auditability,
-            None,
-            None,
-            bad.failure,
-            _batch_failure_detail(str(bad.failure)),
+            classification=FAILED,
+            auditability=gate,
+            failure=bad.failure,
+            failure_detail=_batch_failure_detail(str(bad.failure)),
         )
     elif sorted(seeds_of(batches)) != expected or [
         s.seed for b in batches for s in b.samples
     ] != seeds_of(batches):
         # lineage: every sample exactly once, from the batch that was assigned its seed
         verdict = Verdict(
-            FAILED,
-            preparation.gate_auditability,
-            None,
-            None,
-            "lineage_mismatch",
-            "the batches do not cover the requested seeds exactly once",
+            classification=FAILED,
+            auditability=gate,
+            failure="lineage_mismatch",
+            failure_detail="the batches do not cover the requested seeds exactly once",
         )
     else:
         ordered = sorted((s for b in batches for s in b.samples), key=lambda s: s.seed)
@@ -443,7 +439,12 @@ def finalize_audit(
         )
     if verdict.failure is not None and verdict.failure not in FAILURE_REASONS:
         # defence in depth: a stored stage result is not a channel for other codes either
-        verdict = Verdict(FAILED, verdict.auditability, None, None, ReplyInvalid.code, REFUSED)
+        verdict = Verdict(
+            classification=FAILED,
+            auditability=verdict.auditability,
+            failure=ReplyInvalid.code,
+            failure_detail=REFUSED,
+        )
     if verdict.classification == FAILED:
         position = ledger.append(
             "audit.failed",
@@ -451,16 +452,14 @@ def finalize_audit(
             {"audit_id": audit_id, "reason": verdict.failure, "detail": verdict.failure_detail},
         )
         return AuditOutcome(
-            audit_id,
-            request.specimen_id,
-            FAILED,
-            verdict.auditability,
-            None,
-            verdict.placebo,
-            verdict.failure,
-            verdict.failure_detail,
-            None,
-            position.index,
+            audit_id=audit_id,
+            specimen_id=request.specimen_id,
+            classification=FAILED,
+            auditability=verdict.auditability,
+            placebo=verdict.placebo,
+            failure=verdict.failure,
+            failure_detail=verdict.failure_detail,
+            ledger_index=position.index,
         )
     specimen_entry = RuntimeLedgerLookup(ledger).specimen_position(request.specimen_id)
     if specimen_entry is None:
@@ -489,18 +488,16 @@ def finalize_audit(
         predicate=predicate,
     )
     return AuditOutcome(
-        audit_id,
-        request.specimen_id,
-        verdict.classification,
-        verdict.auditability,
-        verdict.effect,
-        verdict.placebo,
-        None,
-        None,
-        path,
-        index,
-        envelope,
-        bound.to_dict(),
+        audit_id=audit_id,
+        specimen_id=request.specimen_id,
+        classification=verdict.classification,
+        auditability=verdict.auditability,
+        effect=verdict.effect,
+        placebo=verdict.placebo,
+        certificate_path=path,
+        ledger_index=index,
+        envelope=envelope,
+        disclosure=bound.to_dict(),
     )
 
 

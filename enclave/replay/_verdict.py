@@ -27,57 +27,52 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.certificates.statistics import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
+from ledger.certificates import AuditabilityClass, AuditabilityReason, AuditLabel
 
 from ._decisions import OTHER, RECORDED
 from ._effect import DEFAULT_FLIP_TOLERANCE, MixedOutcomes, effect_of
 from ._errors import VALUE_OUT_OF_RANGE
 from ._model import Tolerances
 from ._quantize import quantize, resolution_for
+from ._reported import Auditability, Counterfactual, Effect, Placebo, RecordedSeed
 from ._results import SampleSummary
 from .worker import served_by_table
 
 __all__ = ["Verdict", "auditability_of", "decide"]
 
-# EQUIVALENT, INCONCLUSIVE, INFLUENTIAL: the effect labels (``analysis.effect_label``)
-NO_INFLUENCE = "no-measurable-influence"  # v1 certificates only: read, never issued
-BASELINE_NOT_REPRODUCED = "baseline-not-reproduced"
-OBSERVABLE_ONLY = "observable-only"
-FAILED = "failed"
-ADMISSIBLE = "counterfactual-admissible"
-NOT_ASSESSED = "not-assessed"
+# the labels and classes by their old names (``ledger.certificates`` holds the vocabulary)
+NO_INFLUENCE = AuditLabel.NO_INFLUENCE  # v1 certificates only: read, never issued
+BASELINE_NOT_REPRODUCED = AuditLabel.BASELINE_NOT_REPRODUCED
+OBSERVABLE_ONLY = AuditLabel.OBSERVABLE_ONLY
+FAILED = AuditLabel.FAILED
+ADMISSIBLE = AuditabilityClass.COUNTERFACTUAL_ADMISSIBLE
+NOT_ASSESSED = AuditabilityClass.NOT_ASSESSED
+INFLUENTIAL = AuditLabel.INFLUENTIAL
+EQUIVALENT = AuditLabel.EQUIVALENT
+INCONCLUSIVE = AuditLabel.INCONCLUSIVE
 EFFECT_LABELS = (INFLUENTIAL, EQUIVALENT, INCONCLUSIVE)
-_NOT_COMPARED = frozenset({FAILED, BASELINE_NOT_REPRODUCED})
 
 
-def not_assessed() -> dict[str, Any]:
-    return {
-        "class": NOT_ASSESSED,
-        "first_unverifiable_step": None,
-        "live_state_fields": [],
-        "reason": "no intervened branch was compared",
-    }
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Verdict:
-    classification: str
-    auditability: dict[str, Any]
-    effect: dict[str, Any] | None
-    placebo: dict[str, Any] | None
+    classification: AuditLabel
+    auditability: Auditability
+    effect: Effect | None = None
+    placebo: Placebo | None = None
     failure: str | None = None
     failure_detail: str | None = None
-    recorded_seed: dict[str, Any] | None = None
+    recorded_seed: RecordedSeed | None = None
     sample_rows: list[list[Any]] | None = None  # [seed, baseline, intervened, flip]
     served_by: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "classification", AuditLabel(self.classification))
         # 2. a failed or unreproduced audit compared nothing: never "admissible"
-        if self.classification in _NOT_COMPARED:
-            object.__setattr__(self, "auditability", not_assessed())
+        if not self.classification.compared:
+            object.__setattr__(self, "auditability", Auditability.not_assessed())
 
 
-def auditability_of(samples: Sequence[SampleSummary]) -> dict[str, Any]:
+def auditability_of(samples: Sequence[SampleSummary]) -> Auditability:
     live_reads = sorted({field for s in samples for _, field in s.live_state_reads})
     read_calls = [call for s in samples for call, _ in s.live_state_reads]
     unverifiable = [c for s in samples for c in s.unverifiable_effects]
@@ -85,21 +80,17 @@ def auditability_of(samples: Sequence[SampleSummary]) -> dict[str, Any]:
     first = next(iter(unverifiable or unserved or read_calls), None)
     reasons = []
     if unverifiable:
-        reasons.append("an effect's idempotency token can no longer be re-verified")
+        reasons.append(AuditabilityReason.EFFECT_UNVERIFIABLE)
     if unserved:
-        reasons.append("an effect could not be served from the effect store")
+        reasons.append(AuditabilityReason.EFFECT_UNSERVED)
     if live_reads:
-        reasons.append(
-            "the branch read live-state fields of a served response after the departure point"
-        )
-    return {
-        "class": OBSERVABLE_ONLY if reasons else ADMISSIBLE,
-        "first_unverifiable_step": first,
-        "live_state_fields": live_reads,
-        "reason": "; ".join(reasons)
-        if reasons
-        else "every effect re-verified; no live state read after departure",
-    }
+        reasons.append(AuditabilityReason.LIVE_STATE_READ)
+    return Auditability(
+        class_=AuditabilityClass.OBSERVABLE_ONLY if reasons else ADMISSIBLE,
+        reasons=tuple(reasons) or (AuditabilityReason.ALL_VERIFIED,),
+        first_unverifiable_step=first,
+        live_state_fields=tuple(live_reads),
+    )
 
 
 def _labels(sample: SampleSummary) -> tuple[str, str]:
@@ -115,7 +106,7 @@ def _recorded_seed(
     seed: int | None,
     resolution: float,
     own: SampleSummary | None = None,
-) -> dict[str, Any] | None:
+) -> RecordedSeed | None:
     """The counterfactual on the recorded seed: its sample row when the seed was among
     the sampled ones, else ``own`` (the preparation's run of it), else seed only."""
     if seed is None:
@@ -125,16 +116,18 @@ def _recorded_seed(
         own if own is not None and own.seed == seed and own.failure is None else None
     )
     if found is None:
-        return {"seed": seed, "sampled": False}
+        return RecordedSeed(seed=seed, sampled=False)
     baseline, intervened = _labels(found)
-    return {
-        "seed": seed,
-        "sampled": sampled is not None,
-        "flip": found.flip,
-        "baseline": baseline,
-        "intervened": intervened,
-        "delta": None if found.delta is None else quantize(found.delta, resolution),
-    }
+    return RecordedSeed(
+        seed=seed,
+        sampled=sampled is not None,
+        counterfactual=Counterfactual(
+            flip=found.flip,
+            baseline=baseline,
+            intervened=intervened,
+            delta=None if found.delta is None else quantize(found.delta, resolution),
+        ),
+    )
 
 
 def decide(
@@ -148,7 +141,7 @@ def decide(
     if not 0 <= flip_tolerance <= 1:
         raise ValueError("a flip tolerance lies in [0, 1]")
     auditability = auditability_of(samples)
-    observable_only = auditability["class"] == OBSERVABLE_ONLY
+    observable_only = auditability.class_ == AuditabilityClass.OBSERVABLE_ONLY
     served_by = served_by_table((s.served for s in samples), len(samples))
     # 1. failed runs
     for sample in samples:
@@ -161,28 +154,32 @@ def decide(
         ):
             continue
         return Verdict(
-            FAILED,
-            auditability,
-            None,
-            None,
-            sample.failure,
-            f"{sample.failure_variant} run on seed {sample.seed}",
+            classification=FAILED,
+            auditability=auditability,
+            failure=sample.failure,
+            failure_detail=f"{sample.failure_variant} run on seed {sample.seed}",
         )
     # 2. observable-only: report how calls were served, do not conclude
     if observable_only:
-        return Verdict(OBSERVABLE_ONLY, auditability, None, None, served_by=served_by)
+        return Verdict(
+            classification=OBSERVABLE_ONLY, auditability=auditability, served_by=served_by
+        )
     # 3. placebo
     resolution = resolution_for(tolerances.score)
-    placebo = {
-        "passed": all(s.placebo_equal for s in samples),
-        "max_abs_delta": quantize(
+    placebo = Placebo(
+        passed=all(s.placebo_equal for s in samples),
+        max_abs_delta=quantize(
             max((s.placebo_abs_delta for s in samples), default=0.0), resolution, 0.0, 1.0
         ),
-        "flips": sum(1 for s in samples if s.placebo_flip),
-    }
-    if not placebo["passed"]:
+        flips=sum(1 for s in samples if s.placebo_flip),
+    )
+    if not placebo.passed:
         return Verdict(
-            FAILED, auditability, None, placebo, "apparatus_fault", "placebo differed from baseline"
+            classification=FAILED,
+            auditability=auditability,
+            placebo=placebo,
+            failure="apparatus_fault",
+            failure_detail="placebo differed from baseline",
         )
     # 4. effect and label
     try:
@@ -194,15 +191,19 @@ def decide(
         )
     except MixedOutcomes:  # numeric and categorical samples: not comparable
         return Verdict(
-            FAILED, auditability, None, placebo, VALUE_OUT_OF_RANGE, "outcome kinds differ"
+            classification=FAILED,
+            auditability=auditability,
+            placebo=placebo,
+            failure=VALUE_OUT_OF_RANGE,
+            failure_detail="outcome kinds differ",
         )
     # 5. the recorded seed, per-sample rows, served-by
     rows = [[s.seed, *_labels(s), s.flip] for s in samples]
     return Verdict(
-        label,
-        auditability,
-        effect,
-        placebo,
+        classification=AuditLabel(label),
+        auditability=auditability,
+        effect=effect,
+        placebo=placebo,
         recorded_seed=_recorded_seed(samples, recorded_seed, resolution, recorded_sample),
         sample_rows=rows,
         served_by=served_by,

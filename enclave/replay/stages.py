@@ -11,7 +11,8 @@ stage starts its worker with. A user runs all of them at once with
 """
 
 from ._audit import record_request
-from ._results import BatchResult, Preparation, SampleSummary
+from ._outcome import Preparation
+from ._results import BatchResult, SampleSummary
 from ._stages import (
     WORKER_HANDLER,
     WORKER_PRELOAD,

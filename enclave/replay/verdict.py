@@ -7,6 +7,7 @@ besides the effect labels of ``ledger.certificates.statistics``.
 """
 
 from ._effect import DEFAULT_FLIP_TOLERANCE
+from ._reported import Auditability, Effect, Placebo, RecordedSeed
 from ._verdict import (
     ADMISSIBLE,
     BASELINE_NOT_REPRODUCED,
@@ -21,6 +22,10 @@ from ._verdict import (
 
 __all__ = [
     "ADMISSIBLE",
+    "Auditability",
+    "Effect",
+    "Placebo",
+    "RecordedSeed",
     "BASELINE_NOT_REPRODUCED",
     "DEFAULT_FLIP_TOLERANCE",
     "EFFECT_LABELS",

@@ -32,11 +32,10 @@ from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, Field
 
 from ledger import NotFound
-from ledger.certificates import PredicateInvalid
+from ledger.certificates import LocalSigner, PredicateInvalid
 
 from .._errors import InfrastructureError
 from ..keys import DigestKeys
-from ..replay._certificates import LocalSigner
 from ..replay.certificates import signing_key
 from ._auth import State
 from ._errors import ERROR_RESPONSES, ServiceError

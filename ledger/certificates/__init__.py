@@ -4,7 +4,8 @@ predicate schemas and rules, and the statistics the rules re-derive.
 Plaintext-free and importable without the enclave: this is what the analyst's side and
 an independent reviewer use. Certificates are predicate type v2; v1 certificates are
 still verified (``docs/certificate-v2.md``). Sign with
-``sign_statement(build_statement(...), signer)``; verify offline with
+``sign_statement(build_statement(...), signer)`` (or a ``CertificateSigner``, such
+as ``LocalSigner``); verify offline with
 ``verify_envelope`` or fully (ledger included) with ``verify_certificate``, whose
 numbered steps are listed in ``ledger/certificates/_verify.py``.
 """
@@ -21,6 +22,7 @@ if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's star
     from ._schema import PREDICATE_SCHEMA_V1
     from ._schema_v2 import PREDICATE_SCHEMA
     from ._schemas import is_valid, schema_is_valid, validation_errors
+    from ._signing import CertificateSigner, LocalSigner
     from ._statement import (
         STATEMENT_TYPE,
         build_statement,
@@ -30,6 +32,7 @@ if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's star
     )
     from ._verify import LedgerLookup, StaticLedgerLookup, verify_certificate, verify_envelope
     from ._versions import PREDICATE_TYPE, PREDICATE_TYPE_V1, predicate_problems
+    from ._vocabulary import AuditabilityClass, AuditabilityReason, AuditLabel
 
 __getattr__ = deferred(
     __name__,
@@ -49,6 +52,8 @@ __getattr__ = deferred(
         "is_valid": "._schemas",
         "schema_is_valid": "._schemas",
         "validation_errors": "._schemas",
+        "CertificateSigner": "._signing",
+        "LocalSigner": "._signing",
         "STATEMENT_TYPE": "._statement",
         "build_statement": "._statement",
         "envelope_digest": "._statement",
@@ -64,6 +69,9 @@ __getattr__ = deferred(
         "PREDICATE_TYPE": "._versions",
         "PREDICATE_TYPE_V1": "._versions",
         "predicate_problems": "._versions",
+        "AuditLabel": "._vocabulary",
+        "AuditabilityClass": "._vocabulary",
+        "AuditabilityReason": "._vocabulary",
     },
 )
 
@@ -75,12 +83,17 @@ __all__ = [
     "PREDICATE_TYPE",
     "PREDICATE_TYPE_V1",
     "STATEMENT_TYPE",
+    "AuditLabel",
+    "AuditabilityClass",
+    "AuditabilityReason",
     "BadCertificateInput",
     "CertificateError",
+    "CertificateSigner",
     "CertificateInvalid",
     "DsseSignature",
     "Envelope",
     "LedgerLookup",
+    "LocalSigner",
     "PredicateInvalid",
     "Signer",
     "StaticLedgerLookup",

@@ -33,6 +33,7 @@ from typing import Any
 
 from ._schema import _on_grid, _rule_problems, _schema_problems
 from ._schema_v2 import EFFECT_LABELS, PREDICATE_SCHEMA, SERVED_COLUMNS
+from ._vocabulary import AuditabilityClass, AuditLabel
 from .statistics import MIN_FLIPS, clopper_pearson, effect_label, flip_mde
 
 __all__ = ["predicate_problems_v2"]
@@ -56,11 +57,14 @@ def _classification(p: dict[str, Any]) -> list[str]:
     problems = []
     if (label in EFFECT_LABELS) != (effect is not None):
         problems.append("/classification: an effect label needs an effect, and only it")
-    if (label == "observable-only") != (klass == "observable-only"):
+    if (label == AuditLabel.OBSERVABLE_ONLY) != (klass == AuditabilityClass.OBSERVABLE_ONLY):
         problems.append("/auditability/class: contradicts the classification")
-    if (label == "baseline-not-reproduced") != (klass == "not-assessed"):
+    if (label == AuditLabel.BASELINE_NOT_REPRODUCED) != (klass == AuditabilityClass.NOT_ASSESSED):
         problems.append("/auditability/class: not-assessed is for an unreproduced baseline")
-    if label == "baseline-not-reproduced" and (p["baseline"] or {}).get("reproduced") is not False:
+    if (
+        label == AuditLabel.BASELINE_NOT_REPRODUCED
+        and (p["baseline"] or {}).get("reproduced") is not False
+    ):
         problems.append("/classification: the baseline reproduced")
     return problems
 

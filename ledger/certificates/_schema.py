@@ -59,6 +59,7 @@ import re
 from typing import Any
 
 from ._schemas import validation_errors
+from ._vocabulary import AuditabilityClass
 
 __all__ = ["PREDICATE_SCHEMA_V1", "predicate_problems_v1"]
 
@@ -256,7 +257,12 @@ PREDICATE_SCHEMA_V1: dict[str, Any] = {
             "auditability": _closed(
                 ["class", "live_state_fields", "reason"],
                 {
-                    "class": {"enum": ["counterfactual-admissible", "observable-only"]},
+                    "class": {
+                        "enum": [
+                            AuditabilityClass.COUNTERFACTUAL_ADMISSIBLE.value,
+                            AuditabilityClass.OBSERVABLE_ONLY.value,
+                        ]
+                    },
                     "first_unverifiable_step": {
                         "anyOf": [{"type": "null"}, {"type": "integer", "minimum": 0}, _str()]
                     },
@@ -394,7 +400,7 @@ def _rule_problems(p: dict[str, Any], *, v1: bool = True) -> list[str]:
         problems.append("/effect: reported although actual changes differ from declared")
     if p["placebo"] is None or p["placebo"]["passed"] is not True:
         problems.append("/effect: reported without a passed placebo")
-    if p["auditability"]["class"] != "counterfactual-admissible":
+    if p["auditability"]["class"] != AuditabilityClass.COUNTERFACTUAL_ADMISSIBLE:
         problems.append("/effect: reported for an observable-only audit")
     histogram = effect["histogram"]
     if samples is None:

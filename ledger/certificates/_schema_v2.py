@@ -32,11 +32,16 @@ import copy
 from typing import Any
 
 from ._schema import _BOUNDED, _UNIT, _UNIT_INTERVAL, PREDICATE_SCHEMA_V1, _closed, _nullable, _str
+from ._vocabulary import AuditabilityClass, AuditLabel
 
 __all__ = ["ARMS", "EFFECT_LABELS", "LAYER_NAMES", "PREDICATE_SCHEMA", "SERVED_COLUMNS"]
 
-EFFECT_LABELS = ("influential", "equivalent", "inconclusive")
-LABELS = (*EFFECT_LABELS, "baseline-not-reproduced", "observable-only")
+EFFECT_LABELS = tuple(label.value for label in AuditLabel if label.is_effect)
+LABELS = (
+    *EFFECT_LABELS,
+    AuditLabel.BASELINE_NOT_REPRODUCED.value,
+    AuditLabel.OBSERVABLE_ONLY.value,
+)
 LAYER_NAMES = ("score", "decision", "proposal", "evidence", "policy", "effects", "readback")
 ARMS = ("baseline", "intervened", "placebo")
 SERVED_COLUMNS = ("record", "substitute", "intervention", "unservable", "unused", "absent")
@@ -172,7 +177,7 @@ def _v2() -> dict[str, Any]:
     properties["effect"] = _effect(v1_effect)
     properties["classification"] = {"enum": list(LABELS)}
     properties["auditability"]["properties"]["class"] = {
-        "enum": ["counterfactual-admissible", "observable-only", "not-assessed"]
+        "enum": [klass.value for klass in AuditabilityClass]
     }
     properties["recorded_seed"] = _RECORDED_SEED
     properties["sample_rows"] = _SAMPLE_ROWS

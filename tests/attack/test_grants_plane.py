@@ -41,10 +41,9 @@ from enclave.keys import (
     anonymous_adapter,
     derivation_context,
 )
-from enclave.replay._certificates import LocalSigner
 from enclave.replay.certificates import signing_key
 from enclave.vaultops import SetupResult, apply_setup
-from ledger.certificates import Envelope, load_public_key_pem, verify_dsse
+from ledger.certificates import Envelope, LocalSigner, load_public_key_pem, verify_dsse
 from tests.fixtures.openbao import OpenBaoServer
 from tests.support.canary import find_canaries, scan_tree
 from tests.support.served import serving

@@ -213,9 +213,10 @@ def test_hundred_sample_sweep_matches_the_formula(
     assert predicate["placebo"] == {"passed": True, "max_abs_delta": 0, "flips": 0}
     assert predicate["samples"] == {"count": 100, "seed": 1, "seeds": "1..100"}
     # the outcome handed back agrees with what was signed
-    assert outcome.effect is not None and outcome.effect["histogram"] == effect["histogram"]
-    assert outcome.effect["mean_delta"] == effect["mean_delta"]
-    assert outcome.effect["flip_rate"] == effect["flip_rate"]
+    assert outcome.effect is not None and outcome.effect.histogram is not None
+    assert outcome.effect.histogram.to_json() == effect["histogram"]
+    assert outcome.effect.mean_delta == effect["mean_delta"]
+    assert outcome.effect.flip_rate == effect["flip_rate"]
 
 
 def test_unchanged_digest_proof_is_in_the_certificate(

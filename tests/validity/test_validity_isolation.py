@@ -62,11 +62,11 @@ def audit(runtime: Runtime, agent: AgentSpec, value: float = LOW_VALUE) -> Audit
 def assert_truth(outcome: AuditOutcome, *, flips: bool, delta: float) -> None:
     """The live answer: every seed flips (or none does), by exactly ``delta``."""
     assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
-    assert outcome.placebo is not None and outcome.placebo["passed"] is True
+    assert outcome.placebo is not None and outcome.placebo.passed is True
     assert outcome.effect is not None
-    assert outcome.effect["flip_rate"] == (1.0 if flips else 0.0)
+    assert outcome.effect.flip_rate == (1.0 if flips else 0.0)
     resolution = resolution_for(Tolerances().score)
-    assert outcome.effect["mean_delta"] == quantize(delta, resolution)
+    assert outcome.effect.mean_delta == quantize(delta, resolution)
 
 
 # -- module-level state ---------------------------------------------------------------

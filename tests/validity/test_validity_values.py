@@ -165,7 +165,7 @@ def test_revision_audit_finds_the_decisive_second_call(runtime: Runtime) -> None
     )
     outcome = run_audit(runtime, request, now=now())
     assert outcome.failure is None, outcome.failure
-    assert outcome.effect is not None and outcome.effect["flip_rate"] == 1.0
+    assert outcome.effect is not None and outcome.effect.flip_rate == 1.0
 
 
 # -- 3. nested targets by JSON Pointer ------------------------------------------------------
@@ -282,7 +282,7 @@ def test_nested_perturb_audit_matches_the_live_answer(runtime: Runtime) -> None:
     )
     outcome = run_audit(runtime, request, now=now())
     assert outcome.failure is None, outcome.failure
-    assert outcome.effect is not None and outcome.effect["flip_rate"] == 1.0
+    assert outcome.effect is not None and outcome.effect.flip_rate == 1.0
 
 
 # -- 4. one intervention model: one rule and one message, whichever front end -------------

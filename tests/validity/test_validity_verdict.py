@@ -37,7 +37,9 @@ from enclave.replay.verdict import (
     DEFAULT_FLIP_TOLERANCE,
     FAILED,
     NOT_ASSESSED,
+    Auditability,
     Verdict,
+    auditability_of,
     decide,
 )
 from enclave.replay.worker import summarize_seed
@@ -97,7 +99,8 @@ def population(deltas: Sequence[float | None], flips: Sequence[int] = ()) -> lis
 
 def test_an_interval_straddling_the_tolerance_is_inconclusive_not_no_influence() -> None:
     verdict = decide(samples=population(spread(200, 0.001, 0.002)), tolerances=TOL)
-    lo, hi = verdict.effect["delta_interval"]  # type: ignore[index]
+    assert verdict.effect is not None and verdict.effect.delta_interval is not None
+    lo, hi = verdict.effect.delta_interval
     assert lo < TOL.score < hi  # the interval straddles the tolerance
     assert verdict.classification == INCONCLUSIVE
 
@@ -105,8 +108,8 @@ def test_an_interval_straddling_the_tolerance_is_inconclusive_not_no_influence()
 def test_an_interval_inside_the_tolerance_with_no_flip_is_equivalent() -> None:
     verdict = decide(samples=population(spread(200, 0.0, 0.0004)), tolerances=TOL)
     assert verdict.classification == EQUIVALENT
-    effect = verdict.effect
-    assert effect is not None
+    assert verdict.effect is not None
+    effect = verdict.effect.to_json()
     lo, hi = effect["equivalence"]["delta_interval"]
     assert -TOL.score <= lo <= hi <= TOL.score
     assert effect["equivalence"]["flip_upper"] < effect["flip_tolerance"] == DEFAULT_FLIP_TOLERANCE
@@ -116,7 +119,7 @@ def test_an_interval_inside_the_tolerance_with_no_flip_is_equivalent() -> None:
 def test_a_single_flip_in_200_is_inconclusive_not_influential() -> None:
     verdict = decide(samples=population(spread(200, 0.0, 0.0004), flips=[17]), tolerances=TOL)
     assert verdict.classification == INCONCLUSIVE
-    assert verdict.effect is not None and verdict.effect["flips"] == 1
+    assert verdict.effect is not None and verdict.effect.flips == 1
 
 
 def test_two_flips_are_influential_and_fewer_flips_never_conclude_more() -> None:
@@ -131,24 +134,26 @@ def test_two_flips_are_influential_and_fewer_flips_never_conclude_more() -> None
 
 def test_a_single_flip_with_a_delta_interval_beyond_tolerance_is_influential() -> None:
     verdict = decide(samples=population(spread(200, -0.04, 0.005), flips=[3]), tolerances=TOL)
-    assert verdict.effect is not None and verdict.effect["delta_interval"][1] < -TOL.score
+    assert verdict.effect is not None and verdict.effect.delta_interval is not None
+    assert verdict.effect.delta_interval[1] < -TOL.score
     assert verdict.classification == INFLUENTIAL
 
 
 def test_too_few_samples_to_bound_the_flip_rate_is_inconclusive() -> None:
     verdict = decide(samples=population([0.0] * 20), tolerances=TOL)
     assert verdict.classification == INCONCLUSIVE
-    effect = verdict.effect
-    assert effect is not None
+    assert verdict.effect is not None
+    effect = verdict.effect.to_json()
     # no flip in 20 leaves a flip rate up to ~14% plausible: above the 5% tolerance
     assert effect["equivalence"]["flip_upper"] > DEFAULT_FLIP_TOLERANCE
     assert effect["mde"]["flip_rate"] == pytest.approx(flip_mde(20), abs=1e-12)
 
 
 def test_minimum_detectable_effect_is_reported_for_the_sample_count() -> None:
-    small = decide(samples=population(spread(20, 0.0, 0.004)), tolerances=TOL).effect
-    large = decide(samples=population(spread(2000, 0.0, 0.004)), tolerances=TOL).effect
-    assert small is not None and large is not None
+    small_effect = decide(samples=population(spread(20, 0.0, 0.004)), tolerances=TOL).effect
+    large_effect = decide(samples=population(spread(2000, 0.0, 0.004)), tolerances=TOL).effect
+    assert small_effect is not None and large_effect is not None
+    small, large = small_effect.to_json(), large_effect.to_json()
     assert small["mde"]["delta"] > large["mde"]["delta"] >= TOL.score
     assert small["mde"]["flip_rate"] > large["mde"]["flip_rate"] > 0
     # at the MDE, two or more flips in N happen with the declared power
@@ -160,9 +165,9 @@ def test_minimum_detectable_effect_is_reported_for_the_sample_count() -> None:
 def test_categorical_outcomes_are_compared_by_decision_flips() -> None:
     none = decide(samples=population([None] * 200), tolerances=TOL)
     assert none.classification == EQUIVALENT
-    assert none.effect is not None and none.effect["outcome"] == "categorical"
-    assert none.effect["mean_delta"] is None and none.effect["delta_interval"] is None
-    assert none.effect["histogram"] is None and none.effect["mde"]["delta"] is None
+    assert none.effect is not None and none.effect.outcome == "categorical"
+    assert none.effect.mean_delta is None and none.effect.delta_interval is None
+    assert none.effect.histogram is None and none.effect.mde.delta is None
     many = decide(samples=population([None] * 200, flips=range(0, 200, 3)), tolerances=TOL)
     assert many.classification == INFLUENTIAL
     one = decide(samples=population([None] * 200, flips=[9]), tolerances=TOL)
@@ -209,8 +214,8 @@ def test_the_label_is_the_one_the_reported_intervals_and_tolerances_imply(
         samples=population(deltas, flips=range(min(flips, n))),
         tolerances=Tolerances(score=tolerance),
     )
-    effect = verdict.effect
-    assert effect is not None
+    assert verdict.effect is not None
+    effect = verdict.effect.to_json()
     k = effect["flips"]
     assert k == min(flips, n)
     assert effect["flip_interval"] == list(clopper_pearson(k, n))
@@ -269,16 +274,19 @@ def test_reported_intervals_hold_the_exact_ones(a: float, b: float, tolerance: f
 def test_the_recorded_seed_is_reported_apart_from_the_population() -> None:
     samples = population(spread(100, 0.0, 0.0004), flips=[40])  # seed 41 flipped
     verdict = decide(samples=samples, tolerances=TOL, recorded_seed=41)
-    assert verdict.recorded_seed == {
+    assert verdict.recorded_seed is not None
+    seen = verdict.recorded_seed.to_json()
+    assert seen == {
         "seed": 41,
         "sampled": True,
         "flip": True,
         "baseline": "recorded",
         "intervened": "other",
-        "delta": verdict.recorded_seed["delta"],  # type: ignore[index]
+        "delta": seen["delta"],
     }
     outside = decide(samples=samples, tolerances=TOL, recorded_seed=4000)
-    assert outside.recorded_seed == {"seed": 4000, "sampled": False}
+    assert outside.recorded_seed is not None
+    assert outside.recorded_seed.to_json() == {"seed": 4000, "sampled": False}
     assert decide(samples=samples, tolerances=TOL).recorded_seed is None
 
 
@@ -296,8 +304,8 @@ def test_rows_layers_and_served_by_are_counted_over_samples() -> None:
     assert verdict.sample_rows is not None and len(verdict.sample_rows) == 100
     assert verdict.sample_rows[0] == [1, "recorded", "other", True]
     assert verdict.effect is not None
-    assert verdict.effect["layer_changes"]["decision"] == 3
-    assert verdict.effect["layer_changes"]["score"] == 0
+    assert verdict.effect.layer_changes["decision"] == 3
+    assert verdict.effect.layer_changes["score"] == 0
     table = {(r["arm"], r["call"]): r for r in verdict.served_by or []}
     assert table[("intervened", "main/risk_tier#0")]["intervention"] == 100
     assert table[("intervened", "main/extra#0")]["unused"] == 50
@@ -331,11 +339,25 @@ def test_calls_the_record_does_not_know_are_one_row_per_arm() -> None:
     ]
 
 
+def test_auditability_round_trips_through_its_predicate_json() -> None:
+    # a preparation stores it as JSON and the finalizer reads it back
+    observable = auditability_of(
+        [
+            SampleSummary(seed=1, live_state_reads=(("main/lease#0", "/lease_id"),)),
+            SampleSummary(seed=2, unverifiable_effects=("main/pay#0",), unserved_effects=("x#0",)),
+        ]
+    )
+    for auditability in (observable, auditability_of([]), Auditability.not_assessed()):
+        assert Auditability.from_json(auditability.to_json()) == auditability
+    assert observable.to_json()["first_unverifiable_step"] == "main/pay#0"
+
+
 def test_failed_and_unreproduced_audits_are_not_assessed() -> None:
-    admissible = {"class": "counterfactual-admissible", "live_state_fields": [], "reason": "x"}
+    admissible = auditability_of([])
+    assert admissible.class_ == "counterfactual-admissible"
     for label in (FAILED, BASELINE_NOT_REPRODUCED):
-        verdict = Verdict(label, admissible, None, None)
-        assert verdict.auditability["class"] == NOT_ASSESSED
+        verdict = Verdict(classification=label, auditability=admissible)
+        assert verdict.auditability.class_ == NOT_ASSESSED
 
 
 # -- what crosses the worker boundary ------------------------------------------------
@@ -552,7 +574,7 @@ def test_end_to_end_an_unreproduced_baseline_is_not_assessed(runtime: Runtime) -
     )
     outcome = run_audit(runtime, request, now=datetime.now(UTC) + timedelta(hours=1))
     assert outcome.classification == "baseline-not-reproduced"
-    assert outcome.auditability["class"] == NOT_ASSESSED
+    assert outcome.auditability.class_ == NOT_ASSESSED
     assert outcome.envelope is not None
     envelope = outcome.envelope
     key = load_public_key_pem(signing_key(runtime).public_key_pem)

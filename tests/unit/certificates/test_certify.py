@@ -120,9 +120,11 @@ def test_public_names_are_pinned() -> None:
     assert sorted(certify.__all__) == sorted(
         [
             "CHECK_NAMES", "IN_TOTO_PAYLOAD_TYPE", "PREDICATE_SCHEMA", "PREDICATE_SCHEMA_V1",
-            "PREDICATE_TYPE", "PREDICATE_TYPE_V1", "STATEMENT_TYPE", "BadCertificateInput",
-            "CertificateError", "CertificateInvalid", "DsseSignature", "Envelope",
-            "LedgerLookup", "PredicateInvalid", "Signer", "StaticLedgerLookup",
+            "PREDICATE_TYPE", "PREDICATE_TYPE_V1", "STATEMENT_TYPE", "AuditLabel",
+            "AuditabilityClass", "AuditabilityReason", "BadCertificateInput",
+            "CertificateError", "CertificateInvalid", "CertificateSigner", "DsseSignature",
+            "Envelope", "LedgerLookup", "LocalSigner", "PredicateInvalid", "Signer",
+            "StaticLedgerLookup",
             "VerificationCheck", "VerificationReport", "build_statement", "envelope_digest",
             "is_valid", "keyid_of", "load_public_key_pem", "pae", "predicate_problems",
             "schema_is_valid", "sign_dsse", "sign_statement", "statement_problems",

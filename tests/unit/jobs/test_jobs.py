@@ -360,7 +360,7 @@ def test_full_lifecycle_matches_the_in_process_audit(
     assert {r["status"] for r in job_rows(runtime, status.audit_id)} == {"done"}
     in_process = run_audit(runtime, request, now=T0, isolation=ISOLATION)
     assert final.classification == in_process.classification == "influential"
-    assert final.auditability == in_process.auditability["class"]
+    assert final.auditability == in_process.auditability.class_
 
 
 def test_redelivered_finalizer_records_one_certificate(

@@ -47,7 +47,7 @@ def run_demo(runtime: Runtime) -> list[tuple[str, str, str]]:
     out = []
     for title, request in demo_audits(captured):
         outcome = run_audit(runtime, small(request), now=utc_now())
-        out.append((title, outcome.classification, outcome.auditability["class"]))
+        out.append((title, outcome.classification, outcome.auditability.class_))
     return out
 
 

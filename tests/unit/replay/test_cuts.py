@@ -294,7 +294,7 @@ def test_an_audit_from_a_cut_classifies_like_a_full_audit_and_names_the_cut(
     from_cut = run_audit(runtime, request(specimen, intervention, from_cut=cut), now=audit_time())
     assert full.failure is None and from_cut.failure is None, (full.failure, from_cut.failure)
     assert from_cut.classification == full.classification
-    assert from_cut.auditability["class"] == full.auditability["class"]
+    assert from_cut.auditability.class_ == full.auditability.class_
     p_full, p_cut = predicate_of(full), predicate_of(from_cut)
     assert predicate_problems(p_cut, PREDICATE_TYPE) == []
     assert "cut" not in p_full and "from_cut" not in p_full["request"]

@@ -178,8 +178,8 @@ def test_live_state_read_after_departure_makes_the_audit_observable_only(
 ) -> None:
     outcome = audit(runtime, agents.capture_specimen(runtime, agent))
     assert outcome.classification == "observable-only"
-    assert outcome.auditability["live_state_fields"] == ["/lease_id"]
-    assert outcome.auditability["first_unverifiable_step"] == "main/lease#0"
+    assert outcome.auditability.live_state_fields == ("/lease_id",)
+    assert outcome.auditability.first_unverifiable_step == "main/lease#0"
     assert outcome.effect is None
 
 
