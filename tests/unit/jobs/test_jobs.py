@@ -118,12 +118,6 @@ def test_migrated_schema_matches_tables(runtime: Runtime) -> None:
     assert versions == set(schema_heads())  # one head: 0004 merged jobs and governance
 
 
-def test_public_names() -> None:
-    assert sorted(jobs.__all__) == sorted(set(jobs.__all__))
-    for name in jobs.__all__:
-        assert getattr(jobs, name) is not None
-
-
 # -- queue ----------------------------------------------------------------------------
 
 

@@ -147,30 +147,3 @@ def test_dev_command_starts_sets_up_and_stops(tmp_path: Path) -> None:
     assert not os.path.exists(f"/proc/{state.pid}")  # stopped and reaped
     gone = runner.invoke(vault_app, ["dev", "--home", str(home), "--stop"])
     assert gone.exit_code == 0 and "no dev server" in gone.output
-
-
-def test_vaultops_public_names() -> None:
-    import enclave.vaultops as vaultops
-
-    assert sorted(vaultops.__all__) == [
-        "DevServer",
-        "RoleCredentials",
-        "RoleDefinition",
-        "SetupResult",
-        "apply_setup",
-        "default_home",
-        "ensure_tenant_key",
-        "find_bao_binary",
-        "free_port_pair",
-        "load_roles",
-        "load_tenant_template",
-        "policy_dir",
-        "read_dev_state",
-        "render_policy",
-        "render_tenant_policy",
-        "start_dev_server",
-        "stop_dev_server",
-        "stop_server",
-        "wait_healthy",
-    ]
-    assert all(hasattr(vaultops, name) for name in vaultops.__all__)

@@ -121,32 +121,6 @@ def test_migrated_library_table_matches_its_definition(runtime: Runtime) -> None
             assert compare_metadata(context, metadata) == []
 
 
-def test_the_release_package_front() -> None:
-    import enclave.release as release
-
-    assert set(release.__all__) == {
-        "LABELS",
-        "REPORT_TYPE",
-        "RegressPlan",
-        "Selection",
-        "Selector",
-        "SpecimenResult",
-        "build_report",
-        "is_report",
-        "junit_xml",
-        "label_of",
-        "regress",
-        "select",
-        "selection_digest",
-        "sign_report",
-        "tag_specimen",
-        "tags_of",
-        "untag_specimen",
-        "verify_report",
-    }
-    assert all(hasattr(release, name) for name in release.__all__)
-
-
 @pytest.mark.parametrize(
     "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
