@@ -56,7 +56,8 @@ export function pythonReports(
 ): VerifyReport[] {
   const script = [
     'import json, sys',
-    'from jupyter_ext._offline import load_public_key, verify_envelope_offline',
+    'from jupyter_ext import verify_envelope_offline',
+    'from ledger.certificates import load_public_key_pem',
     'out = []',
     'def envelope(case):',
     '    if "text" not in case:',
@@ -66,7 +67,7 @@ export function pythonReports(
     '    except ValueError:',
     '        return None',
     'for case in json.load(sys.stdin):',
-    '    report = verify_envelope_offline(envelope(case), load_public_key(case["pem"].encode()))',
+    '    report = verify_envelope_offline(envelope(case), load_public_key_pem(case["pem"].encode()))',
     '    out.append({"ok": report.ok, "checks": [c.to_dict() for c in report.checks]})',
     'json.dump(out, sys.stdout)'
   ].join('\n');
