@@ -25,13 +25,19 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from .governance import BudgetExhausted as BudgetExhausted
     from .governance import InvalidPurpose as InvalidPurpose
     from .governance import NoEffect as NoEffect
+    from .keys import GrantServiceUnavailable as GrantServiceUnavailable
+    from .keys import KeyServerUnavailable as KeyServerUnavailable
     from .replay import BranchError as BranchError
     from .replay import DivergenceError as DivergenceError
     from .replay import Unresolvable as Unresolvable
     from .replay import Unservable as Unservable
+    from .replay.reply import ReplyInvalid as ReplyInvalid
+    from .replay.reply import ReplyRefused as ReplyRefused
+    from .replay.reply import ValueOutOfRange as ValueOutOfRange
     from .sandbox import Contaminated as Contaminated
     from .sandbox import SandboxUnavailable as SandboxUnavailable
     from .sandbox import WorkerClosed as WorkerClosed
+    from .store import PayloadsMoving as PayloadsMoving
 
 _FRONT = {
     # the root (a fault with no branch: only agent code raises it) and its branches
@@ -51,6 +57,9 @@ _FRONT = {
     # infrastructure
     "SweepStopped": "enclave._retention",
     "SandboxUnavailable": "enclave.sandbox",
+    "GrantServiceUnavailable": "enclave.keys",
+    "KeyServerUnavailable": "enclave.keys",
+    "PayloadsMoving": "enclave.store",
     # integrity
     "DecryptionFailed": "enclave._errors",
     # the agent's own failure
@@ -61,6 +70,9 @@ _FRONT = {
     "Unresolvable": "enclave.replay",
     "Contaminated": "enclave.sandbox",
     "WorkerClosed": "enclave.sandbox",
+    "ReplyRefused": "enclave.replay.reply",
+    "ReplyInvalid": "enclave.replay.reply",
+    "ValueOutOfRange": "enclave.replay.reply",
 }
 __getattr__ = deferred(__name__, globals(), _FRONT)
 __all__ = sorted(_FRONT)

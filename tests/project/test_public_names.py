@@ -223,6 +223,12 @@ PINNED = {
         "Unresolvable",
         "Unservable",
         "WorkerClosed",
+        "GrantServiceUnavailable",
+        "KeyServerUnavailable",
+        "PayloadsMoving",
+        "ReplyInvalid",
+        "ReplyRefused",
+        "ValueOutOfRange",
     },
     "enclave.retention": {
         "LIBRARY",
