@@ -66,7 +66,7 @@ def build_intervention(
         data["value"] = parse_value(value)
     if delta is not None:
         data["delta"] = parse_value(delta)
-    return Intervention.parse(data)
+    return Intervention.from_json(data)
 
 
 def run_with_progress(runtime: Runtime, request: AuditRequest, *, quiet: bool) -> AuditOutcome:

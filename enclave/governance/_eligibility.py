@@ -117,7 +117,7 @@ def _intervention(draft: AuditDraft) -> Intervention:
             data[name] = getattr(draft, name)
     if draft.value_given:
         data["value"] = draft.value
-    return Intervention.parse(data)
+    return Intervention.from_json(data)
 
 
 def _sealed(runtime: Runtime, specimen_id: str, tenant: str) -> SpecimenRecord:

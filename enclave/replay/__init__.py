@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._errors import DivergenceError as DivergenceError
     from ._errors import Unresolvable as Unresolvable
     from ._errors import Unservable as Unservable
-    from ._interventions import Intervention as Intervention
+    from ._intervention import Intervention as Intervention
     from ._model import Strategy as Strategy
     from ._model import Tolerances as Tolerances
     from ._outcome import AuditOutcome as AuditOutcome
@@ -37,7 +37,7 @@ _FRONT = {
     "CandidateCode": "._candidate",
     "CandidateDistribution": "._candidate",
     "DivergenceError": "._errors",
-    "Intervention": "._interventions",
+    "Intervention": "._intervention",
     "Strategy": "._model",
     "Tolerances": "._model",
     "Unresolvable": "._errors",

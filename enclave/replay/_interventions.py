@@ -1,4 +1,5 @@
-"""Declared interventions, applied to a recorded trajectory before anything runs.
+"""Declared interventions (``_intervention``), applied to a recorded trajectory before
+anything runs.
 
 An intervention changes exactly what it declares. ``apply_intervention`` proves it:
 the keyed digest of every undeclared leaf (each step's resolved identity and each
@@ -23,106 +24,16 @@ from ledger.certificates import is_valid
 from .._errors import BadInput, Refused
 from ..capture import AgentSpec
 from ..keys import TenantDigester
+from ._intervention import CODE_TARGET, Intervention
 from ._model import RecordedStep, Strategy, Trajectory, is_hole
 from ._pointer import join_pointer, leaves_of, parse_pointer, schema_at
 
 __all__ = [
-    "CODE_TARGET",
     "AppliedIntervention",
-    "Intervention",
     "apply_code_revision",
     "apply_intervention",
     "placebo_of",
 ]
-
-#: How a code revision names its target call and field: the agent's code as a whole.
-CODE_TARGET = "#code"
-_PARAMETERS = ("call_id", "field", "value", "delta", "revision", "bundle")
-
-
-@dataclass(frozen=True)
-class Intervention:
-    strategy: Strategy
-    call_id: str | None = None  # field strategies: the recorded call
-    field: str | None = None  # a JSON Pointer into the response: "/confidence", "/a/b"
-    value: Any = None  # REPLACE
-    delta: float | None = None  # PERTURB
-    revision: tuple[str, str] | None = None  # REVISION: (point, new identity)
-    bundle: str | None = None  # a declared bundle of fields of one call, changed as one
-
-    def __post_init__(self) -> None:
-        if self.strategy is Strategy.CODE:
-            # the code is the intervention: it takes no parameter of its own (the
-            # candidate travels in the request), and front ends never build one
-            if any(getattr(self, n) is not None for n in _PARAMETERS):
-                raise BadInput(_messages()["extra:call_id"])
-            return
-        # the one intervention model checks it (same rules and messages as every front end)
-        model = self.to_model()
-        if self.revision is not None and model.point != self.revision:
-            raise BadInput(_messages()["revision"])
-
-    def model_input(self) -> dict[str, Any]:
-        """The parameters as the intervention model reads them; absent ones left out."""
-        out: dict[str, Any] = {"strategy": self.strategy.value}
-        if self.revision is not None:
-            out["revision"] = "=".join(self.revision)
-        for name in ("call_id", "field", "bundle", "delta"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
-        if self.strategy is Strategy.REPLACE or self.value is not None:
-            out["value"] = self.value  # a replace's value may be null: it is always given
-        return out
-
-    def to_model(self) -> Any:
-        """This intervention as the model (``_intervention_model``), or ``BadInput``."""
-        from ._intervention_model import parse_intervention  # pydantic: supervisor only
-
-        return parse_intervention(self.model_input())
-
-    @classmethod
-    def from_model(cls, model: Any) -> Intervention:
-        """From a parsed model (``parse_intervention``)."""
-        strategy = Strategy(model.strategy)
-        if strategy is Strategy.REVISION:
-            return cls(strategy, revision=model.point)
-        return cls(
-            strategy,
-            call_id=model.call_id,
-            field=model.field,
-            bundle=model.bundle,
-            value=getattr(model, "value", None),
-            delta=getattr(model, "delta", None),
-        )
-
-    @classmethod
-    def parse(cls, data: Any) -> Intervention:
-        """From wire or option parameters (a JSON object's worth), or ``BadInput``."""
-        from ._intervention_model import parse_intervention
-
-        return cls.from_model(parse_intervention(data))
-
-    def to_dict(self) -> dict[str, Any]:
-        """Metadata only: a REPLACE value is never included (its digest is)."""
-        return {
-            "strategy": self.strategy.value,
-            "call_id": self.call_id,
-            "field": self.field,
-            "delta": self.delta,
-            "revision": list(self.revision) if self.revision else None,
-            "bundle": self.bundle,
-        }
-
-    @property
-    def target_label(self) -> str:
-        """How the certificate names the target: a field, a bundle, an identity, or the
-        agent's code."""
-        if self.strategy is Strategy.CODE:
-            return CODE_TARGET
-        if self.bundle:
-            return f"bundle:{self.bundle}"
-        return self.field or "#identity"
-
 
 @dataclass(frozen=True)
 class AppliedIntervention:
@@ -139,12 +50,6 @@ class AppliedIntervention:
     @property
     def unchanged_digest_equal(self) -> bool:
         return self.unchanged_digest_before == self.unchanged_digest_after
-
-
-def _messages() -> dict[str, str]:
-    from ._intervention_model import MESSAGES
-
-    return MESSAGES
 
 
 def _leaves(trajectory: Trajectory) -> dict[str, Any]:
@@ -218,11 +123,15 @@ def _write(container: dict[str, Any], keys: tuple[str, ...], value: Any) -> dict
     return out
 
 
-def _counterfactual(intervention: Intervention, original: Any, schema: Mapping[str, Any]) -> Any:
+def _counterfactual(
+    intervention: Intervention, name: str, original: Any, schema: Mapping[str, Any]
+) -> Any:
+    """The value ``intervention`` puts at one target field (``name`` as the request
+    gives it: a bundle's REPLACE gives one value per member)."""
     if intervention.strategy is Strategy.NULLIFY:
         value = neutral_value(schema)
     elif intervention.strategy is Strategy.REPLACE:
-        value = intervention.value
+        value = intervention.value[name] if intervention.bundle else intervention.value
     else:
         if isinstance(original, bool) or not isinstance(original, int | float):
             raise Refused("perturb applies to numeric fields only", code="strategy_not_applicable")
@@ -293,15 +202,7 @@ def apply_intervention(
                 raise Refused("the target field was withheld at capture", code="unresolvable")
             schema = _field_schema(agent, target, keys)
             originals[name] = _read(target.response, keys)
-            part = intervention
-            if intervention.bundle and intervention.strategy is Strategy.REPLACE:
-                part = replace(
-                    intervention,
-                    value=intervention.value[name],
-                    bundle=None,
-                    field=join_pointer(keys),
-                )
-            counterfactuals[name] = _counterfactual(part, originals[name], schema)
+            counterfactuals[name] = _counterfactual(intervention, name, originals[name], schema)
             response = _write(response, keys, counterfactuals[name])
         steps[index] = replace(target, response=response, intervened=True)
         prefixes = [f"{target.call_id}#response" + join_pointer(k) for k in names.values()]

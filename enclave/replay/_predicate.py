@@ -16,7 +16,8 @@ from ledger.certificates.statistics import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
 
 from ..keys import TenantDigester
 from ._disclosure import DisclosureBound
-from ._interventions import AppliedIntervention, Intervention
+from ._intervention import Intervention
+from ._interventions import AppliedIntervention
 from ._outcome import Preparation
 from ._request import AuditRequest, published_target_digest
 from ._results import BatchResult

@@ -13,7 +13,7 @@ from .._errors import BadInput
 from ..capture import is_code_digest
 from ..keys import TenantDigester
 from ._candidate import CandidateCode
-from ._interventions import Intervention
+from ._intervention import Intervention
 from ._model import Strategy, Tolerances
 
 __all__ = ["AuditRequest", "MAX_SAMPLES", "check_samples"]

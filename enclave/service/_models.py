@@ -204,14 +204,14 @@ class AuditBody(BaseModel):
     @classmethod
     def _one_intervention_model(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            from ..replay.requests import parse_intervention
+            from ..replay import Intervention
 
             given = {
                 k: data[k]
                 for k in _INTERVENTION_KEYS
                 if k in data and (data[k] is not None or k == "value")
             }
-            parse_intervention(given)  # BadInput: one line, never the input
+            Intervention.from_json(given)  # BadInput: one line, never the input
         return data
 
 

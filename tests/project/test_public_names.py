@@ -431,7 +431,6 @@ PINNED = {
         "MAX_SAMPLES",
         "MESSAGES",
         "check_samples",
-        "parse_intervention",
     },
     "enclave.replay.runs": {
         "AppliedIntervention",

@@ -342,9 +342,7 @@ def _message_for(key: str) -> str:
 
 @pytest.mark.parametrize(("data", "key"), BAD_INTERVENTIONS, ids=_IDS)
 def test_the_model_refuses_with_one_line_that_never_echoes(data: dict[str, Any], key: str) -> None:
-    from enclave.replay.requests import parse_intervention
-
-    for parse in (parse_intervention, Intervention.parse):
+    for parse in (Intervention.from_json, Intervention.model_validate):
         with pytest.raises(BadInput) as info:
             parse(data)
         assert str(info.value) == _message_for(key)
@@ -419,7 +417,7 @@ def test_the_service_gives_the_same_line(
     assert CANARY not in response.text
 
 
-def test_intervention_converts_to_and_from_the_model() -> None:
+def test_an_intervention_round_trips_through_its_wire_form() -> None:
     cases = [
         Intervention(Strategy.REPLACE, call_id=CALL, field="/a/b~1c", value=None),
         Intervention(Strategy.PERTURB, call_id=CALL, field="/value", delta=-0.25),
@@ -428,9 +426,99 @@ def test_intervention_converts_to_and_from_the_model() -> None:
         Intervention(Strategy.REVISION, revision=("model", "r2")),
     ]
     for iv in cases:
-        assert Intervention.from_model(iv.to_model()) == iv
+        assert Intervention.from_json(iv.to_json()) == iv
+    assert cases[0].to_json() == {
+        "strategy": "replace",
+        "call_id": CALL,
+        "field": "/a/b~1c",
+        "value": None,
+    }
+    assert cases[-1].to_json() == {"strategy": "revision", "revision": "model=r2"}
     with pytest.raises(BadInput):
         Intervention(Strategy.REVISION, revision=("model=x", "r2"))  # would not parse back
+
+
+_NAMES = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=24)
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_DELTAS = st.floats(-1e6, 1e6, allow_nan=False).filter(lambda d: d != 0)
+_TARGETS = st.one_of(
+    st.builds(lambda p: {"field": "/" + p.replace("~", "~0").replace("/", "~1")}, _NAMES),
+    st.builds(lambda b: {"bundle": b}, _NAMES),
+)
+
+
+@st.composite
+def _wire_interventions(draw: st.DrawFn) -> dict[str, Any]:
+    strategy = draw(st.sampled_from(["nullify", "replace", "perturb", "revision"]))
+    if strategy == "revision":
+        point = draw(_NAMES.filter(lambda n: "=" not in n))
+        return {"strategy": strategy, "revision": f"{point}={draw(_NAMES)}"}
+    data: dict[str, Any] = {"strategy": strategy, "call_id": draw(_NAMES), **draw(_TARGETS)}
+    if strategy == "replace":
+        bundle = "bundle" in data
+        data["value"] = draw(st.dictionaries(_NAMES, _JSON, max_size=3) if bundle else _JSON)
+    if strategy == "perturb":
+        data["delta"] = draw(_DELTAS)
+    return data
+
+
+@settings(max_examples=150, deadline=None)
+@given(_wire_interventions())
+def test_any_valid_wire_intervention_round_trips(data: dict[str, Any]) -> None:
+    iv = Intervention.from_json(data)
+    assert canonical_json(iv.to_json()) == canonical_json(data)
+    assert Intervention.from_json(iv.to_json()) == iv
+    rebuilt = Intervention(
+        iv.strategy,
+        call_id=iv.call_id,
+        field=iv.field,
+        bundle=iv.bundle,
+        value=iv.value,
+        delta=iv.delta,
+        revision=iv.revision,
+    )
+    assert rebuilt == iv  # the Python constructor builds the same object
+
+
+def test_a_code_revision_is_built_in_python_only() -> None:
+    code = Intervention(Strategy.CODE)
+    assert code.to_json() == {"strategy": "code"}
+    with pytest.raises(BadInput) as info:
+        Intervention.from_json(code.to_json())  # its candidate travels in the request
+    assert str(info.value) == _message_for("strategy")
+    with pytest.raises(BadInput) as info:
+        Intervention(Strategy.CODE, call_id=CALL)
+    assert str(info.value) == _message_for("extra:call_id")
+
+
+def test_an_invalid_intervention_cannot_be_built_by_any_route() -> None:
+    import pydantic
+
+    class Body(pydantic.BaseModel):
+        intervention: Intervention
+
+    bad = {"strategy": "perturb", **_FIELD_TARGET, "delta": float("nan")}
+    for build in (
+        lambda: Intervention(Strategy.PERTURB, call_id=CALL, field="/value", delta=float("nan")),
+        lambda: Intervention.model_validate(bad),
+        lambda: Body.model_validate({"intervention": bad}),
+    ):
+        with pytest.raises(BadInput) as info:
+            build()
+        assert str(info.value) == _message_for("delta")
+    iv = Intervention(Strategy.NULLIFY, call_id=CALL, field="/value")
+    with pytest.raises(pydantic.ValidationError):
+        iv.call_id = "main/other#0"  # type: ignore[misc]  # frozen
 
 
 def test_the_replay_worker_does_not_load_pydantic() -> None:
