@@ -35,6 +35,7 @@ __all__ = [
     "placebo_of",
 ]
 
+
 @dataclass(frozen=True)
 class AppliedIntervention:
     trajectory: Trajectory
