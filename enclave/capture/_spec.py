@@ -113,10 +113,16 @@ class BoundarySpec:
     # shown in clear when used; any other alias or resolved identity is a keyed digest
     aliases: tuple[str, ...] = ()
     identities: tuple[str, ...] = ()
-    # effect boundaries whose results this boundary's responses depend on (a readback of
-    # the state an effect wrote): replay serves such a response from the record only while
-    # those effects happened exactly as recorded
+    # World reads. A boundary that reads state effects change — every READBACK, a boundary
+    # declaring ``reads_world=True`` or naming ``reads_after`` — is served from the record
+    # only while the run met exactly the recorded effects before it (``reads_effects``).
+    # ``reads_after`` narrows that to the named effect boundaries (the state this boundary
+    # reads is written by those alone); ``effect_independent=True`` opts a boundary out
+    # (a static reference table read through a readback): its recorded answer is served
+    # whatever the effects — a declaration the agent's author answers for.
     reads_after: tuple[str, ...] = ()
+    reads_world: bool = False
+    effect_independent: bool = False
     request_fields: tuple[DeclaredField, ...] = field(init=False, repr=False, compare=False)
     response_fields: tuple[DeclaredField, ...] = field(init=False, repr=False, compare=False)
 
@@ -132,10 +138,25 @@ class BoundarySpec:
             isinstance(v, str) and v for v in self.reads_after
         ):
             raise ValueError("reads_after is a tuple of effect boundary names")
+        for flag in ("reads_world", "effect_independent"):
+            if type(getattr(self, flag)) is not bool:
+                raise TypeError(f"{flag} is True or False")
+        if self.effect_independent and (self.reads_world or self.reads_after):
+            raise ValueError(
+                "an effect_independent boundary declares no reads_world or reads_after"
+            )
         if (self.kind is StepKind.EFFECT or self.irreversible) and not self.side_effecting:
             object.__setattr__(self, "side_effecting", True)
         object.__setattr__(self, "request_fields", declared_fields(self.request))
         object.__setattr__(self, "response_fields", declared_fields(self.response))
+
+    @property
+    def reads_effects(self) -> bool:
+        """Does replay serve this boundary's recorded answers only after exactly the
+        recorded effects (every effect, or those ``reads_after`` names)?"""
+        if self.effect_independent:
+            return False
+        return self.kind is StepKind.READBACK or self.reads_world or bool(self.reads_after)
 
     @property
     def live_state_fields(self) -> tuple[str, ...]:

@@ -4,7 +4,9 @@ Numbered like "How an audit decides" in docs/audits.md:
 
 1. Any contaminated or failed run fails the audit (no partial score). Exception: once
    the branch is observable-only, a later call the record cannot serve is expected —
-   that is what observable-only means — and is reported, not concluded from.
+   that is what observable-only means — and is reported, not concluded from. An
+   ``unservable`` failure's detail names the call that could not be served (a name from
+   the specimen's own vocabulary, as in the served-by table).
 2. Auditability: the branch is counterfactual-admissible only if every effect it met was
    served from the effect store with a re-verifiable idempotency token and no live-state
    field of a served response was read after the departure point. A failed audit, or one
@@ -130,6 +132,23 @@ def _recorded_seed(
     )
 
 
+def _failure_detail(sample: SampleSummary) -> str:
+    """Which run failed; for an unservable run, also the call it could not serve."""
+    detail = f"{sample.failure_variant} run on seed {sample.seed}"
+    if sample.failure == "unservable":
+        call = next(
+            (
+                call
+                for arm, call, how in sample.served
+                if arm == sample.failure_variant and how == "unservable"
+            ),
+            None,
+        )
+        if call is not None:
+            detail += f": {call} unservable"
+    return detail
+
+
 def decide(
     *,
     samples: Sequence[SampleSummary],
@@ -157,7 +176,7 @@ def decide(
             classification=FAILED,
             auditability=auditability,
             failure=sample.failure,
-            failure_detail=f"{sample.failure_variant} run on seed {sample.seed}",
+            failure_detail=_failure_detail(sample),
         )
     # 2. observable-only: report how calls were served, do not conclude
     if observable_only:

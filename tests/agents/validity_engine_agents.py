@@ -33,6 +33,7 @@ class World:
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     limit: int = 10  # the store the effect writes and the readback reads
     writes: int = 0
+    frozen: bool = False  # the account the freeze writes and the verifier reads
 
 
 _world: World | None = None
@@ -254,6 +255,113 @@ SKIPS_WRITE_STORE_AGENT = _agent(
 )
 READS_AROUND_WRITE_AGENT = _agent("READS_AROUND_WRITE_AGENT", _reads_around_write, STORE)
 CHANGES_WRITE_AGENT = _agent("CHANGES_WRITE_AGENT", _changes_write, STORE)
+
+
+# -- 2b. a fraud flag, the freeze it triggers and a verifier's readback of the account --
+# The readback declares no ``reads_after``: a readback reads the world every effect
+# before it may have changed, so it is served from the record only after exactly the
+# recorded effects. ``notify`` is an effect that does not touch the account.
+
+FRAUD_FLAG = BoundarySpec(
+    kind=StepKind.TOOL,
+    name="fraud_flag",
+    request={"key": policy("internal")},
+    response={"flagged": policy("confidential"), "channel": policy("internal")},
+    json_schema={
+        "type": "object",
+        "properties": {
+            "flagged": {"type": "boolean"},
+            "channel": {"type": "string", "enum": ["email", "sms"]},
+        },
+    },
+)
+FREEZE = BoundarySpec(
+    kind=StepKind.EFFECT,
+    name="freeze_account",
+    request={"key": policy("internal")},
+    response={"receipt": policy("internal")},
+    substitute=lambda request, resolved: {"receipt": "dry-run"},
+)
+NOTIFY = BoundarySpec(
+    kind=StepKind.EFFECT,
+    name="notify",
+    request={"key": policy("internal"), "channel": policy("internal")},
+    response={"receipt": policy("internal")},
+    substitute=lambda request, resolved: {"receipt": "dry-run"},
+)
+ACCOUNT = BoundarySpec(
+    kind=StepKind.READBACK,
+    name="account_state",
+    request={"key": policy("internal")},
+    response={"state": policy("internal")},
+)
+# the same readback, declared to depend on the freeze alone (a narrowing)
+ACCOUNT_AFTER_FREEZE = replace(ACCOUNT, reads_after=("freeze_account",))
+# the same readback with a substitute that knows the account as it is without a freeze
+ACCOUNT_FROM_STORE = replace(ACCOUNT, substitute=lambda request, resolved: {"state": "active"})
+# a static reference table, read through a readback boundary; no effect writes it
+LIMITS = BoundarySpec(
+    kind=StepKind.READBACK,
+    name="limits_table",
+    request={"table": policy("internal")},
+    response={"limit": policy("internal")},
+    effect_independent=True,
+)
+_fraud_flag = _live(
+    "fraud_flag", lambda w, req: Answer({"flagged": True, "channel": "email"}, resolved="flags@1")
+)
+
+
+def _freeze(world: World, request: Mapping[str, Any]) -> Answer:
+    world.frozen = True
+    world.writes += 1
+    return Answer({"receipt": "ok"}, resolved="accounts@1", idempotency_token=f"f-{world.writes}")
+
+
+_freeze_account = _live("freeze_account", _freeze)
+_notify = _live(
+    "notify",
+    lambda w, req: Answer({"receipt": "sent"}, resolved="mail@1", idempotency_token="n-1"),
+)
+_limits = _live("limits_table", lambda w, req: Answer({"limit": 250}, resolved="limits@1"))
+_account = _live(
+    "account_state",
+    lambda w, req: Answer({"state": "frozen" if w.frozen else "active"}, resolved="accounts@1"),
+)
+
+
+def _freezes(
+    account: BoundarySpec, limits: BoundarySpec
+) -> Callable[[Context, Mapping[str, Any]], dict[str, Any]]:
+    def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        key = inputs["key"]
+        flag = ctx.call(FRAUD_FLAG, {"key": key}, live=_fraud_flag)
+        if flag["flagged"]:
+            ctx.call(FREEZE, {"key": key}, live=_freeze_account)
+        ctx.call(NOTIFY, {"key": key, "channel": flag["channel"]}, live=_notify)
+        limit = int(ctx.call(limits, {"table": "limits"}, live=_limits)["limit"])
+        state = str(ctx.call(account, {"key": key}, live=_account)["state"])
+        # the verifier's decision: held while the account reads frozen
+        score = (0.9 if state == "frozen" else 0.1) + ctx.random().uniform(-0.001, 0.001)
+        return _outcome(score, state=state, limit=limit)
+
+    return run
+
+
+def _freeze_agent(name: str, account: BoundarySpec, limits: BoundarySpec = LIMITS) -> AgentSpec:
+    boundaries = (FRAUD_FLAG, FREEZE, NOTIFY, limits, account)
+    return _agent(name, _freezes(account, limits), boundaries)
+
+
+FREEZE_AGENT = _freeze_agent("FREEZE_AGENT", ACCOUNT)
+FREEZE_NARROWED_AGENT = _freeze_agent("FREEZE_NARROWED_AGENT", ACCOUNT_AFTER_FREEZE)
+FREEZE_STORE_AGENT = _freeze_agent("FREEZE_STORE_AGENT", ACCOUNT_FROM_STORE)
+# the reference table without its opt-out: a readback like any other
+FREEZE_TABLE_READS_WORLD_AGENT = _freeze_agent(
+    "FREEZE_TABLE_READS_WORLD_AGENT",
+    ACCOUNT_FROM_STORE,
+    replace(LIMITS, effect_independent=False),
+)
 
 
 # -- 3. a substitute that disagrees with reality -------------------------------------------

@@ -22,7 +22,7 @@ import pytest
 
 from enclave import Home, Runtime
 from enclave.capture import AgentSpec, BoundarySpec, capture, policy
-from enclave.replay import Intervention, Strategy
+from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.runs import (
     RunResult,
     Trajectory,
@@ -230,6 +230,181 @@ def test_a_readback_substitute_serves_a_changed_world(runtime: Runtime) -> None:
     run = replayed(replaced(runtime, recorded, agent, 0.2), agent, RECORDED_SEED)
     agrees(run, expected)
     assert ("main/get_limit#0", "substitute") in run.served
+
+
+# -- 2b. a readback after a changed effect fails closed by default ----------------------
+
+NO_FLAG = Intervention(Strategy.NULLIFY, call_id="main/fraud_flag#0", field="/flagged")
+BY_SMS = Intervention(Strategy.REPLACE, call_id="main/fraud_flag#0", field="/channel", value="sms")
+
+
+def intervened(
+    runtime: Runtime, trajectory: Trajectory, agent: AgentSpec, intervention: Intervention
+) -> Trajectory:
+    digester = runtime.digests.for_tenant("acme")
+    return apply_intervention(trajectory, intervention, agent=agent, digester=digester).trajectory
+
+
+def test_a_readback_without_reads_after_is_not_served_stale_after_a_skipped_effect(
+    runtime: Runtime,
+) -> None:
+    # the flag froze the account; nullified, nothing freezes and the live readback would
+    # say active. The readback declares no reads_after: it still reads the world.
+    agent = va.FREEZE_AGENT
+    recorded = captured(runtime, agent)
+    assert recorded.outcome["proposal"]["state"] == "frozen"
+    for seed in (RECORDED_SEED, 6):
+        expected = truth(runtime, agent, seed, overrides={"fraud_flag": {"flagged": False}})
+        assert expected["proposal"]["state"] == "active"
+        assert expected["decision"] != recorded.outcome["decision"]  # the truth flips
+        run = replayed(intervened(runtime, recorded, agent, NO_FLAG), agent, seed)
+        # no readback substitute: the engine cannot know the unfrozen account, it abstains
+        assert run.failure == "unservable", run.layers
+        assert run.served[-1] == ("main/account_state#0", "unservable")
+        assert ("main/limits_table#0", "record") in run.served  # the declared opt-out
+        assert "main/freeze_account#0" in run.unused
+
+
+def test_a_readback_substitute_answers_the_unfrozen_account(runtime: Runtime) -> None:
+    agent = va.FREEZE_STORE_AGENT
+    recorded = captured(runtime, agent)
+    for seed in (RECORDED_SEED, 6):
+        expected = truth(runtime, agent, seed, overrides={"fraud_flag": {"flagged": False}})
+        run = replayed(intervened(runtime, recorded, agent, NO_FLAG), agent, seed)
+        agrees(run, expected)
+        assert ("main/account_state#0", "substitute") in run.served
+
+
+def test_reads_after_narrows_a_readback_to_the_effects_it_reads(runtime: Runtime) -> None:
+    # the notification goes by another channel (a changed effect, served by its dry-run
+    # substitute); the freeze is as recorded. Narrowed to the freeze, the readback is
+    # served from the record and agrees with the truth; by default it fails closed.
+    narrowed = va.FREEZE_NARROWED_AGENT
+    recorded = captured(runtime, narrowed)
+    expected = truth(runtime, narrowed, RECORDED_SEED, overrides={"fraud_flag": {"channel": "sms"}})
+    assert expected["proposal"]["state"] == "frozen"
+    run = replayed(intervened(runtime, recorded, narrowed, BY_SMS), narrowed, RECORDED_SEED)
+    agrees(run, expected)
+    assert ("main/account_state#0", "record") in run.served
+    assert run.unserved_effects == ("main/notify#0",)
+    default = va.FREEZE_AGENT
+    recorded = captured(runtime, default)
+    run = replayed(intervened(runtime, recorded, default, BY_SMS), default, RECORDED_SEED)
+    assert run.failure == "unservable"
+    assert run.served[-1] == ("main/account_state#0", "unservable")
+    # narrowed to the freeze, a skipped freeze still fails closed
+    recorded = captured(runtime, narrowed)
+    run = replayed(intervened(runtime, recorded, narrowed, NO_FLAG), narrowed, RECORDED_SEED)
+    assert run.failure == "unservable"
+    assert run.served[-1] == ("main/account_state#0", "unservable")
+
+
+def test_an_effect_independent_boundary_is_served_from_the_record_after_a_skipped_effect(
+    runtime: Runtime,
+) -> None:
+    agent = va.FREEZE_STORE_AGENT
+    assert va.LIMITS.effect_independent and va.LIMITS.kind is StepKind.READBACK
+    recorded = captured(runtime, agent)
+    expected = truth(runtime, agent, RECORDED_SEED, overrides={"fraud_flag": {"flagged": False}})
+    run = replayed(intervened(runtime, recorded, agent, NO_FLAG), agent, RECORDED_SEED)
+    agrees(run, expected)
+    assert run.layers is not None and run.layers["proposal"]["limit"] == 250
+    assert ("main/limits_table#0", "record") in run.served
+    # the same table without the opt-out is a readback like any other: it fails closed
+    reads = va.FREEZE_TABLE_READS_WORLD_AGENT
+    recorded = captured(runtime, reads)
+    run = replayed(intervened(runtime, recorded, reads, NO_FLAG), reads, RECORDED_SEED)
+    assert run.failure == "unservable"
+    assert run.served[-1] == ("main/limits_table#0", "unservable")
+
+
+@pytest.mark.parametrize(
+    "agent", [va.FREEZE_AGENT, va.FREEZE_NARROWED_AGENT], ids=["default", "narrowed"]
+)
+def test_a_readback_after_the_recorded_effects_reproduces(
+    runtime: Runtime, agent: AgentSpec
+) -> None:
+    recorded = captured(runtime, agent)
+    for seed in (RECORDED_SEED, 6):
+        run = replayed(recorded, agent, seed)
+        agrees(run, truth(runtime, agent, seed))
+        assert all(how == "record" for _, how in run.served), run.served
+        assert run.unused == () and run.unserved_effects == ()
+
+
+def test_a_tool_that_reads_the_world_may_declare_it(runtime: Runtime) -> None:
+    # the account state read through a TOOL: served from the record unless declared
+    tool = replace(va.ACCOUNT, kind=StepKind.TOOL)
+    stale = va._freeze_agent("FREEZE_AGENT", tool)
+    recorded = captured(runtime, stale)
+    run = replayed(intervened(runtime, recorded, stale, NO_FLAG), stale, RECORDED_SEED)
+    assert run.layers is not None and run.layers["proposal"]["state"] == "frozen"
+    declared = va._freeze_agent("FREEZE_AGENT", replace(tool, reads_world=True))
+    run = replayed(intervened(runtime, recorded, declared, NO_FLAG), declared, RECORDED_SEED)
+    assert run.failure == "unservable"
+    assert run.served[-1] == ("main/account_state#0", "unservable")
+
+
+@pytest.mark.slow
+def test_an_audit_of_the_nullified_flag_does_not_conclude_equivalent(runtime: Runtime) -> None:
+    # the truth: nullifying the flag flips the decision on every seed
+    agent = va.FREEZE_AGENT
+    recorded = captured(runtime, agent)
+    for seed in (1, 50, 100):
+        expected = truth(runtime, agent, seed, overrides={"fraud_flag": {"flagged": False}})
+        assert expected["decision"] != recorded.outcome["decision"]
+    with va.live():
+        specimen = capture(runtime, agent, dict(INPUTS), tenant_id="acme", seed=RECORDED_SEED)
+    n = 100
+    request = AuditRequest(
+        specimen_id=specimen.specimen_id,
+        intervention=NO_FLAG,
+        purpose="validity review",
+        requester="test",
+        samples=n,
+        seed=1,
+    )
+    outcome = run_audit(runtime, request, now=now())
+    # no declared substitute knows the unfrozen account: no certificate, no partial
+    # result, an abstention naming its reason and the call it could not serve
+    assert outcome.classification == "failed", outcome.to_dict()
+    assert outcome.failure == "unservable"
+    assert outcome.failure_detail == "intervened run on seed 1: main/account_state#0 unservable"
+    assert outcome.envelope is None and outcome.effect is None
+    failed = runtime.ledger.entries(kind="audit.failed", subject=outcome.audit_id)
+    assert [(e.body["reason"], e.body["detail"]) for e in failed] == [
+        ("unservable", outcome.failure_detail)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("options", "reads_world"),
+    [
+        ({}, True),
+        ({"effect_independent": True}, False),
+        ({"kind": StepKind.TOOL}, False),
+        ({"kind": StepKind.TOOL, "reads_world": True}, True),
+        ({"kind": StepKind.TOOL, "reads_after": ("freeze_account",)}, True),
+    ],
+    ids=["readback", "opted-out", "tool", "tool-declared", "tool-reads-after"],
+)
+def test_which_boundaries_read_the_world(options: dict[str, Any], reads_world: bool) -> None:
+    assert replace(va.ACCOUNT, **options).reads_effects is reads_world
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"effect_independent": True, "reads_after": ("freeze_account",)},
+        {"effect_independent": True, "reads_world": True},
+        {"effect_independent": 1},
+        {"reads_world": "yes"},
+    ],
+    ids=["with-reads-after", "with-reads-world", "not-a-bool", "reads-world-not-a-bool"],
+)
+def test_effect_independence_is_declared_plainly(options: dict[str, Any]) -> None:
+    with pytest.raises((ValueError, TypeError), match="effect_independent|reads_world"):
+        replace(va.ACCOUNT, **options)
 
 
 @pytest.mark.parametrize(

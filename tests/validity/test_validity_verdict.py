@@ -6,6 +6,7 @@ served — and verification re-derives the label from what the certificate repor
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import math
 import random
@@ -358,6 +359,22 @@ def test_failed_and_unreproduced_audits_are_not_assessed() -> None:
     for label in (FAILED, BASELINE_NOT_REPRODUCED):
         verdict = Verdict(classification=label, auditability=admissible)
         assert verdict.auditability.class_ == NOT_ASSESSED
+
+
+def test_an_unservable_run_fails_the_audit_naming_the_call_it_could_not_serve() -> None:
+    served = (
+        ("baseline", "main/tool#1", "record"),
+        ("intervened", "main/tool#0", "intervention"),
+        ("intervened", "main/tool#1", "unservable"),
+    )
+    failed = dataclasses.replace(
+        sample(4, None), failure="unservable", failure_variant="intervened", served=served
+    )
+    verdict = decide(samples=[sample(3, 0.0), failed], tolerances=TOL)
+    assert verdict.classification == FAILED and verdict.failure == "unservable"
+    assert verdict.failure_detail == "intervened run on seed 4: main/tool#1 unservable"
+    raised = dataclasses.replace(failed, failure="agent_error")
+    assert decide(samples=[raised], tolerances=TOL).failure_detail == "intervened run on seed 4"
 
 
 # -- what crosses the worker boundary ------------------------------------------------

@@ -13,10 +13,15 @@ Invariants:
    matched to it; otherwise a substitute serves it, or the branch is unservable.
 4. A matched step is served from its recorded response unless (a) the intervention
    marks it ``serve_by_substitute`` (a revision swap: every call of the revision point,
-   before or after departure), or (b) its boundary ``reads_after`` effects and those
-   effects did not happen in this run exactly as recorded before it (same recorded
-   steps, same order, none skipped, none extra, none substituted). Then the substitute
-   serves it with the step's resolved identity, or the branch is unservable.
+   before or after departure), or (b) its boundary reads the world effects change and
+   the effects recorded before it did not happen in this run exactly as recorded (same
+   recorded steps, same requests, same order, none skipped, none extra, none
+   substituted). Then the substitute serves it with the step's resolved identity, or the
+   branch is unservable (its ``served`` ends with the step, ``unservable``). Reading the
+   world is the default, failing closed: every ``READBACK`` boundary reads it, and so
+   does one declaring ``reads_world`` or ``reads_after``; ``reads_after`` narrows the
+   effects read to those it names; only a boundary declared ``effect_independent`` is
+   served from the record whatever the effects (``BoundarySpec.reads_effects``).
 5. Time is the recorded time; randomness is one stream per run seeded with the run's
    seed, plus named sub-streams (``Context.random``); each stream creation matches one
    recorded ``random`` step.
@@ -172,15 +177,21 @@ class ReplayContext(Context):
         return self._find_after_departure(kind, name, request, servable)
 
     def _world_as_recorded(self, spec: BoundarySpec, step: RecordedStep) -> bool:
-        """Did every effect this boundary reads after, recorded before ``step``, happen in
-        this run as that very recorded step, in the recorded order, and no other?"""
-        if not spec.reads_after:
+        """Did every effect this boundary reads (all of them unless ``reads_after``
+        narrows them), recorded before ``step``, happen in this run as that very recorded
+        step, in the recorded order, and no other? True for a boundary that reads no
+        state effects change (``BoundarySpec.reads_effects``)."""
+        if not spec.reads_effects:
             return True
         names = set(spec.reads_after)
+
+        def read(name: str) -> bool:
+            return not names or name in names
+
         recorded = [
-            s.seq for s in self._calls if s.side_effecting and s.name in names and s.seq < step.seq
+            s.seq for s in self._calls if s.side_effecting and read(s.name) and s.seq < step.seq
         ]
-        met = [seq for name, seq in self._effects if name in names]
+        met = [seq for name, seq in self._effects if read(name)]
         return met == recorded
 
     def _track(self, step: RecordedStep) -> Callable[[str], None]:
