@@ -3,11 +3,16 @@
 Beyond v1 it carries the three-way label and how sure it is (equivalence interval,
 minimum detectable effects, per-layer changes), the recorded seed's own counterfactual,
 per-sample decision rows and the served-by table (``docs/certificate-v2.md``).
+
+Every substitute that answered a call the record does not hold is named in
+``not_established`` with the arm and the number of samples (``substitute_answers``):
+what the live service would have answered there is not established, whether or not a
+policy declares that substitute authoritative.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -44,8 +49,50 @@ def isolation_layers(environment: dict[str, Any]) -> list[str]:
     return layers
 
 
-def not_established(classification: str) -> list[str]:
-    items = list(_NOT_ESTABLISHED)
+_MAX_NAMED = 16  # boundaries named one by one in ``not_established``
+
+
+def _extrapolations(
+    answers: Sequence[dict[str, Any]], authoritative: Collection[str], samples: int
+) -> list[str]:
+    """One item per boundary whose substitute answered calls the record does not hold."""
+    by_boundary: dict[str, list[str]] = {}
+    for a in answers:
+        by_boundary.setdefault(a["boundary"], []).append(
+            f"{a['samples']} of {samples} samples of the {a['arm']} arm"
+        )
+    items = []
+    named = sorted(by_boundary.items())
+    if len(named) > _MAX_NAMED:  # the list is bounded; the counts are all in the table
+        rest = [boundary for boundary, _ in named[_MAX_NAMED - 1 :]]
+        named = named[: _MAX_NAMED - 1]
+        items.append(
+            f"what {len(rest)} further boundaries would answer live to requests the record "
+            "does not hold: their declared substitutes answered them (see substitute_answers)"
+            + ("" if all(b in authoritative for b in rest) else "; no confident label rests on it")
+        )
+    for boundary, where in named:
+        head = (
+            f"what boundary '{boundary}' would answer live to requests the record does not "
+            f"hold: its declared substitute answered them ({'; '.join(where)})"
+        )
+        if boundary in authoritative:
+            items.append(head + ", and the request's policy declares it authoritative")
+        else:
+            items.append(
+                head + ", but it was checked on recorded requests only: no confident label "
+                "rests on it"
+            )
+    return items
+
+
+def not_established(
+    classification: str,
+    substitute_answers: Sequence[dict[str, Any]] = (),
+    authoritative: Collection[str] = (),
+    samples: int = 0,
+) -> list[str]:
+    items = _extrapolations(substitute_answers, authoritative, samples) + list(_NOT_ESTABLISHED)
     if classification == OBSERVABLE_ONLY:
         items.insert(
             0,
@@ -193,10 +240,21 @@ def build_predicate(
         "recorded_seed": None if verdict.recorded_seed is None else verdict.recorded_seed.to_json(),
         "sample_rows": verdict.sample_rows,
         "served_by": verdict.served_by,
+        # optional (certificates issued before it have none)
+        **(
+            {"substitute_answers": verdict.substitute_answers}
+            if verdict.substitute_answers is not None
+            else {}
+        ),
         "substitute_fidelity": preparation.substitute_fidelity,
         "classification": verdict.classification.value,
         "auditability": verdict.auditability.to_json(),
-        "not_established": not_established(verdict.classification),
+        "not_established": not_established(
+            verdict.classification,
+            verdict.substitute_answers or (),
+            request.authoritative_substitutes,
+            request.samples,
+        ),
         "environment": {
             "isolation_layers": isolation_layers(preparation.environment),
             **preparation.environment,

@@ -19,11 +19,18 @@ Numbered like "How an audit decides" in docs/audits.md:
    each call of each arm was served, counted over samples (``_served``).
 6. What is reported is bounded: quantised numbers, counts, labels from closed
    vocabularies, names from the specimen's own vocabulary.
+7. A label may not rest on a substitute's extrapolation. A substitute is checked on
+   the recorded requests only; when one answered a call the record does not hold, in
+   any arm of any sample, its answer is not observed truth, and the label is capped at
+   ``inconclusive`` — unless the request declares that boundary's substitute
+   authoritative (``AuditRequest.authoritative_substitutes``, from the intervention
+   policy). Either way ``substitute_answers`` counts, per arm and boundary, the samples
+   where it happened.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,9 +43,9 @@ from ._model import Tolerances
 from ._quantize import quantize, resolution_for
 from ._reported import Auditability, Counterfactual, Effect, Placebo, RecordedSeed
 from ._results import SampleSummary
-from .worker import served_by_table
+from .worker import ARMS, served_by_table
 
-__all__ = ["Verdict", "auditability_of", "decide"]
+__all__ = ["Verdict", "auditability_of", "decide", "substitute_answers", "unauthorised"]
 
 # the labels and classes by their old names (``ledger.certificates`` holds the vocabulary)
 NO_INFLUENCE = AuditLabel.NO_INFLUENCE  # v1 certificates only: read, never issued
@@ -64,6 +71,8 @@ class Verdict:
     recorded_seed: RecordedSeed | None = None
     sample_rows: list[list[Any]] | None = None  # [seed, baseline, intervened, flip]
     served_by: list[dict[str, Any]] | None = None
+    # [{arm, boundary, samples}]: substitutes' answers to calls the record does not hold
+    substitute_answers: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "classification", AuditLabel(self.classification))
@@ -91,6 +100,27 @@ def auditability_of(samples: Sequence[SampleSummary]) -> Auditability:
         first_unverifiable_step=first,
         live_state_fields=tuple(live_reads),
     )
+
+
+def substitute_answers(samples: Sequence[SampleSummary]) -> list[dict[str, Any]]:
+    """Per (arm, boundary): in how many samples its substitute answered a call the record
+    does not hold; ordered by arm, then boundary."""
+    counts: dict[tuple[str, str], int] = {}
+    for sample in samples:
+        for pair in set(sample.substituted):
+            counts[pair] = counts.get(pair, 0) + 1
+    return [
+        {"arm": arm, "boundary": boundary, "samples": n}
+        for (arm, boundary), n in sorted(
+            counts.items(), key=lambda kv: (ARMS.index(kv[0][0]), kv[0][1])
+        )
+    ]
+
+
+def unauthorised(answers: Sequence[dict[str, Any]], authoritative: Collection[str]) -> list[str]:
+    """The boundaries, in order, whose substitute's extrapolation the label would rest on
+    though no policy declares it authoritative."""
+    return sorted({a["boundary"] for a in answers if a["boundary"] not in authoritative})
 
 
 def _labels(sample: SampleSummary) -> tuple[str, str]:
@@ -137,12 +167,14 @@ def decide(
     flip_tolerance: float = DEFAULT_FLIP_TOLERANCE,
     recorded_seed: int | None = None,
     recorded_sample: SampleSummary | None = None,
+    authoritative: Collection[str] = (),
 ) -> Verdict:
     if not 0 <= flip_tolerance <= 1:
         raise ValueError("a flip tolerance lies in [0, 1]")
     auditability = auditability_of(samples)
     observable_only = auditability.class_ == AuditabilityClass.OBSERVABLE_ONLY
     served_by = served_by_table((s.served for s in samples), len(samples))
+    answers = substitute_answers(samples)
     # 1. failed runs
     for sample in samples:
         if sample.failure is None:
@@ -162,7 +194,10 @@ def decide(
     # 2. observable-only: report how calls were served, do not conclude
     if observable_only:
         return Verdict(
-            classification=OBSERVABLE_ONLY, auditability=auditability, served_by=served_by
+            classification=OBSERVABLE_ONLY,
+            auditability=auditability,
+            served_by=served_by,
+            substitute_answers=answers,
         )
     # 3. placebo
     resolution = resolution_for(tolerances.score)
@@ -197,6 +232,9 @@ def decide(
             failure=VALUE_OUT_OF_RANGE,
             failure_detail="outcome kinds differ",
         )
+    # 7. no confident label on a substitute's extrapolation no policy vouches for
+    if label != INCONCLUSIVE and unauthorised(answers, authoritative):
+        label = INCONCLUSIVE
     # 5. the recorded seed, per-sample rows, served-by
     rows = [[s.seed, *_labels(s), s.flip] for s in samples]
     return Verdict(
@@ -207,4 +245,5 @@ def decide(
         recorded_seed=_recorded_seed(samples, recorded_seed, resolution, recorded_sample),
         sample_rows=rows,
         served_by=served_by,
+        substitute_answers=answers,
     )

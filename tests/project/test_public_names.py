@@ -484,6 +484,7 @@ PINNED = {
         "ARMS",
         "HOWS",
         "ReplayContext",
+        "UNRECORDED",
         "check_substitutes",
         "mark_allowed",
         "replay_run",

@@ -116,11 +116,14 @@ def _run(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
 
 def _samples(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
     # whole paired samples, reduced here: only metadata crosses back to the supervisor
-    recorded = _job["variants"]["baseline"].outcome.get("decision")
+    baseline = _job["variants"]["baseline"]
+    recorded = baseline.outcome.get("decision")
+    calls = frozenset(step.call_id for step in baseline.steps)
     samples = []
     for seed in map(int, request["seeds"]):
         runs = [_replay(fresh, variant, seed) for variant in ARMS]
-        samples.append(summarize_seed(*runs, recorded_decision=recorded).to_dict())
+        summary = summarize_seed(*runs, recorded_decision=recorded, recorded_calls=calls)
+        samples.append(summary.to_dict())
     return {"samples": samples}
 
 

@@ -14,6 +14,12 @@ Calls the record does not know are numbered per run in order of appearance, so
 ``new_call #0`` of one sample need not be the same call as in another: the table counts
 them together, per arm, as one ``NEW_CALLS`` row — per sample ``unservable`` if any of
 them was, else ``substitute`` if there was one, else ``absent``.
+
+Which boundaries answered those calls by their substitute is kept apart, per sample, as
+(arm, boundary) pairs (``extrapolated``): a substitute is checked on the recorded
+requests only (``_fidelity``), so its answer to any other request is its own
+extrapolation. A boundary the record never called is named ``UNRECORDED``; a random
+stream the record does not hold is seeded from the run and is no substitute's answer.
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ __all__ = [
     "COLUMNS",
     "HOWS",
     "NEW_CALLS",
+    "UNRECORDED",
     "UNUSED",
+    "extrapolated",
     "mark_allowed",
     "marks_of",
     "served_by_table",
@@ -43,6 +51,9 @@ COLUMNS = (*HOWS, UNUSED, ABSENT)
 _NEW_CALL_HOWS = frozenset({"substitute", "unservable"})
 NEW_CALL_PREFIX = "new_call #"
 NEW_CALLS = "new calls"
+# no boundary is so named: "(" and ")" are not in call ids
+UNRECORDED = "(unrecorded boundary)"
+_RANDOM = "random"
 
 
 def mark_allowed(arm: str, how: str, *, recorded: bool) -> bool:
@@ -63,6 +74,23 @@ def marks_of(run: RunResult) -> list[tuple[str, str, str]]:
     for call_id in run.unused:
         marks.setdefault(call_id, UNUSED)
     return [(run.variant, call_id, how) for call_id, how in marks.items()]
+
+
+def extrapolated(
+    runs: Iterable[RunResult], recorded_calls: frozenset[str]
+) -> tuple[tuple[str, str], ...]:
+    """(arm, boundary) for every arm whose call the record does not hold was answered by
+    that boundary's substitute; boundaries outside the record's own as ``UNRECORDED``."""
+    names = {call.partition("/")[2].rpartition("#")[0] for call in recorded_calls}
+    found: set[tuple[str, str]] = set()
+    for run in runs:
+        for call_id, how in run.served:
+            if how != "substitute" or call_id in recorded_calls:
+                continue
+            name = call_id.partition("/")[2].rpartition("#")[0]
+            if name != _RANDOM:
+                found.add((run.variant, name if name in names else UNRECORDED))
+    return tuple(sorted(found, key=lambda pair: (ARMS.index(pair[0]), pair[1])))
 
 
 def served_by_table(
