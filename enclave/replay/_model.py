@@ -228,6 +228,8 @@ class RunResult:
     # (call_id, how) in call order; how: record | substitute | intervention | unservable
     served: tuple[tuple[str, str], ...] = ()
     unused: tuple[str, ...] = ()  # recorded call ids the run never consumed
+    # boundaries whose substitute answered a request the record does not hold, each once
+    extrapolated: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -241,6 +243,7 @@ class RunResult:
             "unserved_effects": list(self.unserved_effects),
             "served": [list(x) for x in self.served],
             "unused": list(self.unused),
+            "extrapolated": list(self.extrapolated),
         }
 
     @classmethod
@@ -256,4 +259,5 @@ class RunResult:
             unserved_effects=tuple(data.get("unserved_effects", ())),
             served=tuple((str(a), str(b)) for a, b in data.get("served", ())),
             unused=tuple(str(c) for c in data.get("unused", ())),
+            extrapolated=tuple(str(c) for c in data.get("extrapolated", ())),
         )

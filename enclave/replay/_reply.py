@@ -20,9 +20,9 @@ only if it has exactly the expected shape, and rebuilds every value it keeps:
    "same as recorded" flags; changed layers from ``LAYERS``; served-by marks only of the
    ways a call can be served (``_served.mark_allowed``), unknown calls renamed
    ``new_call #k`` per run or arm in order of appearance, one mark per (arm, call).
-7. The boundaries whose substitute answered a call the record does not hold, as (arm,
-   boundary) pairs: a boundary the record itself calls, or ``UNRECORDED``; each pair
-   once, and only for an arm whose marks show such a call served by a substitute.
+7. The boundaries whose substitute answered a request the record does not hold, as
+   (arm, boundary) pairs: a boundary the record itself calls, or ``UNRECORDED``; each
+   pair once, and only for an arm whose marks show a call served by a substitute.
 
 Anything else refuses the whole reply (``ReplyInvalid`` / ``ValueOutOfRange``): the
 audit fails closed with that code and nothing of the reply is quoted.
@@ -284,9 +284,7 @@ def _substituted(
 ) -> tuple[tuple[str, str], ...]:
     names = vocab.boundaries | {UNRECORDED}
     items = _list(value, len(ARMS) * len(names))
-    arms = {
-        arm for arm, call, how in served if call.startswith("new_call #") and how == "substitute"
-    }
+    arms = {arm for arm, _, how in served if how == "substitute"}
     out: list[tuple[str, str]] = []
     for item in items:
         if type(item) is not list or len(item) != 2 or item[0] not in arms:

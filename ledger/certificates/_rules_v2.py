@@ -25,8 +25,8 @@ Checked in order (each as ``location: rule``, never a value):
    name; its call id is a call of that cut (``scope/<name>#0``), and the cut's own
    served-by rows show it served from the ``record`` (or unused, or absent) only.
 8. Substitute answers (when reported: certificates issued before have none): each (arm,
-   boundary) once, with the served-by table; its sample count no more than the samples
-   whose ``new calls`` row in that arm was served by substitute (or unservable). A
+   boundary) once, with the served-by table; its sample count no more than that arm's
+   substitute (or unservable) marks on the boundary's calls and its ``new calls`` row. A
    boundary not in the request's ``authoritative_substitutes`` caps the label: then
    neither ``equivalent`` nor ``influential`` follows (rule 3 derives ``inconclusive``).
 """
@@ -227,13 +227,16 @@ def _substitute_answers(p: dict[str, Any], n: int | None) -> list[str]:
     problems = []
     if len({(a["arm"], a["boundary"]) for a in answers}) != len(answers):
         problems.append("/substitute_answers: an (arm, boundary) appears twice")
-    new = {
-        r["arm"]: r["substitute"] + r["unservable"]
-        for r in p["served_by"]
-        if r["call"] == "new calls"
-    }
-    if any(a["samples"] > min(n, new.get(a["arm"], 0)) for a in answers):
-        problems.append("/substitute_answers: exceeds the samples with substitute-served new calls")
+
+    def marks(arm: str, boundary: str) -> int:
+        return sum(
+            r["substitute"] + r["unservable"]
+            for r in p["served_by"]
+            if r["arm"] == arm and (r["call"] == "new calls" or _boundary(r["call"]) == boundary)
+        )
+
+    if any(a["samples"] > min(n, marks(a["arm"], a["boundary"])) for a in answers):
+        problems.append("/substitute_answers: exceeds the samples served by substitute")
     if p["classification"] in EFFECT_LABELS and p["classification"] != AuditLabel.INCONCLUSIVE:
         if _unauthorised(p):
             problems.append(

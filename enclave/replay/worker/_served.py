@@ -15,11 +15,13 @@ Calls the record does not know are numbered per run in order of appearance, so
 them together, per arm, as one ``NEW_CALLS`` row — per sample ``unservable`` if any of
 them was, else ``substitute`` if there was one, else ``absent``.
 
-Which boundaries answered those calls by their substitute is kept apart, per sample, as
-(arm, boundary) pairs (``extrapolated``): a substitute is checked on the recorded
-requests only (``_fidelity``), so its answer to any other request is its own
-extrapolation. A boundary the record never called is named ``UNRECORDED``; a random
-stream the record does not hold is seeded from the run and is no substitute's answer.
+Which boundaries' substitutes answered a *request* the record does not hold is kept
+apart, per sample, as (arm, boundary) pairs (``extrapolated``): a substitute is checked
+on the recorded requests only (``_fidelity``), so its answer to any other request is its
+own extrapolation. The marks above cannot tell these apart: the k-th call of a boundary
+keeps its recorded call id whatever it asks, so a changed request shows as
+``substitute`` on a recorded call, like a recorded request answered in a changed world.
+A boundary the record never called is named ``UNRECORDED``.
 """
 
 from __future__ import annotations
@@ -53,7 +55,6 @@ NEW_CALL_PREFIX = "new_call #"
 NEW_CALLS = "new calls"
 # no boundary is so named: "(" and ")" are not in call ids
 UNRECORDED = "(unrecorded boundary)"
-_RANDOM = "random"
 
 
 def mark_allowed(arm: str, how: str, *, recorded: bool) -> bool:
@@ -79,17 +80,15 @@ def marks_of(run: RunResult) -> list[tuple[str, str, str]]:
 def extrapolated(
     runs: Iterable[RunResult], recorded_calls: frozenset[str]
 ) -> tuple[tuple[str, str], ...]:
-    """(arm, boundary) for every arm whose call the record does not hold was answered by
-    that boundary's substitute; boundaries outside the record's own as ``UNRECORDED``."""
+    """(arm, boundary) for every boundary whose substitute answered, in that arm, a
+    request the record does not hold; boundaries the record's call ids do not name
+    (``recorded_calls``) as ``UNRECORDED``."""
     names = {call.partition("/")[2].rpartition("#")[0] for call in recorded_calls}
-    found: set[tuple[str, str]] = set()
-    for run in runs:
-        for call_id, how in run.served:
-            if how != "substitute" or call_id in recorded_calls:
-                continue
-            name = call_id.partition("/")[2].rpartition("#")[0]
-            if name != _RANDOM:
-                found.add((run.variant, name if name in names else UNRECORDED))
+    found = {
+        (run.variant, name if name in names else UNRECORDED)
+        for run in runs
+        for name in run.extrapolated
+    }
     return tuple(sorted(found, key=lambda pair: (ARMS.index(pair[0]), pair[1])))
 
 
