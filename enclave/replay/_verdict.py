@@ -45,7 +45,7 @@ from ._reported import Auditability, Counterfactual, Effect, Placebo, RecordedSe
 from ._results import SampleSummary
 from .worker import ARMS, served_by_table
 
-__all__ = ["Verdict", "auditability_of", "decide", "substitute_answers", "unauthorised"]
+__all__ = ["Verdict", "auditability_of", "decide"]
 
 # the labels and classes by their old names (``ledger.certificates`` holds the vocabulary)
 NO_INFLUENCE = AuditLabel.NO_INFLUENCE  # v1 certificates only: read, never issued
