@@ -10,7 +10,10 @@
  *    request's; ``mde.flip_rate`` is the one N implies; the label is ``effectLabel``;
  * 4.–5. per-sample rows and the recorded seed agree with the effect;
  * 6. served-by rows: one per (arm, call), each summing to N, and served as allowed;
- * 7. a cut is named exactly when the request replays from it (``docs/cuts.md``).
+ * 7. a cut is named exactly when the request replays from it (``docs/cuts.md``);
+ * 8. substitute answers to requests the record does not hold: each (arm, boundary) once,
+ *    bounded by the served-by table; one the request does not declare authoritative
+ *    caps the label at ``inconclusive``.
  */
 
 import { clopperPearson } from './beta';
@@ -123,7 +126,7 @@ function effectProblems(p: Predicate, n: number): string[] {
   if (problems.length > 0) {
     return problems;
   }
-  const label = effectLabel({
+  const derived = effectLabel({
     deltaInterval: effect.delta_interval,
     equivalenceInterval: eq.delta_interval,
     scoreTolerance: effect.score_tolerance,
@@ -131,6 +134,7 @@ function effectProblems(p: Predicate, n: number): string[] {
     flipUpper: eq.flip_upper,
     flipTolerance: effect.flip_tolerance
   });
+  const label = unauthorised(p).length > 0 ? 'inconclusive' : derived; // 8.
   if (label !== p.classification) {
     problems.push('/classification: does not follow from the intervals and tolerances');
   }
@@ -249,6 +253,45 @@ function cut(p: Predicate): string[] {
   return [];
 }
 
+/** Boundaries whose substitute answered requests the record does not hold though the
+ * request does not declare it authoritative. */
+function unauthorised(p: Predicate): string[] {
+  const allowed = new Set<string>(p.request.authoritative_substitutes ?? []);
+  const answers: Predicate[] = p.substitute_answers ?? [];
+  return [...new Set(answers.map(a => a.boundary as string))].filter(b => !allowed.has(b)).sort();
+}
+
+/** 8. Substitute answers, when reported (certificates issued before have none). */
+function substituteAnswers(p: Predicate, n: number | null): string[] {
+  const answers: Predicate[] | undefined = p.substitute_answers;
+  if (answers === undefined || answers === null) {
+    return [];
+  }
+  if (p.served_by === null || n === null) {
+    return ['/substitute_answers: reported without a served-by table'];
+  }
+  const problems: string[] = [];
+  if (new Set(answers.map(a => JSON.stringify([a.arm, a.boundary]))).size !== answers.length) {
+    problems.push('/substitute_answers: an (arm, boundary) appears twice');
+  }
+  const served: Predicate[] = p.served_by;
+  const marks = (arm: string, name: string): number =>
+    served
+      .filter(r => r.arm === arm && (r.call === 'new calls' || boundary(r.call) === name))
+      .reduce((total, r) => total + (r.substitute as number) + (r.unservable as number), 0);
+  if (answers.some(a => a.samples > Math.min(n, marks(a.arm, a.boundary)))) {
+    problems.push('/substitute_answers: exceeds the samples served by substitute');
+  }
+  const label = p.classification;
+  if (EFFECT_LABELS.includes(label) && label !== 'inconclusive' && unauthorised(p).length > 0) {
+    problems.push(
+      "/classification: rests on a substitute's answers to requests the record does " +
+        'not hold, which the request does not declare authoritative'
+    );
+  }
+  return problems;
+}
+
 /** Every broken rule of a v2 predicate that matches its schema. */
 export function ruleProblemsV2(p: Predicate): string[] {
   const problems = ruleProblems(p, false); // 1.
@@ -266,5 +309,6 @@ export function ruleProblemsV2(p: Predicate): string[] {
     }
   }
   problems.push(...cut(p)); // 7.
+  problems.push(...substituteAnswers(p, samples === null ? null : samples.count)); // 8.
   return problems;
 }
