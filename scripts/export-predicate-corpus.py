@@ -319,16 +319,18 @@ def _cut_cases() -> Iterator[tuple[str, list[Op]]]:
 def _substitute_cases() -> Iterator[tuple[str, list[Op]]]:
     """Rule 8: substitute answers to requests the record does not hold (the golden v2
     has 13 samples of intervened new calls served by substitute)."""
-    answer = {"arm": "intervened", "boundary": "m", "samples": 13}
+    answer = {"boundaries": ["m"], "samples": 13}
     answers = ["substitute_answers"]
     allowed = (["request", "authoritative_substitutes"], ["m"])
-    yield "substitute answers, unauthorised", [(answers, [answer])]
-    yield "substitute answers, authorised", [(answers, [answer]), allowed]
-    yield "substitute answers, capped", [(answers, [answer]), (["classification"], "inconclusive")]
-    yield "substitute answers, none", [(answers, [])]
-    yield "substitute answers, twice", [(answers, [answer, answer]), allowed]
-    yield "substitute answers, too many", [(answers, [{**answer, "samples": 14}]), allowed]
-    yield "substitute answers, no served_by", [(answers, [answer]), (["served_by"], None)]
+    yield "substitute answers, unauthorised", [(answers, answer)]
+    yield "substitute answers, authorised", [(answers, answer), allowed]
+    yield "substitute answers, capped", [(answers, answer), (["classification"], "inconclusive")]
+    yield "substitute answers, none", [(answers, {"boundaries": [], "samples": 0})]
+    yield "substitute answers, no count", [(answers, {**answer, "samples": 0}), allowed]
+    yield "substitute answers, no names", [(answers, {"boundaries": [], "samples": 3})]
+    yield "substitute answers, twice", [(answers, {**answer, "boundaries": ["m", "m"]}), allowed]
+    yield "substitute answers, too many", [(answers, {**answer, "samples": 14}), allowed]
+    yield "substitute answers, no served_by", [(answers, answer), (["served_by"], None)]
     yield (
         "authoritative repeated",
         [allowed, (["request", "authoritative_substitutes"], ["m", "m"])],

@@ -36,10 +36,11 @@ more than ``sum(log2 n_i)`` bits through it. The terms, field by field:
   absent): ``log2 C(N + c - 1, c - 1)`` each.
 * ``/substitute_fidelity``: per recorded boundary, whether its substitute reproduced the
   record: at most one bit per recorded call name (the counts are the record's).
-* ``/substitute_answers``: per arm and boundary name (the ``B`` names the record's call
-  ids hold, and ``(unrecorded boundary)``), the samples where its substitute answered a
-  call the record does not hold, a count out of N: ``3 (B + 1) log2(N + 1)``. Whether
-  that capped the label is a function of it and the request.
+* ``/substitute_answers``: which boundaries' substitutes answered, in some arm, a request
+  the record does not hold — a subset of the ``B`` boundary names of the record's steps
+  and ``(unrecorded boundary)``: ``B + 1`` bits — and in how many samples any did, a
+  count out of N. Whether that capped the label, and what ``not_established`` says of
+  it, are functions of it and the request.
 
 Everything else in a certificate (request, intervention proof, samples, environment,
 lineage, grant, ledger position, times) is fixed by the request, the specimen and the
@@ -57,9 +58,9 @@ from typing import Any
 
 from ._compare import MAX_NEW_FIELDS, MAX_PROPOSAL_FIELDS
 from ._decisions import decision_vocabulary
-from ._model import LAYERS
+from ._model import LAYERS, boundary_names
 from ._quantize import BIN_EDGES, grid_values, resolution_for
-from ._reply import MAX_NEW_CALLS, Vocabulary, boundary_of
+from ._reply import MAX_NEW_CALLS, Vocabulary
 from .worker import ARMS
 
 __all__ = ["CERTIFIED_LABELS", "DisclosureBound", "VocabularySize", "disclosure_bound"]
@@ -77,7 +78,7 @@ class VocabularySize:
     live_state: int
     proposal_fields: int = MAX_PROPOSAL_FIELDS  # unknown before decryption: the cap
     decisions: int = len(decision_vocabulary())  # decision labels a row may carry
-    # distinct boundary names among the calls; None: at most one per call
+    # distinct boundary names among the record's steps; None: at most one per call
     boundaries: int | None = None
 
     def __post_init__(self) -> None:
@@ -115,7 +116,7 @@ class VocabularySize:
         return cls(
             calls=len(steps),
             live_state=sum(1 for s in steps for f in s.get("fields", ()) if f.get("live_state")),
-            boundaries=len({boundary_of(str(s.get("call_id", ""))) for s in steps}),
+            boundaries=len(boundary_names((str(s.get("kind")), str(s.get("name"))) for s in steps)),
         )
 
     def to_dict(self) -> dict[str, int]:
@@ -213,8 +214,8 @@ def disclosure_bound(
         ("/served_by", _served_by(samples, vocabulary.calls)),
         # one bit per recorded boundary: whether its substitute reproduced the record
         ("/substitute_fidelity", float(vocabulary.calls)),
-        # per arm and boundary name: a count of samples out of N
-        ("/substitute_answers", len(ARMS) * (vocabulary.boundary_names + 1) * counts),
+        # a subset of the boundary names, and a count of samples out of N
+        ("/substitute_answers", vocabulary.boundary_names + 1 + counts),
     )
     terms = tuple((name, _up(bits)) for name, bits in raw)
     return DisclosureBound(

@@ -16,6 +16,8 @@ from .._errors import BadInput
 
 __all__ = [
     "HOLE",
+    "NOT_BOUNDARIES",
+    "boundary_names",
     "is_hole",
     "layers_of",
     "LAYERS",
@@ -56,6 +58,15 @@ def layers_of(
 
 
 LAYERS = ("score", "decision", "proposal", "evidence", "policy", "effects", "readback")
+
+# recorded step kinds that are no declared boundary (no substitute can answer them)
+NOT_BOUNDARIES = frozenset({"input", "outcome", "random", "clock", "cut"})
+
+
+def boundary_names(steps: Iterable[tuple[str, str]]) -> frozenset[str]:
+    """The boundary names among recorded (kind, name) pairs: what a certificate may name
+    as a boundary whose substitute answered."""
+    return frozenset(name for kind, name in steps if kind not in NOT_BOUNDARIES)
 
 
 class Strategy(StrEnum):

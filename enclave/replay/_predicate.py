@@ -4,8 +4,8 @@ Beyond v1 it carries the three-way label and how sure it is (equivalence interva
 minimum detectable effects, per-layer changes), the recorded seed's own counterfactual,
 per-sample decision rows and the served-by table (``docs/certificate-v2.md``).
 
-Every substitute that answered a call the record does not hold is named in
-``not_established`` with the arm and the number of samples (``substitute_answers``):
+The boundaries whose substitutes answered requests the record does not hold are named in
+``not_established`` with the number of samples where any did (``substitute_answers``):
 what the live service would have answered there is not established, whether or not a
 policy declares that substitute authoritative.
 """
@@ -49,46 +49,39 @@ def isolation_layers(environment: dict[str, Any]) -> list[str]:
     return layers
 
 
-_MAX_NAMED = 16  # boundaries named one by one in ``not_established``
+_MAX_NAMED = 2  # boundary names spelt out in one sentence (each at most 128 characters)
+
+
+def _named(boundaries: Sequence[str]) -> str:
+    shown = ", ".join(f"'{b}'" for b in boundaries[:_MAX_NAMED])
+    more = len(boundaries) - _MAX_NAMED
+    return shown if more <= 0 else f"{shown} and {more} more (see substitute_answers)"
 
 
 def _extrapolations(
-    answers: Sequence[dict[str, Any]], authoritative: Collection[str], samples: int
+    answers: dict[str, Any] | None, authoritative: Collection[str], samples: int
 ) -> list[str]:
-    """One item per boundary whose substitute answered calls the record does not hold."""
-    by_boundary: dict[str, list[str]] = {}
-    for a in answers:
-        by_boundary.setdefault(a["boundary"], []).append(
-            f"{a['samples']} of {samples} samples of the {a['arm']} arm"
-        )
-    items = []
-    named = sorted(by_boundary.items())
-    if len(named) > _MAX_NAMED:  # the list is bounded; the counts are all in the table
-        rest = [boundary for boundary, _ in named[_MAX_NAMED - 1 :]]
-        named = named[: _MAX_NAMED - 1]
-        items.append(
-            f"what {len(rest)} further boundaries would answer live to requests the record "
-            "does not hold: their declared substitutes answered them (see substitute_answers)"
-            + ("" if all(b in authoritative for b in rest) else "; no confident label rests on it")
-        )
-    for boundary, where in named:
-        head = (
-            f"what boundary '{boundary}' would answer live to requests the record does not "
-            f"hold: its declared substitute answered them ({'; '.join(where)})"
-        )
-        if boundary in authoritative:
-            items.append(head + ", and the request's policy declares it authoritative")
-        else:
-            items.append(
-                head + ", but it was checked on recorded requests only: no confident label "
-                "rests on it"
-            )
-    return items
+    """The boundaries whose substitutes answered requests the record does not hold."""
+    if not answers or not answers["boundaries"]:
+        return []
+    boundaries = list(answers["boundaries"])
+    head = (
+        f"what boundary {_named(boundaries)} would answer live to requests the record does "
+        f"not hold: its declared substitute answered them (in {answers['samples']} of "
+        f"{samples} samples)"
+    )
+    unchecked = [b for b in boundaries if b not in authoritative]
+    if not unchecked:
+        return [head + ", and the request's policy declares it authoritative"]
+    return [
+        head + f"; {_named(unchecked)} was checked on recorded requests only: no confident "
+        "label rests on it"
+    ]
 
 
 def not_established(
     classification: str,
-    substitute_answers: Sequence[dict[str, Any]] = (),
+    substitute_answers: dict[str, Any] | None = None,
     authoritative: Collection[str] = (),
     samples: int = 0,
 ) -> list[str]:
@@ -251,7 +244,7 @@ def build_predicate(
         "auditability": verdict.auditability.to_json(),
         "not_established": not_established(
             verdict.classification,
-            verdict.substitute_answers or (),
+            verdict.substitute_answers,
             request.authoritative_substitutes,
             request.samples,
         ),

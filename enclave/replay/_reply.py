@@ -39,7 +39,7 @@ from ..sandbox import REASONS as SANDBOX_REASONS
 from ._compare import MAX_PROPOSAL_FIELDS
 from ._decisions import RECORDED, decision_vocabulary, flip_consistent
 from ._errors import RUN_FAILURES, ReplyInvalid, ValueOutOfRange
-from ._model import LAYERS, RunResult, Trajectory
+from ._model import LAYERS, RunResult, Trajectory, boundary_names
 from ._results import SampleSummary
 from .worker import ARMS, HOWS, UNRECORDED, mark_allowed
 
@@ -93,7 +93,7 @@ class Vocabulary:
     live_state: frozenset[tuple[str, str]]
     proposal_fields: tuple[str, ...]
     decisions: tuple[str, ...] = ()  # values the agent declares for its decision
-    boundaries: frozenset[str] = frozenset()  # the names the record's call ids hold
+    boundaries: frozenset[str] = frozenset()  # the record's boundary names
 
     @property
     def decision_labels(self) -> tuple[str, ...]:
@@ -115,13 +115,8 @@ class Vocabulary:
             ),
             proposal_fields=tuple(keys[:MAX_PROPOSAL_FIELDS]),
             decisions=decision_vocabulary(decisions)[1:-1],
-            boundaries=frozenset(boundary_of(s.call_id) for s in trajectory.steps),
+            boundaries=boundary_names((s.kind, s.name) for s in trajectory.steps),
         )
-
-
-def boundary_of(call_id: str) -> str:
-    """The boundary name in a call id ``scope/name#k``."""
-    return call_id.partition("/")[2].rpartition("#")[0]
 
 
 # -- checks -------------------------------------------------------------------------------

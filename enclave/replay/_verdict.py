@@ -24,8 +24,8 @@ Numbered like "How an audit decides" in docs/audits.md:
    any arm of any sample, its answer is not observed truth, and the label is capped at
    ``inconclusive`` — unless the request declares that boundary's substitute
    authoritative (``AuditRequest.authoritative_substitutes``, from the intervention
-   policy). Either way ``substitute_answers`` counts, per arm and boundary, the samples
-   where it happened.
+   policy). Either way ``substitute_answers`` names those boundaries and counts the
+   samples where it happened, in any arm.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from ._model import Tolerances
 from ._quantize import quantize, resolution_for
 from ._reported import Auditability, Counterfactual, Effect, Placebo, RecordedSeed
 from ._results import SampleSummary
-from .worker import ARMS, served_by_table
+from .worker import served_by_table
 
 __all__ = ["Verdict", "auditability_of", "decide"]
 
@@ -71,8 +71,8 @@ class Verdict:
     recorded_seed: RecordedSeed | None = None
     sample_rows: list[list[Any]] | None = None  # [seed, baseline, intervened, flip]
     served_by: list[dict[str, Any]] | None = None
-    # [{arm, boundary, samples}]: substitutes' answers to calls the record does not hold
-    substitute_answers: list[dict[str, Any]] | None = None
+    # {boundaries, samples}: substitutes' answers to requests the record does not hold
+    substitute_answers: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "classification", AuditLabel(self.classification))
@@ -102,25 +102,18 @@ def auditability_of(samples: Sequence[SampleSummary]) -> Auditability:
     )
 
 
-def substitute_answers(samples: Sequence[SampleSummary]) -> list[dict[str, Any]]:
-    """Per (arm, boundary): in how many samples its substitute answered a call the record
-    does not hold; ordered by arm, then boundary."""
-    counts: dict[tuple[str, str], int] = {}
-    for sample in samples:
-        for pair in set(sample.substituted):
-            counts[pair] = counts.get(pair, 0) + 1
-    return [
-        {"arm": arm, "boundary": boundary, "samples": n}
-        for (arm, boundary), n in sorted(
-            counts.items(), key=lambda kv: (ARMS.index(kv[0][0]), kv[0][1])
-        )
-    ]
+def substitute_answers(samples: Sequence[SampleSummary]) -> dict[str, Any]:
+    """The boundaries whose substitute answered, in some arm of some sample, a request the
+    record does not hold, by name; and in how many samples any of them did. (One count,
+    not one per boundary: each would be a channel of its own, see ``_disclosure``.)"""
+    names = sorted({b for s in samples for _, b in s.substituted})
+    return {"boundaries": names, "samples": sum(1 for s in samples if s.substituted)}
 
 
-def unauthorised(answers: Sequence[dict[str, Any]], authoritative: Collection[str]) -> list[str]:
+def unauthorised(answers: dict[str, Any], authoritative: Collection[str]) -> list[str]:
     """The boundaries, in order, whose substitute's extrapolation the label would rest on
     though no policy declares it authoritative."""
-    return sorted({a["boundary"] for a in answers if a["boundary"] not in authoritative})
+    return [b for b in answers["boundaries"] if b not in authoritative]
 
 
 def _labels(sample: SampleSummary) -> tuple[str, str]:

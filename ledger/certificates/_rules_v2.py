@@ -24,9 +24,10 @@ Checked in order (each as ``location: rule``, never a value):
 7. A cut: ``cut`` is present exactly when the request names ``from_cut``, with that
    name; its call id is a call of that cut (``scope/<name>#0``), and the cut's own
    served-by rows show it served from the ``record`` (or unused, or absent) only.
-8. Substitute answers (when reported: certificates issued before have none): each (arm,
-   boundary) once, with the served-by table; its sample count no more than that arm's
-   substitute (or unservable) marks on the boundary's calls and its ``new calls`` row. A
+8. Substitute answers (when reported: certificates issued before have none): with the
+   served-by table; a count of samples exactly when boundaries are named, no more than
+   the substitute (or unservable) marks, over the arms, on their calls and the ``new
+   calls`` rows. A
    boundary not in the request's ``authoritative_substitutes`` caps the label: then
    neither ``equivalent`` nor ``influential`` follows (rule 3 derives ``inconclusive``).
 """
@@ -215,7 +216,8 @@ def _unauthorised(p: dict[str, Any]) -> list[str]:
     """Boundaries whose substitute answered calls the record does not hold though the
     request does not declare it authoritative."""
     allowed = set(p["request"].get("authoritative_substitutes") or ())
-    return sorted({a["boundary"] for a in p.get("substitute_answers") or ()} - allowed)
+    answers = p.get("substitute_answers") or {"boundaries": []}
+    return [b for b in answers["boundaries"] if b not in allowed]
 
 
 def _substitute_answers(p: dict[str, Any], n: int | None) -> list[str]:
@@ -225,17 +227,15 @@ def _substitute_answers(p: dict[str, Any], n: int | None) -> list[str]:
     if p["served_by"] is None or n is None:
         return ["/substitute_answers: reported without a served-by table"]
     problems = []
-    if len({(a["arm"], a["boundary"]) for a in answers}) != len(answers):
-        problems.append("/substitute_answers: an (arm, boundary) appears twice")
-
-    def marks(arm: str, boundary: str) -> int:
-        return sum(
-            r["substitute"] + r["unservable"]
-            for r in p["served_by"]
-            if r["arm"] == arm and (r["call"] == "new calls" or _boundary(r["call"]) == boundary)
-        )
-
-    if any(a["samples"] > min(n, marks(a["arm"], a["boundary"])) for a in answers):
+    names, k = set(answers["boundaries"]), answers["samples"]
+    if (k == 0) != (not names):
+        problems.append("/substitute_answers: a sample count exactly when boundaries are named")
+    marks = sum(
+        r["substitute"] + r["unservable"]
+        for r in p["served_by"]
+        if r["call"] == "new calls" or _boundary(r["call"]) in names
+    )
+    if k > min(n, marks):
         problems.append("/substitute_answers: exceeds the samples served by substitute")
     if p["classification"] in EFFECT_LABELS and p["classification"] != AuditLabel.INCONCLUSIVE:
         if _unauthorised(p):

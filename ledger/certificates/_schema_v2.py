@@ -18,10 +18,11 @@ v2 is v1 (``_schema``) with these changes (``docs/certificate-v2.md``):
                     ``record`` / ``substitute`` / ``intervention`` / ``unservable``, left
                     ``unused``, or ``absent``; calls the record does not know are one
                     ``new calls`` row per arm.
-``substitute_answers`` optional (certificates issued before it have none): per arm and
-                    boundary, {``arm``, ``boundary``, ``samples``}: in how many samples
-                    that boundary's substitute answered a call the record does not hold
-                    (a boundary the record never called is ``(unrecorded boundary)``).
+``substitute_answers`` optional (certificates issued before it have none):
+                    {``boundaries``, ``samples``}: the boundaries whose substitute
+                    answered, in some arm, a request the record does not hold (one the
+                    record never called is ``(unrecorded boundary)``), and in how many
+                    samples any of them did.
                     The request may name ``authoritative_substitutes``; any other
                     boundary listed here caps the label at ``inconclusive``.
 ``cut``             optional (a full replay has none): the cut every run started from,
@@ -161,18 +162,13 @@ _CUT = _closed(
     },
 )
 
-_SUBSTITUTE_ANSWERS = {
-    "type": "array",
-    "maxItems": 3 * 1025,
-    "items": _closed(
-        ["arm", "boundary", "samples"],
-        {
-            "arm": {"enum": list(ARMS)},
-            "boundary": _str(128),
-            "samples": {"type": "integer", "minimum": 1, "maximum": _MAX_SAMPLES},
-        },
-    ),
-}
+_SUBSTITUTE_ANSWERS = _closed(
+    ["boundaries", "samples"],
+    {
+        "boundaries": {"type": "array", "maxItems": 1025, "uniqueItems": True, "items": _str(128)},
+        "samples": _COUNT,
+    },
+)
 _AUTHORITATIVE = {"type": "array", "maxItems": 64, "uniqueItems": True, "items": _str(128)}
 
 _SERVED_BY = _nullable(

@@ -161,9 +161,10 @@ def test_a_conclusion_resting_on_a_substitutes_extrapolation_is_not_confident(
     assert predicate["effect"]["flips"] == 0
     # so the audit may not certify "equivalent", and says what it rests on
     assert predicate["classification"] == "inconclusive"
-    assert predicate["substitute_answers"] == [
-        {"arm": "intervened", "boundary": "rating", "samples": EXTRAPOLATED_SAMPLES}
-    ]
+    assert predicate["substitute_answers"] == {
+        "boundaries": ["rating"],
+        "samples": EXTRAPOLATED_SAMPLES,
+    }
     assert any(
         "'rating'" in item and f"{EXTRAPOLATED_SAMPLES} of {EXTRAPOLATED_SAMPLES}" in item
         for item in predicate["not_established"]

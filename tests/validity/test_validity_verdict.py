@@ -423,7 +423,7 @@ def test_substitute_answers_cross_with_boundary_names_from_the_record_only() -> 
     summary = summarize_seed(
         *_runs((("main/tool#0", "substitute"),), extrapolated=("tool", canary)),
         recorded_decision="A",
-        recorded_calls=frozenset({"main/tool#0", "main/tool#1"}),
+        boundaries=frozenset({"tool"}),
     )
     assert summary.substituted == (("intervened", UNRECORDED), ("intervened", "tool"))
     vocab = Vocabulary(
@@ -498,11 +498,11 @@ def test_the_disclosure_bound_counts_every_new_field() -> None:
 
 
 def test_the_disclosure_bound_counts_substitute_answers_per_arm_and_boundary() -> None:
-    # per arm, each recorded boundary name and "(unrecorded boundary)": a count out of N
+    # a subset of the recorded boundary names and "(unrecorded boundary)", and a count
     bound = disclosure_bound(
         samples=100, tolerance=0.01, vocabulary=VocabularySize(calls=6, live_state=1, boundaries=3)
     )
-    expected = math.ceil(3 * 4 * math.log2(101) * 100 - 1e-9) / 100
+    expected = math.ceil((4 + math.log2(101)) * 100 - 1e-9) / 100
     assert dict(bound.terms)["/substitute_answers"] == pytest.approx(expected)
     # stored sizes from before boundary names were counted: one name per call at most
     old = VocabularySize.from_dict({"calls": 6, "live_state": 1, "proposal_fields": 4})
@@ -526,16 +526,23 @@ def test_no_confident_label_rests_on_an_unauthorised_substitutes_extrapolation(
     samples = _extrapolated(100, flips)
     honest = decide(samples=samples, tolerances=TOL, authoritative=("rating",))
     assert honest.classification in (EQUIVALENT, INFLUENTIAL)
-    assert honest.substitute_answers == [
-        {"arm": "intervened", "boundary": "rating", "samples": 100}
-    ]
+    assert honest.substitute_answers == {"boundaries": ["rating"], "samples": 100}
     capped = decide(samples=samples, tolerances=TOL, authoritative=("another",))
     assert capped.classification == INCONCLUSIVE
     assert capped.effect == honest.effect  # what was measured is still reported
     # a sample without extrapolation of its own does not lift the cap
     mixed = decide(samples=[*population([0.0] * 99), samples[0]], tolerances=TOL)
     assert mixed.classification == INCONCLUSIVE
-    assert mixed.substitute_answers == [{"arm": "intervened", "boundary": "rating", "samples": 1}]
+    assert mixed.substitute_answers == {"boundaries": ["rating"], "samples": 1}
+    # a sample counts once however many arms met the substitute's answers
+    both = replace(samples[0], substituted=(("baseline", "rating"), ("intervened", "rating")))
+    assert decide(samples=[both, samples[1]], tolerances=TOL).substitute_answers == {
+        "boundaries": ["rating"],
+        "samples": 2,
+    }
+    none = decide(samples=population([0.0] * 100), tolerances=TOL)
+    assert none.classification == EQUIVALENT
+    assert none.substitute_answers == {"boundaries": [], "samples": 0}
 
 
 # -- end to end ---------------------------------------------------------------------

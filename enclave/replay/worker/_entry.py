@@ -22,7 +22,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from .._model import RunResult, Trajectory
+from .._model import RunResult, Trajectory, boundary_names
 from ._fresh_run import (
     agent_target,
     fidelity_child,
@@ -118,11 +118,11 @@ def _samples(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
     # whole paired samples, reduced here: only metadata crosses back to the supervisor
     baseline = _job["variants"]["baseline"]
     recorded = baseline.outcome.get("decision")
-    calls = frozenset(step.call_id for step in baseline.steps)
+    names = boundary_names((step.kind, step.name) for step in baseline.steps)
     samples = []
     for seed in map(int, request["seeds"]):
         runs = [_replay(fresh, variant, seed) for variant in ARMS]
-        summary = summarize_seed(*runs, recorded_decision=recorded, recorded_calls=calls)
+        summary = summarize_seed(*runs, recorded_decision=recorded, boundaries=names)
         samples.append(summary.to_dict())
     return {"samples": samples}
 

@@ -60,17 +60,17 @@ def summarize_seed(
     *,
     recorded_decision: Any,
     declared_decisions: Sequence[str] = (),
-    recorded_calls: frozenset[str] = frozenset(),
+    boundaries: frozenset[str] = frozenset(),
 ) -> SampleSummary:
-    """Reduce one seed's three runs to metadata, inside the enclave. ``recorded_calls``:
-    the record's call ids (what a call the record does not hold is told apart by)."""
+    """Reduce one seed's three runs to metadata, inside the enclave. ``boundaries``: the
+    record's boundary names (``_model.boundary_names``), which a summary may name."""
     reads, unverifiable, unserved = (
         intervened.live_state_reads,
         intervened.unverifiable_effects,
         intervened.unserved_effects,
     )
     served = tuple(m for run in (baseline, intervened, placebo) for m in marks_of(run))
-    substituted = extrapolated((baseline, intervened, placebo), recorded_calls)
+    substituted = extrapolated((baseline, intervened, placebo), boundaries)
     for run in (baseline, placebo, intervened):
         if run.failure is not None:
             return SampleSummary(

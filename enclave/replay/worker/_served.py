@@ -77,13 +77,10 @@ def marks_of(run: RunResult) -> list[tuple[str, str, str]]:
     return [(run.variant, call_id, how) for call_id, how in marks.items()]
 
 
-def extrapolated(
-    runs: Iterable[RunResult], recorded_calls: frozenset[str]
-) -> tuple[tuple[str, str], ...]:
+def extrapolated(runs: Iterable[RunResult], names: frozenset[str]) -> tuple[tuple[str, str], ...]:
     """(arm, boundary) for every boundary whose substitute answered, in that arm, a
-    request the record does not hold; boundaries the record's call ids do not name
-    (``recorded_calls``) as ``UNRECORDED``."""
-    names = {call.partition("/")[2].rpartition("#")[0] for call in recorded_calls}
+    request the record does not hold; boundaries not among the record's ``names``
+    (``_model.boundary_names``) as ``UNRECORDED``."""
     found = {
         (run.variant, name if name in names else UNRECORDED)
         for run in runs

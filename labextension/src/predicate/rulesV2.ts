@@ -11,8 +11,9 @@
  * 4.–5. per-sample rows and the recorded seed agree with the effect;
  * 6. served-by rows: one per (arm, call), each summing to N, and served as allowed;
  * 7. a cut is named exactly when the request replays from it (``docs/cuts.md``);
- * 8. substitute answers to requests the record does not hold: each (arm, boundary) once,
- *    bounded by the served-by table; one the request does not declare authoritative
+ * 8. substitute answers to requests the record does not hold: a count exactly when
+ *    boundaries are named, bounded by the served-by table; one the request does not
+ *    declare authoritative
  *    caps the label at ``inconclusive``.
  */
 
@@ -257,13 +258,13 @@ function cut(p: Predicate): string[] {
  * request does not declare it authoritative. */
 function unauthorised(p: Predicate): string[] {
   const allowed = new Set<string>(p.request.authoritative_substitutes ?? []);
-  const answers: Predicate[] = p.substitute_answers ?? [];
-  return [...new Set(answers.map(a => a.boundary as string))].filter(b => !allowed.has(b)).sort();
+  const names: string[] = p.substitute_answers?.boundaries ?? [];
+  return names.filter(b => !allowed.has(b));
 }
 
 /** 8. Substitute answers, when reported (certificates issued before have none). */
 function substituteAnswers(p: Predicate, n: number | null): string[] {
-  const answers: Predicate[] | undefined = p.substitute_answers;
+  const answers: Predicate | undefined = p.substitute_answers;
   if (answers === undefined || answers === null) {
     return [];
   }
@@ -271,15 +272,16 @@ function substituteAnswers(p: Predicate, n: number | null): string[] {
     return ['/substitute_answers: reported without a served-by table'];
   }
   const problems: string[] = [];
-  if (new Set(answers.map(a => JSON.stringify([a.arm, a.boundary]))).size !== answers.length) {
-    problems.push('/substitute_answers: an (arm, boundary) appears twice');
+  const names = new Set<string>(answers.boundaries);
+  const k: number = answers.samples;
+  if ((k === 0) !== (names.size === 0)) {
+    problems.push('/substitute_answers: a sample count exactly when boundaries are named');
   }
   const served: Predicate[] = p.served_by;
-  const marks = (arm: string, name: string): number =>
-    served
-      .filter(r => r.arm === arm && (r.call === 'new calls' || boundary(r.call) === name))
-      .reduce((total, r) => total + (r.substitute as number) + (r.unservable as number), 0);
-  if (answers.some(a => a.samples > Math.min(n, marks(a.arm, a.boundary)))) {
+  const marks = served
+    .filter(r => r.call === 'new calls' || names.has(boundary(r.call)))
+    .reduce((total, r) => total + (r.substitute as number) + (r.unservable as number), 0);
+  if (k > Math.min(n, marks)) {
     problems.push('/substitute_answers: exceeds the samples served by substitute');
   }
   const label = p.classification;

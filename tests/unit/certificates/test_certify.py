@@ -488,7 +488,7 @@ def test_rules_on_intervention_and_effect(statement: dict[str, Any]) -> None:
     )
 
 
-_ANSWER = {"arm": "intervened", "boundary": "m", "samples": 13}
+_ANSWER = {"boundaries": ["m"], "samples": 13}
 
 
 def _tampered(statement: dict[str, Any], change: Any) -> dict[str, Any]:
@@ -559,26 +559,28 @@ def _tampered(statement: dict[str, Any], change: Any) -> dict[str, Any]:
         (lambda p: p["effect"].update(outcome="categorical"), "numeric fields"),
         # substitute answers to requests the record does not hold (the golden one has 13
         # samples of intervened new calls served by substitute, reported before these)
-        (lambda p: p.update(substitute_answers=[_ANSWER]), "rests on a substitute's answers"),
-        (lambda p: p.update(substitute_answers=[_ANSWER]), "does not follow from the intervals"),
+        (lambda p: p.update(substitute_answers=_ANSWER), "rests on a substitute's answers"),
+        (lambda p: p.update(substitute_answers=_ANSWER), "does not follow from the intervals"),
         (
             lambda p: (
-                p.update(substitute_answers=[_ANSWER]),
+                p.update(substitute_answers=_ANSWER),
                 p["request"].update(authoritative_substitutes=["m"]),
             ),
             "",
         ),  # fmt: skip
         (
-            lambda p: p.update(substitute_answers=[_ANSWER], classification="inconclusive"),
+            lambda p: p.update(substitute_answers=_ANSWER, classification="inconclusive"),
             "",
         ),  # capped: inconclusive is what follows
         (
-            lambda p: p.update(substitute_answers=[dict(_ANSWER, samples=14)]),
+            lambda p: p.update(substitute_answers=dict(_ANSWER, samples=14)),
             "exceeds the samples served by substitute",
         ),
-        (lambda p: p.update(substitute_answers=[_ANSWER, _ANSWER]), "appears twice"),
-        (lambda p: p.update(substitute_answers=[dict(_ANSWER, arm="nowhere")]), "/substitute"),
-        (lambda p: p.update(substitute_answers=[]), ""),
+        (lambda p: p.update(substitute_answers=dict(_ANSWER, boundaries=["m", "m"])), "unique"),
+        (lambda p: p.update(substitute_answers=dict(_ANSWER, arm="intervened")), "/substitute"),
+        (lambda p: p.update(substitute_answers=dict(_ANSWER, samples=0)), "exactly when"),
+        (lambda p: p.update(substitute_answers={"boundaries": [], "samples": 2}), "exactly when"),
+        (lambda p: p.update(substitute_answers={"boundaries": [], "samples": 0}), ""),
         (
             lambda p: p.update(
                 classification="baseline-not-reproduced",
@@ -608,7 +610,7 @@ def test_a_confident_label_on_an_unauthorised_substitutes_answers_fails_verifica
     # an issuer that kept "influential" while its served-by shows the intervened arm's
     # new calls answered by an unauthorised substitute is caught offline
     forged = copy.deepcopy(statement)
-    forged["predicate"]["substitute_answers"] = [_ANSWER]
+    forged["predicate"]["substitute_answers"] = _ANSWER
     envelope = _sign_raw(forged, key)
     report = _verify(envelope, key, _lookup(statement, envelope))
     assert not report.ok and report.first_failure is not None

@@ -440,8 +440,8 @@ def test_a_policy_may_declare_authoritative_only_the_agents_own_substitutes(
     )
     assert eligible.request.authoritative_substitutes == ("approval-policy",)
     # supplier_risk is a declared boundary without a substitute; "oracle" is no boundary
-    for name in ("supplier_risk", "oracle"):
-        active(runtime, policy_text(version=2, authoritative_substitutes=[name]))
+    for version, name in enumerate(("supplier_risk", "oracle"), start=2):
+        active(runtime, policy_text(version=version, authoritative_substitutes=[name]))
         assert refusal(runtime, draft(captured["procurement"])) == "substitute_not_declared"
 
 
