@@ -53,7 +53,7 @@ COLUMNS = (*HOWS, UNUSED, ABSENT)
 _NEW_CALL_HOWS = frozenset({"substitute", "unservable"})
 NEW_CALL_PREFIX = "new_call #"
 NEW_CALLS = "new calls"
-# no boundary is so named: "(" and ")" are not in call ids
+# how a boundary outside the record's own names is reported: its name is not disclosed
 UNRECORDED = "(unrecorded boundary)"
 
 
