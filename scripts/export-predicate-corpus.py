@@ -316,6 +316,27 @@ def _cut_cases() -> Iterator[tuple[str, list[Op]]]:
     yield "a cut name a pattern refuses", [(["request", "from_cut"], "-x"), (["cut"], cut)]
 
 
+def _substitute_cases() -> Iterator[tuple[str, list[Op]]]:
+    """Rule 8: substitute answers to requests the record does not hold (the golden v2
+    has 13 samples of intervened new calls served by substitute)."""
+    answer = {"boundaries": ["m"], "samples": 13}
+    answers = ["substitute_answers"]
+    allowed = (["request", "authoritative_substitutes"], ["m"])
+    yield "substitute answers, unauthorised", [(answers, answer)]
+    yield "substitute answers, authorised", [(answers, answer), allowed]
+    yield "substitute answers, capped", [(answers, answer), (["classification"], "inconclusive")]
+    yield "substitute answers, none", [(answers, {"boundaries": [], "samples": 0})]
+    yield "substitute answers, no count", [(answers, {**answer, "samples": 0}), allowed]
+    yield "substitute answers, no names", [(answers, {"boundaries": [], "samples": 3})]
+    yield "substitute answers, twice", [(answers, {**answer, "boundaries": ["m", "m"]}), allowed]
+    yield "substitute answers, too many", [(answers, {**answer, "samples": 14}), allowed]
+    yield "substitute answers, no served_by", [(answers, answer), (["served_by"], None)]
+    yield (
+        "authoritative repeated",
+        [allowed, (["request", "authoritative_substitutes"], ["m", "m"])],
+    )
+
+
 def _v1_rule_cases() -> Iterator[tuple[str, list[Op]]]:
     e = ["effect"]
     yield "disclosure bits off", [(["disclosure", "bits"], 1.0)]
@@ -477,6 +498,7 @@ def cases() -> Iterator[dict[str, Any]]:
             generated.append(("random", f"random #{index}", stack))
         if version == "v2":  # after the random stacks, which they would reshuffle
             generated += [("rule", n, ops) for n, ops in _cut_cases()]
+            generated += [("rule", n, ops) for n, ops in _substitute_cases()]
         for kind, name, ops in generated:
             try:
                 ops = [(path, _canonical(value)) for path, value in ops]

@@ -244,6 +244,14 @@ def audit_cmd(
         list[str] | None, typer.Option(help="LAYER=VALUE, e.g. score=0.001, readback=ignore.")
     ] = None,
     requester: Annotated[str, typer.Option(help="Who asks (recorded).")] = "cli",
+    authoritative: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--authoritative-substitute",
+            help="A boundary whose declared substitute is the service itself (repeatable): "
+            "the label may rest on its answers to requests the record does not hold.",
+        ),
+    ] = None,
     from_cut: Annotated[
         str | None,
         typer.Option(
@@ -283,6 +291,7 @@ def audit_cmd(
         seed=seed,
         tolerances=Tolerances.parse(tolerance or []),
         from_cut=from_cut,
+        authoritative_substitutes=tuple(authoritative or ()),
     )
     with open_runtime(home) as runtime:
         outcome = run_with_progress(runtime, request, quiet=json_out)

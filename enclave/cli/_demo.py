@@ -46,11 +46,27 @@ def capture_incidents(runtime: Runtime) -> dict[str, str]:
     return captured
 
 
+def authoritative_substitutes(policy_file: str) -> tuple[str, ...]:
+    """The substitutes the shipped intervention policy ``policy_file`` declares
+    authoritative (none if it is not there: the labels are then capped, never lifted)."""
+    from .._policies import policies_root
+    from ..governance import InterventionPolicy
+
+    path = policies_root() / "interventions" / policy_file
+    if not path.is_file():
+        return ()
+    return InterventionPolicy.from_toml(path.read_bytes()).authoritative_substitutes
+
+
 def demo_audits(captured: dict[str, str]) -> list[tuple[str, AuditRequest]]:
-    """The five demo audits, for whichever of the incidents ``captured`` holds."""
+    """The five demo audits, for whichever of the incidents ``captured`` holds. Each
+    declares authoritative the substitutes its incident's shipped policy does (the
+    approval and review rules: their substitutes are the rules themselves)."""
     from ..replay import AuditRequest, Intervention, Strategy
 
-    def request(agent: str, intervention: Intervention, purpose: str) -> AuditRequest | None:
+    def request(
+        agent: str, intervention: Intervention, purpose: str, policy_file: str
+    ) -> AuditRequest | None:
         if agent not in captured:
             return None
         return AuditRequest(
@@ -60,13 +76,17 @@ def demo_audits(captured: dict[str, str]) -> list[tuple[str, AuditRequest]]:
             requester="demo",
             samples=DEMO_SAMPLES,
             seed=1,
+            authoritative_substitutes=authoritative_substitutes(policy_file),
         )
 
     audits = [
         (
             "procurement: model r1 -> r2",
             request(
-                "procurement", Intervention(Strategy.REVISION, revision=("model", "r2")), PURPOSE
+                "procurement",
+                Intervention(Strategy.REVISION, revision=("model", "r2")),
+                PURPOSE,
+                "procurement-model-revision.toml",
             ),
         ),
         (
@@ -80,6 +100,7 @@ def demo_audits(captured: dict[str, str]) -> list[tuple[str, AuditRequest]]:
                     value=0.56,
                 ),
                 PURPOSE,
+                "procurement-supplier-confidence-replace.toml",
             ),
         ),
         (
@@ -88,6 +109,7 @@ def demo_audits(captured: dict[str, str]) -> list[tuple[str, AuditRequest]]:
                 "claims",
                 Intervention(Strategy.NULLIFY, call_id="main/fraud_score#0", field="/fraud_score"),
                 "claims-review",
+                "claims-fraud-score-nullify.toml",
             ),
         ),
         (
@@ -98,6 +120,7 @@ def demo_audits(captured: dict[str, str]) -> list[tuple[str, AuditRequest]]:
                     Strategy.PERTURB, call_id="main/fraud_score#0", field="/fraud_score", delta=-0.2
                 ),
                 "claims-review",
+                "claims-fraud-score-perturb.toml",
             ),
         ),
         (
@@ -111,6 +134,7 @@ def demo_audits(captured: dict[str, str]) -> list[tuple[str, AuditRequest]]:
                     value="shard-b",
                 ),
                 "change-review",
+                "shard-preferred-shard-replace.toml",
             ),
         ),
     ]

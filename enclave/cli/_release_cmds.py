@@ -69,6 +69,14 @@ def regress_cmd(
     must_hold: Annotated[
         list[str], typer.Option("--must-hold", help="Members with this tag must hold ('*': all).")
     ] = ["must-hold"],  # noqa: B006 - typer reads the default
+    authoritative: Annotated[
+        list[str],
+        typer.Option(
+            "--authoritative-substitute",
+            help="A boundary whose declared substitute is the service itself (repeatable): "
+            "labels may rest on its answers to requests the record does not hold.",
+        ),
+    ] = [],  # noqa: B006 - typer reads the default
     purpose: Annotated[str, typer.Option("--purpose")] = "release-gate",
     requester: Annotated[str, typer.Option("--requester")] = "ci",
     out: Annotated[
@@ -131,6 +139,7 @@ def regress_cmd(
         candidate=code,
         revision=swap,
         must_hold=tuple(must_hold),
+        authoritative_substitutes=tuple(authoritative),
     )
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 

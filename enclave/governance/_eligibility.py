@@ -33,7 +33,9 @@ that does not refuses with a code naming it (``Refused.code``). Steps, in order:
                             schema id and version, field and strategy;
    ``ambiguous_policy``     exactly one does;
    ``policy_mismatch``      if the request names a policy, it is that one.
-7. ``parameter_not_authorised`` the value / delta / identity is one the policy allows.
+7. ``parameter_not_authorised`` the value / delta / identity is one the policy allows;
+   ``substitute_not_declared`` every substitute the policy declares authoritative is
+                            one the agent declares (the request then carries them).
 
 The disclosure budget is checked after this (``_budget``).
 """
@@ -293,6 +295,16 @@ def _authorised(policy: InterventionPolicy, iv: Intervention) -> None:
         )
 
 
+def _substitutes(agent: AgentSpec, policy: InterventionPolicy) -> None:
+    # 7b. a substitute a policy takes as the service is one the agent declares
+    declared = {b.name for b in agent.boundaries if b.substitute is not None}
+    if not set(policy.authoritative_substitutes) <= declared:
+        raise Refused(
+            "the policy declares authoritative a substitute the agent does not declare",
+            code="substitute_not_declared",
+        )
+
+
 def _cut(
     record: SpecimenRecord, agent: AgentSpec, iv: Intervention, step: StepRecord, name: str
 ) -> None:
@@ -343,6 +355,7 @@ def check_eligibility(
     _declared(record, intervention)
     policy = _policy(runtime, record, step, field, intervention, draft.policy_id)
     _authorised(policy, intervention)
+    _substitutes(agent, policy)
     request = AuditRequest(
         specimen_id=request.specimen_id,
         intervention=intervention,
@@ -353,6 +366,7 @@ def check_eligibility(
         tolerances=request.tolerances,
         policy=(policy.id, policy.version),
         from_cut=request.from_cut,
+        authoritative_substitutes=policy.authoritative_substitutes,
     )
     return Eligible(
         request=request, policy=policy, record=record, target_call_id=step.call_id, field=field

@@ -9,6 +9,12 @@ field and one strategy, and bounds what an audit may set:
 * ``revision`` — ``revision_point`` and ``alternates``: the authorised identities
   (the target field is ``#identity``).
 
+A policy may name ``authoritative_substitutes``: boundaries whose declared substitute it
+takes as the service itself. An audit's label may rest on a substitute's answers to
+requests the record does not hold only for those (``enclave.replay``: otherwise the label
+is capped at inconclusive); each must be a boundary the specimen's agent declares with a
+substitute (checked at eligibility).
+
 Every policy also carries a disclosure ``budget`` per analyst per (specimen, field)
 within a window, in bits: each admitted audit is charged its certificate's disclosure
 bound (``enclave.replay`` — what its agent-influenced content can carry); ``audits``
@@ -65,7 +71,11 @@ _TOP_KEYS = {
     "description",
     "params",
     "budget",
+    "authoritative_substitutes",
 }
+# a boundary name as it appears in call ids (no "/" or "#")
+_BOUNDARY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
+_MAX_AUTHORITATIVE = 64
 
 
 class PolicyStatus(StrEnum):
@@ -213,6 +223,7 @@ class InterventionPolicy:
     updated_at: str | None = None
     activated_at: str | None = None
     retired_at: str | None = None
+    authoritative_substitutes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not _POLICY_ID.fullmatch(self.id):
@@ -233,6 +244,14 @@ class InterventionPolicy:
         if not isinstance(self.description, str) or len(self.description) > 1000:
             raise BadInput("policy description must be text of at most 1000 characters")
         _check_params(self.strategy, self.field, self.params)
+        names = self.authoritative_substitutes
+        if (
+            not isinstance(names, tuple)
+            or len(names) > _MAX_AUTHORITATIVE
+            or not all(isinstance(n, str) and _BOUNDARY.fullmatch(n) for n in names)
+            or len(set(names)) != len(names)
+        ):
+            raise BadInput("policy authoritative_substitutes must be distinct boundary names")
 
     @property
     def key(self) -> tuple[str, int]:
@@ -243,7 +262,10 @@ class InterventionPolicy:
         return f"{self.id}@{self.version}"
 
     def params_dict(self) -> dict[str, Any]:
-        return {**self.params.to_dict(), "budget": self.budget.to_dict()}
+        out = {**self.params.to_dict(), "budget": self.budget.to_dict()}
+        if self.authoritative_substitutes:
+            out["authoritative_substitutes"] = list(self.authoritative_substitutes)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The REST/CLI view: what a policy authorises (its own values, no captured content)."""
@@ -319,6 +341,9 @@ class InterventionPolicy:
             raise BadInput(
                 "policy strategy must be nullify, replace, perturb or revision"
             ) from None
+        authoritative = doc.get("authoritative_substitutes", [])
+        if not isinstance(authoritative, list):
+            raise BadInput("policy authoritative_substitutes must be a list of boundary names")
         raw_params = doc.get("params", {})
         raw_budget = doc["budget"]
         if not isinstance(raw_params, Mapping) or not isinstance(raw_budget, Mapping):
@@ -346,6 +371,7 @@ class InterventionPolicy:
             provider=doc["provider"],
             description=doc.get("description", ""),
             source_digest=source_digest,
+            authoritative_substitutes=tuple(authoritative),
         )
 
     @classmethod
@@ -355,6 +381,7 @@ class InterventionPolicy:
             raise ValueError("stored policy parameters are malformed")
         budget = params.pop("budget")
         description = params.pop("description", "")
+        authoritative = params.pop("authoritative_substitutes", [])
         return cls(
             id=row["id"],
             version=int(row["version"]),
@@ -374,6 +401,7 @@ class InterventionPolicy:
             updated_at=row["updated_at"],
             activated_at=row["activated_at"],
             retired_at=row["retired_at"],
+            authoritative_substitutes=tuple(authoritative),
         )
 
     def to_row(self) -> dict[str, Any]:

@@ -60,6 +60,9 @@ class RegressPlan:
     revision: tuple[str, str] | None = None
     must_hold: tuple[str, ...] = ()  # tags; "*" holds every member
     seed: int = 1
+    # boundaries whose substitute the operator takes as the service (no policy applies to
+    # a release; see ``AuditRequest.authoritative_substitutes``)
+    authoritative_substitutes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.candidate is None) == (self.revision is None):
@@ -130,6 +133,7 @@ def regress(
                 samples=plan.samples,
                 seed=plan.seed,
                 candidate=plan.candidate,
+                authoritative_substitutes=plan.authoritative_substitutes,
             )
             submit_audit(runtime, request, tenant_id=record.tenant_id, now=now, audit_id=audit_id)
         except EnclaveError as exc:

@@ -36,6 +36,11 @@ more than ``sum(log2 n_i)`` bits through it. The terms, field by field:
   absent): ``log2 C(N + c - 1, c - 1)`` each.
 * ``/substitute_fidelity``: per recorded boundary, whether its substitute reproduced the
   record: at most one bit per recorded call name (the counts are the record's).
+* ``/substitute_answers``: which boundaries' substitutes answered, in some arm, a request
+  the record does not hold — a subset of the ``B`` boundary names of the record's steps
+  and ``(unrecorded boundary)``: ``B + 1`` bits — and in how many samples any did, a
+  count out of N. Whether that capped the label, and what ``not_established`` says of
+  it, are functions of it and the request.
 
 Everything else in a certificate (request, intervention proof, samples, environment,
 lineage, grant, ledger position, times) is fixed by the request, the specimen and the
@@ -53,7 +58,7 @@ from typing import Any
 
 from ._compare import MAX_NEW_FIELDS, MAX_PROPOSAL_FIELDS
 from ._decisions import decision_vocabulary
-from ._model import LAYERS
+from ._model import LAYERS, boundary_names
 from ._quantize import BIN_EDGES, grid_values, resolution_for
 from ._reply import MAX_NEW_CALLS, Vocabulary
 from .worker import ARMS
@@ -73,11 +78,26 @@ class VocabularySize:
     live_state: int
     proposal_fields: int = MAX_PROPOSAL_FIELDS  # unknown before decryption: the cap
     decisions: int = len(decision_vocabulary())  # decision labels a row may carry
+    # distinct boundary names among the record's steps; None: at most one per call
+    boundaries: int | None = None
 
     def __post_init__(self) -> None:
-        for value in (self.calls, self.live_state, self.proposal_fields, self.decisions):
+        if self.boundaries is None:
+            object.__setattr__(self, "boundaries", self.calls)
+        for value in (
+            self.calls,
+            self.live_state,
+            self.proposal_fields,
+            self.decisions,
+            self.boundaries,
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError("vocabulary sizes are non-negative integers")
+
+    @property
+    def boundary_names(self) -> int:
+        assert self.boundaries is not None  # set in __post_init__
+        return self.boundaries
 
     @classmethod
     def of(cls, vocabulary: Vocabulary) -> VocabularySize:
@@ -86,6 +106,7 @@ class VocabularySize:
             live_state=len(vocabulary.live_state),
             proposal_fields=len(vocabulary.proposal_fields),
             decisions=len(vocabulary.decision_labels),
+            boundaries=len(vocabulary.boundaries),
         )
 
     @classmethod
@@ -95,6 +116,7 @@ class VocabularySize:
         return cls(
             calls=len(steps),
             live_state=sum(1 for s in steps for f in s.get("fields", ()) if f.get("live_state")),
+            boundaries=len(boundary_names((str(s.get("kind")), str(s.get("name"))) for s in steps)),
         )
 
     def to_dict(self) -> dict[str, int]:
@@ -103,6 +125,7 @@ class VocabularySize:
             "live_state": self.live_state,
             "proposal_fields": self.proposal_fields,
             "decisions": self.decisions,
+            "boundaries": self.boundary_names,
         }
 
     @classmethod
@@ -113,6 +136,8 @@ class VocabularySize:
             proposal_fields=data["proposal_fields"],
             # stored before decision labels were counted: no declared decisions
             decisions=data.get("decisions", len(decision_vocabulary())),
+            # stored before boundary names were counted: at most one per call
+            boundaries=data.get("boundaries"),
         )
 
 
@@ -189,6 +214,8 @@ def disclosure_bound(
         ("/served_by", _served_by(samples, vocabulary.calls)),
         # one bit per recorded boundary: whether its substitute reproduced the record
         ("/substitute_fidelity", float(vocabulary.calls)),
+        # a subset of the boundary names, and a count of samples out of N
+        ("/substitute_answers", vocabulary.boundary_names + 1 + counts),
     )
     terms = tuple((name, _up(bits)) for name, bits in raw)
     return DisclosureBound(

@@ -16,6 +16,8 @@ from .._errors import BadInput
 
 __all__ = [
     "HOLE",
+    "NOT_BOUNDARIES",
+    "boundary_names",
     "is_hole",
     "layers_of",
     "LAYERS",
@@ -56,6 +58,15 @@ def layers_of(
 
 
 LAYERS = ("score", "decision", "proposal", "evidence", "policy", "effects", "readback")
+
+# recorded step kinds that are no declared boundary (no substitute can answer them)
+NOT_BOUNDARIES = frozenset({"input", "outcome", "random", "clock", "cut"})
+
+
+def boundary_names(steps: Iterable[tuple[str, str]]) -> frozenset[str]:
+    """The boundary names among recorded (kind, name) pairs: what a certificate may name
+    as a boundary whose substitute answered."""
+    return frozenset(name for kind, name in steps if kind not in NOT_BOUNDARIES)
 
 
 class Strategy(StrEnum):
@@ -228,6 +239,8 @@ class RunResult:
     # (call_id, how) in call order; how: record | substitute | intervention | unservable
     served: tuple[tuple[str, str], ...] = ()
     unused: tuple[str, ...] = ()  # recorded call ids the run never consumed
+    # boundaries whose substitute answered a request the record does not hold, each once
+    extrapolated: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -241,6 +254,7 @@ class RunResult:
             "unserved_effects": list(self.unserved_effects),
             "served": [list(x) for x in self.served],
             "unused": list(self.unused),
+            "extrapolated": list(self.extrapolated),
         }
 
     @classmethod
@@ -256,4 +270,5 @@ class RunResult:
             unserved_effects=tuple(data.get("unserved_effects", ())),
             served=tuple((str(a), str(b)) for a, b in data.get("served", ())),
             unused=tuple(str(c) for c in data.get("unused", ())),
+            extrapolated=tuple(str(c) for c in data.get("extrapolated", ())),
         )

@@ -3,11 +3,16 @@
 Beyond v1 it carries the three-way label and how sure it is (equivalence interval,
 minimum detectable effects, per-layer changes), the recorded seed's own counterfactual,
 per-sample decision rows and the served-by table (``docs/certificate-v2.md``).
+
+The boundaries whose substitutes answered requests the record does not hold are named in
+``not_established`` with the number of samples where any did (``substitute_answers``):
+what the live service would have answered there is not established, whether or not a
+policy declares that substitute authoritative.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -45,8 +50,43 @@ def isolation_layers(environment: dict[str, Any]) -> list[str]:
     return layers
 
 
-def not_established(classification: str) -> list[str]:
-    items = list(_NOT_ESTABLISHED)
+_MAX_NAMED = 2  # boundary names spelt out in one sentence (each at most 128 characters)
+
+
+def _named(boundaries: Sequence[str]) -> str:
+    shown = ", ".join(f"'{b}'" for b in boundaries[:_MAX_NAMED])
+    more = len(boundaries) - _MAX_NAMED
+    return shown if more <= 0 else f"{shown} and {more} more (see substitute_answers)"
+
+
+def _extrapolations(
+    answers: dict[str, Any] | None, authoritative: Collection[str], samples: int
+) -> list[str]:
+    """The boundaries whose substitutes answered requests the record does not hold."""
+    if not answers or not answers["boundaries"]:
+        return []
+    boundaries = list(answers["boundaries"])
+    head = (
+        f"what boundary {_named(boundaries)} would answer live to requests the record does "
+        f"not hold: its declared substitute answered them (in {answers['samples']} of "
+        f"{samples} samples)"
+    )
+    unchecked = [b for b in boundaries if b not in authoritative]
+    if not unchecked:
+        return [head + ", and the request's policy declares it authoritative"]
+    return [
+        head + f"; {_named(unchecked)} was checked on recorded requests only: no confident "
+        "label rests on it"
+    ]
+
+
+def not_established(
+    classification: str,
+    substitute_answers: dict[str, Any] | None = None,
+    authoritative: Collection[str] = (),
+    samples: int = 0,
+) -> list[str]:
+    items = _extrapolations(substitute_answers, authoritative, samples) + list(_NOT_ESTABLISHED)
     if classification == OBSERVABLE_ONLY:
         items.insert(
             0,
@@ -194,10 +234,21 @@ def build_predicate(
         "recorded_seed": None if verdict.recorded_seed is None else verdict.recorded_seed.to_json(),
         "sample_rows": verdict.sample_rows,
         "served_by": verdict.served_by,
+        # optional (certificates issued before it have none)
+        **(
+            {"substitute_answers": verdict.substitute_answers}
+            if verdict.substitute_answers is not None
+            else {}
+        ),
         "substitute_fidelity": preparation.substitute_fidelity,
         "classification": verdict.classification.value,
         "auditability": verdict.auditability.to_json(),
-        "not_established": not_established(verdict.classification),
+        "not_established": not_established(
+            verdict.classification,
+            verdict.substitute_answers,
+            request.authoritative_substitutes,
+            request.samples,
+        ),
         "environment": {
             "isolation_layers": isolation_layers(preparation.environment),
             **preparation.environment,

@@ -20,6 +20,9 @@ only if it has exactly the expected shape, and rebuilds every value it keeps:
    "same as recorded" flags; changed layers from ``LAYERS``; served-by marks only of the
    ways a call can be served (``_served.mark_allowed``), unknown calls renamed
    ``new_call #k`` per run or arm in order of appearance, one mark per (arm, call).
+7. The boundaries whose substitute answered a request the record does not hold, as
+   (arm, boundary) pairs: a boundary the record itself calls, or ``UNRECORDED``; each
+   pair once, and only for an arm whose marks show a call served by a substitute.
 
 Anything else refuses the whole reply (``ReplyInvalid`` / ``ValueOutOfRange``): the
 audit fails closed with that code and nothing of the reply is quoted.
@@ -36,9 +39,9 @@ from ..sandbox import REASONS as SANDBOX_REASONS
 from ._compare import MAX_PROPOSAL_FIELDS
 from ._decisions import RECORDED, decision_vocabulary, flip_consistent
 from ._errors import RUN_FAILURES, ReplyInvalid, ValueOutOfRange
-from ._model import LAYERS, RunResult, Trajectory
+from ._model import LAYERS, RunResult, Trajectory, boundary_names
 from ._results import SampleSummary
-from .worker import ARMS, HOWS, mark_allowed
+from .worker import ARMS, HOWS, UNRECORDED, mark_allowed
 
 __all__ = [
     "FAILURE_REASONS",
@@ -90,6 +93,7 @@ class Vocabulary:
     live_state: frozenset[tuple[str, str]]
     proposal_fields: tuple[str, ...]
     decisions: tuple[str, ...] = ()  # values the agent declares for its decision
+    boundaries: frozenset[str] = frozenset()  # the record's boundary names
 
     @property
     def decision_labels(self) -> tuple[str, ...]:
@@ -111,6 +115,7 @@ class Vocabulary:
             ),
             proposal_fields=tuple(keys[:MAX_PROPOSAL_FIELDS]),
             decisions=decision_vocabulary(decisions)[1:-1],
+            boundaries=boundary_names((s.kind, s.name) for s in trajectory.steps),
         )
 
 
@@ -269,6 +274,25 @@ def _marks(value: Any, vocab: Vocabulary) -> tuple[tuple[str, str, str], ...]:
     return tuple(out)
 
 
+def _substituted(
+    value: Any, vocab: Vocabulary, served: tuple[tuple[str, str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    names = vocab.boundaries | {UNRECORDED}
+    items = _list(value, len(ARMS) * len(names))
+    arms = {arm for arm, _, how in served if how == "substitute"}
+    out: list[tuple[str, str]] = []
+    for item in items:
+        if type(item) is not list or len(item) != 2 or item[0] not in arms:
+            raise ReplyInvalid()
+        if type(item[1]) is not str or item[1] not in names:
+            raise ReplyInvalid()
+        pair = (str(item[0]), str(item[1]))
+        if pair in out:
+            raise ReplyInvalid()
+        out.append(pair)
+    return tuple(out)
+
+
 def _decisions(item: dict[str, Any], vocab: Vocabulary, failure: str | None) -> tuple[Any, Any]:
     labels = (item["baseline_decision"], item["intervened_decision"])
     if failure is not None:
@@ -387,6 +411,7 @@ def _sample(item: Any, seed: int, vocab: Vocabulary) -> SampleSummary:
     if placebo_abs < 0:
         raise ReplyInvalid()
     flags = [_bool(item[name]) for name in _BOOLS]
+    served = _marks(item["served"], vocab)
     return SampleSummary(
         seed=seed,
         failure=failure,
@@ -404,7 +429,8 @@ def _sample(item: Any, seed: int, vocab: Vocabulary) -> SampleSummary:
         baseline_decision=baseline_decision,
         intervened_decision=intervened_decision,
         changed_layers=_changed_layers(item["changed_layers"]),
-        served=_marks(item["served"], vocab),
+        served=served,
+        substituted=_substituted(item["substituted"], vocab, served),
     )
 
 

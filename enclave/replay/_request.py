@@ -20,6 +20,9 @@ __all__ = ["AuditRequest", "MAX_SAMPLES", "check_samples"]
 
 MAX_SAMPLES = 100_000
 _CUT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+# a boundary name as a call id holds it: no "/" or "#" (they delimit call ids)
+_BOUNDARY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
+MAX_AUTHORITATIVE = 64
 
 
 def check_samples(samples: int) -> None:
@@ -47,6 +50,10 @@ class AuditRequest:
     # start every run from this cut's recorded state (``_cuts``): the work before it is
     # neither executed nor served; the intervention's target must lie after it
     from_cut: str | None = None
+    # boundaries whose declared substitute the authorising policy takes as the service
+    # itself: an arm that met calls the record does not hold answered by any other
+    # substitute caps the label at inconclusive (``_verdict``)
+    authoritative_substitutes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         from ..store import validate_id
@@ -68,6 +75,15 @@ class AuditRequest:
                 raise BadInput("--from-cut names a declared cut (letters, digits, ._:-)")
             if code:
                 raise BadInput("a code intervention changes the work before every cut")
+        names = self.authoritative_substitutes
+        if (
+            not isinstance(names, tuple)
+            or len(names) > MAX_AUTHORITATIVE
+            or not all(type(n) is str and _BOUNDARY_NAME.fullmatch(n) for n in names)
+            or len(set(names)) != len(names)
+        ):
+            raise BadInput("authoritative substitutes are distinct boundary names")
+        object.__setattr__(self, "authoritative_substitutes", tuple(sorted(names)))
 
     def to_dict(self) -> dict[str, Any]:
         """The frozen request as stored with a queued audit (includes a REPLACE value:
@@ -96,6 +112,11 @@ class AuditRequest:
             **({"code_revision": self.code_revision} if self.code_revision else {}),
             **({"candidate": self.candidate.to_dict()} if self.candidate else {}),
             **({"from_cut": self.from_cut} if self.from_cut else {}),
+            **(
+                {"authoritative_substitutes": list(self.authoritative_substitutes)}
+                if self.authoritative_substitutes
+                else {}
+            ),
         }
 
     @classmethod
@@ -129,6 +150,7 @@ class AuditRequest:
                 if data.get("candidate") is not None
                 else None,
                 from_cut=data.get("from_cut"),
+                authoritative_substitutes=tuple(data.get("authoritative_substitutes") or ()),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise BadInput("the stored audit request is malformed") from exc
@@ -198,6 +220,8 @@ class AuditRequest:
             out["candidate"] = self.candidate.to_predicate()  # the intervened arm's code
         if self.from_cut:
             out["from_cut"] = self.from_cut  # runs started from this cut's recorded state
+        if self.authoritative_substitutes:  # what the label may rest on (``_verdict``)
+            out["authoritative_substitutes"] = list(self.authoritative_substitutes)
         return out
 
 

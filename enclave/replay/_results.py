@@ -39,6 +39,9 @@ class SampleSummary:
     # (arm, call id, how): one mark per call an arm served or left unused; how is
     # record | substitute | intervention | unservable | unused (``_served.HOWS``)
     served: tuple[tuple[str, str, str], ...] = ()
+    # (arm, boundary): calls the record does not hold that the boundary's substitute
+    # answered in that arm (``_served.extrapolated``); empty in rows stored before it
+    substituted: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         # spelled out: ``asdict`` deep-copies and costs ~40 µs, once per sample
@@ -60,6 +63,7 @@ class SampleSummary:
             "intervened_decision": self.intervened_decision,
             "changed_layers": list(self.changed_layers),
             "served": [list(x) for x in self.served],
+            "substituted": [list(x) for x in self.substituted],
         }
 
     @classmethod
@@ -72,6 +76,7 @@ class SampleSummary:
         values["unserved_effects"] = tuple(values.get("unserved_effects", ()))
         values["changed_layers"] = tuple(values.get("changed_layers", ()))
         values["served"] = tuple((str(a), str(b), str(c)) for a, b, c in values.get("served", ()))
+        values["substituted"] = tuple((str(a), str(b)) for a, b in values.get("substituted", ()))
         return cls(**values)
 
 

@@ -436,6 +436,7 @@ def finalize_audit(
             recorded_sample=None
             if preparation.recorded_sample is None
             else SampleSummary.from_dict(preparation.recorded_sample),
+            authoritative=request.authoritative_substitutes,
         )
     if verdict.failure is not None and verdict.failure not in FAILURE_REASONS:
         # defence in depth: a stored stage result is not a channel for other codes either

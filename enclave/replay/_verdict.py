@@ -21,11 +21,18 @@ Numbered like "How an audit decides" in docs/audits.md:
    each call of each arm was served, counted over samples (``_served``).
 6. What is reported is bounded: quantised numbers, counts, labels from closed
    vocabularies, names from the specimen's own vocabulary.
+7. A label may not rest on a substitute's extrapolation. A substitute is checked on
+   the recorded requests only; when one answered a call the record does not hold, in
+   any arm of any sample, its answer is not observed truth, and the label is capped at
+   ``inconclusive`` — unless the request declares that boundary's substitute
+   authoritative (``AuditRequest.authoritative_substitutes``, from the intervention
+   policy). Either way ``substitute_answers`` names those boundaries and counts the
+   samples where it happened, in any arm.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +73,8 @@ class Verdict:
     recorded_seed: RecordedSeed | None = None
     sample_rows: list[list[Any]] | None = None  # [seed, baseline, intervened, flip]
     served_by: list[dict[str, Any]] | None = None
+    # {boundaries, samples}: substitutes' answers to requests the record does not hold
+    substitute_answers: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "classification", AuditLabel(self.classification))
@@ -93,6 +102,20 @@ def auditability_of(samples: Sequence[SampleSummary]) -> Auditability:
         first_unverifiable_step=first,
         live_state_fields=tuple(live_reads),
     )
+
+
+def substitute_answers(samples: Sequence[SampleSummary]) -> dict[str, Any]:
+    """The boundaries whose substitute answered, in some arm of some sample, a request the
+    record does not hold, by name; and in how many samples any of them did. (One count,
+    not one per boundary: each would be a channel of its own, see ``_disclosure``.)"""
+    names = sorted({b for s in samples for _, b in s.substituted})
+    return {"boundaries": names, "samples": sum(1 for s in samples if s.substituted)}
+
+
+def unauthorised(answers: dict[str, Any], authoritative: Collection[str]) -> list[str]:
+    """The boundaries, in order, whose substitute's extrapolation the label would rest on
+    though no policy declares it authoritative."""
+    return [b for b in answers["boundaries"] if b not in authoritative]
 
 
 def _labels(sample: SampleSummary) -> tuple[str, str]:
@@ -156,12 +179,14 @@ def decide(
     flip_tolerance: float = DEFAULT_FLIP_TOLERANCE,
     recorded_seed: int | None = None,
     recorded_sample: SampleSummary | None = None,
+    authoritative: Collection[str] = (),
 ) -> Verdict:
     if not 0 <= flip_tolerance <= 1:
         raise ValueError("a flip tolerance lies in [0, 1]")
     auditability = auditability_of(samples)
     observable_only = auditability.class_ == AuditabilityClass.OBSERVABLE_ONLY
     served_by = served_by_table((s.served for s in samples), len(samples))
+    answers = substitute_answers(samples)
     # 1. failed runs
     for sample in samples:
         if sample.failure is None:
@@ -181,7 +206,10 @@ def decide(
     # 2. observable-only: report how calls were served, do not conclude
     if observable_only:
         return Verdict(
-            classification=OBSERVABLE_ONLY, auditability=auditability, served_by=served_by
+            classification=OBSERVABLE_ONLY,
+            auditability=auditability,
+            served_by=served_by,
+            substitute_answers=answers,
         )
     # 3. placebo
     resolution = resolution_for(tolerances.score)
@@ -216,6 +244,9 @@ def decide(
             failure=VALUE_OUT_OF_RANGE,
             failure_detail="outcome kinds differ",
         )
+    # 7. no confident label on a substitute's extrapolation no policy vouches for
+    if label != INCONCLUSIVE and unauthorised(answers, authoritative):
+        label = INCONCLUSIVE
     # 5. the recorded seed, per-sample rows, served-by
     rows = [[s.seed, *_labels(s), s.flip] for s in samples]
     return Verdict(
@@ -226,4 +257,5 @@ def decide(
         recorded_seed=_recorded_seed(samples, recorded_seed, resolution, recorded_sample),
         sample_rows=rows,
         served_by=served_by,
+        substitute_answers=answers,
     )

@@ -24,6 +24,12 @@ Checked in order (each as ``location: rule``, never a value):
 7. A cut: ``cut`` is present exactly when the request names ``from_cut``, with that
    name; its call id is a call of that cut (``scope/<name>#0``), and the cut's own
    served-by rows show it served from the ``record`` (or unused, or absent) only.
+8. Substitute answers (when reported: certificates issued before have none): with the
+   served-by table; a count of samples exactly when boundaries are named, no more than
+   the substitute (or unservable) marks, over the arms, on their calls and the ``new
+   calls`` rows. A
+   boundary not in the request's ``authoritative_substitutes`` caps the label: then
+   neither ``equivalent`` nor ``influential`` follows (rule 3 derives ``inconclusive``).
 """
 
 from __future__ import annotations
@@ -121,7 +127,7 @@ def _effect(p: dict[str, Any], n: int) -> list[str]:
         problems.append("/effect/mde/flip_rate: is not the one the sample count implies")
     if problems:
         return problems
-    label = effect_label(
+    derived = effect_label(
         delta_interval=effect["delta_interval"],
         equivalence_interval=eq["delta_interval"],
         score_tolerance=effect["score_tolerance"],
@@ -129,6 +135,7 @@ def _effect(p: dict[str, Any], n: int) -> list[str]:
         flip_upper=eq["flip_upper"],
         flip_tolerance=effect["flip_tolerance"],
     )
+    label = AuditLabel.INCONCLUSIVE.value if _unauthorised(p) else derived  # 8.
     if label != p["classification"]:
         problems.append("/classification: does not follow from the intervals and tolerances")
     return problems
@@ -205,6 +212,40 @@ def _cut(p: dict[str, Any]) -> list[str]:
     return []
 
 
+def _unauthorised(p: dict[str, Any]) -> list[str]:
+    """Boundaries whose substitute answered calls the record does not hold though the
+    request does not declare it authoritative."""
+    allowed = set(p["request"].get("authoritative_substitutes") or ())
+    answers = p.get("substitute_answers") or {"boundaries": []}
+    return [b for b in answers["boundaries"] if b not in allowed]
+
+
+def _substitute_answers(p: dict[str, Any], n: int | None) -> list[str]:
+    answers = p.get("substitute_answers")
+    if answers is None:
+        return []
+    if p["served_by"] is None or n is None:
+        return ["/substitute_answers: reported without a served-by table"]
+    problems = []
+    names, k = set(answers["boundaries"]), answers["samples"]
+    if (k == 0) != (not names):
+        problems.append("/substitute_answers: a sample count exactly when boundaries are named")
+    marks = sum(
+        r["substitute"] + r["unservable"]
+        for r in p["served_by"]
+        if r["call"] == "new calls" or _boundary(r["call"]) in names
+    )
+    if k > min(n, marks):
+        problems.append("/substitute_answers: exceeds the samples served by substitute")
+    if p["classification"] in EFFECT_LABELS and p["classification"] != AuditLabel.INCONCLUSIVE:
+        if _unauthorised(p):
+            problems.append(
+                "/classification: rests on a substitute's answers to requests the record does "
+                "not hold, which the request does not declare authoritative"
+            )
+    return problems
+
+
 def _boundary(call: str) -> str:
     """The boundary of a call id ``scope/name#k``."""
     return call.partition("/")[2].rpartition("#")[0]
@@ -229,4 +270,5 @@ def predicate_problems_v2(predicate: Any) -> list[str]:
         else:
             problems += _served_by(p, samples["count"])  # 6.
     problems += _cut(p)  # 7.
+    problems += _substitute_answers(p, None if samples is None else samples["count"])  # 8.
     return problems

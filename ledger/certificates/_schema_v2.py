@@ -18,6 +18,13 @@ v2 is v1 (``_schema``) with these changes (``docs/certificate-v2.md``):
                     ``record`` / ``substitute`` / ``intervention`` / ``unservable``, left
                     ``unused``, or ``absent``; calls the record does not know are one
                     ``new calls`` row per arm.
+``substitute_answers`` optional (certificates issued before it have none):
+                    {``boundaries``, ``samples``}: the boundaries whose substitute
+                    answered, in some arm, a request the record does not hold (one the
+                    record never called is ``(unrecorded boundary)``), and in how many
+                    samples any of them did.
+                    The request may name ``authoritative_substitutes``; any other
+                    boundary listed here caps the label at ``inconclusive``.
 ``cut``             optional (a full replay has none): the cut every run started from,
                     {``name``, ``call_id``, ``calls_before``}; the request then names it
                     as ``from_cut``. Calls inside the cut's work were neither executed nor
@@ -155,6 +162,15 @@ _CUT = _closed(
     },
 )
 
+_SUBSTITUTE_ANSWERS = _closed(
+    ["boundaries", "samples"],
+    {
+        "boundaries": {"type": "array", "maxItems": 1025, "uniqueItems": True, "items": _str(128)},
+        "samples": _COUNT,
+    },
+)
+_AUTHORITATIVE = {"type": "array", "maxItems": 64, "uniqueItems": True, "items": _str(128)}
+
 _SERVED_BY = _nullable(
     {
         "type": "array",
@@ -184,6 +200,8 @@ def _v2() -> dict[str, Any]:
     properties["served_by"] = _SERVED_BY
     properties["substitute_fidelity"] = _SUBSTITUTE_FIDELITY
     properties["cut"] = _CUT  # not required
+    properties["substitute_answers"] = _SUBSTITUTE_ANSWERS  # not required
+    properties["request"]["properties"]["authoritative_substitutes"] = _AUTHORITATIVE
     properties["request"]["properties"]["from_cut"] = _str(64, pattern=_CUT_NAME)
     # a code revision (a candidate release) is an intervention of its own
     for where in (properties["request"], properties["intervention"]["anyOf"][1]):

@@ -483,6 +483,7 @@ PINNED = {
         "ARMS",
         "HOWS",
         "ReplayContext",
+        "UNRECORDED",
         "check_substitutes",
         "mark_allowed",
         "replay_run",

@@ -21,8 +21,10 @@ from enclave import Home, Runtime
 from enclave.capture import AgentSpec, capture
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.certificates import RuntimeLedgerLookup, signing_key
+from enclave.replay.runs import open_specimen
 from ledger.certificates import load_public_key_pem, verify_certificate
 from tests.agents import validity_engine_agents as va
+from tests.agents import validity_substitute_agents as vs
 
 pytestmark = pytest.mark.slow
 
@@ -99,3 +101,93 @@ def test_a_fidelity_report_carries_one_bit_per_boundary_and_nothing_chosen(
     assert parse_loaded({"loaded": loaded, "fidelity": good}, expected) == good
     with pytest.raises(ReplyInvalid):
         parse_loaded({"loaded": loaded, "fidelity": fidelity}, expected)
+
+
+# -- a substitute faithful on the record, asked what the record does not hold -----------
+
+EXTRAPOLATED_SAMPLES = 60  # enough for 0 flips to be "equivalent" at the default tolerance
+
+
+def _extrapolated_audit(runtime: Runtime, authoritative: tuple[str, ...] = ()) -> Any:
+    with vs.live():
+        specimen = capture(
+            runtime,
+            vs.EXTRAPOLATED_AGENT,
+            vs.INPUTS,
+            tenant_id="acme",
+            seed=vs.RECORDED_SEED,
+        )
+    request = AuditRequest(
+        specimen_id=specimen.specimen_id,
+        intervention=Intervention(
+            Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=0.2
+        ),
+        purpose="routing-review",
+        requester="test",
+        samples=EXTRAPOLATED_SAMPLES,
+        seed=1,
+        authoritative_substitutes=authoritative,
+    )
+    return run_audit(runtime, request, now=datetime.now(UTC) + timedelta(hours=1))
+
+
+def _live_decision(runtime: Runtime, seed: int, value: float | None) -> Any:
+    with vs.live(value=value):
+        specimen = capture(runtime, vs.EXTRAPOLATED_AGENT, vs.INPUTS, tenant_id="acme", seed=seed)
+    opened = open_specimen(
+        runtime,
+        specimen.specimen_id,
+        job_id="validity-fidelity",
+        lease_seconds=60,
+        now=datetime.now(UTC) + timedelta(minutes=5),
+    )
+    return opened.trajectory.outcome["decision"]
+
+
+def test_a_conclusion_resting_on_a_substitutes_extrapolation_is_not_confident(
+    runtime: Runtime,
+) -> None:
+    # the truth: the agent run live with the intervention applied, per sampled seed
+    seeds = range(1, 1 + EXTRAPOLATED_SAMPLES)
+    truth = sum(_live_decision(runtime, s, None) != _live_decision(runtime, s, 0.2) for s in seeds)
+    assert 0.3 < truth / EXTRAPOLATED_SAMPLES < 0.7  # about half the seeds flip live
+
+    outcome = _extrapolated_audit(runtime)
+    assert outcome.envelope is not None, (outcome.failure, outcome.failure_detail)
+    predicate = _predicate(runtime, outcome.envelope)
+    # the substitute reproduced the record, so it served; its answer to band "low" is
+    # not the live one, and no flip is seen where half the seeds flip
+    assert predicate["substitute_fidelity"] == {"rating": {"checked": 1, "faithful": True}}
+    assert predicate["effect"]["flips"] == 0
+    # so the audit may not certify "equivalent", and says what it rests on
+    assert predicate["classification"] == "inconclusive"
+    assert predicate["substitute_answers"] == {
+        "boundaries": ["rating"],
+        "samples": EXTRAPOLATED_SAMPLES,
+    }
+    assert any(
+        "'rating'" in item and f"{EXTRAPOLATED_SAMPLES} of {EXTRAPOLATED_SAMPLES}" in item
+        for item in predicate["not_established"]
+    ), predicate["not_established"]
+    # the served-by table cannot tell it apart: the changed request keeps the recorded
+    # call id, so it shows as a substitute on a recorded call, as a changed world would
+    rating = [r for r in predicate["served_by"] if r["call"] == "main/rating#0"]
+    assert [(r["arm"], r["substitute"]) for r in rating] == [
+        ("baseline", 0),
+        ("intervened", EXTRAPOLATED_SAMPLES),
+        ("placebo", 0),
+    ]
+    assert not [r for r in predicate["served_by"] if r["call"] == "new calls"]
+
+
+def test_a_substitute_declared_authoritative_carries_the_conclusion(runtime: Runtime) -> None:
+    # the declaration is the request's (an intervention policy's) claim that the
+    # substitute is the service: the audit then concludes from it, and says so
+    outcome = _extrapolated_audit(runtime, authoritative=("rating",))
+    assert outcome.envelope is not None, (outcome.failure, outcome.failure_detail)
+    predicate = _predicate(runtime, outcome.envelope)
+    assert predicate["request"]["authoritative_substitutes"] == ["rating"]
+    assert predicate["classification"] == "equivalent"
+    assert any(
+        "'rating'" in item and "authoritative" in item for item in predicate["not_established"]
+    )

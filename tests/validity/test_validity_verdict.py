@@ -11,6 +11,7 @@ import json
 import math
 import random
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -43,7 +44,7 @@ from enclave.replay.verdict import (
     auditability_of,
     decide,
 )
-from enclave.replay.worker import summarize_seed
+from enclave.replay.worker import UNRECORDED, summarize_seed
 from ledger.certificates import (
     PREDICATE_TYPE,
     PREDICATE_TYPE_V1,
@@ -380,7 +381,11 @@ def test_an_unservable_run_fails_the_audit_naming_the_call_it_could_not_serve() 
 # -- what crosses the worker boundary ------------------------------------------------
 
 
-def _runs(served: tuple[tuple[str, str], ...], unused: tuple[str, ...] = ()) -> list[RunResult]:
+def _runs(
+    served: tuple[tuple[str, str], ...],
+    unused: tuple[str, ...] = (),
+    extrapolated: tuple[str, ...] = (),
+) -> list[RunResult]:
     layers = {
         "score": 0.5,
         "decision": "A",
@@ -399,6 +404,7 @@ def _runs(served: tuple[tuple[str, str], ...], unused: tuple[str, ...] = ()) -> 
             layers=dict(layers, decision=DECISION_CANARY) if v == "intervened" else layers,
             served=served,
             unused=unused,
+            extrapolated=extrapolated if v == "intervened" else (),
         )
         for v in ("baseline", "intervened", "placebo")
     ]
@@ -427,6 +433,40 @@ def test_served_by_crosses_with_names_from_the_vocabulary_only() -> None:
     assert "CANARY" not in json.dumps(parsed.to_dict())  # neither the call nor the decision
     assert ("intervened", "new_call #0", "substitute") in parsed.served
     assert ("baseline", "main/tool#1", "unused") in parsed.served
+
+
+def test_substitute_answers_cross_with_boundary_names_from_the_record_only() -> None:
+    canary = "CANARY-7a2b"
+    summary = summarize_seed(
+        *_runs((("main/tool#0", "substitute"),), extrapolated=("tool", canary)),
+        recorded_decision="A",
+        boundaries=frozenset({"tool"}),
+    )
+    assert summary.substituted == (("intervened", UNRECORDED), ("intervened", "tool"))
+    vocab = Vocabulary(
+        calls=VOCAB.calls,
+        effects=frozenset(),
+        live_state=frozenset(),
+        proposal_fields=("decision",),
+        boundaries=frozenset({"tool"}),
+    )
+    wire = json.loads(json.dumps({"samples": [summary.to_dict()]}))
+    parsed = parse_samples(wire, [3], vocab)[0]
+    assert parsed.substituted == summary.substituted
+    assert canary not in json.dumps(parsed.to_dict())
+    for tampered in (
+        [["intervened", canary]],  # a name the record does not hold
+        [["intervened", "tool"], ["intervened", "tool"]],  # twice
+        [["nowhere", "tool"]],
+    ):
+        item = dict(summary.to_dict(), substituted=tampered)
+        with pytest.raises(ReplyInvalid):
+            parse_samples({"samples": [item]}, [3], vocab)
+    # an arm no substitute served cannot have had a substitute's answer
+    served = summarize_seed(*_runs((("main/tool#0", "record"),)), recorded_decision="A")
+    item = dict(served.to_dict(), substituted=[["intervened", "tool"]])
+    with pytest.raises(ReplyInvalid):
+        parse_samples({"samples": [item]}, [3], vocab)
 
 
 @pytest.mark.parametrize(
@@ -474,6 +514,54 @@ def test_the_disclosure_bound_counts_every_new_field() -> None:
     assert dict(more_calls.terms)["/served_by"] > terms["/served_by"]
 
 
+def test_the_disclosure_bound_counts_substitute_answers_per_arm_and_boundary() -> None:
+    # a subset of the recorded boundary names and "(unrecorded boundary)", and a count
+    bound = disclosure_bound(
+        samples=100, tolerance=0.01, vocabulary=VocabularySize(calls=6, live_state=1, boundaries=3)
+    )
+    expected = math.ceil((4 + math.log2(101)) * 100 - 1e-9) / 100
+    assert dict(bound.terms)["/substitute_answers"] == pytest.approx(expected)
+    # stored sizes from before boundary names were counted: one name per call at most
+    old = VocabularySize.from_dict({"calls": 6, "live_state": 1, "proposal_fields": 4})
+    assert old.boundaries == 6
+
+
+# -- a label resting on a substitute's extrapolation ----------------------------------
+
+
+def _extrapolated(n: int, flips: Sequence[int] = ()) -> list[SampleSummary]:
+    return [
+        replace(sample(1 + i, 0.0, flip=i in flips), substituted=(("intervened", "rating"),))
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("flips", [(), (0, 1, 2)], ids=["equivalent", "influential"])
+def test_no_confident_label_rests_on_an_unauthorised_substitutes_extrapolation(
+    flips: Sequence[int],
+) -> None:
+    samples = _extrapolated(100, flips)
+    honest = decide(samples=samples, tolerances=TOL, authoritative=("rating",))
+    assert honest.classification in (EQUIVALENT, INFLUENTIAL)
+    assert honest.substitute_answers == {"boundaries": ["rating"], "samples": 100}
+    capped = decide(samples=samples, tolerances=TOL, authoritative=("another",))
+    assert capped.classification == INCONCLUSIVE
+    assert capped.effect == honest.effect  # what was measured is still reported
+    # a sample without extrapolation of its own does not lift the cap
+    mixed = decide(samples=[*population([0.0] * 99), samples[0]], tolerances=TOL)
+    assert mixed.classification == INCONCLUSIVE
+    assert mixed.substitute_answers == {"boundaries": ["rating"], "samples": 1}
+    # a sample counts once however many arms met the substitute's answers
+    both = replace(samples[0], substituted=(("baseline", "rating"), ("intervened", "rating")))
+    assert decide(samples=[both, samples[1]], tolerances=TOL).substitute_answers == {
+        "boundaries": ["rating"],
+        "samples": 2,
+    }
+    none = decide(samples=population([0.0] * 100), tolerances=TOL)
+    assert none.classification == EQUIVALENT
+    assert none.substitute_answers == {"boundaries": [], "samples": 0}
+
+
 # -- end to end ---------------------------------------------------------------------
 
 
@@ -492,6 +580,8 @@ def _audit(runtime: Runtime, specimen: str, iv: Intervention, samples: int) -> d
         requester="test",
         samples=samples,
         seed=1,
+        # as the procurement policies declare: the approval rule's substitute is the rule
+        authoritative_substitutes=("approval-policy",),
     )
     outcome = run_audit(runtime, request, now=datetime.now(UTC) + timedelta(hours=1))
     assert outcome.envelope is not None, (outcome.failure, outcome.failure_detail)

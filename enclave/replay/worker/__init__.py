@@ -25,12 +25,14 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._outgoing import summarize_seed as summarize_seed
     from ._served import ARMS as ARMS
     from ._served import HOWS as HOWS
+    from ._served import UNRECORDED as UNRECORDED
     from ._served import mark_allowed as mark_allowed
     from ._served import served_by_table as served_by_table
 
 _FRONT = {
     "ARMS": "._served",
     "HOWS": "._served",
+    "UNRECORDED": "._served",
     "ReplayContext": "._engine",
     "check_substitutes": "._fidelity",
     "mark_allowed": "._served",

@@ -30,7 +30,11 @@ Invariants:
    a substitute, or not at all) are reported: they decide the auditability class.
 7. ``served`` says how each call was served, in call order (``record``,
    ``intervention``, ``substitute``, ``unservable`` — the last written before the branch
-   ends); ``unused`` lists the recorded calls the run never matched.
+   ends); ``unused`` lists the recorded calls the run never matched; ``extrapolated``
+   the boundaries whose substitute answered a request the record does not hold (its
+   answer was never checked against anything: ``_fidelity`` checks recorded requests).
+   Such a call may carry a recorded call id (the k-th call of a boundary with another
+   request), so its serving mark alone does not tell it apart.
 8. Cuts (``Context.cut``). A full replay runs a cut's work and, before departure, its
    state must equal the recorded state (else ``DivergenceError``); after departure the
    state is the branch's own. A replay *from* a cut (``from_cut``) serves that cut and
@@ -113,6 +117,7 @@ class ReplayContext(Context):
         self.unverifiable: list[str] = []
         self.unserved_effects: list[str] = []
         self.served: list[tuple[str, str]] = []
+        self.extrapolated: list[str] = []
         # (kind, response) of every served call, in order: the outcome's layers
         self.answers: list[tuple[str, dict[str, Any]]] = []
         self._time: datetime | None = None
@@ -323,7 +328,10 @@ class ReplayContext(Context):
         )
         if step is None:  # after departure, a call the record does not hold
             resolved = next((s.resolved for s in self._calls if s.name == spec.name), None)
-            return self._substitute(spec, request, resolved, call_id, "substitute")
+            answer = self._substitute(spec, request, resolved, call_id, "substitute")
+            if spec.name not in self.extrapolated:
+                self.extrapolated.append(spec.name)
+            return answer
         how = "intervention" if step.intervened else "record"
         if step.intervened:
             self.departed = True
@@ -418,4 +426,5 @@ def replay_run(
         unserved_effects=tuple(ctx.unserved_effects),
         served=tuple(ctx.served),
         unused=ctx.unused,
+        extrapolated=tuple(ctx.extrapolated),
     )

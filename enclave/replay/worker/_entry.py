@@ -22,7 +22,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from .._model import RunResult, Trajectory
+from .._model import RunResult, Trajectory, boundary_names
 from ._fresh_run import (
     agent_target,
     fidelity_child,
@@ -116,11 +116,14 @@ def _run(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
 
 def _samples(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
     # whole paired samples, reduced here: only metadata crosses back to the supervisor
-    recorded = _job["variants"]["baseline"].outcome.get("decision")
+    baseline = _job["variants"]["baseline"]
+    recorded = baseline.outcome.get("decision")
+    names = boundary_names((step.kind, step.name) for step in baseline.steps)
     samples = []
     for seed in map(int, request["seeds"]):
         runs = [_replay(fresh, variant, seed) for variant in ARMS]
-        samples.append(summarize_seed(*runs, recorded_decision=recorded).to_dict())
+        summary = summarize_seed(*runs, recorded_decision=recorded, boundaries=names)
+        samples.append(summary.to_dict())
     return {"samples": samples}
 
 

@@ -49,6 +49,7 @@ _KEYS = frozenset(
         "unserved_effects",
         "served",
         "unused",
+        "extrapolated",
     }
 )
 
@@ -113,6 +114,7 @@ def replay_child(
         "unserved_effects": list(result.unserved_effects),
         "served": [list(x) for x in result.served],
         "unused": list(result.unused),
+        "extrapolated": list(result.extrapolated),
     }
     layers = None if result.layers is None else dict(result.layers)
     try:
@@ -219,4 +221,5 @@ def result_from_child(reply: Mapping[str, Any], *, seed: int, variant: str) -> R
         unserved_effects=_names(data["unserved_effects"]),
         served=tuple(_pairs(data["served"])),
         unused=_names(data["unused"]),
+        extrapolated=_names(data["extrapolated"]),
     )

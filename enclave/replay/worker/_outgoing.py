@@ -17,7 +17,7 @@ from .._decisions import decision_label
 from .._errors import VALUE_OUT_OF_RANGE
 from .._model import LAYERS, RunResult, Tolerances
 from .._results import SampleSummary
-from ._served import marks_of
+from ._served import extrapolated, marks_of
 
 __all__ = ["run_wire", "summarize_seed"]
 
@@ -60,14 +60,17 @@ def summarize_seed(
     *,
     recorded_decision: Any,
     declared_decisions: Sequence[str] = (),
+    boundaries: frozenset[str] = frozenset(),
 ) -> SampleSummary:
-    """Reduce one seed's three runs to metadata, inside the enclave."""
+    """Reduce one seed's three runs to metadata, inside the enclave. ``boundaries``: the
+    record's boundary names (``_model.boundary_names``), which a summary may name."""
     reads, unverifiable, unserved = (
         intervened.live_state_reads,
         intervened.unverifiable_effects,
         intervened.unserved_effects,
     )
     served = tuple(m for run in (baseline, intervened, placebo) for m in marks_of(run))
+    substituted = extrapolated((baseline, intervened, placebo), boundaries)
     for run in (baseline, placebo, intervened):
         if run.failure is not None:
             return SampleSummary(
@@ -78,6 +81,7 @@ def summarize_seed(
                 unverifiable_effects=unverifiable,
                 unserved_effects=unserved,
                 served=served,
+                substituted=substituted,
             )
     assert (
         baseline.layers is not None and intervened.layers is not None and placebo.layers is not None
@@ -109,6 +113,7 @@ def summarize_seed(
                 layer for layer in LAYERS if not arms[layer].get("equal", arms[layer]["ok"])
             ),
             served=served,
+            substituted=substituted,
         )
     except (CanonicalizationError, TypeError, ValueError, OverflowError):
         # an outcome the enclave cannot compare exactly (2**60, NaN, a score that is no number)
@@ -120,4 +125,5 @@ def summarize_seed(
             unverifiable_effects=unverifiable,
             unserved_effects=unserved,
             served=served,
+            substituted=substituted,
         )

@@ -14,6 +14,14 @@ Calls the record does not know are numbered per run in order of appearance, so
 ``new_call #0`` of one sample need not be the same call as in another: the table counts
 them together, per arm, as one ``NEW_CALLS`` row — per sample ``unservable`` if any of
 them was, else ``substitute`` if there was one, else ``absent``.
+
+Which boundaries' substitutes answered a *request* the record does not hold is kept
+apart, per sample, as (arm, boundary) pairs (``extrapolated``): a substitute is checked
+on the recorded requests only (``_fidelity``), so its answer to any other request is its
+own extrapolation. The marks above cannot tell these apart: the k-th call of a boundary
+keeps its recorded call id whatever it asks, so a changed request shows as
+``substitute`` on a recorded call, like a recorded request answered in a changed world.
+A boundary the record never called is named ``UNRECORDED``.
 """
 
 from __future__ import annotations
@@ -29,7 +37,9 @@ __all__ = [
     "COLUMNS",
     "HOWS",
     "NEW_CALLS",
+    "UNRECORDED",
     "UNUSED",
+    "extrapolated",
     "mark_allowed",
     "marks_of",
     "served_by_table",
@@ -43,6 +53,8 @@ COLUMNS = (*HOWS, UNUSED, ABSENT)
 _NEW_CALL_HOWS = frozenset({"substitute", "unservable"})
 NEW_CALL_PREFIX = "new_call #"
 NEW_CALLS = "new calls"
+# how a boundary outside the record's own names is reported: its name is not disclosed
+UNRECORDED = "(unrecorded boundary)"
 
 
 def mark_allowed(arm: str, how: str, *, recorded: bool) -> bool:
@@ -63,6 +75,18 @@ def marks_of(run: RunResult) -> list[tuple[str, str, str]]:
     for call_id in run.unused:
         marks.setdefault(call_id, UNUSED)
     return [(run.variant, call_id, how) for call_id, how in marks.items()]
+
+
+def extrapolated(runs: Iterable[RunResult], names: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    """(arm, boundary) for every boundary whose substitute answered, in that arm, a
+    request the record does not hold; boundaries not among the record's ``names``
+    (``_model.boundary_names``) as ``UNRECORDED``."""
+    found = {
+        (run.variant, name if name in names else UNRECORDED)
+        for run in runs
+        for name in run.extrapolated
+    }
+    return tuple(sorted(found, key=lambda pair: (ARMS.index(pair[0]), pair[1])))
 
 
 def served_by_table(

@@ -10,7 +10,11 @@
  *    request's; ``mde.flip_rate`` is the one N implies; the label is ``effectLabel``;
  * 4.–5. per-sample rows and the recorded seed agree with the effect;
  * 6. served-by rows: one per (arm, call), each summing to N, and served as allowed;
- * 7. a cut is named exactly when the request replays from it (``docs/cuts.md``).
+ * 7. a cut is named exactly when the request replays from it (``docs/cuts.md``);
+ * 8. substitute answers to requests the record does not hold: a count exactly when
+ *    boundaries are named, bounded by the served-by table; one the request does not
+ *    declare authoritative
+ *    caps the label at ``inconclusive``.
  */
 
 import { clopperPearson } from './beta';
@@ -123,7 +127,7 @@ function effectProblems(p: Predicate, n: number): string[] {
   if (problems.length > 0) {
     return problems;
   }
-  const label = effectLabel({
+  const derived = effectLabel({
     deltaInterval: effect.delta_interval,
     equivalenceInterval: eq.delta_interval,
     scoreTolerance: effect.score_tolerance,
@@ -131,6 +135,7 @@ function effectProblems(p: Predicate, n: number): string[] {
     flipUpper: eq.flip_upper,
     flipTolerance: effect.flip_tolerance
   });
+  const label = unauthorised(p).length > 0 ? 'inconclusive' : derived; // 8.
   if (label !== p.classification) {
     problems.push('/classification: does not follow from the intervals and tolerances');
   }
@@ -249,6 +254,46 @@ function cut(p: Predicate): string[] {
   return [];
 }
 
+/** Boundaries whose substitute answered requests the record does not hold though the
+ * request does not declare it authoritative. */
+function unauthorised(p: Predicate): string[] {
+  const allowed = new Set<string>(p.request.authoritative_substitutes ?? []);
+  const names: string[] = p.substitute_answers?.boundaries ?? [];
+  return names.filter(b => !allowed.has(b));
+}
+
+/** 8. Substitute answers, when reported (certificates issued before have none). */
+function substituteAnswers(p: Predicate, n: number | null): string[] {
+  const answers: Predicate | undefined = p.substitute_answers;
+  if (answers === undefined || answers === null) {
+    return [];
+  }
+  if (p.served_by === null || n === null) {
+    return ['/substitute_answers: reported without a served-by table'];
+  }
+  const problems: string[] = [];
+  const names = new Set<string>(answers.boundaries);
+  const k: number = answers.samples;
+  if ((k === 0) !== (names.size === 0)) {
+    problems.push('/substitute_answers: a sample count exactly when boundaries are named');
+  }
+  const served: Predicate[] = p.served_by;
+  const marks = served
+    .filter(r => r.call === 'new calls' || names.has(boundary(r.call)))
+    .reduce((total, r) => total + (r.substitute as number) + (r.unservable as number), 0);
+  if (k > Math.min(n, marks)) {
+    problems.push('/substitute_answers: exceeds the samples served by substitute');
+  }
+  const label = p.classification;
+  if (EFFECT_LABELS.includes(label) && label !== 'inconclusive' && unauthorised(p).length > 0) {
+    problems.push(
+      "/classification: rests on a substitute's answers to requests the record does " +
+        'not hold, which the request does not declare authoritative'
+    );
+  }
+  return problems;
+}
+
 /** Every broken rule of a v2 predicate that matches its schema. */
 export function ruleProblemsV2(p: Predicate): string[] {
   const problems = ruleProblems(p, false); // 1.
@@ -266,5 +311,6 @@ export function ruleProblemsV2(p: Predicate): string[] {
     }
   }
   problems.push(...cut(p)); // 7.
+  problems.push(...substituteAnswers(p, samples === null ? null : samples.count)); // 8.
   return problems;
 }

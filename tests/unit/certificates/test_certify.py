@@ -488,6 +488,9 @@ def test_rules_on_intervention_and_effect(statement: dict[str, Any]) -> None:
     )
 
 
+_ANSWER = {"boundaries": ["m"], "samples": 13}
+
+
 def _tampered(statement: dict[str, Any], change: Any) -> dict[str, Any]:
     predicate = copy.deepcopy(statement["predicate"])
     change(predicate)
@@ -554,6 +557,30 @@ def _tampered(statement: dict[str, Any], change: Any) -> dict[str, Any]:
             "does not know",
         ),  # fmt: skip
         (lambda p: p["effect"].update(outcome="categorical"), "numeric fields"),
+        # substitute answers to requests the record does not hold (the golden one has 13
+        # samples of intervened new calls served by substitute, reported before these)
+        (lambda p: p.update(substitute_answers=_ANSWER), "rests on a substitute's answers"),
+        (lambda p: p.update(substitute_answers=_ANSWER), "does not follow from the intervals"),
+        (
+            lambda p: (
+                p.update(substitute_answers=_ANSWER),
+                p["request"].update(authoritative_substitutes=["m"]),
+            ),
+            "",
+        ),  # fmt: skip
+        (
+            lambda p: p.update(substitute_answers=_ANSWER, classification="inconclusive"),
+            "",
+        ),  # capped: inconclusive is what follows
+        (
+            lambda p: p.update(substitute_answers=dict(_ANSWER, samples=14)),
+            "exceeds the samples served by substitute",
+        ),
+        (lambda p: p.update(substitute_answers=dict(_ANSWER, boundaries=["m", "m"])), "unique"),
+        (lambda p: p.update(substitute_answers=dict(_ANSWER, arm="intervened")), "/substitute"),
+        (lambda p: p.update(substitute_answers=dict(_ANSWER, samples=0)), "exactly when"),
+        (lambda p: p.update(substitute_answers={"boundaries": [], "samples": 2}), "exactly when"),
+        (lambda p: p.update(substitute_answers={"boundaries": [], "samples": 0}), ""),
         (
             lambda p: p.update(
                 classification="baseline-not-reproduced",
@@ -572,6 +599,26 @@ def test_v2_rules_tie_the_label_and_counts_to_what_is_reported(
         assert problems == []
         return
     assert any(problem in p for p in problems), problems
+
+
+def test_a_confident_label_on_an_unauthorised_substitutes_answers_fails_verification(
+    key: SigningKey, statement: dict[str, Any]
+) -> None:
+    # the golden certificate verifies: it reports no substitute answers, so rule 8 is idle
+    golden = sign_statement(statement, key)
+    assert _verify(golden, key, _lookup(statement, golden)).ok
+    # an issuer that kept "influential" while its served-by shows the intervened arm's
+    # new calls answered by an unauthorised substitute is caught offline
+    forged = copy.deepcopy(statement)
+    forged["predicate"]["substitute_answers"] = _ANSWER
+    envelope = _sign_raw(forged, key)
+    report = _verify(envelope, key, _lookup(statement, envelope))
+    assert not report.ok and report.first_failure is not None
+    assert "rests on a substitute's answers" in report.first_failure.detail
+    # the same answers from a substitute the request declares authoritative verify
+    forged["predicate"]["request"]["authoritative_substitutes"] = ["m"]
+    envelope = _sign_raw(forged, key)
+    assert _verify(envelope, key, _lookup(statement, envelope)).ok
 
 
 def test_sign_statement_refuses_invalid_and_never_echoes_values(

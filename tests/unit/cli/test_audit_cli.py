@@ -86,6 +86,8 @@ def test_audit_json_is_one_object(demo_home: tuple[Path, dict[str, Any]]) -> Non
         "10",
         "--seed",
         "1",
+        "--authoritative-substitute",
+        "approval-policy",
         "--json",
     )
     assert done.returncode == 0, done.stderr
@@ -99,6 +101,19 @@ def test_audit_json_is_one_object(demo_home: tuple[Path, dict[str, Any]]) -> Non
     assert out["disclosure"]["bits"] > 0 and out["disclosure"]["terms"]
     assert 0 < out["effect"]["flip_rate"] <= 1
     assert cli(home, "verify", out["certificate_path"]).returncode == 0
+
+
+def test_audit_without_the_declaration_does_not_conclude_on_a_substitutes_answers(
+    demo_home: tuple[Path, dict[str, Any]],
+) -> None:
+    # every sample sends the approval policy a score the record does not hold
+    home, demo = demo_home
+    args = ("--purpose", "cli test", "--revision", "model=r2", "--samples", "10", "--json")
+    done = cli(home, "audit", demo["specimens"]["procurement"], *args)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["classification"] == "inconclusive"
+    assert out["effect"]["flip_rate"] > 0  # measured and reported, not concluded from
 
 
 def test_audit_json_for_the_shard_refusal(demo_home: tuple[Path, dict[str, Any]]) -> None:
@@ -145,6 +160,8 @@ def test_audit_table(demo_home: tuple[Path, dict[str, Any]]) -> None:
         "-0.2",
         "--samples",
         "5",
+        "--authoritative-substitute",
+        "review-policy",
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout

@@ -227,6 +227,10 @@ def test_every_shipped_policy_file_parses_and_names_a_declared_tool() -> None:
         {"budget": {"audits": 3}},
         {"id": "Bad Id!"},
         {"tenant": "../etc"},
+        {"authoritative_substitutes": "approval-policy"},  # a list of names
+        {"authoritative_substitutes": ["main/approval-policy#0"]},  # a call id, no name
+        {"authoritative_substitutes": ["approval-policy", "approval-policy"]},
+        {"authoritative_substitutes": [0.56]},
     ],
 )
 def test_invalid_policy_files_are_refused_without_quoting_values(changes: dict[str, Any]) -> None:
@@ -419,6 +423,26 @@ def test_an_eligible_request_is_bound_to_its_one_policy(
         tenant="acme",
     )
     assert nullify.policy.id == "claims.fraud-score.nullify"
+    # the substitutes each shipped policy takes as the service travel with the request
+    assert eligible.request.authoritative_substitutes == ("approval-policy",)
+    assert nullify.request.authoritative_substitutes == ("review-policy",)
+
+
+def test_a_policy_may_declare_authoritative_only_the_agents_own_substitutes(
+    runtime: Runtime, captured: dict[str, str]
+) -> None:
+    stored = active(runtime, policy_text(authoritative_substitutes=["approval-policy"]))
+    assert stored.authoritative_substitutes == ("approval-policy",)
+    assert get_policy(runtime, stored.id).authoritative_substitutes == ("approval-policy",)
+    assert stored.to_dict()["params"]["authoritative_substitutes"] == ["approval-policy"]
+    eligible = check_eligibility(
+        runtime, draft(captured["procurement"]), requester="alice", tenant="acme"
+    )
+    assert eligible.request.authoritative_substitutes == ("approval-policy",)
+    # supplier_risk is a declared boundary without a substitute; "oracle" is no boundary
+    for version, name in enumerate(("supplier_risk", "oracle"), start=2):
+        active(runtime, policy_text(version=version, authoritative_substitutes=[name]))
+        assert refusal(runtime, draft(captured["procurement"])) == "substitute_not_declared"
 
 
 def test_each_unmet_condition_refuses_with_its_code(

@@ -442,3 +442,13 @@ def test_bad_cli_options_are_one_line_errors(runtime: Runtime, args: list[str]) 
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
     assert "Traceback" not in done.stderr and done.stdout.strip() == ""
+
+
+def test_authoritative_substitutes_are_boundary_names_kept_with_the_request() -> None:
+    made = request("sp-1", authoritative_substitutes=("review-policy", "approval-policy"))
+    assert made.authoritative_substitutes == ("approval-policy", "review-policy")  # sorted
+    assert AuditRequest.from_dict(made.to_dict()) == made
+    assert "authoritative_substitutes" not in request("sp-1").to_dict()
+    for names in (("main/approval-policy#0",), ("a", "a"), ("",), ["approval-policy"]):
+        with pytest.raises(BadInput):
+            request("sp-1", authoritative_substitutes=names)
