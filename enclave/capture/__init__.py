@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._spec import policy as policy
 
 _FRONT = {
+    "observing": "._ambient",
     "CodeIdentity": "._code_identity",
     "check_code": "._code_identity",
     "code_identity": "._code_identity",

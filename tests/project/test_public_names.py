@@ -346,6 +346,7 @@ PINNED = {
         "code_identity",
         "decode_payload",
         "encode_payload",
+        "observing",
         "import_agent",
         "is_code_digest",
         "load_agent",

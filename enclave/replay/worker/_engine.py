@@ -55,6 +55,7 @@ from ...capture import (
     LiveCall,
     decode_payload,
     encode_payload,
+    observing,
 )
 from .._errors import (
     AGENT_ERROR,
@@ -383,7 +384,8 @@ def replay_run(
         from_cut=from_cut,
     )
     try:
-        outcome = agent.function(ctx, dict(trajectory.inputs))
+        with observing(ctx, process_wide=True):  # the run's ambient reads: the record's
+            outcome = agent.function(ctx, dict(trajectory.inputs))
         if not isinstance(outcome, Mapping):
             raise BranchError("the agent returned no outcome object")
         layers = layers_of(outcome, ctx.answers)
