@@ -347,6 +347,7 @@ PINNED = {
         "decode_payload",
         "encode_payload",
         "observing",
+        "CREDENTIAL_PLACEHOLDER",
         "import_agent",
         "is_code_digest",
         "load_agent",
