@@ -67,6 +67,7 @@ __all__ = [
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
+
 def _ambient(name: str, request: str, response: str, rule: str = "confidential") -> BoundarySpec:
     return BoundarySpec(
         kind=StepKind.AMBIENT,

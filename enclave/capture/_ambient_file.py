@@ -52,7 +52,11 @@ class _RecordedBytes(io.BytesIO):
     def __init__(self, content: bytes, name: Any, mode: str) -> None:
         super().__init__(content)
         self.name = name
-        self.mode = mode
+        self._mode = mode
+
+    @property
+    def mode(self) -> str:
+        return self._mode
 
     def writable(self) -> bool:
         return False

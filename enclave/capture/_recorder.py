@@ -308,7 +308,9 @@ class Recorder(Context):
         try:
             key = (spec.name, canonical_json(dict(request)))
         except CanonicalizationError:
-            raise SpecError(f"step {len(self.steps)}: an ambient read has no canonical form") from None
+            raise SpecError(
+                f"step {len(self.steps)}: an ambient read has no canonical form"
+            ) from None
         recorded = self._ambient.get(key)
         if recorded is None:  # the first read decides: the replay serves that one
             self._record(spec, request, answer, alias=None)

@@ -185,8 +185,8 @@ class AgentSpec:
         for names in (self.scopes, self.code_modules, self.cuts, self.credentials):
             if not isinstance(names, tuple) or not all(isinstance(n, str) and n for n in names):
                 raise ValueError(
-                "declared scopes, code modules, cuts and credentials are tuples of names"
-            )
+                    "declared scopes, code modules, cuts and credentials are tuples of names"
+                )
         named = (*self.scopes, *self.cuts, *(b.name for b in self.boundaries))
         if any(name.startswith(AMBIENT_PREFIX) for name in named):
             raise ValueError("names beginning 'ambient:' are reserved for ambient inputs")

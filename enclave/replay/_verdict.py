@@ -36,7 +36,7 @@ from ._model import Tolerances
 from ._quantize import quantize, resolution_for
 from ._reported import Auditability, Counterfactual, Effect, Placebo, RecordedSeed
 from ._results import SampleSummary
-from .worker import served_by_table
+from .worker import AMBIENT_MISSING, served_by_table
 
 __all__ = ["Verdict", "auditability_of", "decide"]
 
@@ -153,11 +153,15 @@ def decide(
             and sample.failure_variant == "intervened"
         ):
             continue
+        # an abstention names its reason: for ambient_input, the kinds of input missing
+        # (closed names, ``AMBIENT_MISSING``)
+        kinds = sorted({c for _, c, how in sample.served if c in AMBIENT_MISSING})
         return Verdict(
             classification=FAILED,
             auditability=auditability,
             failure=sample.failure,
-            failure_detail=f"{sample.failure_variant} run on seed {sample.seed}",
+            failure_detail=f"{sample.failure_variant} run on seed {sample.seed}"
+            + (f" (not in the record: {', '.join(kinds)})" if kinds else ""),
         )
     # 2. observable-only: report how calls were served, do not conclude
     if observable_only:

@@ -67,7 +67,12 @@ OUTCOME = {
 def _outcome(score: float) -> dict[str, Any]:
     score = min(1.0, max(0.0, score))
     decision = "HIGH" if score >= THRESHOLD else "LOW"
-    return {"score": score, "decision": decision, "proposal": {"decision": decision}, "evidence": []}
+    return {
+        "score": score,
+        "decision": decision,
+        "proposal": {"decision": decision},
+        "evidence": [],
+    }
 
 
 def _value_of(ctx: Context, inputs: Mapping[str, Any]) -> float:
@@ -142,7 +147,5 @@ ENV_ON_FALLBACK_AGENT = _agent("ENV_ON_FALLBACK_AGENT", _env_on_fallback)
 ENV_ALWAYS_AGENT = _agent("ENV_ALWAYS_AGENT", _env_always)
 FILE_ON_FALLBACK_AGENT = _agent("FILE_ON_FALLBACK_AGENT", _file_on_fallback)
 FILE_ALWAYS_AGENT = _agent("FILE_ALWAYS_AGENT", _file_always)
-CREDENTIAL_AGENT = _agent(
-    "CREDENTIAL_AGENT", _credential, credentials=(DECLARED_CREDENTIAL,)
-)
+CREDENTIAL_AGENT = _agent("CREDENTIAL_AGENT", _credential, credentials=(DECLARED_CREDENTIAL,))
 OWN_WRITE_AGENT = _agent("OWN_WRITE_AGENT", _own_write)

@@ -483,6 +483,7 @@ PINNED = {
         "RecordedSeed",
     },
     "enclave.replay.worker": {
+        "AMBIENT_MISSING",
         "ARMS",
         "HOWS",
         "ReplayContext",

@@ -63,7 +63,9 @@ def captured(
 
 
 def intervened(runtime: Runtime, trajectory: Trajectory, agent: AgentSpec) -> Trajectory:
-    intervention = Intervention(Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=LOW)
+    intervention = Intervention(
+        Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=LOW
+    )
     digester = runtime.digests.for_tenant("acme")
     return apply_intervention(trajectory, intervention, agent=agent, digester=digester).trajectory
 
