@@ -129,6 +129,19 @@ def _own_write(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return _outcome(value if value >= THRESHOLD else _fallback(mode, value))
 
 
+def _env_and_file(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    # every path reads the variable, HOME and the file: a replay that saw the sandbox's
+    # own environment (HOME=/scratch, no variable) or its own file would decide LOW
+    env_mode = os.environ.get(VARIABLE)
+    home = os.environ["HOME"]
+    with open(str(inputs["path"]), "rb") as fh:
+        file_mode = fh.read().decode("utf-8").strip()
+    value = _value_of(ctx, inputs)
+    if value < THRESHOLD and env_mode == file_mode == "lenient":
+        value = 0.8
+    return _outcome(value - (0.5 if home == "/scratch" else 0.0))
+
+
 def _agent(
     name: str, function: Callable[[Context, Mapping[str, Any]], dict[str, Any]], **options: Any
 ) -> AgentSpec:
@@ -149,3 +162,4 @@ FILE_ON_FALLBACK_AGENT = _agent("FILE_ON_FALLBACK_AGENT", _file_on_fallback)
 FILE_ALWAYS_AGENT = _agent("FILE_ALWAYS_AGENT", _file_always)
 CREDENTIAL_AGENT = _agent("CREDENTIAL_AGENT", _credential, credentials=(DECLARED_CREDENTIAL,))
 OWN_WRITE_AGENT = _agent("OWN_WRITE_AGENT", _own_write)
+ENV_AND_FILE_AGENT = _agent("ENV_AND_FILE_AGENT", _env_and_file)

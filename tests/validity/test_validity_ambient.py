@@ -13,6 +13,7 @@ an input the record does not hold must abstain (``ambient_input``), never take t
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,8 +23,10 @@ import pytest
 
 from enclave import Home, Runtime
 from enclave.capture import AgentSpec, capture
-from enclave.replay import Intervention, Strategy
+from enclave.replay import AuditRequest, Intervention, Strategy, Tolerances, run_audit
+from enclave.replay.disclosure import quantize, resolution_for
 from enclave.replay.runs import RunResult, Trajectory, apply_intervention, open_specimen, replay_run
+from enclave.sandbox import SandboxLimits
 from ledger import StepKind
 from tests.agents import validity_ambient_agents as aa
 from tests.support.canary import find_canaries, scan_tree
@@ -209,3 +212,60 @@ def test_a_variable_the_run_set_itself_is_not_an_input(
     assert run.failure is None, run.failure
     assert run.layers is not None and run.layers["decision"] == truth["decision"] == "HIGH"
     assert os.environ.get(aa.OWN_VARIABLE) is None
+
+
+# -- through the real sandbox -------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_the_replay_child_serves_the_recorded_world_not_its_own(
+    runtime: Runtime, mode_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = aa.ENV_AND_FILE_AGENT
+    monkeypatch.setenv(aa.VARIABLE, "lenient")
+    monkeypatch.setenv("HOME", "/home/analyst")  # the sandbox's own is /scratch
+    with aa.live(RECORDED):
+        specimen = capture(
+            runtime, agent, inputs_for(mode_file), tenant_id="acme", seed=SEED
+        ).specimen_id
+    truth = captured(runtime, agent, LOW, inputs_for(mode_file)).outcome
+    assert truth["decision"] == "HIGH"  # live, the fallback keeps it HIGH: no flip
+    mode_file.write_text("strict\n", encoding="utf-8")  # the world since: not the run's
+    monkeypatch.delenv(aa.VARIABLE)
+    request = AuditRequest(
+        specimen_id=specimen,
+        intervention=Intervention(
+            Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=LOW
+        ),
+        purpose="validity review",
+        requester="test",
+        samples=4,
+    )
+    outcome = run_audit(runtime, request, now=now(), limits=SandboxLimits(wall_seconds=20.0))
+    assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
+    assert outcome.effect is not None and outcome.effect.flip_rate == 0.0
+    resolution = resolution_for(Tolerances().score)
+    assert outcome.effect.mean_delta == quantize(truth["score"] - RECORDED, resolution)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_an_audit_whose_branch_reads_an_unrecorded_variable_fails_naming_it(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = aa.ENV_ON_FALLBACK_AGENT
+    monkeypatch.setenv(aa.VARIABLE, "lenient")
+    with aa.live(RECORDED):
+        specimen = capture(runtime, agent, inputs_for(), tenant_id="acme", seed=SEED).specimen_id
+    request = AuditRequest(
+        specimen_id=specimen,
+        intervention=Intervention(
+            Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=LOW
+        ),
+        purpose="validity review",
+        requester="test",
+        samples=4,
+    )
+    outcome = run_audit(runtime, request, now=now(), limits=SandboxLimits(wall_seconds=20.0))
+    assert outcome.classification == "failed"
+    assert outcome.failure == "ambient_input"
+    assert outcome.failure_detail is not None and "ambient:env" in outcome.failure_detail
