@@ -50,6 +50,7 @@ class StepKind(StrEnum):
     INPUT = "input"  # what the run was started with
     OUTCOME = "outcome"  # the artifact the decision is judged by
     CUT = "cut"  # a declared checkpoint: the state the work before it produced
+    AMBIENT = "ambient"  # read outside ctx: environment, data file, clock, global random, ids
 
 
 class RunStatus(StrEnum):

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 from ledger.lazy import deferred
 
 if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on first use
+    from ._ambient import CREDENTIAL_PLACEHOLDER as CREDENTIAL_PLACEHOLDER
+    from ._ambient import observing as observing
     from ._code_identity import CodeIdentity as CodeIdentity
     from ._code_identity import check_code as check_code
     from ._code_identity import code_identity as code_identity
@@ -39,6 +41,8 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._spec import policy as policy
 
 _FRONT = {
+    "observing": "._ambient",
+    "CREDENTIAL_PLACEHOLDER": "._ambient",
     "CodeIdentity": "._code_identity",
     "check_code": "._code_identity",
     "code_identity": "._code_identity",

@@ -84,7 +84,12 @@ def stream_seed(seed: int, stream: str | None) -> int:
 class Context(ABC):
     """The boundary an agent talks through. Subclasses record or replay."""
 
+    # True for a context that serves the record (a replay): it never reads the world
+    serves_record = False
+
     def __init__(self) -> None:
+        # variables whose values are never recorded (``AgentSpec.credentials``)
+        self.credentials: tuple[str, ...] = ()
         self._agent = "main"
         self._call_counts: dict[tuple[str, str], int] = {}
         self._streams: dict[str | None, Random] = {}
@@ -118,6 +123,18 @@ class Context(ABC):
         alias: str | None = None,
     ) -> Mapping[str, Any]:
         """Cross one boundary. Returns the response fields."""
+
+    def ambient(
+        self,
+        spec: BoundarySpec,
+        request: Mapping[str, Any],
+        live: Callable[[], Mapping[str, Any]],
+    ) -> Mapping[str, Any]:
+        """One read of an ambient input (``_ambient``: an environment variable, a data
+        file read outside ``ctx``): recorded once per distinct request at capture, served
+        by content at replay. A context that records and serves nothing asks the world."""
+        del spec, request
+        return live()
 
     def cut(self, name: str, compute: Compute) -> Any:
         """A declared checkpoint (``AgentSpec.cuts``): the state ``compute`` returns (a

@@ -17,7 +17,7 @@ seconds.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -34,6 +34,7 @@ from ledger import (
 from .._errors import BadInput
 from ..keys import TenantDigester
 from ..store import SpecimenWriter
+from ._ambient import AMBIENT_SPECS, suspended, unobserved
 from ._context import ENV, READ, Compute, Context, LiveCall, cut_spec
 from ._payload_codec import decode_payload, encode_payload
 from ._spec import AgentSpec, Answer, BoundarySpec, DeclaredField, policy
@@ -52,7 +53,7 @@ _RANDOM = BoundarySpec(  # one step per stream: request {} (the run's) or {"stre
 
 _ABSENT: Any = object()  # a declared field the step did not carry (None is a value)
 IDENTITY_SIDE = "identity"  # payload-store side of run-time identities (alias, token...)
-_BUILT_IN = {(s.kind, s.name): s for s in (_CLOCK, _RANDOM, ENV, READ)}
+_BUILT_IN = {(s.kind, s.name): s for s in (_CLOCK, _RANDOM, ENV, READ, *AMBIENT_SPECS)}
 
 
 class SpecError(BadInput):
@@ -100,7 +101,10 @@ class Recorder(Context):
         self._cuts: tuple[str, ...] | None = None  # declared cuts, in order (None: any)
         self._cuts_reached: list[str] = []
         self._computing = False
+        # ambient reads recorded so far: (step name, canonical request) -> response
+        self._ambient: dict[tuple[str, bytes], dict[str, Any]] = {}
         if agent is not None:
+            self.credentials = agent.credentials
             self._cuts = agent.cuts
             self._boundaries = {(b.kind, b.name): b for b in agent.boundaries}
             self._boundaries.update(_BUILT_IN)
@@ -192,6 +196,7 @@ class Recorder(Context):
             token_expires_at=answer.token_expires_at,
         )
 
+    @unobserved  # the recorder's own work is not the agent's ambient reads
     def _record(
         self,
         spec: BoundarySpec,
@@ -285,12 +290,32 @@ class Recorder(Context):
         live: LiveCall,
         alias: str | None = None,
     ) -> Mapping[str, Any]:
-        result = live(request)
+        with suspended():  # what the live boundary reads is the boundary, recorded as it
+            result = live(request)
         if isinstance(result, Answer):
             self.record(spec, request, result, alias=alias)
             return dict(result.response)
         self._record(spec, request, result, alias=alias)
         return dict(result)
+
+    def ambient(
+        self,
+        spec: BoundarySpec,
+        request: Mapping[str, Any],
+        live: Callable[[], Mapping[str, Any]],
+    ) -> Mapping[str, Any]:
+        answer = dict(live())  # read every time: a credential's value is never kept
+        try:
+            key = (spec.name, canonical_json(dict(request)))
+        except CanonicalizationError:
+            raise SpecError(
+                f"step {len(self.steps)}: an ambient read has no canonical form"
+            ) from None
+        recorded = self._ambient.get(key)
+        if recorded is None:  # the first read decides: the replay serves that one
+            self._record(spec, request, answer, alias=None)
+            recorded = self._ambient[key] = answer
+        return dict(recorded)
 
     def cut(self, name: str, compute: Compute) -> Any:
         seq = len(self.steps)

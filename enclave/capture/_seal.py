@@ -39,6 +39,7 @@ from ledger import (
 from .._errors import AgentFailed, BadInput, EnclaveError, InfrastructureError
 from ..keys import TenantDigester
 from ..store import validate_id
+from ._ambient import observing
 from ._auditability import sealed_auditability
 from ._code_identity import CodeIdentity, code_identity
 from ._recorder import IDENTITY_SIDE, Recorder, SpecError, _Step, iso
@@ -301,7 +302,8 @@ def capture(
         recorder.declare(input_spec)
         recorder.declare(outcome_spec)
         recorder.record(input_spec, {}, Answer(response=dict(inputs)), alias=None)
-        outcome = agent.function(recorder, dict(inputs))
+        with observing(recorder):  # ambient reads outside ctx are recorded too
+            outcome = agent.function(recorder, dict(inputs))
         recorder.record(outcome_spec, {}, Answer(response=outcome), alias=None)
         _check_score(agent, outcome)
         writer.close()

@@ -171,6 +171,8 @@ class RevisionPoint:
     alternatives: tuple[str, ...]
 
 
+AMBIENT_PREFIX = "ambient:"  # ambient inputs' step names (``_ambient``): reserved
+
 # boundaries every context provides (``ctx.env``, ``ctx.read``): an agent may not declare them
 RESERVED_NAMES = frozenset({"env", "read"})
 
@@ -195,11 +197,20 @@ class AgentSpec:
     code_modules: tuple[str, ...] = ()
     # replay cuts (``ctx.cut``), in the order the run reaches them; any other is refused
     cuts: tuple[str, ...] = ()
+    # environment variables whose values are never recorded, besides the default
+    # patterns (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET*``, ``*PASSWORD*``): present or
+    # absent only, a placeholder at replay (``docs/agents.md``)
+    credentials: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for names in (self.scopes, self.code_modules, self.cuts):
+        for names in (self.scopes, self.code_modules, self.cuts, self.credentials):
             if not isinstance(names, tuple) or not all(isinstance(n, str) and n for n in names):
-                raise ValueError("declared scopes, code modules and cuts are tuples of names")
+                raise ValueError(
+                    "declared scopes, code modules, cuts and credentials are tuples of names"
+                )
+        named = (*self.scopes, *self.cuts, *(b.name for b in self.boundaries))
+        if any(name.startswith(AMBIENT_PREFIX) for name in named):
+            raise ValueError("names beginning 'ambient:' are reserved for ambient inputs")
         if any("/" in name or "#" in name for name in (*self.scopes, *self.cuts)):
             raise ValueError("a scope or cut name may not hold '/' or '#' (they delimit call ids)")
         if len(set(self.cuts)) != len(self.cuts):

@@ -12,6 +12,7 @@ from .._errors import AgentFailed
 
 __all__ = [
     "AGENT_ERROR",
+    "AmbientInputMissing",
     "RUN_FAILURES",
     "BranchError",
     "DivergenceError",
@@ -43,6 +44,16 @@ class Unservable(BranchError):
     code = "unservable"
 
 
+class AmbientInputMissing(Unservable):
+    """The run read an environment variable or a data file outside ``ctx`` that the
+    record does not hold (the recorded run never read it): the world it would have met
+    is unknown, so the branch abstains. Which kind it was is the ``served`` mark of the
+    closed name ``ambient:env`` / ``ambient:environ`` / ``ambient:credential`` /
+    ``ambient:file``."""
+
+    code = "ambient_input"
+
+
 class Unresolvable(BranchError):
     """The agent read content that was deliberately not retained (an honest hole)."""
 
@@ -55,6 +66,7 @@ RUN_FAILURES: frozenset[str] = frozenset(
         BranchError.code,
         DivergenceError.code,
         Unservable.code,
+        AmbientInputMissing.code,
         Unresolvable.code,
         AGENT_ERROR,
         VALUE_OUT_OF_RANGE,

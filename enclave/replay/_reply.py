@@ -19,7 +19,9 @@ only if it has exactly the expected shape, and rebuilds every value it keeps:
    ``recorded``, declared values, ``other``), consistent with the flip and with the
    "same as recorded" flags; changed layers from ``LAYERS``; served-by marks only of the
    ways a call can be served (``_served.mark_allowed``), unknown calls renamed
-   ``new_call #k`` per run or arm in order of appearance, one mark per (arm, call).
+   ``new_call #k`` per run or arm in order of appearance, one mark per (arm, call);
+   an ambient input the record does not hold keeps the closed name of its kind
+   (``AMBIENT_MISSING``) and may only be ``unservable``.
 7. The boundaries whose substitute answered a request the record does not hold, as
    (arm, boundary) pairs: a boundary the record itself calls, or ``UNRECORDED``; each
    pair once, and only for an arm whose marks show a call served by a substitute.
@@ -41,7 +43,7 @@ from ._decisions import RECORDED, decision_vocabulary, flip_consistent
 from ._errors import RUN_FAILURES, ReplyInvalid, ValueOutOfRange
 from ._model import LAYERS, RunResult, Trajectory, boundary_names
 from ._results import SampleSummary
-from .worker import ARMS, HOWS, UNRECORDED, mark_allowed
+from .worker import AMBIENT_MISSING, ARMS, HOWS, UNRECORDED, mark_allowed
 
 __all__ = [
     "FAILURE_REASONS",
@@ -219,7 +221,7 @@ def _renamer(vocab: Vocabulary) -> Any:
     def name(call: Any) -> str:
         if type(call) is not str:
             raise ReplyInvalid()
-        if call in vocab.calls:
+        if call in vocab.calls or call in AMBIENT_MISSING:  # recorded, or a closed name
             return str(call)
         if call not in new:
             if len(new) >= MAX_NEW_CALLS:
@@ -240,8 +242,9 @@ def _served_trace(value: Any, vocab: Vocabulary) -> tuple[tuple[str, str], ...]:
         if item[1] not in _HOWS:
             raise ReplyInvalid()
         call = rename(item[0])
-        if call.startswith("new_call #") and not mark_allowed(
-            "intervened", item[1], recorded=False
+        fresh = call.startswith("new_call #") or call in AMBIENT_MISSING
+        if fresh and not mark_allowed(
+            "intervened", item[1], recorded=False, ambient=call in AMBIENT_MISSING
         ):
             raise ReplyInvalid()
         out.append((call, str(item[1])))
@@ -265,7 +268,10 @@ def _marks(value: Any, vocab: Vocabulary) -> tuple[tuple[str, str, str], ...]:
         if type(item) is not list or len(item) != 3 or item[0] not in ARMS:
             raise ReplyInvalid()
         arm, call, how = str(item[0]), renamers[item[0]](item[1]), item[2]
-        if type(how) is not str or not mark_allowed(arm, how, recorded=item[1] in vocab.calls):
+        closed = item[1] in AMBIENT_MISSING and item[1] not in vocab.calls
+        if type(how) is not str or not mark_allowed(
+            arm, how, recorded=item[1] in vocab.calls, ambient=closed
+        ):
             raise ReplyInvalid()
         if (arm, call) in seen:
             raise ReplyInvalid()

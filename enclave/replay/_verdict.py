@@ -45,7 +45,7 @@ from ._model import Tolerances
 from ._quantize import quantize, resolution_for
 from ._reported import Auditability, Counterfactual, Effect, Placebo, RecordedSeed
 from ._results import SampleSummary
-from .worker import served_by_table
+from .worker import AMBIENT_MISSING, served_by_table
 
 __all__ = ["Verdict", "auditability_of", "decide"]
 
@@ -156,8 +156,13 @@ def _recorded_seed(
 
 
 def _failure_detail(sample: SampleSummary) -> str:
-    """Which run failed; for an unservable run, also the call it could not serve."""
+    """Which run failed; for an abstention on ambient input, the kinds of input missing
+    (closed names, ``AMBIENT_MISSING``); for an unservable run, the call it could not
+    serve."""
     detail = f"{sample.failure_variant} run on seed {sample.seed}"
+    kinds = sorted({c for _, c, _how in sample.served if c in AMBIENT_MISSING})
+    if kinds:
+        return detail + f" (not in the record: {', '.join(kinds)})"
     if sample.failure == "unservable":
         call = next(
             (

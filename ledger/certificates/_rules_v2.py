@@ -20,7 +20,10 @@ Checked in order (each as ``location: rule``, never a value):
 6. Served-by: one row per (arm, call), each summing to N; no ``intervention`` in the
    baseline arm; the ``new calls`` row (calls the record does not know) only substitute,
    unservable or absent; a boundary whose substitute did not reproduce the record
-   (``substitute_fidelity``) served no call by substitute.
+   (``substitute_fidelity``) served no call by substitute; no row of an ambient input the
+   record does not hold (``ambient:env`` and the other closed names of a missing ambient
+   read): such a run abstains (``ambient_input``) and a failed audit has no certificate,
+   so the row could only be a forged channel.
 7. A cut: ``cut`` is present exactly when the request names ``from_cut``, with that
    name; its call id is a call of that cut (``scope/<name>#0``), and the cut's own
    served-by rows show it served from the ``record`` (or unused, or absent) only.
@@ -191,6 +194,8 @@ def _served_by(p: dict[str, Any], n: int) -> list[str]:
     new = [r for r in rows if r["call"] == "new calls"]
     if any(r["record"] or r["intervention"] or r["unused"] for r in new):
         problems.append("/served_by: a call the record does not know was served from it")
+    if any(r["call"].startswith("ambient:") for r in rows):
+        problems.append("/served_by: an ambient input the record does not hold abstains")
     fidelity = p.get("substitute_fidelity") or {}
     unfaithful = {name for name, checked in fidelity.items() if not checked["faithful"]}
     if any(r["substitute"] and _boundary(r["call"]) in unfaithful for r in rows):

@@ -11,6 +11,7 @@ Register them by reference, e.g. ``tests.agents.replay_agents:SOCKET_AGENT``.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import socket
@@ -255,9 +256,13 @@ RAISING_AGENT = _hostile("RAISING_AGENT", _raise_with_canary)
 # -- odd for the engine -------------------------------------------------------------------
 
 
+_divergent_runs = itertools.count()
+
+
 def _divergent(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    # the request depends on the process environment, which the record does not hold
-    key = f"{inputs['key']}@{os.environ.get('REPLAY_TEST_REGION', 'unset')}"
+    # the request depends on the process that ran it and on how many runs it saw: state
+    # the record does not hold (an environment variable would be: an ambient input)
+    key = f"{inputs['key']}@{os.getpid()}:{next(_divergent_runs)}"
     found = ctx.call(LOOKUP, {"key": key}, live=_lookup)
     return _outcome(float(found["value"]) + ctx.random().uniform(-0.01, 0.01))
 

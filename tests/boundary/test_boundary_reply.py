@@ -625,3 +625,19 @@ def test_the_bound_grows_with_samples_and_resolution_and_is_known_before_running
     # 1000 samples carry a few bits a sample (per-sample decision rows: log2 5 each, and
     # the served-by table): not 63 bits a sample as full-precision deltas would
     assert large.bits < 5 * 1000  # against about 63,000 for full-precision per-sample deltas
+
+
+def test_a_missing_ambient_read_keeps_its_closed_kind_name_and_is_only_unservable() -> None:
+    run = _run(
+        variant="intervened",
+        failure="ambient_input",
+        layers=None,
+        served=[["main/lookup#0", "intervention"], ["ambient:file", "unservable"]],
+    )
+    (parsed,) = parse_runs({"results": [run]}, [("intervened", 5)], VOCAB)
+    assert parsed.failure == "ambient_input"
+    assert parsed.served == (("main/lookup#0", "intervention"), ("ambient:file", "unservable"))
+    # any other mark of a closed name would be a channel: refused whole
+    forged = _run(variant="intervened", served=[["ambient:env", "substitute"]])
+    with pytest.raises(ReplyInvalid):
+        parse_runs({"results": [forged]}, [("intervened", 5)], VOCAB)

@@ -346,6 +346,8 @@ PINNED = {
         "code_identity",
         "decode_payload",
         "encode_payload",
+        "observing",
+        "CREDENTIAL_PLACEHOLDER",
         "import_agent",
         "is_code_digest",
         "load_agent",
@@ -480,6 +482,7 @@ PINNED = {
         "RecordedSeed",
     },
     "enclave.replay.worker": {
+        "AMBIENT_MISSING",
         "ARMS",
         "HOWS",
         "ReplayContext",

@@ -126,7 +126,11 @@ def test_supervisor_environment_does_not_reach_a_run(
 ) -> None:
     monkeypatch.setenv(agents.PROBE_VARIABLE, "set in the supervisor")
     outcome = audit(runtime, agents.ENVIRONMENT_AGENT)
-    assert_truth(outcome, flips=True, delta=LOW_VALUE - agents.RECORDED_VALUE)
+    # the variable was set when the specimen was captured but never read there: the
+    # world the branch would have met is unknown, so it abstains — neither the
+    # supervisor's value nor the sandbox's absence stands in for it
+    assert outcome.failure == "ambient_input", outcome.failure
+    assert outcome.failure_detail is not None and "ambient:env" in outcome.failure_detail
 
 
 def test_worker_environment_is_fixed_and_recorded(

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._fidelity import check_substitutes as check_substitutes
     from ._fidelity import substitute_calls as substitute_calls
     from ._outgoing import summarize_seed as summarize_seed
+    from ._served import AMBIENT_MISSING as AMBIENT_MISSING
     from ._served import ARMS as ARMS
     from ._served import HOWS as HOWS
     from ._served import UNRECORDED as UNRECORDED
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._served import served_by_table as served_by_table
 
 _FRONT = {
+    "AMBIENT_MISSING": "._served",
     "ARMS": "._served",
     "HOWS": "._served",
     "UNRECORDED": "._served",

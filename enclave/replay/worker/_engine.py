@@ -44,6 +44,13 @@ Invariants:
    up the outcome's layers, their effects count as met as recorded (invariants 4, 6),
    and a skipped ``clock`` step is the run's time. A skipped ``random`` step is a
    ``DivergenceError``: the request validation (``_cuts``) refuses such a cut first.
+9. Ambient reads (``enclave.capture._ambient``: environment variables, data files read
+   outside ``ctx``) are not positional calls: each is served by content from the run's
+   recorded ambient steps, at any point of the run, the same value every time; the first
+   serving of a step is marked ``record``, a recorded one never read is ``unused``. A read
+   the record does not hold marks the closed name of its kind (``ambient:env``...)
+   ``unservable`` and ends the branch ``ambient_input`` — even if the agent catches the
+   error, the run fails.
 """
 
 from __future__ import annotations
@@ -64,10 +71,12 @@ from ...capture import (
     LiveCall,
     decode_payload,
     encode_payload,
+    observing,
 )
 from .._errors import (
     AGENT_ERROR,
     RUN_FAILURES,
+    AmbientInputMissing,
     BranchError,
     DivergenceError,
     Unresolvable,
@@ -79,6 +88,7 @@ from ._tracked import TrackedResponse
 __all__ = ["ReplayContext", "replay_run"]
 
 _NON_CALLS = {StepKind.INPUT.value, StepKind.OUTCOME.value}
+_AMBIENT = StepKind.AMBIENT.value
 _RANDOM = StepKind.RANDOM.value
 _CUT = StepKind.CUT.value
 
@@ -91,6 +101,8 @@ def _canon(value: Mapping[str, Any]) -> bytes:
 
 
 class ReplayContext(Context):
+    serves_record = True
+
     def __init__(
         self,
         *,
@@ -102,7 +114,13 @@ class ReplayContext(Context):
         from_cut: str | None = None,
     ) -> None:
         super().__init__()
-        self._calls = [s for s in trajectory.steps if s.kind not in _NON_CALLS]
+        self._recorded = [s for s in trajectory.steps if s.kind not in _NON_CALLS]
+        self._calls = [s for s in self._recorded if s.kind != _AMBIENT]
+        # ambient reads by content (invariant 9): (name, canonical request) -> step
+        self._ambient = {
+            (s.name, _canon(s.request)): s for s in self._recorded if s.kind == _AMBIENT
+        }
+        self.ambient_missing = False
         self._seed = seed
         self._recorded_seed = trajectory.seed
         self._audit_time = audit_time
@@ -129,7 +147,7 @@ class ReplayContext(Context):
     @property
     def unused(self) -> tuple[str, ...]:
         """Recorded calls (not input or outcome) this run never matched, in record order."""
-        return tuple(s.call_id for s in self._calls if s.seq not in self._consumed)
+        return tuple(s.call_id for s in self._recorded if s.seq not in self._consumed)
 
     # -- matching -------------------------------------------------------------------
     def _expect(
@@ -305,6 +323,27 @@ class ReplayContext(Context):
                 raise DivergenceError(f"the state at cut {call_id} differs from the record")
         return state
 
+    # -- ambient inputs (invariant 9) -----------------------------------------------
+    def ambient(
+        self,
+        spec: BoundarySpec,
+        request: Mapping[str, Any],
+        live: Callable[[], Mapping[str, Any]],
+    ) -> Mapping[str, Any]:
+        del live  # never called: the sandbox's world is not the recorded one
+        step = self._ambient.get((spec.name, _canon(request)))
+        if step is None:
+            self.ambient_missing = True
+            self.served.append((spec.name, "unservable"))
+            raise AmbientInputMissing("the run read an input outside ctx the record does not hold")
+        if step.seq not in self._consumed:
+            self._consumed.add(step.seq)
+            self.served.append((step.call_id, "record"))
+        for value in step.response.values():
+            if is_hole(value):
+                raise Unresolvable("the run needs an ambient input withheld at capture")
+        return dict(step.response)
+
     # -- Context --------------------------------------------------------------------
     def call(
         self,
@@ -401,8 +440,12 @@ def replay_run(
         departed=departed,
         from_cut=from_cut,
     )
+    ctx.credentials = agent.credentials
     try:
-        outcome = agent.function(ctx, dict(trajectory.inputs))
+        with observing(ctx, process_wide=True):  # the run's ambient reads: the record's
+            outcome = agent.function(ctx, dict(trajectory.inputs))
+        if ctx.ambient_missing:  # the agent caught it: the run still read the unknown
+            raise AmbientInputMissing("the run read an input outside ctx the record does not hold")
         if not isinstance(outcome, Mapping):
             raise BranchError("the agent returned no outcome object")
         layers = layers_of(outcome, ctx.answers)

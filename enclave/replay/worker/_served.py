@@ -8,7 +8,10 @@ row sums to N.
 
 What a mark may say is closed: ``intervention`` only in the intervened and placebo arms
 (the baseline has no intervened call); a call the record does not know (``new_call #k``)
-only ``substitute`` or ``unservable``; ``unused`` only for recorded calls.
+only ``substitute`` or ``unservable``; ``unused`` only for recorded calls. An ambient
+input the record does not hold is reported by the closed name of its kind
+(``AMBIENT_MISSING``: ``ambient:env``...), only ever ``unservable``; it ends the run
+``ambient_input``, so its row never reaches a certificate (a failed audit issues none).
 
 Calls the record does not know are numbered per run in order of appearance, so
 ``new_call #0`` of one sample need not be the same call as in another: the table counts
@@ -33,6 +36,7 @@ from .._model import RunResult
 
 __all__ = [
     "ABSENT",
+    "AMBIENT_MISSING",
     "ARMS",
     "COLUMNS",
     "HOWS",
@@ -55,12 +59,19 @@ NEW_CALL_PREFIX = "new_call #"
 NEW_CALLS = "new calls"
 # how a boundary outside the record's own names is reported: its name is not disclosed
 UNRECORDED = "(unrecorded boundary)"
+# the names a missing ambient read is marked by (``enclave.capture._ambient``): closed
+AMBIENT_MISSING = frozenset(
+    {"ambient:env", "ambient:environ", "ambient:credential", "ambient:file"}
+)
 
 
-def mark_allowed(arm: str, how: str, *, recorded: bool) -> bool:
-    """Whether a mark is possible at all: anything else is a forged reply."""
+def mark_allowed(arm: str, how: str, *, recorded: bool, ambient: bool = False) -> bool:
+    """Whether a mark is possible at all: anything else is a forged reply. ``ambient``:
+    the call is a closed name of ``AMBIENT_MISSING`` (only ever unservable)."""
     if arm not in ARMS or how not in (*HOWS, UNUSED):
         return False
+    if ambient:
+        return how == "unservable"
     if not recorded:
         return how in _NEW_CALL_HOWS
     return not (arm == "baseline" and how == "intervention")

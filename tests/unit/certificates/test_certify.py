@@ -556,6 +556,21 @@ def _tampered(statement: dict[str, Any], change: Any) -> dict[str, Any]:
             ),
             "does not know",
         ),  # fmt: skip
+        (
+            lambda p: p["served_by"].append(
+                dict(
+                    p["served_by"][-1],
+                    call="ambient:env",
+                    unservable=20,
+                    absent=0,
+                    record=0,
+                    substitute=0,
+                    unused=0,
+                    intervention=0,
+                )
+            ),
+            "ambient input",
+        ),  # fmt: skip
         (lambda p: p["effect"].update(outcome="categorical"), "numeric fields"),
         # substitute answers to requests the record does not hold (the golden one has 13
         # samples of intervened new calls served by substitute, reported before these)

@@ -103,12 +103,8 @@ def test_audit_of_a_guarded_agent_succeeds_so_live_was_never_called(runtime: Run
 # -- 2. divergence, unservable, unresolvable -----------------------------------------------
 
 
-def test_divergence_before_departure_fails_the_audit(
-    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("REPLAY_TEST_REGION", "eu-west")
+def test_divergence_before_departure_fails_the_audit(runtime: Runtime) -> None:
     specimen = agents.capture_specimen(runtime, agents.DIVERGENT_AGENT)
-    monkeypatch.delenv("REPLAY_TEST_REGION")
     spec = opened(runtime, specimen)
     run = replay_run(
         trajectory=spec.trajectory,
