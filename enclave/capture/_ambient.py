@@ -54,6 +54,7 @@ def install() -> None:
 
 def _load_kinds() -> None:
     """Import the modules of each kind so that they register their installers."""
+    from . import _ambient_draws  # noqa: F401 - the clock, global random, generated ids
 
 
 @contextmanager

@@ -34,6 +34,7 @@ from ledger import (
 from .._errors import BadInput
 from ..keys import TenantDigester
 from ..store import SpecimenWriter
+from ._ambient_draws import unobserved
 from ._context import ENV, READ, Compute, Context, LiveCall, cut_spec
 from ._payload_codec import decode_payload, encode_payload
 from ._spec import AgentSpec, Answer, BoundarySpec, DeclaredField, policy
@@ -285,7 +286,8 @@ class Recorder(Context):
         live: LiveCall,
         alias: str | None = None,
     ) -> Mapping[str, Any]:
-        result = live(request)
+        with unobserved():  # the live world's own clock, jitter and ids are not the run's
+            result = live(request)
         if isinstance(result, Answer):
             self.record(spec, request, result, alias=alias)
             return dict(result.response)

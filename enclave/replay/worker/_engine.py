@@ -386,6 +386,9 @@ def replay_run(
     try:
         with observing(ctx, process_wide=True):  # the run's ambient reads: the record's
             outcome = agent.function(ctx, dict(trajectory.inputs))
+        if any(how == "unservable" for _, how in ctx.served):
+            # the agent caught the abstention (its own ``except Exception``): still one
+            raise Unservable("the run went on past a call the replay could not serve")
         if not isinstance(outcome, Mapping):
             raise BranchError("the agent returned no outcome object")
         layers = layers_of(outcome, ctx.answers)
