@@ -160,7 +160,9 @@ class Context(ABC):
         later call returns that same generator, so draws continue rather than repeat.
         ``ctx.random("name")`` is a separate stream seeded from (run seed, name) — see
         ``stream_seed`` — likewise created once and then shared. Each stream's creation
-        is one recorded ``random`` step, matched once at replay.
+        is one recorded ``random`` step, matched once at replay. Names starting with
+        ``ambient:`` are reserved (``ValueError``): they are the streams the global
+        ``random`` module and generated ids are served from (``_ambient_draws``).
         """
 
     def _stream(
