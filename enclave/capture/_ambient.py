@@ -148,7 +148,8 @@ def install() -> None:
 
 def _load_kinds() -> None:
     """Import the modules of each kind so that they register their installers."""
-    from . import _ambient_env, _ambient_file  # noqa: F401 - they register on import
+    # they register on import: variables, data files; the clock, global random, ids
+    from . import _ambient_draws, _ambient_env, _ambient_file  # noqa: F401
 
 
 @contextmanager

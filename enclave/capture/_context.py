@@ -22,6 +22,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from random import Random
 from typing import Any
@@ -71,6 +72,23 @@ def _live_read(request: Mapping[str, Any]) -> Mapping[str, Any]:
     except FileNotFoundError:
         return {"content": None}
     return {"content": base64.b64encode(content).decode("ascii")}
+
+
+# Streams the ambient interceptors draw from (``_ambient_draws``): refused to agents, so
+# an agent's own streams never shift the draws served to its ``random``/``uuid`` calls.
+RESERVED_STREAM_PREFIX = "ambient:"
+_RESERVED_OPEN: ContextVar[bool] = ContextVar("replay_enclave_reserved_stream", default=False)
+
+
+def reserved_stream(ctx: Context, name: str) -> Random:
+    """The run's reserved stream ``name`` (``ambient:...``), as ``ctx.random`` gives it."""
+    if not name.startswith(RESERVED_STREAM_PREFIX):
+        raise ValueError("a reserved stream's name starts with the reserved prefix")
+    token = _RESERVED_OPEN.set(True)
+    try:
+        return ctx.random(name)
+    finally:
+        _RESERVED_OPEN.reset(token)
 
 
 def stream_seed(seed: int, stream: str | None) -> int:
@@ -159,7 +177,9 @@ class Context(ABC):
         later call returns that same generator, so draws continue rather than repeat.
         ``ctx.random("name")`` is a separate stream seeded from (run seed, name) — see
         ``stream_seed`` — likewise created once and then shared. Each stream's creation
-        is one recorded ``random`` step, matched once at replay.
+        is one recorded ``random`` step, matched once at replay. Names starting with
+        ``ambient:`` are reserved (``ValueError``): they are the streams the global
+        ``random`` module and generated ids are served from (``_ambient_draws``).
         """
 
     def _stream(
@@ -169,6 +189,9 @@ class Context(ABC):
         or matched its ``random`` step (request ``{}`` or ``{"stream": name}``)."""
         if stream is not None and (type(stream) is not str or not stream):
             raise ValueError("a random stream is named by a non-empty string")
+        if stream is not None and stream.startswith(RESERVED_STREAM_PREFIX):
+            if not _RESERVED_OPEN.get():
+                raise ValueError("stream names starting with 'ambient:' are reserved")
         generator = self._streams.get(stream)
         if generator is None:
             derived = stream_seed(seed, stream)  # before the step: a bad name records nothing

@@ -290,7 +290,9 @@ class Recorder(Context):
         live: LiveCall,
         alias: str | None = None,
     ) -> Mapping[str, Any]:
-        with suspended():  # what the live boundary reads is the boundary, recorded as it
+        # what the live boundary reads (its variables, files, clock, jitter, ids) is the
+        # boundary's, recorded as its answer, not the run's
+        with suspended():
             result = live(request)
         if isinstance(result, Answer):
             self.record(spec, request, result, alias=alias)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import random
 import socket
 import sys
 import threading
@@ -289,8 +288,10 @@ def _copies_withheld(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 def _unseeded(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     found = ctx.call(LOOKUP, {"key": inputs["key"]}, live=_lookup)
-    # randomness that does not come from ctx: the baseline cannot reproduce
-    return _outcome(float(found["value"]) + random.random() * 0.01)  # noqa: S311
+    # randomness the run cannot serve (the global ``random`` module is served; the OS's
+    # entropy is deliberately not): the baseline cannot reproduce
+    noise = int.from_bytes(os.urandom(4), "big") / 2**32
+    return _outcome(float(found["value"]) + noise * 0.01)
 
 
 def _lease_reader(copy: str) -> Callable[[Context, Mapping[str, Any]], dict[str, Any]]:

@@ -444,8 +444,11 @@ def replay_run(
     try:
         with observing(ctx, process_wide=True):  # the run's ambient reads: the record's
             outcome = agent.function(ctx, dict(trajectory.inputs))
-        if ctx.ambient_missing:  # the agent caught it: the run still read the unknown
+        # the agent caught the abstention (its own ``except Exception``): still one
+        if ctx.ambient_missing:  # the run read an input it does not know
             raise AmbientInputMissing("the run read an input outside ctx the record does not hold")
+        if any(how == "unservable" for _, how in ctx.served):
+            raise Unservable("the run went on past a call the replay could not serve")
         if not isinstance(outcome, Mapping):
             raise BranchError("the agent returned no outcome object")
         layers = layers_of(outcome, ctx.answers)
