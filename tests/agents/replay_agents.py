@@ -180,7 +180,10 @@ def _connect_swallowed(inputs: Mapping[str, Any]) -> None:
 def _urllib(inputs: Mapping[str, Any]) -> None:
     import urllib.request
 
-    urllib.request.urlopen(f"http://127.0.0.1:{inputs['port']}/{CANARY}", timeout=2)  # noqa: S310
+    # no proxy table: urlopen would first list the environment, which the replay refuses
+    # as an unrecorded ambient read before the connection this agent means to attempt
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    opener.open(f"http://127.0.0.1:{inputs['port']}/{CANARY}", timeout=2)  # noqa: S310
 
 
 def _http_client(inputs: Mapping[str, Any]) -> None:

@@ -36,6 +36,11 @@ SHARED = {
     "enclave.capture._spec": "agent and boundary specs",
     "enclave.capture._registry": "importing an agent by name",
     "enclave.capture._payload_codec": "payload values as recorded",
+    # ambient inputs: in the replay child the agent's own reads outside ctx go to the engine
+    "enclave.capture._ambient": "which run observes the agent's reads outside ctx",
+    "enclave.capture._ambient_env": "environment variables, served from the record",
+    "enclave.capture._ambient_file": "data files, served from the record",
+    "enclave.capture._ambient_draws": "the clock, global random and ids, served from the run",
 }
 
 _LIST = """

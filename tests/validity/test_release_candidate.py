@@ -17,14 +17,13 @@ import json
 import os
 import random
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from enclave import BadInput, Home, Refused, Runtime
+from enclave import BadInput, Refused, Runtime
 from enclave.capture import Answer, Context, capture
 from enclave.incidents import procurement
 from enclave.replay import (
@@ -93,13 +92,6 @@ def _live_decisions(agent: Any, seeds: range) -> list[str]:
 
 def _run_source() -> str:
     return inspect.getsource(procurement.run)
-
-
-@pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("candidate") / "home"))
-    yield rt
-    rt.close()
 
 
 @pytest.fixture(scope="module")

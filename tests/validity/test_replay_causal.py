@@ -10,14 +10,13 @@ import json
 import math
 import random
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from scipy.stats import binomtest
 
-from enclave import Home, Refused, Runtime
+from enclave import Refused, Runtime
 from enclave.capture import capture, load_agent
 from enclave.incidents import claims, procurement, shard
 from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
@@ -59,13 +58,6 @@ def claims_decision(score: float) -> str:
 
 
 # -- fixtures ------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("causal") / "home"))
-    yield rt
-    rt.close()
 
 
 @pytest.fixture(scope="module")

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from enclave import Home, Runtime
+from enclave import Runtime
 from enclave.capture import AgentSpec, capture
 from enclave.replay import AuditRequest, Intervention, Strategy, Tolerances, run_audit
 from enclave.replay.disclosure import quantize, resolution_for
@@ -34,13 +34,6 @@ from tests.support.canary import find_canaries, scan_tree
 SEED = 5
 RECORDED = 0.9  # HIGH without the fallback
 LOW = 0.2  # opens the fallback path
-
-
-@pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("validity-ambient") / "home"))
-    yield rt
-    rt.close()
 
 
 @pytest.fixture

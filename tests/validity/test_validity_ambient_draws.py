@@ -15,13 +15,13 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from enclave import Home, Runtime
+from enclave import Runtime
 from enclave.capture import AgentSpec, capture
 from enclave.replay import AuditRequest, Intervention, Strategy, Tolerances, run_audit
 from enclave.replay.disclosure import quantize, resolution_for
@@ -35,13 +35,6 @@ LOW = {"lookup": {"value": 0.2}}
 # the wall clock of every capture in a test that reads it: the truth's world is the
 # recorded one but for the intervention
 WALL = datetime.now(UTC).replace(microsecond=654321) - timedelta(minutes=3)
-
-
-@pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("validity-draws") / "home"))
-    yield rt
-    rt.close()
 
 
 def now() -> datetime:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from enclave import Home, Runtime
+from enclave import Runtime
 from enclave.capture import AgentSpec, BoundarySpec, capture, policy
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.runs import (
@@ -37,13 +37,6 @@ from tests.agents import validity_engine_agents as va
 
 RECORDED_SEED = 5
 INPUTS = {"key": "K-7", "path": ""}
-
-
-@pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("validity-engine") / "home"))
-    yield rt
-    rt.close()
 
 
 def now() -> datetime:

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from enclave import Home, Runtime
+from enclave import Runtime
 from enclave.capture import AgentSpec, capture
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.certificates import RuntimeLedgerLookup, signing_key
@@ -27,13 +26,6 @@ from tests.agents import validity_engine_agents as va
 from tests.agents import validity_substitute_agents as vs
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("fidelity") / "home"))
-    yield rt
-    rt.close()
 
 
 def _revision_audit(runtime: Runtime, agent: AgentSpec) -> Any:

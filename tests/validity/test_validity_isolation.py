@@ -14,13 +14,12 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from enclave import Home, Runtime
+from enclave import Runtime
 from enclave.capture import AgentSpec
 from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, Tolerances, run_audit
 from enclave.replay.disclosure import quantize, resolution_for
@@ -36,13 +35,6 @@ LOW_VALUE = 0.2  # recorded 0.8 (HIGH); 0.2 decides LOW
 SAMPLES = 4
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
-
-
-@pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("validity") / "home"))
-    yield rt
-    rt.close()
 
 
 def audit(runtime: Runtime, agent: AgentSpec, value: float = LOW_VALUE) -> AuditOutcome:

@@ -10,7 +10,7 @@ import dataclasses
 import json
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enclave import Home, Runtime
+from enclave import Runtime
 from enclave.capture import capture
 from enclave.incidents import procurement
 from enclave.replay import AuditRequest, Intervention, Strategy, Tolerances, run_audit
@@ -563,13 +563,6 @@ def test_no_confident_label_rests_on_an_unauthorised_substitutes_extrapolation(
 
 
 # -- end to end ---------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("verdict") / "home"))
-    yield rt
-    rt.close()
 
 
 def _audit(runtime: Runtime, specimen: str, iv: Intervention, samples: int) -> dict[str, Any]:

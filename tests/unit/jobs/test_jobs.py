@@ -71,6 +71,8 @@ def revision_request(specimen_id: str, *, samples: int = 4, seed: int = 1) -> Au
         requester="analyst-1",
         samples=samples,
         seed=seed,
+        # as the shipped revision policy declares: the approval rule's substitute is the rule
+        authoritative_substitutes=("approval-policy",),
     )
 
 

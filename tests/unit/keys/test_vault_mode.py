@@ -39,6 +39,7 @@ def small(request: AuditRequest) -> AuditRequest:
         requester=request.requester,
         samples=SAMPLES,
         seed=request.seed,
+        authoritative_substitutes=request.authoritative_substitutes,
     )
 
 

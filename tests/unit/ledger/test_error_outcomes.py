@@ -78,6 +78,7 @@ OUTCOMES: dict[str, tuple[int, int, bool]] = {
     "BranchError": (4, 503, False),
     "DivergenceError": (4, 503, False),
     "Unservable": (4, 503, False),
+    "AmbientInputMissing": (4, 503, False),
     "Unresolvable": (4, 503, False),
     "ReplyRefused": (4, 503, False),
     "ReplyInvalid": (4, 503, False),

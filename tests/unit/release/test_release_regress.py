@@ -74,6 +74,7 @@ def _run(runtime: Runtime, candidate: CandidateCode) -> tuple[dict[str, Any], bo
         requester="ci",
         candidate=candidate,
         must_hold=("must-hold",),
+        authoritative_substitutes=("approval-policy",),  # as the shipped policies declare
     )
     return regress(runtime, selection, plan, now=datetime.now(UTC), local=True)
 

@@ -37,6 +37,7 @@ def _request(specimen_id: str) -> AuditRequest:
         requester="test",
         samples=4,
         seed=1,
+        authoritative_substitutes=request.authoritative_substitutes,
     )
 
 

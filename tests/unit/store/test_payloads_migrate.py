@@ -228,6 +228,8 @@ def audit_procurement(home: Path, specimen: str, **extra: str) -> dict[str, Any]
         "10",
         "--seed",
         "1",
+        "--authoritative-substitute",  # as the shipped revision policy declares
+        "approval-policy",
         "--json",
         **extra,
     )
