@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._code_identity import code_identity as code_identity
     from ._code_identity import is_code_digest as is_code_digest
     from ._code_identity import source_root_identity as source_root_identity
+    from ._context import AsyncLiveCall as AsyncLiveCall
     from ._context import Compute as Compute
     from ._context import Context as Context
     from ._context import LiveCall as LiveCall
@@ -50,6 +51,7 @@ _FRONT = {
     "source_root_identity": "._code_identity",
     "Compute": "._context",
     "Context": "._context",
+    "AsyncLiveCall": "._context",
     "LiveCall": "._context",
     "PAYLOAD_V1": "._payload_codec",
     "decode_payload": "._payload_codec",

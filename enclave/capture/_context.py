@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import inspect
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
@@ -31,9 +32,10 @@ from ledger import StepKind
 
 from ._spec import Answer, BoundarySpec, policy
 
-__all__ = ["Context", "LiveCall"]
+__all__ = ["AsyncLiveCall", "Context", "LiveCall"]
 
 LiveCall = Callable[[Mapping[str, Any]], "Answer | Mapping[str, Any]"]
+AsyncLiveCall = Callable[[Mapping[str, Any]], "Awaitable[Answer | Mapping[str, Any]]"]
 Compute = Callable[[], Any]
 
 
@@ -108,28 +110,43 @@ class Context(ABC):
     def __init__(self) -> None:
         # variables whose values are never recorded (``AgentSpec.credentials``)
         self.credentials: tuple[str, ...] = ()
-        self._agent = "main"
+        # per task and thread: concurrent work in other scopes never shifts this one's
+        self._scope: ContextVar[str] = ContextVar("replay_enclave_agent_scope", default="main")
         self._call_counts: dict[tuple[str, str], int] = {}
         self._streams: dict[str | None, Random] = {}
 
     @property
     def agent(self) -> str:
-        return self._agent
+        """The agent scope the calls made here are attributed to (``agent_scope``)."""
+        return self._scope.get()
 
     @contextmanager
     def agent_scope(self, name: str) -> Iterator[None]:
-        """Attribute the calls inside to one agent of a multi-agent trajectory."""
-        previous, self._agent = self._agent, name
+        """Attribute the calls inside to one agent of a multi-agent trajectory. The scope
+        is held per task and thread: a concurrent task keeps its own."""
+        token = self._scope.set(name)
         try:
             yield
         finally:
-            self._agent = previous
+            self._scope.reset(token)
 
     def _next_call_id(self, name: str) -> str:
-        key = (self._agent, name)
+        """The id of a call that starts now: ``agent/name#n``, the n-th call of that
+        boundary in that scope to *start* (never to finish: under concurrency the order
+        calls finish in is the world's, the order they start in is the agent's)."""
+        agent = self._scope.get()
+        key = (agent, name)
         n = self._call_counts.get(key, 0)
         self._call_counts[key] = n + 1
-        return f"{self._agent}/{name}#{n}"
+        return f"{agent}/{name}#{n}"
+
+    def _release_call_id(self, call_id: str) -> None:
+        """Give back the id of a call that recorded nothing (its live call raised), if no
+        call of its boundary started since: a retried call keeps the id it had."""
+        agent, _, rest = call_id.partition("/")
+        name, _, n = rest.rpartition("#")
+        if self._call_counts.get((agent, name)) == int(n) + 1:
+            self._call_counts[agent, name] = int(n)
 
     @abstractmethod
     def call(
@@ -141,6 +158,26 @@ class Context(ABC):
         alias: str | None = None,
     ) -> Mapping[str, Any]:
         """Cross one boundary. Returns the response fields."""
+
+    async def acall(
+        self,
+        spec: BoundarySpec,
+        request: Mapping[str, Any],
+        *,
+        live: AsyncLiveCall | LiveCall,
+        alias: str | None = None,
+    ) -> Mapping[str, Any]:
+        """``call`` for asynchronous agents: ``live`` may be a coroutine function. Each
+        call has the id of its start (``_next_call_id``); a replay serves the calls of
+        concurrent tasks (``asyncio.gather``) in the order their answers arrived at
+        capture, whatever order they are issued in. A context that records and serves
+        nothing awaits the world's answer and hands it to its own ``call``."""
+        if self.serves_record:  # a replay overrides this: it never asks the world
+            raise NotImplementedError("a context that serves the record defines acall")
+        result = live(request)
+        if inspect.isawaitable(result):
+            result = await result
+        return self.call(spec, request, live=lambda _request: result, alias=alias)
 
     def ambient(
         self,

@@ -16,6 +16,7 @@ seconds.
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -35,7 +36,7 @@ from .._errors import BadInput
 from ..keys import TenantDigester
 from ..store import SpecimenWriter
 from ._ambient import AMBIENT_SPECS, suspended, unobserved
-from ._context import ENV, READ, Compute, Context, LiveCall, cut_spec
+from ._context import ENV, READ, AsyncLiveCall, Compute, Context, LiveCall, cut_spec
 from ._payload_codec import decode_payload, encode_payload
 from ._spec import AgentSpec, Answer, BoundarySpec, DeclaredField, policy
 
@@ -184,12 +185,14 @@ class Recorder(Context):
         answer: Answer,
         *,
         alias: str | None,
+        call_id: str | None = None,
     ) -> None:
         self._record(
             spec,
             request,
             answer.response,
             alias=alias,
+            call_id=call_id,
             resolved=answer.resolved,
             valid_time=answer.valid_time,
             token=answer.idempotency_token,
@@ -204,6 +207,7 @@ class Recorder(Context):
         response: Mapping[str, Any],
         *,
         alias: str | None,
+        call_id: str | None = None,
         resolved: str | None = None,
         valid_time: datetime | None = None,
         token: str | None = None,
@@ -214,7 +218,7 @@ class Recorder(Context):
             declared = self._boundaries.get((spec.kind, spec.name))
             if declared is not spec and declared != spec:
                 raise SpecError(f"step {seq}: the boundary is not one the agent declares")
-        if self._agent not in self._scopes:
+        if self.agent not in self._scopes:
             raise SpecError(f"step {seq}: the agent scope is not one the agent declares")
         fields: list[FieldRecord] = []
         sealed: list[tuple[str, str, bytes]] = []
@@ -251,8 +255,8 @@ class Recorder(Context):
             )
         record = StepRecord(  # positional, like the field records: every step builds one
             seq,
-            self._agent,
-            self._next_call_id(spec.name),
+            self.agent,
+            call_id or self._next_call_id(spec.name),  # a boundary call's: its start's
             spec.kind,
             spec.name,
             alias,  # declared, or a keyed digest
@@ -290,14 +294,49 @@ class Recorder(Context):
         live: LiveCall,
         alias: str | None = None,
     ) -> Mapping[str, Any]:
-        # what the live boundary reads (its variables, files, clock, jitter, ids) is the
-        # boundary's, recorded as its answer, not the run's
-        with suspended():
-            result = live(request)
+        call_id = self._next_call_id(spec.name)  # at its start: see ``_next_call_id``
+        try:
+            # what the live boundary reads (its variables, files, clock, jitter, ids) is
+            # the boundary's, recorded as its answer, not the run's
+            with suspended():
+                result = live(request)
+        except BaseException:
+            self._release_call_id(call_id)
+            raise
+        return self._answered(spec, request, result, alias, call_id)
+
+    async def acall(
+        self,
+        spec: BoundarySpec,
+        request: Mapping[str, Any],
+        *,
+        live: AsyncLiveCall | LiveCall,
+        alias: str | None = None,
+    ) -> Mapping[str, Any]:
+        call_id = self._next_call_id(spec.name)
+        try:
+            with suspended():  # per task: concurrent tasks are still observed
+                result = live(request)
+                if inspect.isawaitable(result):
+                    result = await result
+        except BaseException:
+            self._release_call_id(call_id)
+            raise
+        # recorded when the answer arrives: the step order is the order a replay serves in
+        return self._answered(spec, request, result, alias, call_id)
+
+    def _answered(
+        self,
+        spec: BoundarySpec,
+        request: Mapping[str, Any],
+        result: Answer | Mapping[str, Any],
+        alias: str | None,
+        call_id: str,
+    ) -> dict[str, Any]:
         if isinstance(result, Answer):
-            self.record(spec, request, result, alias=alias)
+            self.record(spec, request, result, alias=alias, call_id=call_id)
             return dict(result.response)
-        self._record(spec, request, result, alias=alias)
+        self._record(spec, request, result, alias=alias, call_id=call_id)
         return dict(result)
 
     def ambient(

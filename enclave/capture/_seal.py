@@ -303,7 +303,7 @@ def capture(
         recorder.declare(outcome_spec)
         recorder.record(input_spec, {}, Answer(response=dict(inputs)), alias=None)
         with observing(recorder):  # ambient reads outside ctx are recorded too
-            outcome = agent.function(recorder, dict(inputs))
+            outcome = agent.run(recorder, dict(inputs))
         recorder.record(outcome_spec, {}, Answer(response=outcome), alias=None)
         _check_score(agent, outcome)
         writer.close()

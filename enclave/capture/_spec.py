@@ -15,6 +15,9 @@ time — as a keyed digest in the ledger with its plaintext in the encrypted pay
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -179,7 +182,8 @@ RESERVED_NAMES = frozenset({"env", "read"})
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """A registered agent: ``function(ctx, inputs) -> outcome``."""
+    """A registered agent: ``function(ctx, inputs) -> outcome``, or an ``async def``
+    one (run to completion on a fresh event loop, ``run``)."""
 
     name: str
     version: str
@@ -223,6 +227,24 @@ class AgentSpec:
         effects = {b.name for b in self.boundaries if b.side_effecting}
         if any(set(b.reads_after) - effects for b in self.boundaries):
             raise ValueError("reads_after must name effect boundaries the agent declares")
+
+    def run(self, ctx: Any, inputs: dict[str, Any]) -> Any:
+        """One run of the agent with ``ctx``: its outcome. An asynchronous agent runs on
+        an event loop of its own, which ends with the run (no task outlives it)."""
+        outcome = self.function(ctx, inputs)
+        if not inspect.iscoroutine(outcome):
+            return outcome
+        from ._ambient import suspended  # (it builds on this module)
+
+        runner = asyncio.Runner()
+        with suspended():  # the loop's own set-up reads the environment: not the agent's
+            runner.get_loop()
+        try:
+            # the agent's task runs in the caller's context: observed as the run is
+            return runner.run(outcome, context=contextvars.copy_context())
+        finally:
+            with suspended():
+                runner.close()
 
     def boundary(self, name: str) -> BoundarySpec:
         for spec in self.boundaries:

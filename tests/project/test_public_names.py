@@ -326,6 +326,7 @@ PINNED = {
         "AgentCrashed",
         "AgentSpec",
         "Answer",
+        "AsyncLiveCall",
         "BoundarySpec",
         "CaptureResult",
         "CodeIdentity",

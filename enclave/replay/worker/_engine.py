@@ -51,10 +51,24 @@ Invariants:
    the record does not hold marks the closed name of its kind (``ambient:env``...)
    ``unservable`` and ends the branch ``ambient_input`` — even if the agent catches the
    error, the run fails.
+10. Concurrent calls (``acall`` from tasks of one event loop). At capture a call's id is
+   taken when it starts and its step is recorded when its answer arrives. Before
+   departure, a replayed ``acall`` claims the first unclaimed recorded call ahead of the
+   cursor with its agent scope, boundary and request, takes that call's recorded id and
+   waits until the cursor reaches it: the calls of a batch are served in the order their
+   answers arrived at capture, so the code after each answer runs in the recorded
+   interleaving whatever order the tasks issue them in. A call the record does not hold
+   ahead of the cursor, or a wait in which no call is served for ``_PATIENCE`` turns of
+   the loop, is a ``DivergenceError``. After departure the counterfactual's world keeps
+   the recorded latencies: a call the record holds is claimed by content (invariant 3)
+   and, once the batch has settled (``_SETTLE`` idle turns), the waiting call answered
+   first at capture is served first; a call the record does not hold is served at once.
+   Every arm follows the same rule, so the order alone never tells arms apart.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -65,6 +79,7 @@ from ledger import CanonicalizationError, StepKind, canonical_json
 from ..._errors import EnclaveError
 from ...capture import (
     AgentSpec,
+    AsyncLiveCall,
     BoundarySpec,
     Compute,
     Context,
@@ -91,6 +106,11 @@ _NON_CALLS = {StepKind.INPUT.value, StepKind.OUTCOME.value}
 _AMBIENT = StepKind.AMBIENT.value
 _RANDOM = StepKind.RANDOM.value
 _CUT = StepKind.CUT.value
+# turns of the event loop without a call claimed or served: after departure, the batch
+# has settled (every task that will call has called); before or after, a wait this long
+# means the call a turn depends on never comes
+_SETTLE = 8
+_PATIENCE = 10_000
 
 
 def _canon(value: Mapping[str, Any]) -> bytes:
@@ -127,6 +147,8 @@ class ReplayContext(Context):
         self._unfaithful = frozenset(unfaithful)
         self._cursor = 0
         self._consumed: set[int] = set()
+        self._claimed: set[int] = set()  # recorded calls a waiting concurrent call stands for
+        self._progress = 0  # calls claimed or served so far: how a waiting call sees progress
         # effects met so far, in order: (name, recorded seq if served from the record)
         self._effects: list[tuple[str, int | None]] = []
         # a code revision departs before the first call: the code itself is the change
@@ -170,19 +192,24 @@ class ReplayContext(Context):
         name: str,
         request: Mapping[str, Any],
         servable: Callable[[RecordedStep], bool] | None = None,
+        *,
+        consume: bool = True,
     ) -> RecordedStep | None:
-        """The first unconsumed recording of this call — the first one ``servable`` from
-        the record if any is (a readback taken after the effects this run repeated)."""
+        """The first unconsumed, unclaimed recording of this call — the first one
+        ``servable`` from the record if any is (a readback taken after the effects this
+        run repeated)."""
         found = None
         for step in self._calls:
             if step.seq in self._consumed or step.kind != kind or step.name != name:
                 continue
-            if step.agent == self._agent and _same_request(step.request, request):
+            if step.seq in self._claimed:  # a waiting concurrent call stands for it
+                continue
+            if step.agent == self.agent and _same_request(step.request, request):
                 if servable is None or servable(step):
                     found = step
                     break
                 found = found or step
-        if found is not None:
+        if found is not None and consume:
             self._consumed.add(found.seq)
         return found
 
@@ -270,6 +297,63 @@ class ReplayContext(Context):
         self.served.append((call_id, how))
         return answer
 
+    def _adopt(self, call_id: str) -> None:
+        """Later calls of the boundary get ids after this recorded one."""
+        agent, _, rest = call_id.partition("/")
+        name, _, n = rest.rpartition("#")
+        key = (agent, name)
+        self._call_counts[key] = max(self._call_counts.get(key, 0), int(n) + 1)
+
+    # -- concurrent calls (invariant 10) ---------------------------------------------
+    def _claim(self, spec: BoundarySpec, request: Mapping[str, Any]) -> RecordedStep | None:
+        """The recorded call a concurrent call stands for, claimed until it is served:
+        before departure the first unclaimed one ahead of the cursor with its agent scope,
+        boundary and request; after it, as ``_find_after_departure`` (None: the record
+        holds no such call)."""
+        kind, agent = spec.kind.value, self.agent
+        found = None
+        if not self.departed:
+            for step in self._calls[self._cursor :]:
+                if (
+                    step.seq not in self._claimed
+                    and (step.kind, step.name, step.agent) == (kind, spec.name, agent)
+                    and _same_request(step.request, request)
+                ):
+                    found = step
+                    break
+            if found is None:
+                raise DivergenceError("a concurrent call is not one the record holds")
+        else:
+            found = self._find_after_departure(
+                kind, spec.name, request, lambda s: self._world_as_recorded(spec, s), consume=False
+            )
+            if found is None:
+                return None
+        self._claimed.add(found.seq)
+        self._adopt(found.call_id)
+        self._progress += 1
+        return found
+
+    async def _turn(self, step: RecordedStep) -> None:
+        """Wait for the turn of a claimed call: before departure, until every call
+        answered before it at capture has been served; after it, until no task of the
+        loop has issued or been served a call for ``_SETTLE`` turns and no waiting call
+        was answered earlier at capture."""
+        idle = 0
+        while True:
+            if not self.departed:
+                if step.seq in self._consumed:  # a positional call took it (a cut's skip)
+                    raise DivergenceError(f"{step.call_id} was served to another call")
+                if self._calls[self._cursor] is step:  # unconsumed: never behind the cursor
+                    return
+            elif idle >= _SETTLE and step.seq == min(self._claimed):
+                return
+            progress = self._progress
+            await asyncio.sleep(0)
+            idle = 0 if self._progress != progress else idle + 1
+            if idle > _PATIENCE:  # every task waits: the call the cursor needs never came
+                raise DivergenceError(f"the calls answered before {step.call_id} never came")
+
     # -- cuts -------------------------------------------------------------------------
     def _skip_to_cut(self, name: str, call_id: str) -> RecordedStep:
         """Consume the recorded calls up to this cut's step without running them."""
@@ -292,10 +376,7 @@ class ReplayContext(Context):
             self._check_token(step)
         if step.kind != _CUT:
             self.answers.append((step.kind, dict(step.response)))
-        # later calls of the same boundary keep their recorded call ids
-        n = int(step.call_id.rpartition("#")[2])
-        key = (step.agent, step.name)
-        self._call_counts[key] = max(self._call_counts.get(key, 0), n + 1)
+        self._adopt(step.call_id)
         self._consumed.add(step.seq)
         self.skipped.append(step.call_id)
         self._cursor += 1
@@ -354,17 +435,48 @@ class ReplayContext(Context):
         alias: str | None = None,
     ) -> Mapping[str, Any]:
         del live  # never called: replay does not go live
-        response = self._serve(spec, request)
+        return self._answer(spec, self._serve(spec, request))
+
+    async def acall(
+        self,
+        spec: BoundarySpec,
+        request: Mapping[str, Any],
+        *,
+        live: AsyncLiveCall | LiveCall,
+        alias: str | None = None,
+    ) -> Mapping[str, Any]:
+        del live  # never called: replay does not go live
+        step = self._claim(spec, request)
+        if step is None:  # after departure, a call the record does not hold: no turn to wait
+            return self._answer(spec, self._serve(spec, request))
+        try:
+            await self._turn(step)
+        finally:
+            self._claimed.discard(step.seq)
+        return self._answer(spec, self._serve(spec, request, step))
+
+    def _answer(self, spec: BoundarySpec, response: Mapping[str, Any]) -> Mapping[str, Any]:
         # dict.items: recording what was served is not a read by the agent
         served = dict(dict.items(response)) if isinstance(response, dict) else dict(response)
         self.answers.append((spec.kind.value, served))
+        self._progress += 1
         return response
 
-    def _serve(self, spec: BoundarySpec, request: Mapping[str, Any]) -> Mapping[str, Any]:
-        call_id = self._next_call_id(spec.name)
-        step = self._match(
-            spec.kind.value, spec.name, call_id, request, lambda s: self._world_as_recorded(spec, s)
-        )
+    def _serve(
+        self, spec: BoundarySpec, request: Mapping[str, Any], claimed: RecordedStep | None = None
+    ) -> Mapping[str, Any]:
+        call_id = claimed.call_id if claimed else self._next_call_id(spec.name)
+        if claimed is not None and self.departed:
+            self._consumed.add(claimed.seq)
+            step: RecordedStep | None = claimed
+        else:  # before departure a claimed call is the cursor's: matched as any call
+            step = self._match(
+                spec.kind.value,
+                spec.name,
+                call_id,
+                request,
+                lambda s: self._world_as_recorded(spec, s),
+            )
         if step is None:  # after departure, a call the record does not hold
             resolved = next((s.resolved for s in self._calls if s.name == spec.name), None)
             answer = self._substitute(spec, request, resolved, call_id, "substitute")
@@ -443,7 +555,7 @@ def replay_run(
     ctx.credentials = agent.credentials
     try:
         with observing(ctx, process_wide=True):  # the run's ambient reads: the record's
-            outcome = agent.function(ctx, dict(trajectory.inputs))
+            outcome = agent.run(ctx, dict(trajectory.inputs))
         # the agent caught the abstention (its own ``except Exception``): still one
         if ctx.ambient_missing:  # the run read an input it does not know
             raise AmbientInputMissing("the run read an input outside ctx the record does not hold")
