@@ -112,14 +112,19 @@ async def _batch(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-BATCH_AGENT = AgentSpec(
-    name="tests.agents.concurrent_agents:BATCH_AGENT",
-    version="1.0.0",
-    function=_batch,
-    inputs=INPUTS,
-    outcome=OUTCOME,
-    boundaries=(QUOTE, RATING),
-)
+def _agent(name: str, function: Any, **declared: Any) -> AgentSpec:
+    return AgentSpec(
+        name=f"tests.agents.concurrent_agents:{name}",
+        version="1.0.0",
+        function=function,
+        inputs=INPUTS,
+        outcome=OUTCOME,
+        boundaries=(QUOTE, RATING),
+        **declared,
+    )
+
+
+BATCH_AGENT = _agent("BATCH_AGENT", _batch)
 BATCH_INPUT = {"suppliers": list(SUPPLIERS)}
 
 
@@ -140,13 +145,5 @@ async def _two_scopes(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]
     return {"score": 0.5, "decision": "BUY", "proposal": {"arrivals": arrivals}, "evidence": []}
 
 
-SCOPED_AGENT = AgentSpec(
-    name="tests.agents.concurrent_agents:SCOPED_AGENT",
-    version="1.0.0",
-    function=_two_scopes,
-    inputs=INPUTS,
-    outcome=OUTCOME,
-    boundaries=(QUOTE, RATING),
-    scopes=("acme", "globex"),
-)
+SCOPED_AGENT = _agent("SCOPED_AGENT", _two_scopes, scopes=("acme", "globex"))
 SCOPED_INPUT = {"suppliers": ["acme", "globex"]}
