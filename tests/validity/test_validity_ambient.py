@@ -12,6 +12,7 @@ an input the record does not hold must abstain (``ambient_input``), never take t
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Mapping
@@ -262,3 +263,43 @@ def test_an_audit_whose_branch_reads_an_unrecorded_variable_fails_naming_it(
     assert outcome.classification == "failed"
     assert outcome.failure == "ambient_input"
     assert outcome.failure_detail is not None and "ambient:env" in outcome.failure_detail
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_ambient_values_are_sealed_like_payload_fields(
+    runtime: Runtime,
+    mode_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    agent = aa.ENV_AND_FILE_AGENT
+    monkeypatch.setenv(aa.VARIABLE, f"lenient-{aa.CANARY}")
+    monkeypatch.setenv("HOME", f"/home/{aa.CANARY}")
+    mode_file.write_text(f"lenient {aa.CANARY}\n", encoding="utf-8")
+    with aa.live(RECORDED):
+        specimen = capture(
+            runtime, agent, inputs_for(mode_file), tenant_id="acme", seed=SEED
+        ).specimen_id
+    recorded = open_specimen(
+        runtime, specimen, job_id="validity-ambient", lease_seconds=60, now=now()
+    ).trajectory
+    # recorded (the enclave decrypts them) ...
+    assert len(find_canaries(repr(ambient(recorded)).encode(), [aa.CANARY])) == 1
+    request = AuditRequest(
+        specimen_id=specimen,
+        intervention=Intervention(
+            Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=LOW
+        ),
+        purpose="validity review",
+        requester="test",
+        samples=4,
+    )
+    outcome = run_audit(runtime, request, now=now(), limits=SandboxLimits(wall_seconds=20.0))
+    assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
+    assert outcome.envelope is not None
+    # ... and found nowhere else: not in the certificate, the output, the database or
+    # any file of the home (the payload store holds them as ciphertext)
+    assert not find_canaries(json.dumps(outcome.envelope).encode(), [aa.CANARY])
+    printed = capsys.readouterr()
+    assert aa.CANARY not in printed.out + printed.err
+    assert scan_tree(runtime.home.root, [aa.CANARY]) == {}
