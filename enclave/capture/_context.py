@@ -93,6 +93,13 @@ def reserved_stream(ctx: Context, name: str) -> Random:
         _RESERVED_OPEN.reset(token)
 
 
+def _call_key(call_id: str) -> tuple[tuple[str, str], int]:
+    """``((agent, name), n)`` of a call id ``agent/name#n``."""
+    agent, _, rest = call_id.partition("/")
+    name, _, n = rest.rpartition("#")
+    return (agent, name), int(n)
+
+
 def stream_seed(seed: int, stream: str | None) -> int:
     """The seed of a run's random stream: the run's own seed, or for a named sub-stream
     the big-endian integer of SHA-256 over ``f"{seed}/{name}"`` in UTF-8."""
@@ -143,10 +150,14 @@ class Context(ABC):
     def _release_call_id(self, call_id: str) -> None:
         """Give back the id of a call that recorded nothing (its live call raised), if no
         call of its boundary started since: a retried call keeps the id it had."""
-        agent, _, rest = call_id.partition("/")
-        name, _, n = rest.rpartition("#")
-        if self._call_counts.get((agent, name)) == int(n) + 1:
-            self._call_counts[agent, name] = int(n)
+        key, n = _call_key(call_id)
+        if self._call_counts.get(key) == n + 1:
+            self._call_counts[key] = n
+
+    def _follow_call_id(self, call_id: str) -> None:
+        """Later calls of this recorded call's boundary and scope get ids after it."""
+        key, n = _call_key(call_id)
+        self._call_counts[key] = max(self._call_counts.get(key, 0), n + 1)
 
     @abstractmethod
     def call(

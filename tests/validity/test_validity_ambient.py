@@ -24,7 +24,14 @@ import pytest
 
 from enclave import Runtime
 from enclave.capture import AgentSpec, capture
-from enclave.replay import AuditRequest, Intervention, Strategy, Tolerances, run_audit
+from enclave.replay import (
+    AuditOutcome,
+    AuditRequest,
+    Intervention,
+    Strategy,
+    Tolerances,
+    run_audit,
+)
 from enclave.replay.disclosure import quantize, resolution_for
 from enclave.replay.runs import RunResult, Trajectory, apply_intervention, open_specimen, replay_run
 from enclave.sandbox import SandboxLimits
@@ -71,6 +78,20 @@ def replayed(trajectory: Trajectory, agent: AgentSpec) -> RunResult:
     return replay_run(
         trajectory=trajectory, agent=agent, seed=SEED, variant="intervened", audit_time=now()
     )
+
+
+def lowered(runtime: Runtime, specimen: str) -> AuditOutcome:
+    """An audit in the sandbox of the lookup lowered to ``LOW`` (four samples)."""
+    request = AuditRequest(
+        specimen_id=specimen,
+        intervention=Intervention(
+            Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=LOW
+        ),
+        purpose="validity review",
+        requester="test",
+        samples=4,
+    )
+    return run_audit(runtime, request, now=now(), limits=SandboxLimits(wall_seconds=20.0))
 
 
 def ambient(trajectory: Trajectory) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -226,16 +247,7 @@ def test_the_replay_child_serves_the_recorded_world_not_its_own(
     assert truth["decision"] == "HIGH"  # live, the fallback keeps it HIGH: no flip
     mode_file.write_text("strict\n", encoding="utf-8")  # the world since: not the run's
     monkeypatch.delenv(aa.VARIABLE)
-    request = AuditRequest(
-        specimen_id=specimen,
-        intervention=Intervention(
-            Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=LOW
-        ),
-        purpose="validity review",
-        requester="test",
-        samples=4,
-    )
-    outcome = run_audit(runtime, request, now=now(), limits=SandboxLimits(wall_seconds=20.0))
+    outcome = lowered(runtime, specimen)
     assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
     assert outcome.effect is not None and outcome.effect.flip_rate == 0.0
     resolution = resolution_for(Tolerances().score)
@@ -250,16 +262,7 @@ def test_an_audit_whose_branch_reads_an_unrecorded_variable_fails_naming_it(
     monkeypatch.setenv(aa.VARIABLE, "lenient")
     with aa.live(RECORDED):
         specimen = capture(runtime, agent, inputs_for(), tenant_id="acme", seed=SEED).specimen_id
-    request = AuditRequest(
-        specimen_id=specimen,
-        intervention=Intervention(
-            Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=LOW
-        ),
-        purpose="validity review",
-        requester="test",
-        samples=4,
-    )
-    outcome = run_audit(runtime, request, now=now(), limits=SandboxLimits(wall_seconds=20.0))
+    outcome = lowered(runtime, specimen)
     assert outcome.classification == "failed"
     assert outcome.failure == "ambient_input"
     assert outcome.failure_detail is not None and "ambient:env" in outcome.failure_detail
@@ -285,16 +288,7 @@ def test_ambient_values_are_sealed_like_payload_fields(
     ).trajectory
     # recorded (the enclave decrypts them) ...
     assert len(find_canaries(repr(ambient(recorded)).encode(), [aa.CANARY])) == 1
-    request = AuditRequest(
-        specimen_id=specimen,
-        intervention=Intervention(
-            Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=LOW
-        ),
-        purpose="validity review",
-        requester="test",
-        samples=4,
-    )
-    outcome = run_audit(runtime, request, now=now(), limits=SandboxLimits(wall_seconds=20.0))
+    outcome = lowered(runtime, specimen)
     assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
     assert outcome.envelope is not None
     # ... and found nowhere else: not in the certificate, the output, the database or

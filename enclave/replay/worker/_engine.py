@@ -297,13 +297,6 @@ class ReplayContext(Context):
         self.served.append((call_id, how))
         return answer
 
-    def _adopt(self, call_id: str) -> None:
-        """Later calls of the boundary get ids after this recorded one."""
-        agent, _, rest = call_id.partition("/")
-        name, _, n = rest.rpartition("#")
-        key = (agent, name)
-        self._call_counts[key] = max(self._call_counts.get(key, 0), int(n) + 1)
-
     # -- concurrent calls (invariant 10) ---------------------------------------------
     def _claim(self, spec: BoundarySpec, request: Mapping[str, Any]) -> RecordedStep | None:
         """The recorded call a concurrent call stands for, claimed until it is served:
@@ -330,7 +323,7 @@ class ReplayContext(Context):
             if found is None:
                 return None
         self._claimed.add(found.seq)
-        self._adopt(found.call_id)
+        self._follow_call_id(found.call_id)
         self._progress += 1
         return found
 
@@ -376,7 +369,7 @@ class ReplayContext(Context):
             self._check_token(step)
         if step.kind != _CUT:
             self.answers.append((step.kind, dict(step.response)))
-        self._adopt(step.call_id)
+        self._follow_call_id(step.call_id)
         self._consumed.add(step.seq)
         self.skipped.append(step.call_id)
         self._cursor += 1
