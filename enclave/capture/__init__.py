@@ -9,6 +9,7 @@ from ledger.lazy import deferred
 if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on first use
     from ._ambient import CREDENTIAL_PLACEHOLDER as CREDENTIAL_PLACEHOLDER
     from ._ambient import observing as observing
+    from ._ambient import suspended as suspended
     from ._code_identity import CodeIdentity as CodeIdentity
     from ._code_identity import check_code as check_code
     from ._code_identity import code_identity as code_identity
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
 
 _FRONT = {
     "observing": "._ambient",
+    "suspended": "._ambient",
     "CREDENTIAL_PLACEHOLDER": "._ambient",
     "CodeIdentity": "._code_identity",
     "check_code": "._code_identity",

@@ -1,0 +1,6 @@
+"""Capture and replay seams for agents built on other frameworks: one module each.
+
+``enclave.adapters.http``: the wire layer. An HTTP transport that sends every request of
+an ``httpx`` client (the openai and anthropic clients and everything built on them)
+through the run's ``ctx``: recorded at capture, served from the record at replay.
+"""
