@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
+import platform
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -235,34 +235,32 @@ class RecordedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             await self._alive.aclose()
 
 
-def _fill_client_caches() -> None:
-    """The openai and anthropic clients compute their platform stamps (from ``PATH``,
-    ``/etc/os-release``...) once per process and cache them. Computed inside a run, those
-    reads would be ambient inputs of whichever run came first and of no run after it, so
-    a replay in a fresh worker would read what its capture never did. Fill them first,
-    unobserved: the stamps are volatile headers, in no request key."""
-    for package in ("openai", "anthropic"):
-        stamps = getattr(sys.modules.get(f"{package}._base_client"), "platform_headers", None)
-        version = getattr(sys.modules.get(package), "__version__", None)
-        if callable(stamps) and isinstance(version, str):
-            with suspended():
-                stamps(version, platform=None)
+def _probe_platform() -> None:
+    """The openai and anthropic clients stamp the host's platform on every request
+    (``platform.platform()``, ``/etc/os-release``), which the ``platform`` module probes
+    once per process and caches. Probed inside a run, those reads would be ambient inputs
+    of whichever run came first and of no run after it. Probe first, unobserved: the
+    stamps are volatile headers, in no request key. (A replay worker's template probes
+    before any run, ``enclave.sandbox.inside._worker``.)"""
+    with suspended():
+        platform.platform()
+        platform.uname().processor  # noqa: B018 - a cached property: computed here, once
+        try:
+            platform.freedesktop_os_release()
+        except OSError:
+            pass  # nothing to cache, and nothing a run could read either
 
 
 def client(ctx: Context, spec: BoundarySpec, **options: Any) -> httpx.Client:
     """An ``httpx.Client`` whose every request crosses ``spec`` through ``ctx``."""
-    _fill_client_caches()
     live = options.pop("transport", None)
     return httpx.Client(transport=RecordedTransport(ctx, spec, live=live), **options)
 
 
 def async_client(ctx: Context, spec: BoundarySpec, **options: Any) -> httpx.AsyncClient:
     """An ``httpx.AsyncClient`` whose every request crosses ``spec`` through ``ctx``."""
-    _fill_client_caches()
     live = options.pop("transport", None)
     return httpx.AsyncClient(transport=RecordedTransport(ctx, spec, alive=live), **options)
 
 
-# A worker's template imports the agent's modules before any run: their clients' caches
-# are filled there, outside the sandbox's tripwires (the platform probe may start ``uname``).
-_fill_client_caches()
+_probe_platform()  # at import: before any run of the process

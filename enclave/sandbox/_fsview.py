@@ -6,8 +6,9 @@ Invariants:
    executable, standard library and ``libpython``), the system's shared libraries
    (the multiarch directory ``/usr/lib/<triplet>`` where the platform has one, else
    ``/usr/lib``; ``/usr/lib64``; the ``/lib*`` links to them), the time-zone data
-   and the import path's packages. No ``/etc``, no home directory, no ``/tmp``, no host ``/proc``
-   (bubblewrap adds a private one), no ``/sys``.
+   and the import path's packages; of ``/etc`` only ``os-release`` (the platform's
+   name, which ``platform`` reports like ``uname``'s). No home directory, no ``/tmp``, no
+   host ``/proc`` (bubblewrap adds a private one), no ``/sys``.
 2. **Never a directory that holds a protected path.** The sandbox's enclave home is
    protected, and so is any directory carrying the home marker file. A directory
    that contains a protected path is never bound whole: its entries are bound one
@@ -40,6 +41,9 @@ from dataclasses import dataclass
 HOME_MARKER = ".replay-enclave-home"
 _LIBRARY_DIRS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32")
 _DATA_DIRS = ("/usr/share/zoneinfo",)  # time zones, for ``zoneinfo``
+# the host's platform facts, as ``uname`` gives them: the template probes them once
+# (``platform.freedesktop_os_release``) so that no run reads them
+_PLATFORM_FILES = ("/etc/os-release",)
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
 _MODULE_SUFFIXES = (".py", ".pyc", ".so")
 
@@ -180,6 +184,10 @@ def plan(*, python_path: Sequence[str], protected: Sequence[str], code: Sequence
             planner.trusted_dir(directory)
     for directory in _DATA_DIRS:
         planner.trusted_dir(directory)
+    for fact in _PLATFORM_FILES:
+        real = os.path.realpath(fact)
+        if os.path.isfile(real) and not planner.is_protected(real):
+            planner.bind(real, fact)
     prefixes = _prefixes()
     # A console script puts its own directory first on the import path: it holds
     # commands, not packages, and in a virtual environment a link to the interpreter

@@ -9,8 +9,9 @@ Start-up of the template, in this order, before any agent code is imported:
    — which the kernel does not take for the pid 1 of a namespace, as the worker is
    under bubblewrap (RLIMIT_CPU's hard limit still SIGKILLs it; an oversize write
    still fails);
-4. pre-import ctypes (it opens the interpreter's own symbols at import time) and the
-   supervisor's ``preload`` list of trusted project modules;
+4. pre-import ctypes (it opens the interpreter's own symbols at import time), probe
+   ``platform`` once (``_probe_platform``) and pre-import the supervisor's ``preload``
+   list of trusted project modules;
 5. confine writes to scratch with Landlock (where the kernel offers it), then load
    the template's seccomp filter (default deny; a plain fork is its one addition) and
    prepare the ordinary filter each run loads on top (see ``_seccomp``);
@@ -42,6 +43,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import platform
 import resource
 import signal
 import socket
@@ -142,6 +144,19 @@ def _ready(
     }
 
 
+def _probe_platform() -> None:
+    """Ask the ``platform`` module, once, what it caches for the process: the host's
+    answers, the same for every run. Agent frameworks' clients stamp them on requests;
+    asked first inside a run, the probe would start ``uname -p`` (a process no run may
+    start) and read ``/etc/os-release`` and the interpreter's binary."""
+    platform.platform()
+    platform.uname().processor  # noqa: B018 - a cached property: computed here, once
+    try:
+        platform.freedesktop_os_release()
+    except OSError:
+        pass  # no os-release here: nothing to cache, nothing a run could read either
+
+
 def main(argv: list[str]) -> NoReturn:
     config = orjson.loads(argv[1])
     sock = socket.socket(fileno=int(config["fd"]))
@@ -156,6 +171,8 @@ def main(argv: list[str]) -> NoReturn:
         for limit_signal in (signal.SIGXFSZ, signal.SIGXCPU):
             signal.signal(limit_signal, _end_on_limit)
         import ctypes  # noqa: F401  - see step 4 in the module docstring
+
+        _probe_platform()
 
         preload = tuple(str(name) for name in config.get("preload", ()))
         for module_name in preload:
