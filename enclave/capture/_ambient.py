@@ -108,6 +108,7 @@ class RunState:
 
     env: dict[str, str | None] = field(default_factory=dict)  # set (or deleted: None)
     files_written: set[str] = field(default_factory=set)  # absolute paths opened to write
+    env_listed: bool = False  # the environment's names are recorded for this run
 
 
 _states: weakref.WeakKeyDictionary[Context, RunState] = weakref.WeakKeyDictionary()

@@ -16,7 +16,12 @@ While a run is observed:
    ``CREDENTIAL_PLACEHOLDER``.
 2. Listing the environment (iteration, ``len``, ``copy``, ``dict(os.environ)``) is one
    step ``ambient:environ`` (``{}`` -> ``{"names": sorted names}``); each value is then
-   read (and recorded) one by one.
+   read (and recorded) one by one. A run's first read of any variable records that
+   listing too, so that a replay can answer a read the capture did not make *when the
+   variable did not exist at capture*: libraries read optional settings lazily (a
+   schema built on first use asks whether its plugins are disabled), and a replay
+   worker that starts cold makes reads a warm capture process did not. A variable that
+   existed but was not read stays unanswerable (the branch abstains, ``ambient_input``).
 3. A variable the run set or deleted itself (``os.environ[k] = v``, ``del``, ``pop``)
    is the run's own state: later reads of it in the run are answered from it and are not
    ambient. The process environment is still written (``putenv``), as without us.
@@ -30,7 +35,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._ambient import (
     AMBIENT_CREDENTIAL,
@@ -43,6 +48,9 @@ from ._ambient import (
     is_credential,
     state_of,
 )
+
+if TYPE_CHECKING:
+    from ._context import Context
 
 __all__ = ["install_env"]
 
@@ -62,12 +70,19 @@ class _ObservedData(dict[Any, Any]):
     def _read(self, name: str) -> str | None:
         ctx = current()
         assert ctx is not None
-        own = state_of(ctx).env
-        if name in own:
-            return own[name]
+        state = state_of(ctx)
+        if name in state.env:
+            return state.env[name]
+        if not state.env_listed:
+            state.env_listed = True
+            if not ctx.serves_record:
+                self._listing(ctx)
         raw = dict.get(self, _key(name))
         live_value = None if raw is None else _name(raw)
-        if is_credential(name, ctx.credentials):
+        credential = is_credential(name, ctx.credentials)
+        if ctx.serves_record and self._absent_at_capture(ctx, name, credential=credential):
+            return None
+        if credential:
             answer = ask(
                 ctx,
                 AMBIENT_CREDENTIAL,
@@ -86,9 +101,7 @@ class _ObservedData(dict[Any, Any]):
             raise ValueError("the recorded environment value is not text")
         return value
 
-    def _names(self) -> list[str]:
-        ctx = current()
-        assert ctx is not None
+    def _listing(self, ctx: Context) -> list[str]:
         answer = ask(
             ctx,
             AMBIENT_ENV_NAMES,
@@ -98,6 +111,20 @@ class _ObservedData(dict[Any, Any]):
         names = answer.get("names")
         if not isinstance(names, list) or not all(type(n) is str for n in names):
             raise ValueError("the recorded environment names are not a list of text")
+        return names
+
+    def _absent_at_capture(self, ctx: Context, name: str, *, credential: bool) -> bool:
+        """At replay: the record holds no read of ``name`` but lists the capture's
+        environment, and ``name`` was not in it."""
+        spec = AMBIENT_CREDENTIAL if credential else AMBIENT_ENV
+        if ctx.holds(spec, {"name": name}) or not ctx.holds(AMBIENT_ENV_NAMES, {}):
+            return False
+        return name not in self._listing(ctx)
+
+    def _names(self) -> list[str]:
+        ctx = current()
+        assert ctx is not None
+        names = self._listing(ctx)
         own = state_of(ctx).env
         listed = [n for n in names if own.get(n, n) is not None]
         return listed + [n for n, v in own.items() if v is not None and n not in names]

@@ -202,6 +202,12 @@ class Context(ABC):
         del spec, request
         return live()
 
+    def holds(self, spec: BoundarySpec, request: Mapping[str, Any]) -> bool:
+        """Whether the record holds the ambient read ``request`` of ``spec`` (only a
+        context that ``serves_record`` is asked)."""
+        del spec, request
+        return False
+
     def cut(self, name: str, compute: Compute) -> Any:
         """A declared checkpoint (``AgentSpec.cuts``): the state ``compute`` returns (a
         JSON value) — computed and recorded at capture, computed and checked against the

@@ -205,12 +205,17 @@ class AgentSpec:
     # patterns (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET*``, ``*PASSWORD*``): present or
     # absent only, a placeholder at replay (``docs/agents.md``)
     credentials: tuple[str, ...] = ()
+    # installed packages the agent is built on (not its own code): the replay worker
+    # imports them once, before any run (``enclave/replay/_frameworks.py``)
+    frameworks: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for names in (self.scopes, self.code_modules, self.cuts, self.credentials):
+        declared = (self.scopes, self.code_modules, self.cuts, self.credentials, self.frameworks)
+        for names in declared:
             if not isinstance(names, tuple) or not all(isinstance(n, str) and n for n in names):
                 raise ValueError(
-                    "declared scopes, code modules, cuts and credentials are tuples of names"
+                    "declared scopes, code modules, cuts, credentials and frameworks are "
+                    "tuples of names"
                 )
         named = (*self.scopes, *self.cuts, *(b.name for b in self.boundaries))
         if any(name.startswith(AMBIENT_PREFIX) for name in named):

@@ -34,6 +34,7 @@ from ._compare import compare_layers, recorded_layers
 from ._cuts import check_from_cut, cut_summary
 from ._disclosure import VocabularySize, disclosure_bound
 from ._errors import ReplyInvalid, ReplyRefused, ValueOutOfRange
+from ._frameworks import worker_preload
 from ._interventions import (
     AppliedIntervention,
     apply_code_revision,
@@ -125,6 +126,12 @@ def _open(
     return opened, applied, placebo_of(opened.trajectory, applied)
 
 
+def _preload(opened: OpenedSpecimen) -> tuple[str, ...]:
+    """What the worker's template imports: the worker and the agent's frameworks."""
+    agent = _load_agent(recorded_reference(opened.record.manifest["agent"]))  # imported already
+    return worker_preload(WORKER_PRELOAD, agent)
+
+
 def _load_agent(name: str) -> AgentSpec:
     """The agent's declaration, for the intervention proof. Importing its module runs its
     code here: whatever that raises — any class, code or text — is one closed refusal."""
@@ -214,7 +221,7 @@ def prepare_audit(
     failure: tuple[str, str] | None = None
     seed = opened.trajectory.seed
     try:
-        with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
+        with sandbox.start(WORKER_HANDLER, preload=_preload(opened)) as worker:
             fidelity = _load_worker(
                 worker,
                 opened,
@@ -377,7 +384,7 @@ def _sample_worker(
 ) -> list[SampleSummary]:
     """``seeds``' paired samples from one fresh worker."""
     samples: list[SampleSummary] = []
-    with sandbox.start(WORKER_HANDLER, preload=WORKER_PRELOAD) as worker:
+    with sandbox.start(WORKER_HANDLER, preload=_preload(opened)) as worker:
         _load_worker(worker, opened, applied, placebo, now, tolerance, candidate, from_cut)
         for start in range(0, len(seeds), BATCH_SEEDS):
             chunk = [int(s) for s in seeds[start : start + BATCH_SEEDS]]

@@ -44,7 +44,10 @@ class _Model(BaseHTTPRequestHandler):
                 {
                     "index": 0,
                     "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": "REJECT" if risk >= 0.5 else "APPROVE"},
+                    "message": {
+                        "role": "assistant",
+                        "content": "REJECT" if risk >= 0.5 else "APPROVE",
+                    },
                 }
             ],
             "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
@@ -131,4 +134,5 @@ HTTP_AGENT = AgentSpec(
         "evidence": policy("internal"),
     },
     boundaries=(RISK, MODEL),
+    frameworks=("openai", "enclave.adapters.http"),
 )

@@ -22,6 +22,9 @@ from ledger import StepKind
 
 VARIABLE = "RE_VALIDITY_AMBIENT_MODE"
 OWN_VARIABLE = "RE_VALIDITY_AMBIENT_OWN"
+# read only on the fallback path, after VARIABLE was read on every path (as a library
+# reads an optional setting lazily, on first use)
+LAZY_VARIABLE = "RE_VALIDITY_AMBIENT_LAZY"
 API_KEY = "RE_VALIDITY_SERVICE_API_KEY"
 DECLARED_CREDENTIAL = "RE_VALIDITY_SIGNING_MATERIAL"
 CANARY = "CANARY-AMBIENT-5e1f09"
@@ -97,6 +100,14 @@ def _env_always(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return _outcome(value if value >= THRESHOLD else _fallback(mode, value))
 
 
+def _env_lazy_on_fallback(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    mode = os.getenv(VARIABLE)  # read on every path: the run's first read
+    value = _value_of(ctx, inputs)
+    if value >= THRESHOLD:
+        return _outcome(value)
+    return _outcome(_fallback(os.environ.get(LAZY_VARIABLE, mode), value))
+
+
 def _file_on_fallback(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     value = _value_of(ctx, inputs)
     if value >= THRESHOLD:
@@ -158,6 +169,7 @@ def _agent(
 
 ENV_ON_FALLBACK_AGENT = _agent("ENV_ON_FALLBACK_AGENT", _env_on_fallback)
 ENV_ALWAYS_AGENT = _agent("ENV_ALWAYS_AGENT", _env_always)
+ENV_LAZY_ON_FALLBACK_AGENT = _agent("ENV_LAZY_ON_FALLBACK_AGENT", _env_lazy_on_fallback)
 FILE_ON_FALLBACK_AGENT = _agent("FILE_ON_FALLBACK_AGENT", _file_on_fallback)
 FILE_ALWAYS_AGENT = _agent("FILE_ALWAYS_AGENT", _file_always)
 CREDENTIAL_AGENT = _agent("CREDENTIAL_AGENT", _credential, credentials=(DECLARED_CREDENTIAL,))

@@ -132,7 +132,8 @@ def test_a_variable_read_on_every_path_is_served_from_the_record(
     monkeypatch.setenv(aa.VARIABLE, "lenient")
     recorded = captured(runtime, agent, RECORDED, inputs_for())
     truth = captured(runtime, agent, LOW, inputs_for()).outcome
-    steps = ambient(recorded)
+    listing, *steps = ambient(recorded)
+    assert listing[:2] == ("ambient:environ", {}) and aa.VARIABLE in listing[2]["names"]
     assert steps == [("ambient:env", {"name": aa.VARIABLE}, {"value": "lenient"})]
     monkeypatch.setenv(aa.VARIABLE, "strict")  # the replay's own world says otherwise
     run = replayed(intervened(runtime, recorded, agent), agent)
@@ -141,6 +142,36 @@ def test_a_variable_read_on_every_path_is_served_from_the_record(
     assert run.layers["decision"] == truth["decision"] == "HIGH"
     assert run.layers["score"] == pytest.approx(truth["score"])
     assert ("main/ambient:env#0", "record") in run.served
+
+
+def test_a_variable_absent_at_capture_is_served_absent_where_the_run_reads_it_later(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a cold replay reads optional settings a warm capture process had already read:
+    # the capture's listing answers them when they did not exist then
+    agent = aa.ENV_LAZY_ON_FALLBACK_AGENT
+    monkeypatch.setenv(aa.VARIABLE, "lenient")
+    monkeypatch.delenv(aa.LAZY_VARIABLE, raising=False)
+    recorded = captured(runtime, agent, RECORDED, inputs_for())
+    truth = captured(runtime, agent, LOW, inputs_for()).outcome
+    assert [name for name, _, _ in ambient(recorded)] == ["ambient:environ", "ambient:env"]
+    monkeypatch.setenv(aa.LAZY_VARIABLE, "strict")  # the replay's own world says otherwise
+    run = replayed(intervened(runtime, recorded, agent), agent)
+    assert run.failure is None, run.failure
+    assert run.layers is not None
+    assert run.layers["decision"] == truth["decision"] == "HIGH"
+
+
+def test_a_variable_present_at_capture_but_not_read_still_abstains(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = aa.ENV_LAZY_ON_FALLBACK_AGENT
+    monkeypatch.setenv(aa.VARIABLE, "strict")
+    monkeypatch.setenv(aa.LAZY_VARIABLE, "lenient")  # listed at capture, its value unread
+    recorded = captured(runtime, agent, RECORDED, inputs_for())
+    run = replayed(intervened(runtime, recorded, agent), agent)
+    assert run.layers is None, run.layers
+    assert run.failure == "ambient_input"
 
 
 # -- (c): data files ----------------------------------------------------------------------
@@ -193,7 +224,8 @@ def test_a_credential_is_stored_nowhere_and_replays_as_a_placeholder(
     aa.SEEN.clear()
     recorded = captured(runtime, agent, RECORDED, inputs_for())
     assert aa.SEEN == [f"sk-{aa.CANARY}-api", f"pem-{aa.CANARY}-declared"]  # live: the key
-    steps = ambient(recorded)
+    listing, *steps = ambient(recorded)
+    assert listing[0] == "ambient:environ" and aa.API_KEY in listing[2]["names"]
     assert steps == [
         ("ambient:credential", {"name": aa.API_KEY}, {"present": True}),
         ("ambient:credential", {"name": aa.DECLARED_CREDENTIAL}, {"present": True}),

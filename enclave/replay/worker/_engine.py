@@ -418,6 +418,9 @@ class ReplayContext(Context):
                 raise Unresolvable("the run needs an ambient input withheld at capture")
         return dict(step.response)
 
+    def holds(self, spec: BoundarySpec, request: Mapping[str, Any]) -> bool:
+        return (spec.name, _canon(request)) in self._ambient
+
     # -- Context --------------------------------------------------------------------
     def call(
         self,
