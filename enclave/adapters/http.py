@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import httpx
+import httpx2
 
 from ledger import StepKind
 
@@ -48,6 +49,7 @@ __all__ = [
     "CREDENTIAL_HEADERS",
     "VOLATILE_HEADERS",
     "RecordedTransport",
+    "RecordedTransport2",
     "async_client",
     "client",
     "http_boundary",
@@ -148,7 +150,7 @@ def _content(body: Any) -> bytes:
     return base64.b64decode(body["base64"], validate=True)
 
 
-def request_key(request: httpx.Request) -> dict[str, Any]:
+def request_key(request: Any) -> dict[str, Any]:
     """What a request is matched and recorded by: no credentials, nothing volatile."""
     url = request.url
     return {
@@ -159,7 +161,7 @@ def request_key(request: httpx.Request) -> dict[str, Any]:
     }
 
 
-def _answer(response: httpx.Response, content: bytes) -> dict[str, Any]:
+def _answer(response: Any, content: bytes) -> dict[str, Any]:
     headers = _headers(response.headers.multi_items(), volatile=False)
     # served decoded and whole: the length and encoding of the served bytes are new
     for name in ("content-encoding", "content-length", "transfer-encoding"):
@@ -171,37 +173,31 @@ def _answer(response: httpx.Response, content: bytes) -> dict[str, Any]:
     }
 
 
-def _response(answer: Mapping[str, Any], request: httpx.Request) -> httpx.Response:
-    return httpx.Response(
-        status_code=int(answer["status"]),
-        headers=dict(answer["headers"]),
-        content=_content(answer["body"]),
-        request=request,
-    )
-
-
 class RecordedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """Sends each request through ``ctx`` across ``spec``: ``live`` (the network by
     default) answers at capture; the record answers at replay and ``live`` is never used
-    (nor, when it is the default, ever made)."""
+    (nor, when it is the default, ever made). For ``httpx`` clients;
+    ``RecordedTransport2`` is the same for ``httpx2`` clients."""
+
+    _http: Any = httpx  # the library whose requests and responses it handles
 
     def __init__(
         self,
         ctx: Context,
         spec: BoundarySpec,
         *,
-        live: httpx.BaseTransport | None = None,
-        alive: httpx.AsyncBaseTransport | None = None,
+        live: Any = None,
+        alive: Any = None,
     ) -> None:
         self._ctx = ctx
         self._spec = spec
         self._live = live
         self._alive = alive
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    def handle_request(self, request: Any) -> Any:
         def send(_key: Mapping[str, Any]) -> dict[str, Any]:
             if self._live is None:
-                self._live = httpx.HTTPTransport()
+                self._live = self._http.HTTPTransport()
             response = self._live.handle_request(request)
             try:
                 return _answer(response, response.read())
@@ -210,12 +206,12 @@ class RecordedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
         request.read()
         answer = self._ctx.call(self._spec, request_key(request), live=send)
-        return _response(answer, request)
+        return self._response(answer, request)
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle_async_request(self, request: Any) -> Any:
         async def send(_key: Mapping[str, Any]) -> dict[str, Any]:
             if self._alive is None:
-                self._alive = httpx.AsyncHTTPTransport()
+                self._alive = self._http.AsyncHTTPTransport()
             response = await self._alive.handle_async_request(request)
             try:
                 return _answer(response, await response.aread())
@@ -224,7 +220,15 @@ class RecordedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
         await request.aread()
         answer = await self._ctx.acall(self._spec, request_key(request), live=send)
-        return _response(answer, request)
+        return self._response(answer, request)
+
+    def _response(self, answer: Mapping[str, Any], request: Any) -> Any:
+        return self._http.Response(
+            status_code=int(answer["status"]),
+            headers=dict(answer["headers"]),
+            content=_content(answer["body"]),
+            request=request,
+        )
 
     def close(self) -> None:
         if self._live is not None:
@@ -233,6 +237,13 @@ class RecordedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     async def aclose(self) -> None:
         if self._alive is not None:
             await self._alive.aclose()
+
+
+class RecordedTransport2(RecordedTransport, httpx2.BaseTransport, httpx2.AsyncBaseTransport):
+    """``RecordedTransport`` for ``httpx2`` clients (the openai and anthropic clients'
+    own library, and the frameworks that build clients on it)."""
+
+    _http = httpx2
 
 
 def _probe_platform() -> None:
@@ -251,16 +262,30 @@ def _probe_platform() -> None:
             pass  # nothing to cache, and nothing a run could read either
 
 
-def client(ctx: Context, spec: BoundarySpec, **options: Any) -> httpx.Client:
-    """An ``httpx.Client`` whose every request crosses ``spec`` through ``ctx``."""
-    live = options.pop("transport", None)
-    return httpx.Client(transport=RecordedTransport(ctx, spec, live=live), **options)
+def _transport(library: str) -> type[RecordedTransport]:
+    if library == "httpx":
+        return RecordedTransport
+    if library == "httpx2":
+        return RecordedTransport2
+    raise ValueError("the client library is httpx or httpx2")
 
 
-def async_client(ctx: Context, spec: BoundarySpec, **options: Any) -> httpx.AsyncClient:
-    """An ``httpx.AsyncClient`` whose every request crosses ``spec`` through ``ctx``."""
+def client(ctx: Context, spec: BoundarySpec, *, library: str = "httpx", **options: Any) -> Any:
+    """A ``Client`` of ``library`` (``httpx`` or ``httpx2``) whose every request crosses
+    ``spec`` through ``ctx``; ``transport=`` is the live one (the network by default)."""
+    transport = _transport(library)
     live = options.pop("transport", None)
-    return httpx.AsyncClient(transport=RecordedTransport(ctx, spec, alive=live), **options)
+    return transport._http.Client(transport=transport(ctx, spec, live=live), **options)
+
+
+def async_client(
+    ctx: Context, spec: BoundarySpec, *, library: str = "httpx", **options: Any
+) -> Any:
+    """An ``AsyncClient`` of ``library`` (``httpx`` or ``httpx2``) whose every request
+    crosses ``spec`` through ``ctx``; ``transport=`` is the live one."""
+    transport = _transport(library)
+    live = options.pop("transport", None)
+    return transport._http.AsyncClient(transport=transport(ctx, spec, alive=live), **options)
 
 
 _probe_platform()  # at import: before any run of the process

@@ -5,12 +5,13 @@ starts their sandboxes ahead: record the request, ``prepare_audit`` (grant, decr
 prove the intervention, baseline gate), ``run_sample_batch`` (paired samples in an
 isolated worker, a share of them repeated on a second one: ``repeat_seeds``) and
 ``finalize_audit`` (verdict and certificate); the objects they hand each other
-(metadata and bounded numbers only); and the handler, preload list and sandbox a
-stage starts its worker with. A user runs all of them at once with
-``enclave.replay.run_audit``.
+(metadata and bounded numbers only); and the handler, preload list
+(``worker_preload``: with the agent's frameworks) and sandbox a stage starts its worker
+with. A user runs all of them at once with ``enclave.replay.run_audit``.
 """
 
 from ._audit import record_request
+from ._frameworks import worker_preload
 from ._outcome import Preparation
 from ._results import BatchResult, SampleSummary
 from ._stages import (
@@ -35,4 +36,5 @@ __all__ = [
     "repeat_seeds",
     "run_sample_batch",
     "stage_sandbox",
+    "worker_preload",
 ]

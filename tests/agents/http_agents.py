@@ -101,13 +101,13 @@ RISK = BoundarySpec(
 MODEL = http_boundary("risk-model")
 
 
-async def _decide(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+async def _decide(ctx: Context, inputs: Mapping[str, Any], library: str) -> dict[str, Any]:
     tool = await ctx.acall(RISK, {"applicant": inputs["applicant"]}, live=_risk)
     risk, note = float(tool["risk"]), str(tool["note"])
     model = AsyncOpenAI(
         api_key="placeholder-key",  # the local server asks for none
         base_url=str(inputs["base_url"]),
-        http_client=async_client(ctx, MODEL),
+        http_client=async_client(ctx, MODEL, library=library),
         max_retries=0,
     )
     completion = await model.chat.completions.create(
@@ -122,17 +122,31 @@ async def _decide(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-HTTP_AGENT = AgentSpec(
-    name="tests.agents.http_agents:HTTP_AGENT",
-    version="1.0.0",
-    function=_decide,
-    inputs={"applicant": policy("internal"), "base_url": policy("internal")},
-    outcome={
-        "score": policy("internal"),
-        "decision": policy("internal"),
-        "proposal": policy("internal"),
-        "evidence": policy("internal"),
-    },
-    boundaries=(RISK, MODEL),
-    frameworks=("openai", "enclave.adapters.http"),
-)
+async def _decide_httpx(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    return await _decide(ctx, inputs, "httpx")
+
+
+async def _decide_httpx2(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    return await _decide(ctx, inputs, "httpx2")
+
+
+def _agent(name: str, function: Any) -> AgentSpec:
+    return AgentSpec(
+        name=f"tests.agents.http_agents:{name}",
+        version="1.0.0",
+        function=function,
+        inputs={"applicant": policy("internal"), "base_url": policy("internal")},
+        outcome={
+            "score": policy("internal"),
+            "decision": policy("internal"),
+            "proposal": policy("internal"),
+            "evidence": policy("internal"),
+        },
+        boundaries=(RISK, MODEL),
+        frameworks=("openai", "enclave.adapters.http"),
+    )
+
+
+# the openai client on an httpx client, and on its own library, httpx2
+HTTP_AGENT = _agent("HTTP_AGENT", _decide_httpx)
+HTTP2_AGENT = _agent("HTTP2_AGENT", _decide_httpx2)

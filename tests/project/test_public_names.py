@@ -460,6 +460,7 @@ PINNED = {
         "repeat_seeds",
         "run_sample_batch",
         "stage_sandbox",
+        "worker_preload",
     },
     "enclave.replay.targets": {
         "check_cut_in_record",

@@ -1,5 +1,5 @@
 """The README and the docs are executable: every shell block marked runnable in README.md
-or docs/*.md is run as written, in a fresh folder laid out like a checkout, and must exit 0
+or docs/ is run as written, in a fresh folder laid out like a checkout, and must exit 0
 and print what the marker expects.
 
 A block is marked by an HTML comment on the line before it::
@@ -33,7 +33,7 @@ import pytest
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+SOURCES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))
 MARKER = re.compile(r"<!-- runnable: (?P<spec>.*?) -->\n```bash\n(?P<body>.*?)```", re.DOTALL)
 TIMEOUT = 240.0
 CHECKOUT_PARTS = ("policies", "scripts", "examples", "pyproject.toml")

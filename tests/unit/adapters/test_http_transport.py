@@ -18,7 +18,7 @@ from openai import AsyncOpenAI
 
 from enclave import Home, Runtime
 from enclave.adapters.http import request_key
-from enclave.capture import capture
+from enclave.capture import AgentSpec, capture
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.layers import recorded_layers
 from enclave.replay.runs import Trajectory, open_specimen, replay_run
@@ -41,10 +41,10 @@ def now() -> datetime:
     return datetime.now(UTC) + timedelta(minutes=5)
 
 
-def captured(runtime: Runtime) -> tuple[str, Trajectory]:
+def captured(runtime: Runtime, agent: AgentSpec = ha.HTTP_AGENT) -> tuple[str, Trajectory]:
     with ha.serve_model() as url:
         inputs = {"applicant": "A-1", "base_url": url}
-        specimen = capture(runtime, ha.HTTP_AGENT, inputs, tenant_id="acme", seed=SEED)
+        specimen = capture(runtime, agent, inputs, tenant_id="acme", seed=SEED)
     trajectory = open_specimen(
         runtime, specimen.specimen_id, job_id="http", lease_seconds=60, now=now()
     ).trajectory
@@ -127,15 +127,18 @@ def test_volatile_headers_and_body_layout_leave_the_key_unchanged() -> None:
 # -- capture and replay ---------------------------------------------------------------
 
 
-def test_a_run_with_the_openai_client_replays_from_the_record(runtime: Runtime) -> None:
-    _, trajectory = captured(runtime)
+@pytest.mark.parametrize("agent", [ha.HTTP_AGENT, ha.HTTP2_AGENT], ids=["httpx", "httpx2"])
+def test_a_run_with_the_openai_client_replays_from_the_record(
+    runtime: Runtime, agent: AgentSpec
+) -> None:
+    _, trajectory = captured(runtime, agent)
     assert trajectory.outcome["decision"] == "REJECT"
     model_calls = [s for s in trajectory.steps if s.name == "risk-model"]
     assert [s.call_id for s in model_calls] == ["main/risk-model#0"]
     assert model_calls[0].request["body"]["json"]["model"] == ha.MODEL_NAME
-    for _ in range(10):
+    for _ in range(100):
         run = replay_run(
-            trajectory=trajectory, agent=ha.HTTP_AGENT, seed=SEED, variant="b", audit_time=now()
+            trajectory=trajectory, agent=agent, seed=SEED, variant="b", audit_time=now()
         )
         assert run.failure is None, run.failure_detail
         assert run.layers == recorded_layers(trajectory.steps)

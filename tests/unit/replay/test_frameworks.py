@@ -9,7 +9,7 @@ import pytest
 
 from enclave import Refused
 from enclave.capture import AgentSpec
-from enclave.replay._frameworks import worker_preload
+from enclave.replay.stages import worker_preload
 from tests.agents import concurrent_agents, http_agents
 
 BASE = ("enclave.replay.worker._entry",)
