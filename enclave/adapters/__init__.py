@@ -1,0 +1,1 @@
+"""Adapters that capture and replay agents written against a framework, unchanged."""
