@@ -33,6 +33,7 @@ Invariants:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import typing
@@ -41,8 +42,8 @@ from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
 import pydantic
-import pydantic_core
 import pydantic_ai
+import pydantic_core
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
@@ -56,6 +57,7 @@ from pydantic_ai.models import (
     Model,
     ModelRequestParameters,
     StreamedResponse,
+    infer_model,
     override_allow_model_requests,
 )
 from pydantic_ai.models.function import FunctionModel
@@ -68,7 +70,14 @@ from pydantic_ai.toolsets import FunctionToolset
 from enclave.capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
 from ledger import StepKind
 
-__all__ = ["MAX_SAME_CALLS", "agent_spec", "decode_response", "encode_response", "normalise"]
+__all__ = [
+    "MAX_SAME_CALLS",
+    "agent_spec",
+    "decode_response",
+    "encode_response",
+    "model_request",
+    "normalise",
+]
 
 IN_PROCESS_MODELS = (FunctionModel, TestModel)
 GENERATED_ID_PREFIX = "pyd_ai_"  # ``pydantic_ai._utils.generate_tool_call_id``
@@ -126,6 +135,24 @@ def _call_keys(parts: list[Any]) -> list[str | None]:
     return keys
 
 
+def model_request(
+    messages: list[ModelMessage],
+    model_settings: ModelSettings | None,
+    parameters: ModelRequestParameters,
+) -> dict[str, Any]:
+    """The request a model call is recorded under: the messages in the framework's codec,
+    the settings and the request parameters (tool definitions, output mode), normalised
+    and the same in every process."""
+    request: dict[str, Any] = normalise(
+        {
+            "messages": ModelMessagesTypeAdapter.dump_python(messages, mode="json"),
+            "settings": _jsonable(model_settings),
+            "parameters": _jsonable(parameters),
+        }
+    )
+    return request
+
+
 def encode_response(response: ModelResponse) -> dict[str, Any]:
     """A model response as the boundary records it: ``message`` (the framework's codec)
     with every tool call's arguments lifted into ``calls`` by key."""
@@ -164,7 +191,29 @@ def decode_response(recorded: Mapping[str, Any]) -> ModelResponse:
 
 
 def _jsonable(value: Any) -> Any:
-    return pydantic_core.to_jsonable_python(value)
+    """``value`` as JSON, the same in every process: a set's members are sorted (their
+    iteration order follows the process's string hash seed)."""
+    return pydantic_core.to_jsonable_python(_ordered(value))
+
+
+def _ordered(value: Any) -> Any:
+    if isinstance(value, set | frozenset):
+        members = [_ordered(member) for member in value]
+        return sorted(members, key=lambda m: json.dumps(_jsonable(m), sort_keys=True))
+    if isinstance(value, dict):
+        return {key: _ordered(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_ordered(item) for item in value]
+    if isinstance(value, pydantic.BaseModel):
+        return _ordered(value.model_dump(mode="python", by_alias=True))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # public fields (the private ones of the framework's dataclasses are telemetry)
+        return {
+            f.name: _ordered(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not f.name.startswith("_")
+        }
+    return value
 
 
 def _inline(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -274,7 +323,8 @@ class _ToolBoundaries(AbstractCapability[Any]):
             raise ValueError("a tool the agent spec does not declare was called")
 
         async def live(_request: Mapping[str, Any]) -> Mapping[str, Any]:
-            return {"output": _jsonable(tool.codec.dump_python(await handler(args), mode="json"))}
+            result = await handler(args)
+            return {"output": _jsonable(tool.codec.dump_python(result, by_alias=True))}
 
         self.called.append(tool_def.name)
         answer = await self._ctx.acall(tool.spec, {"args": _jsonable(args)}, live=live)
@@ -284,7 +334,7 @@ class _ToolBoundaries(AbstractCapability[Any]):
 class _BoundaryModel(WrapperModel):
     """The agent's model as a declared boundary: every request through ``ctx.acall``."""
 
-    def __init__(self, wrapped: Model | str, ctx: Context, spec: BoundarySpec) -> None:
+    def __init__(self, wrapped: Model, ctx: Context, spec: BoundarySpec) -> None:
         super().__init__(wrapped)
         self._ctx = ctx
         self._spec = spec
@@ -301,12 +351,8 @@ class _BoundaryModel(WrapperModel):
             )
             return encode_response(response)
 
-        request = {
-            "messages": ModelMessagesTypeAdapter.dump_python(messages, mode="json"),
-            "settings": _jsonable(model_settings),
-            "parameters": _jsonable(model_request_parameters),
-        }
-        answer = await self._ctx.acall(self._spec, normalise(request), live=live)
+        request = model_request(messages, model_settings, model_request_parameters)
+        answer = await self._ctx.acall(self._spec, request, live=live)
         return decode_response(answer)
 
     @asynccontextmanager
@@ -387,7 +433,8 @@ def agent_spec(
     return AgentSpec(
         name=name,
         version=version,
-        function=run,
+        # an asynchronous agent: ``AgentSpec.run`` runs it on an event loop of its own
+        function=typing.cast(Callable[..., Mapping[str, Any]], run),
         inputs={"input": rule, **{field: rule for field in extra_inputs}},
         outcome={
             "score": policy("internal"),
@@ -415,7 +462,7 @@ def _warm() -> None:
     ToolReturnPart(tool_name="tool", content={"a": 1}).model_response_str()
 
 
-def _model_of(agent: Agent[Any, Any]) -> Model | str:
+def _model_of(agent: Agent[Any, Any]) -> Model:
     if agent.model is None:
         raise ValueError("the agent has no model to declare a boundary")
-    return agent.model
+    return infer_model(agent.model)

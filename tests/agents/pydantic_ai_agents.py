@@ -129,7 +129,7 @@ def procurement_script(messages: list[ModelMessage], info: AgentInfo) -> ModelRe
     return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, verdict)])
 
 
-def _build(model: Model) -> Agent[Deps, Verdict]:
+def build(model: Model) -> Agent[Deps, Verdict]:
     agent = Agent(
         model,
         deps_type=Deps,
@@ -153,7 +153,7 @@ def _build(model: Model) -> Agent[Deps, Verdict]:
     return agent
 
 
-procurement = _build(FunctionModel(procurement_script))
+procurement = build(FunctionModel(procurement_script))
 
 
 def deps_of(inputs: dict[str, Any]) -> Deps:
