@@ -37,6 +37,7 @@ import dataclasses
 import hashlib
 import json
 import typing
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
@@ -409,6 +410,12 @@ def agent_spec(
     async def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
         if ctx.serves_record and agent.instrument:
             raise ValueError("an instrumented agent is not replayed (its spans leave the run)")
+        # Open the run's id stream first. pydantic-graph draws placeholder node ids
+        # (uuid4) when pydantic-ai first builds an agent's graph in a process (an
+        # lru_cache), so whether a run draws an id at all would depend on whether its
+        # process was warm: a capture in a warm process and a replay in a cold worker
+        # would disagree on the stream's recorded opening. Ids are in no request.
+        uuid.uuid4()
         capability = _ToolBoundaries(ctx, tools)
         hosted = (
             agent.override(model=_BoundaryModel(_model_of(agent), ctx, model_spec))

@@ -412,3 +412,53 @@ def test_a_model_request_is_recorded_alike_whatever_the_process_s_hash_seed() ->
         )
         keys.add(done.stdout)
     assert len(keys) == 1
+
+
+_REPLAY_IN_A_FRESH_PROCESS = """
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from enclave import Home, Runtime
+from enclave.replay.runs import open_specimen, replay_run
+from tests.agents import pydantic_ai_agents as pa
+
+runtime = Runtime.open(Home.open(Path(sys.argv[1])))
+now = datetime.now(UTC) + timedelta(minutes=5)
+opened = open_specimen(runtime, sys.argv[2], job_id="cold", lease_seconds=60, now=now)
+run = replay_run(
+    trajectory=opened.trajectory,
+    agent=pa.HOSTED_MODEL_AGENT,
+    seed=5,
+    variant="baseline",
+    audit_time=now,
+)
+print(run.failure)
+runtime.close()
+"""
+
+
+def test_a_capture_in_a_warm_process_replays_in_a_cold_one(tmp_path: Any) -> None:
+    # pydantic-ai builds an agent's graph once per process, drawing ids the first time:
+    # a capture after another run in its process draws none, a fresh worker does
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    home = tmp_path / "home"
+    runtime = Runtime.open(Home.init(home))
+    try:
+        captured_id(runtime, pa.HOSTED_MODEL_AGENT)  # the process is warm after this
+        specimen = captured_id(runtime, pa.HOSTED_MODEL_AGENT)
+    finally:
+        runtime.close()
+    root = str(Path(__file__).resolve().parents[3])
+    done = subprocess.run(
+        [sys.executable, "-c", _REPLAY_IN_A_FRESH_PROCESS, str(home), specimen],
+        env={**os.environ, "PYTHONPATH": root},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert done.stdout.strip() == "None", done.stdout[-2000:]
