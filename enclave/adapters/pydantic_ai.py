@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import sys
 import typing
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -384,12 +385,18 @@ def agent_spec(
     classification: str = "confidential",
     credentials: tuple[str, ...] = (),
     code_modules: tuple[str, ...] = (),
+    module: str | None = None,
 ) -> AgentSpec:
     """An ``AgentSpec`` for ``agent``. ``decision`` (and ``score``) name an attribute of
     the typed output, or compute it from the output. ``model`` declares the model a
     hosted boundary of that name; without it the model must run in process
     (``FunctionModel``, ``TestModel``). ``deps(inputs)`` builds the run's dependencies;
-    ``extra_inputs`` are input fields besides ``input`` (the prompt), sealed alike."""
+    ``extra_inputs`` are input fields besides ``input`` (the prompt), sealed alike.
+    ``module`` is the module that holds the agent (by default the caller's): the run is
+    attributed to it, so the specimen records where to import the spec from and its
+    code identity covers the agent's code (and this adapter's)."""
+    if module is None:
+        module = str(sys._getframe(1).f_globals["__name__"])
     rule = policy(classification)
     tools = _function_tools(agent, rule)
     boundaries = tuple(tool.spec for tool in tools.values())
@@ -437,6 +444,7 @@ def agent_spec(
             "evidence": capability.called,
         }
 
+    run.__module__ = module  # the agent's module: its import reference, its code
     return AgentSpec(
         name=name,
         version=version,
@@ -452,7 +460,7 @@ def agent_spec(
         score_bounds=(0.0, 1.0) if score is not None else None,
         boundaries=boundaries,
         credentials=credentials,
-        code_modules=code_modules,
+        code_modules=(*code_modules, __name__),
     )
 
 

@@ -120,6 +120,12 @@ def test_each_function_tool_is_a_sealed_tool_boundary_with_its_schemas() -> None
     assert changed.json_schema == quote_spec.json_schema  # the same return type
 
 
+def test_the_run_is_the_agent_module_s_so_its_code_is_the_specimen_s() -> None:
+    # where replay imports the spec from, and whose files the code identity hashes
+    assert pa.AGENT.function.__module__ == pa.__name__
+    assert "enclave.adapters.pydantic_ai" in pa.AGENT.code_modules
+
+
 def test_the_model_is_a_boundary_only_when_declared_hosted() -> None:
     assert not any(b.kind is StepKind.MODEL for b in pa.AGENT.boundaries)
     planner = pa.HOSTED_MODEL_AGENT.boundary("planner")
