@@ -43,9 +43,17 @@ LIMITS = SandboxLimits(wall_seconds=120.0, cpu_seconds=600)
 SPAWNS_AT_IMPORT = importlib.util.find_spec("trio") is not None and "frameworks" not in {
     f.name for f in dataclasses.fields(AgentSpec)
 }
-in_sandbox = pytest.mark.xfail(
-    SPAWNS_AT_IMPORT, reason="pydantic-ai's import starts ldconfig (trio)", strict=True
-)
+SPAWN_REASON = "pydantic-ai's import starts ldconfig (trio) in the sandbox"
+
+
+def audited(runtime: Runtime, request: AuditRequest) -> Any:
+    """The audit's outcome; where the import starts a process, that exact failure, and
+    the test is marked an expected failure."""
+    outcome = run_audit(runtime, request, now=now(), limits=LIMITS)
+    if SPAWNS_AT_IMPORT:
+        assert outcome.failure == "process_spawn", outcome.failure
+        pytest.xfail(SPAWN_REASON)
+    return outcome
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +254,6 @@ def test_a_tool_result_intervention_the_choice_depends_on_changes_it(runtime: Ru
     assert run.layers["decision"] == "HOLD"
 
 
-@in_sandbox
 @pytest.mark.parametrize(
     ("call_id", "price", "label"),
     [("main/quote#0", 1000.0, "influential"), ("main/quote#1", 200.0, "equivalent")],
@@ -266,7 +273,7 @@ def test_an_audit_of_a_tool_result_in_the_sandbox(
         seed=1,
         purpose="does the quote drive the purchase?",
     )
-    outcome = run_audit(runtime, request, now=now(), limits=LIMITS)
+    outcome = audited(runtime, request)
     assert outcome.failure is None, outcome.failure
     assert outcome.classification == label
 
@@ -301,7 +308,6 @@ def test_an_intervention_on_the_hosted_model_s_typed_output(runtime: Runtime) ->
         )
 
 
-@in_sandbox
 def test_an_audit_of_the_hosted_model_s_typed_output_in_the_sandbox(runtime: Runtime) -> None:
     specimen = captured_id(runtime, pa.HOSTED_MODEL_AGENT)
     hold = Intervention(
@@ -318,7 +324,7 @@ def test_an_audit_of_the_hosted_model_s_typed_output_in_the_sandbox(runtime: Run
         seed=1,
         purpose="does the model's verdict drive the decision?",
     )
-    outcome = run_audit(runtime, request, now=now(), limits=LIMITS)
+    outcome = audited(runtime, request)
     assert outcome.failure is None, outcome.failure
     assert outcome.classification == "influential"
 
@@ -350,7 +356,6 @@ def test_an_instrumented_agent_is_not_replayed(runtime: Runtime) -> None:
 # -- sealed content ---------------------------------------------------------------------
 
 
-@in_sandbox
 @pytest.mark.parametrize("agent", [pa.AGENT, pa.HOSTED_MODEL_AGENT], ids=["in-process", "hosted"])
 def test_sealed_content_never_leaves_the_payload_store(
     runtime: Runtime,
@@ -372,7 +377,7 @@ def test_sealed_content_never_leaves_the_payload_store(
         seed=1,
         purpose="canary sweep",
     )
-    outcome = run_audit(runtime, request, now=now(), limits=LIMITS)
+    outcome = audited(runtime, request)
     assert outcome.failure is None, outcome.failure
     assert outcome.envelope is not None
     assert find_canaries(json.dumps(outcome.envelope).encode(), list(pa.CANARIES)) == []
