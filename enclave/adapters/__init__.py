@@ -1,6 +1,9 @@
 """Capture and replay seams for agents built on other frameworks: one module each.
 
 ``enclave.adapters.http``: the wire layer. An HTTP transport that sends every request of
-an ``httpx`` client (the openai and anthropic clients and everything built on them)
-through the run's ``ctx``: recorded at capture, served from the record at replay.
+an ``httpx``/``httpx2`` client (the openai and anthropic clients and everything built on
+them) through the run's ``ctx``: recorded at capture, served from the record at replay.
+
+``enclave.adapters.pydantic_ai``: a pydantic-ai ``Agent``, unchanged: its function tools
+and (declared hosted) its model through ``ctx``.
 """

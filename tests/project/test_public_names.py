@@ -9,6 +9,7 @@ import pytest
 
 PACKAGES = [
     "enclave",
+    "enclave.adapters.pydantic_ai",
     "ledger",
     "ledger.certificates",
     "ledger.lazy",
@@ -46,6 +47,14 @@ PACKAGES = [
 ]
 
 PINNED = {
+    "enclave.adapters.pydantic_ai": {
+        "MAX_SAME_CALLS",
+        "agent_spec",
+        "decode_response",
+        "encode_response",
+        "model_request",
+        "normalise",
+    },
     "ledger": {
         "ACTIVE_AUDIT_STATES",
         "AdapterInfo",

@@ -121,7 +121,10 @@ def _source_of(name: str) -> str | None:
     parts = name.split(".")
     spec = None
     for depth in range(1, len(parts) + 1):
-        spec = PathFinder.find_spec(".".join(parts[:depth]), path)
+        try:
+            spec = PathFinder.find_spec(".".join(parts[:depth]), path)
+        except KeyError:  # a namespace package inside one the template never imported
+            return None
         if spec is None:
             return None
         if depth < len(parts):

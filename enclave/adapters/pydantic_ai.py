@@ -1,0 +1,483 @@
+"""pydantic-ai agents, captured and replayed unchanged (``docs/adapters/pydantic-ai.md``).
+
+``agent_spec(agent, name=..., version=..., decision=...)`` derives an ``AgentSpec`` from
+a ``pydantic_ai.Agent``. Its run function is asynchronous: it runs
+``agent.run(inputs["input"], deps=...)`` with two of the framework's own seams in place.
+
+* Tools: a capability (``AbstractCapability.wrap_tool_execute``, passed per run with
+  ``capabilities=[...]``) sends every function tool's execution through ``ctx.acall``:
+  one TOOL boundary per tool, request ``{"args"}`` (the validated arguments), response
+  ``{"output"}`` (the return value as JSON, rebuilt with the tool's return annotation).
+  Output tools never reach this hook: they are the model's answer, not a crossing.
+* The model, when declared hosted (``model="planner"``): ``agent.override(model=...)``
+  puts a ``WrapperModel`` in its place whose ``request`` goes through ``ctx.acall``:
+  request ``{"messages", "settings", "parameters"}``, response ``{"message", "calls"}``,
+  messages in the framework's codec (``ModelMessagesTypeAdapter``). ``calls`` holds each
+  tool call's arguments by tool name (``final_result``, ``quote``, ``quote#1``...), so
+  an intervention addresses the model's typed output by pointer (``/calls/final_result/
+  decision``). An in-process model (``FunctionModel``, ``TestModel``) runs as agent code.
+
+Invariants:
+
+1. Every content field is sealed (``classification``, confidential by default); only
+   boundary and tool names are in clear.
+2. Requests are normalised: timestamps, ``run_id``/``conversation_id`` and tool-call ids
+   the framework generated (``pyd_ai_<uuid>``) are left out of the request (ids are
+   numbered by first appearance instead); a provider's own ids are kept.
+3. What the agent is handed is always the decoded record, at capture as at replay, so
+   both see equal objects.
+4. A replay never goes live: model requests are disallowed
+   (``override_allow_model_requests(False)``), so a hosted model that is no declared
+   boundary raises; an instrumented agent (OpenTelemetry egress) is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+import typing
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager, nullcontext
+from typing import Any
+
+import pydantic
+import pydantic_ai
+import pydantic_core
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models import (
+    Model,
+    ModelRequestParameters,
+    StreamedResponse,
+    infer_model,
+    override_allow_model_requests,
+)
+from pydantic_ai.models.function import FunctionModel
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import FunctionToolset
+
+from enclave.capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
+from ledger import StepKind
+
+__all__ = [
+    "MAX_SAME_CALLS",
+    "agent_spec",
+    "decode_response",
+    "encode_response",
+    "model_request",
+    "normalise",
+]
+
+IN_PROCESS_MODELS = (FunctionModel, TestModel)
+GENERATED_ID_PREFIX = "pyd_ai_"  # ``pydantic_ai._utils.generate_tool_call_id``
+VOLATILE_KEYS = frozenset({"timestamp", "run_id", "conversation_id"})
+OUTPUT_TOOL = "final_result"  # the output tool of a single ``output_type``
+# calls of one tool in one model response an intervention can address: name, name#1...
+MAX_SAME_CALLS = 8
+
+Outcome = Callable[[Any], Any]
+
+
+# -- normalisation and the codec ----------------------------------------------------------
+
+
+def normalise(value: Any) -> Any:
+    """``value`` (JSON) without what differs between two identical runs: timestamps, run
+    and conversation ids, and framework-generated tool-call ids (renumbered ``pyd_ai_#n``
+    by first appearance, so which return answers which call stays in the key)."""
+    ids: dict[str, str] = {}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {}
+        for key, item in node.items():
+            if key in VOLATILE_KEYS:
+                continue
+            if key == "tool_call_id" and isinstance(item, str) and _generated(item):
+                item = ids.setdefault(item, f"{GENERATED_ID_PREFIX}#{len(ids)}")
+            out[key] = walk(item)
+        return out
+
+    return walk(value)
+
+
+def _generated(tool_call_id: str) -> bool:
+    tail = tool_call_id.removeprefix(GENERATED_ID_PREFIX)
+    return tail != tool_call_id and len(tail) == 32 and all(c in "0123456789abcdef" for c in tail)
+
+
+def _call_keys(parts: list[Any]) -> list[str | None]:
+    """The ``calls`` key of each part: ``name``, ``name#1``... for tool calls, else None."""
+    seen: dict[str, int] = {}
+    keys: list[str | None] = []
+    for part in parts:
+        if part.get("part_kind") != "tool-call":
+            keys.append(None)
+            continue
+        name = str(part["tool_name"])
+        n = seen.get(name, 0)
+        seen[name] = n + 1
+        keys.append(name if n == 0 else f"{name}#{n}")
+    return keys
+
+
+def model_request(
+    messages: list[ModelMessage],
+    model_settings: ModelSettings | None,
+    parameters: ModelRequestParameters,
+) -> dict[str, Any]:
+    """The request a model call is recorded under: the messages in the framework's codec,
+    the settings and the request parameters (tool definitions, output mode), normalised
+    and the same in every process."""
+    request: dict[str, Any] = normalise(
+        {
+            "messages": ModelMessagesTypeAdapter.dump_python(messages, mode="json"),
+            "settings": _jsonable(model_settings),
+            "parameters": _jsonable(parameters),
+        }
+    )
+    return request
+
+
+def encode_response(response: ModelResponse) -> dict[str, Any]:
+    """A model response as the boundary records it: ``message`` (the framework's codec)
+    with every tool call's arguments lifted into ``calls`` by key."""
+    message = ModelMessagesTypeAdapter.dump_python([response], mode="json")[0]
+    calls: dict[str, Any] = {}
+    for part, key in zip(message["parts"], _call_keys(message["parts"]), strict=True):
+        if key is None:
+            continue
+        args = part["args"]
+        if isinstance(args, str):  # a provider's JSON text: kept verbatim beside its value
+            calls[key] = json.loads(args) if args else {}
+        else:
+            calls[key] = args if args is not None else {}
+            part["args"] = None
+    return {"message": message, "calls": calls}
+
+
+def decode_response(recorded: Mapping[str, Any]) -> ModelResponse:
+    """The ``ModelResponse`` of a recorded (or intervened) answer: equal to the captured
+    one unless an intervention changed a call's arguments."""
+    message = json.loads(json.dumps(recorded["message"]))  # a private copy
+    calls = recorded["calls"]
+    for part, key in zip(message["parts"], _call_keys(message["parts"]), strict=True):
+        if key is None:
+            continue
+        args = calls[key]
+        text = part["args"]
+        if isinstance(text, str):
+            if (json.loads(text) if text else {}) != args:
+                part["args"] = json.dumps(args)
+        else:
+            part["args"] = args
+    (response,) = ModelMessagesTypeAdapter.validate_python([message])
+    assert isinstance(response, ModelResponse)
+    return response
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as JSON, the same in every process: a set's members are sorted (their
+    iteration order follows the process's string hash seed)."""
+    return pydantic_core.to_jsonable_python(_ordered(value))
+
+
+def _ordered(value: Any) -> Any:
+    if isinstance(value, set | frozenset):
+        members = [_ordered(member) for member in value]
+        return sorted(members, key=lambda m: json.dumps(_jsonable(m), sort_keys=True))
+    if isinstance(value, dict):
+        return {key: _ordered(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_ordered(item) for item in value]
+    if isinstance(value, pydantic.BaseModel):
+        return _ordered(value.model_dump(mode="python", by_alias=True))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # public fields (the private ones of the framework's dataclasses are telemetry)
+        return {
+            f.name: _ordered(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not f.name.startswith("_")
+        }
+    return value
+
+
+def _inline(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON schema with its local ``$ref``s inlined, so an intervention's pointer finds
+    nested members (``/output/terms``) through ``properties`` alone."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any, depth: int) -> Any:
+        if isinstance(node, list):
+            return [walk(item, depth) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and depth < 16:
+            return walk(defs[ref.removeprefix("#/$defs/")], depth + 1)
+        return {k: walk(v, depth) for k, v in node.items() if k != "$defs"}
+
+    return dict(walk(dict(schema), 0))
+
+
+def _fingerprint(schema: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# -- boundaries derived from the agent --------------------------------------------------
+
+
+class _Tool:
+    """One function tool as a boundary: its spec and its return value's codec."""
+
+    def __init__(self, tool: Any, rule: FieldPolicy) -> None:
+        definition: ToolDefinition = tool.tool_def
+        hints = typing.get_type_hints(tool.function_schema.function)
+        returns = hints.get("return", Any)
+        self.codec: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(returns)
+        output = _inline(self.codec.json_schema(mode="serialization"))
+        self.spec = BoundarySpec(
+            kind=StepKind.TOOL,
+            name=definition.name,
+            request={"args": rule},
+            response={"output": rule},
+            schema_id=f"pydantic-ai-tool:{definition.name}",
+            schema_version=_fingerprint(definition.parameters_json_schema),
+            json_schema={"type": "object", "properties": {"output": output}},
+        )
+        self.parameters = _inline(definition.parameters_json_schema)
+
+
+def _function_tools(agent: Agent[Any, Any], rule: FieldPolicy) -> dict[str, _Tool]:
+    tools: dict[str, _Tool] = {}
+    for toolset in agent.toolsets:
+        if not isinstance(toolset, FunctionToolset):
+            raise ValueError(
+                "only function tools are derived: declare other toolsets' boundaries yourself"
+            )
+        for tool in toolset.tools.values():
+            tools[tool.name] = _Tool(tool, rule)
+    return tools
+
+
+def _model_spec(
+    name: str, agent: Agent[Any, Any], tools: Mapping[str, _Tool], rule: FieldPolicy
+) -> BoundarySpec:
+    proposals: dict[str, Any] = {}
+    for tool_name, tool in tools.items():
+        for n in range(MAX_SAME_CALLS):
+            proposals[tool_name if n == 0 else f"{tool_name}#{n}"] = tool.parameters
+    if isinstance(agent.output_type, type) and agent.output_type is not str:
+        output = _inline(pydantic.TypeAdapter(agent.output_type).json_schema())
+        proposals[OUTPUT_TOOL] = output
+    return BoundarySpec(
+        kind=StepKind.MODEL,
+        name=name,
+        request={"messages": rule, "settings": rule, "parameters": rule},
+        response={"message": rule, "calls": rule},
+        schema_id="pydantic-ai-model-response",
+        json_schema={
+            "type": "object",
+            "properties": {"calls": {"type": "object", "properties": proposals}},
+        },
+    )
+
+
+# -- the seams, per run -----------------------------------------------------------------
+
+
+class _ToolBoundaries(AbstractCapability[Any]):
+    """Every function tool's execution through ``ctx.acall`` (one run's capability)."""
+
+    def __init__(self, ctx: Context, tools: Mapping[str, _Tool]) -> None:
+        super().__init__()
+        self._ctx = ctx
+        self._tools = tools
+        self.called: list[str] = []
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: Any,
+        handler: Callable[[Any], Awaitable[Any]],
+    ) -> Any:
+        tool = self._tools.get(tool_def.name)
+        if tool is None:
+            raise ValueError("a tool the agent spec does not declare was called")
+
+        async def live(_request: Mapping[str, Any]) -> Mapping[str, Any]:
+            result = await handler(args)
+            return {"output": _jsonable(tool.codec.dump_python(result, by_alias=True))}
+
+        self.called.append(tool_def.name)
+        answer = await self._ctx.acall(tool.spec, {"args": _jsonable(args)}, live=live)
+        return tool.codec.validate_python(answer["output"])
+
+
+class _BoundaryModel(WrapperModel):
+    """The agent's model as a declared boundary: every request through ``ctx.acall``."""
+
+    def __init__(self, wrapped: Model, ctx: Context, spec: BoundarySpec) -> None:
+        super().__init__(wrapped)
+        self._ctx = ctx
+        self._spec = spec
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        async def live(_request: Mapping[str, Any]) -> Mapping[str, Any]:
+            response = await self.wrapped.request(
+                messages, model_settings, model_request_parameters
+            )
+            return encode_response(response)
+
+        request = model_request(messages, model_settings, model_request_parameters)
+        answer = await self._ctx.acall(self._spec, request, live=live)
+        return decode_response(answer)
+
+    @asynccontextmanager
+    async def request_stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[StreamedResponse]:
+        raise NotImplementedError("streamed model requests are not captured; use agent.run")
+        yield  # pragma: no cover - an async generator
+
+
+# -- the spec ---------------------------------------------------------------------------
+
+
+def _reader(pick: str | Outcome | None) -> Outcome | None:
+    if pick is None or callable(pick):
+        return pick
+    return lambda output: getattr(output, pick)
+
+
+def agent_spec(
+    agent: Agent[Any, Any],
+    *,
+    name: str,
+    version: str,
+    decision: str | Outcome,
+    score: str | Outcome | None = None,
+    model: str | None = None,
+    deps: Callable[[Mapping[str, Any]], Any] | None = None,
+    extra_inputs: tuple[str, ...] = (),
+    classification: str = "confidential",
+    credentials: tuple[str, ...] = (),
+    code_modules: tuple[str, ...] = (),
+    module: str | None = None,
+) -> AgentSpec:
+    """An ``AgentSpec`` for ``agent``. ``decision`` (and ``score``) name an attribute of
+    the typed output, or compute it from the output. ``model`` declares the model a
+    hosted boundary of that name; without it the model must run in process
+    (``FunctionModel``, ``TestModel``). ``deps(inputs)`` builds the run's dependencies;
+    ``extra_inputs`` are input fields besides ``input`` (the prompt), sealed alike.
+    ``module`` is the module that holds the agent (by default the caller's): the run is
+    attributed to it, so the specimen records where to import the spec from and its
+    code identity covers the agent's code (and this adapter's)."""
+    if module is None:
+        module = str(sys._getframe(1).f_globals["__name__"])
+    rule = policy(classification)
+    tools = _function_tools(agent, rule)
+    boundaries = tuple(tool.spec for tool in tools.values())
+    model_spec = None
+    if model is not None:
+        if model in tools:
+            raise ValueError("the model boundary's name is taken by a tool")
+        model_spec = _model_spec(model, agent, tools, rule)
+        boundaries += (model_spec,)
+    elif not isinstance(agent.model, IN_PROCESS_MODELS):
+        raise ValueError(
+            "a model that does not run in process must be declared a boundary (model=...)"
+        )
+    decide, scored = _reader(decision), _reader(score)
+    assert decide is not None
+    _warm()
+
+    async def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        if ctx.serves_record and agent.instrument:
+            raise ValueError("an instrumented agent is not replayed (its spans leave the run)")
+        # Open the run's id stream first. pydantic-graph draws placeholder node ids
+        # (uuid4) when pydantic-ai first builds an agent's graph in a process (an
+        # lru_cache), so whether a run draws an id at all would depend on whether its
+        # process was warm: a capture in a warm process and a replay in a cold worker
+        # would disagree on the stream's recorded opening. Ids are in no request.
+        uuid.uuid4()
+        capability = _ToolBoundaries(ctx, tools)
+        hosted = (
+            agent.override(model=_BoundaryModel(_model_of(agent), ctx, model_spec))
+            if model_spec is not None
+            else nullcontext()
+        )
+        guard = override_allow_model_requests(False) if ctx.serves_record else nullcontext()
+        with guard, hosted:
+            result = await agent.run(
+                inputs["input"],
+                deps=deps(inputs) if deps is not None else None,
+                capabilities=[capability],
+            )
+        output = result.output
+        return {
+            "score": scored(output) if scored is not None else None,
+            "decision": decide(output),
+            "proposal": _jsonable(output),
+            "evidence": capability.called,
+        }
+
+    run.__module__ = module  # the agent's module: its import reference, its code
+    return AgentSpec(
+        name=name,
+        version=version,
+        # an asynchronous agent: ``AgentSpec.run`` runs it on an event loop of its own
+        function=typing.cast(Callable[..., Mapping[str, Any]], run),
+        inputs={"input": rule, **{field: rule for field in extra_inputs}},
+        outcome={
+            "score": policy("internal"),
+            "decision": policy("internal"),
+            "proposal": rule,
+            "evidence": policy("internal"),
+        },
+        score_bounds=(0.0, 1.0) if score is not None else None,
+        boundaries=boundaries,
+        credentials=credentials,
+        code_modules=(*code_modules, __name__),
+    )
+
+
+def _warm() -> None:
+    """Build, now, what the framework builds lazily on its first run in a process, and
+    turn its first-run banner off (``pydantic_ai.BANNER_ENABLED``, the documented switch):
+    both read the environment, once per process — inside a run that would make a run
+    captured in a fresh process read what a replay in a warm one does not (or the
+    reverse). The schema builds read ``PYDANTIC_DISABLE_PLUGINS`` (pydantic's plugin
+    loader), the banner a list of variables naming coding agents."""
+    pydantic_ai.BANNER_ENABLED = False
+    sample = ModelResponse(parts=[ToolCallPart("tool", {"a": 1})])
+    ModelMessagesTypeAdapter.validate_python(ModelMessagesTypeAdapter.dump_python([sample]))
+    ToolReturnPart(tool_name="tool", content={"a": 1}).model_response_str()
+
+
+def _model_of(agent: Agent[Any, Any]) -> Model:
+    if agent.model is None:
+        raise ValueError("the agent has no model to declare a boundary")
+    return infer_model(agent.model)
