@@ -412,7 +412,6 @@ def agent_spec(
         )
     decide, scored = _reader(decision), _reader(score)
     assert decide is not None
-    _warm()
 
     async def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
         if ctx.serves_record and agent.instrument:
@@ -460,17 +459,24 @@ def agent_spec(
         score_bounds=(0.0, 1.0) if score is not None else None,
         boundaries=boundaries,
         credentials=credentials,
-        code_modules=(*code_modules, __name__),
+        code_modules=code_modules,
+        # imported once by the replay worker's template, not in every run (the adapter
+        # too: a project module, whose import settles the framework's lazy state)
+        frameworks=("pydantic_ai", __name__),
     )
 
 
 def _warm() -> None:
-    """Build, now, what the framework builds lazily on its first run in a process, and
-    turn its first-run banner off (``pydantic_ai.BANNER_ENABLED``, the documented switch):
-    both read the environment, once per process — inside a run that would make a run
-    captured in a fresh process read what a replay in a warm one does not (or the
-    reverse). The schema builds read ``PYDANTIC_DISABLE_PLUGINS`` (pydantic's plugin
-    loader), the banner a list of variables naming coding agents."""
+    """At import, outside any run: build what the framework builds lazily on its first
+    run in a process, and turn its first-run banner off (``pydantic_ai.BANNER_ENABLED``,
+    the documented switch). Both read the environment, once per process: inside a run,
+    a run captured in a fresh process would read what a replay in a warm one does not
+    (or the reverse). The schema builds read ``PYDANTIC_DISABLE_PLUGINS`` (pydantic's
+    plugin loader), the banner a list of variables naming coding agents. The price
+    table (``genai_prices.data``, imported on first use) is the framework's import, not
+    the agent's: a replay worker's template imports it once instead of every run."""
+    import genai_prices.data  # noqa: F401 - see above
+
     pydantic_ai.BANNER_ENABLED = False
     sample = ModelResponse(parts=[ToolCallPart("tool", {"a": 1})])
     ModelMessagesTypeAdapter.validate_python(ModelMessagesTypeAdapter.dump_python([sample]))
@@ -481,3 +487,6 @@ def _model_of(agent: Agent[Any, Any]) -> Model:
     if agent.model is None:
         raise ValueError("the agent has no model to declare a boundary")
     return infer_model(agent.model)
+
+
+_warm()  # at import: once per process, before any run

@@ -8,8 +8,6 @@ live model call at replay aborts the branch; sealed content stays sealed.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import importlib.util
 import json
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
@@ -31,29 +29,13 @@ from tests.agents import pydantic_ai_agents as pa
 from tests.support.canary import find_canaries, scan_tree
 
 SEED = 5
-# each run in the sandbox imports the agent's module (and, until the replay template
-# imports the framework once for every run, pydantic-ai itself): a budget for that
-LIMITS = SandboxLimits(wall_seconds=120.0, cpu_seconds=600)
-# Importing pydantic-ai inside the sandbox starts a process where the optional ``trio``
-# is installed: httpcore2 imports it, and trio's import calls ctypes.util.find_library,
-# which runs ``/sbin/ldconfig -p`` — the tripwire ends the worker ``process_spawn``. A
-# replay template that imports the agent's framework before any run (an engine change,
-# ``AgentSpec.frameworks``) removes that; until then, where trio is installed, the
-# audits in the sandbox are expected to fail so.
-SPAWNS_AT_IMPORT = importlib.util.find_spec("trio") is not None and "frameworks" not in {
-    f.name for f in dataclasses.fields(AgentSpec)
-}
-SPAWN_REASON = "pydantic-ai's import starts ldconfig (trio) in the sandbox"
+# the default budget: the worker's template imports pydantic-ai once (the spec's
+# ``frameworks``), so each run pays only for the agent's own module
+LIMITS = SandboxLimits(wall_seconds=120.0)
 
 
 def audited(runtime: Runtime, request: AuditRequest) -> Any:
-    """The audit's outcome; where the import starts a process, that exact failure, and
-    the test is marked an expected failure."""
-    outcome = run_audit(runtime, request, now=now(), limits=LIMITS)
-    if SPAWNS_AT_IMPORT:
-        assert outcome.failure == "process_spawn", outcome.failure
-        pytest.xfail(SPAWN_REASON)
-    return outcome
+    return run_audit(runtime, request, now=now(), limits=LIMITS)
 
 
 @pytest.fixture(scope="module")
@@ -129,9 +111,10 @@ def test_each_function_tool_is_a_sealed_tool_boundary_with_its_schemas() -> None
 
 
 def test_the_run_is_the_agent_module_s_so_its_code_is_the_specimen_s() -> None:
-    # where replay imports the spec from, and whose files the code identity hashes
+    # where replay imports the spec from, and whose files the code identity hashes; the
+    # framework and the adapter are imported once by the worker's template
     assert pa.AGENT.function.__module__ == pa.__name__
-    assert "enclave.adapters.pydantic_ai" in pa.AGENT.code_modules
+    assert pa.AGENT.frameworks == ("pydantic_ai", "enclave.adapters.pydantic_ai")
 
 
 def test_the_model_is_a_boundary_only_when_declared_hosted() -> None:
