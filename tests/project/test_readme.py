@@ -66,7 +66,7 @@ def _blocks() -> list[Block]:
 def _installed(line: str) -> None:
     """A ``pip install .`` or ``pip install '.[extra,...]'`` line is satisfied here."""
     command = line.split("&&", 1)[0]
-    targets = re.findall(r"'?\.(?:\[([a-z,]+)\])?'?(?:\s|$)", command.split("pip install", 1)[1])
+    targets = re.findall(r"'?\.(?:\[([a-z,-]+)\])?'?(?:\s|$)", command.split("pip install", 1)[1])
     assert targets, f"unrecognised install line: {command}"
     extras = {e for t in targets for e in t.split(",") if e}
     for raw in distribution("replay-enclave").requires or []:
