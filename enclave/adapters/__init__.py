@@ -1,0 +1,1 @@
+"""Capture and replay seams for agents built on other frameworks: one module each."""
