@@ -23,12 +23,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
-from typing_extensions import TypedDict
-
 from agents import Agent, function_tool
 from agents.models.interface import Model
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from pydantic import BaseModel
+from typing_extensions import TypedDict
 
 from enclave.adapters.openai_agents import agent_spec
 

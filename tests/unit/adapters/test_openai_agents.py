@@ -20,12 +20,13 @@ from agents.usage import Usage
 from enclave import Home, Runtime
 from enclave.adapters.openai_agents import (
     ServerStateRefused,
+    SilentTraceProvider,
     agent_spec,
     dump_response,
     load_response,
     model_request,
 )
-from enclave.capture import AgentSpec, AgentCrashed, capture
+from enclave.capture import AgentCrashed, AgentSpec, capture
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.layers import recorded_layers
 from enclave.replay.runs import (
@@ -275,11 +276,15 @@ def test_a_run_that_cannot_be_captured_faithfully_is_refused(runtime: Runtime) -
         captured_id(runtime, stored)
 
 
-def test_replay_turns_the_sdk_s_tracing_off(runtime: Runtime) -> None:
+def test_replay_puts_a_silent_trace_provider_in_place(runtime: Runtime) -> None:
     trajectory = captured(runtime, oa.AGENT)
     run = replayed(trajectory, oa.AGENT)
     assert run.failure is None
-    assert get_trace_provider()._disabled  # noqa: SLF001 - the provider's own flag
+    provider = get_trace_provider()
+    assert isinstance(provider, SilentTraceProvider)
+    provider.register_processor(object())  # type: ignore[arg-type]  # refused: no exporter
+    trace = provider.create_trace("run")
+    assert type(trace).__name__ == "NoOpTrace"
 
 
 # -- in the sandbox --------------------------------------------------------------------------
