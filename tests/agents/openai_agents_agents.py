@@ -19,17 +19,20 @@ import ast
 import asyncio
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from agents import Agent, function_tool
+from agents import Agent, RunContextWrapper, function_tool
 from agents.models.interface import Model
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from enclave.adapters.openai_agents import agent_spec
+from enclave.capture import BoundarySpec, Context, policy
+from ledger import StepKind
 
 PRICE_LIMIT = 120.0
 RATING_FLOOR = 0.5
@@ -124,10 +127,18 @@ def _results(call: ModelCall) -> dict[str, Any]:
     return outputs
 
 
+def _limit(call: ModelCall) -> float:
+    """The price limit the instructions name (``at most N``), else the desk's own."""
+    words = (call.system_instructions or "").split()
+    if "most" in words:
+        return float(words[words.index("most") + 1].rstrip("."))
+    return PRICE_LIMIT
+
+
 def _verdict(call: ModelCall) -> Any:
     results = _results(call)
     price, score = float(results["q1"]["price"]), float(results["r1"]["rating"])
-    decision = "BUY" if price <= PRICE_LIMIT and score >= RATING_FLOOR else "HOLD"
+    decision = "BUY" if price <= _limit(call) and score >= RATING_FLOOR else "HOLD"
     verdict = {"decision": decision, "supplier": "acme", "price": price}
     return [assistant_message(json.dumps(verdict, separators=(",", ":")))]
 
@@ -160,6 +171,41 @@ def peeking() -> Model:
     return _Peeking(_steps())
 
 
+# -- a boundary the adapter does not know: a purchasing policy read by dynamic instructions
+
+POLICY = BoundarySpec(
+    kind=StepKind.RETRIEVAL,
+    name="policy",
+    request={"topic": policy("internal")},
+    response={"limit": policy("confidential")},
+    json_schema={"type": "object", "properties": {"limit": {"type": "number", "minimum": 0}}},
+)
+
+
+@dataclass
+class Desk:
+    """The SDK's run context: the run's ``ctx``, for code the SDK calls."""
+
+    ctx: Context
+
+
+async def _policy(request: Mapping[str, Any]) -> dict[str, Any]:
+    world("policy")
+    return {"limit": PRICE_LIMIT}
+
+
+async def policed_instructions(wrapper: RunContextWrapper[Desk], agent: Agent[Desk]) -> str:
+    answer = await wrapper.context.ctx.acall(POLICY, {"topic": "price"}, live=_policy)
+    return f"Get a quote and a rating, then BUY when the price is at most {answer['limit']}."
+
+
+policed_buyer = buyer.clone(instructions=policed_instructions)
+
+
+def policed() -> Model:
+    return ScriptedModel(_steps()[1:])  # no handoff: the buyer is asked directly
+
+
 # the model runs in the agent's code: tool results are the boundaries
 AGENT = agent_spec(
     triage,
@@ -177,6 +223,16 @@ HOSTED = agent_spec(
     model=scripted,
     hosted="gpt-4.1",
     decision="decision",
+)
+# the buyer alone, its instructions read from the purchasing policy through ctx
+POLICED = agent_spec(
+    policed_buyer,
+    name="tests.agents.openai_agents_agents:POLICED",
+    version="1.0.0",
+    model=policed,
+    decision="decision",
+    context=lambda ctx, inputs: Desk(ctx),
+    boundaries=(POLICY,),
 )
 # agent code that reaches a live service outside ctx: a replay must abort
 PEEKING = agent_spec(

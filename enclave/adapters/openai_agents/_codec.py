@@ -11,20 +11,48 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
 from agents import FunctionTool, Handoff
 from agents.agent_output import AgentOutputSchemaBase
 from agents.items import ModelResponse, TResponseInputItem, TResponseOutputItem
 from agents.model_settings import ModelSettings
 from agents.usage import deserialize_usage, serialize_usage
+from openai.types.responses import Response
 from openai.types.responses.response_prompt_param import ResponsePromptParam
-from pydantic import TypeAdapter
+from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
+from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_jsonable_python
 
 __all__ = ["ServerStateRefused", "dump_response", "load_response", "model_request"]
 
 _ITEM: TypeAdapter[Any] = TypeAdapter(TResponseOutputItem)
+
+
+def complete_models(*roots: Any) -> int:
+    """Build the validators of the pydantic models reachable from ``roots`` now.
+
+    The openai types defer building each model's validator to its first use, and
+    pydantic reads ``PYDANTIC_DISABLE_PLUGINS`` while it builds one: a process that has
+    used a model already (a capture after another) reads nothing, a fresh one (a replay
+    worker) reads the variable inside the run. Built once here, at import, outside any
+    run, both take the same path. Returns how many models were built."""
+    seen: set[type[BaseModel]] = set()
+    todo: list[Any] = list(roots)
+    built = 0
+    while todo:
+        node = todo.pop()
+        todo.extend(get_args(node))
+        if isinstance(node, type) and issubclass(node, BaseModel) and node not in seen:
+            seen.add(node)
+            if not node.__pydantic_complete__:
+                node.model_rebuild()
+                built += 1
+            todo.extend(f.annotation for f in node.model_fields.values())
+    return built
+
+
+complete_models(TResponseOutputItem, Response, InputTokensDetails, OutputTokensDetails)
 
 
 class ServerStateRefused(ValueError):

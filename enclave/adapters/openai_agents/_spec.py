@@ -58,7 +58,8 @@ def agent_spec(
     score_bounds: tuple[float, float] = (0.0, 1.0),
     agents: Sequence[Agent[Any]] = (),
     inputs: Mapping[str, FieldPolicy] | None = None,
-    context: Callable[[Mapping[str, Any]], Any] | None = None,
+    context: Callable[[Context, Mapping[str, Any]], Any] | None = None,
+    boundaries: Sequence[BoundarySpec] = (),
     tool_schemas: Mapping[str, Mapping[str, Any]] | None = None,
     max_turns: int = 10,
     module: str | None = None,
@@ -71,11 +72,13 @@ def agent_spec(
     as agent code. ``decision`` (and optionally ``score``, within ``score_bounds``) names
     the member of the final output that is the decision; the outcome's proposal is the
     whole final output. ``agents``: further agents reachable only through ``Handoff``
-    objects (their tools are declared too). ``context`` builds the run context from the
-    inputs. ``tool_schemas`` gives a tool's output JSON Schema where its return type does
-    not. ``module`` is the agent's module (by default the caller's): the spec's import
-    reference and, with this adapter, its code identity. Other keywords go to
-    ``AgentSpec``."""
+    objects (their tools are declared too). ``context`` builds the SDK's run context from
+    the run's ``ctx`` and inputs: code the SDK hands it to (tools taking a
+    ``RunContextWrapper``, dynamic instructions, hooks) crosses the further
+    ``boundaries`` it declares with ``await ctx.acall(...)``. ``tool_schemas`` gives a
+    tool's output JSON Schema where its return type does not. ``module`` is the agent's
+    module (by default the caller's): the spec's import reference and, with this
+    adapter, its code identity. Other keywords go to ``AgentSpec``."""
     everyone = walk([agent, *agents])
     tools: dict[str, tuple[BoundarySpec, TypeAdapter[Any] | None]] = {}
     function_tools: list[FunctionTool] = []
@@ -92,11 +95,11 @@ def agent_spec(
             schema = (tool_schemas or {}).get(tool.name)
             tools[tool.name] = (tool_boundary(tool, output_schema=schema), return_adapter(tool))
             function_tools.append(tool)
-    boundaries = [spec for spec, _ in tools.values()]
+    declared_boundaries = [*(spec for spec, _ in tools.values()), *boundaries]
     model_spec = None
     if hosted is not None:
         model_spec = model_boundary(hosted, tools=function_tools, outputs=outputs)
-        boundaries.append(model_spec)
+        declared_boundaries.append(model_spec)
 
     async def run(ctx: Context, run_inputs: Mapping[str, Any]) -> dict[str, Any]:
         if ctx.serves_record:  # before the run first asks the SDK for a provider
@@ -107,7 +110,7 @@ def agent_spec(
             result = await Runner.run(
                 routed,
                 run_inputs["input"],
-                context=None if context is None else context(run_inputs),
+                context=None if context is None else context(ctx, run_inputs),
                 max_turns=max_turns,
                 run_config=RunConfig(
                     model=RoutedModel(model(), ctx, model_spec), tracing_disabled=True
@@ -151,7 +154,7 @@ def agent_spec(
         inputs=dict(inputs) if inputs is not None else {"input": _SEALED},
         outcome=outcome_fields,
         score_bounds=score_bounds if score is not None else None,
-        boundaries=tuple(boundaries),
+        boundaries=tuple(declared_boundaries),
         code_modules=code_modules,
         **declared,
     )

@@ -251,6 +251,23 @@ def test_a_proposed_tool_call_s_argument_is_an_intervention_target(runtime: Runt
     assert run.layers is None
 
 
+def test_a_boundary_the_adapter_does_not_know_is_crossed_through_the_run_context(
+    runtime: Runtime,
+) -> None:
+    trajectory = captured(runtime, oa.POLICED)
+    # the instructions are read on every turn: once for the batch, once for the verdict
+    policies = [s.call_id for s in trajectory.steps if s.name == "policy"]
+    assert policies == ["main/policy#0", "main/policy#1"]
+    assert trajectory.outcome["decision"] == "BUY"
+    run = replayed(trajectory, oa.POLICED)
+    assert run.failure is None, run.failure_detail
+    assert run.layers == recorded_layers(trajectory.steps)
+    stricter = intervened(runtime, trajectory, oa.POLICED, "main/policy#1", "/limit", 90.0)
+    run = replayed(stricter, oa.POLICED)
+    assert run.failure is None, run.failure_detail
+    assert run.layers is not None and run.layers["decision"] == "HOLD"
+
+
 def test_a_live_call_at_replay_aborts_the_branch(runtime: Runtime) -> None:
     trajectory = captured(runtime, oa.PEEKING)
     run = replayed(trajectory, oa.PEEKING)  # its model reads the quote service itself
