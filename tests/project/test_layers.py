@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "enclave._home": 2,
     "enclave._exports": 2,
     "enclave.incidents": 3,  # the reference incidents: agents written against capture
+    "enclave.adapters": 3,  # framework agents captured through capture's seams
     "enclave._runtime": 3,
     "enclave.replay": 4,
     # what runs audits, admits them, gates releases and erases

@@ -9,6 +9,7 @@ import pytest
 
 PACKAGES = [
     "enclave",
+    "enclave.adapters.openai_agents",
     "ledger",
     "ledger.certificates",
     "ledger.lazy",
@@ -356,6 +357,16 @@ PINNED = {
         "recorded_reference",
         "source_ref",
         "source_root_identity",
+    },
+    "enclave.adapters.openai_agents": {
+        "ServerStateRefused",
+        "SilentTraceProvider",
+        "agent_spec",
+        "dump_response",
+        "load_response",
+        "model_boundary",
+        "model_request",
+        "tool_boundary",
     },
     "enclave.store": {
         "DatabasePayloadStore",

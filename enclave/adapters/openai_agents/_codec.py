@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 from agents import FunctionTool, Handoff
 from agents.agent_output import AgentOutputSchemaBase
@@ -176,7 +176,7 @@ def _load_item(data: Mapping[str, Any]) -> TResponseOutputItem:
             {**part, "text": _text(part["text"])} if "text" in part else part
             for part in _listed(item["content"])
         ]
-    return _ITEM.validate_python(item)
+    return cast(TResponseOutputItem, _ITEM.validate_python(item))
 
 
 def dump_response(response: ModelResponse) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from agents.tracing import set_trace_provider
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_jsonable_python
 
+from ..._errors import EnclaveError
 from ...capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
-from ...errors import EnclaveError
 from ._codec import ServerStateRefused
 from ._model import RoutedModel, model_boundary
 from ._tools import Routes, return_adapter, tool_boundary, walk
@@ -135,6 +135,7 @@ def agent_spec(
             outcome["score"] = proposal[score]
         return outcome
 
+    function: Any = run  # asynchronous: ``AgentSpec.run`` runs it on a loop of its own
     # the agent's module is the caller's: its import reference and its code identity,
     # together with this adapter's
     run.__module__ = module or sys._getframe(1).f_globals.get("__name__", __name__)
@@ -150,7 +151,7 @@ def agent_spec(
     return AgentSpec(
         name=name,
         version=version,
-        function=run,
+        function=function,
         inputs=dict(inputs) if inputs is not None else {"input": _SEALED},
         outcome=outcome_fields,
         score_bounds=score_bounds if score is not None else None,

@@ -62,7 +62,7 @@ class SilentTraceProvider(TraceProvider):
         disabled: bool = False,
         tracing: TracingConfig | None = None,
     ) -> Trace:
-        return NoOpTrace()
+        return NoOpTrace()  # type: ignore[no-untyped-call]  # the SDK's __init__ is unannotated
 
     def create_span(
         self,
