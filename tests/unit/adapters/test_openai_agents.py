@@ -305,69 +305,76 @@ def test_replay_puts_a_silent_trace_provider_in_place(runtime: Runtime) -> None:
 
 
 # -- in the sandbox --------------------------------------------------------------------------
+#
+# Every replayed run is a process of its own that imports the agent, and with it the SDK
+# (several seconds of CPU each): the limits are sized for that, and the audits at N=100
+# are marked slow (about half an hour each on two cores).
 
 
-@pytest.mark.parametrize(
-    ("field", "value", "label"),
-    [("/output/price", 500.0, "influential"), ("/output/terms", "net 60", "equivalent")],
-)
-def test_an_audit_of_a_tool_result_in_the_sandbox(
-    runtime: Runtime, field: str, value: Any, label: str
-) -> None:
-    specimen = captured_id(runtime, oa.AGENT)
-    intervention = Intervention(Strategy.REPLACE, call_id="main/quote#0", field=field, value=value)
+def limits(samples: int) -> SandboxLimits:
+    return SandboxLimits(wall_seconds=60.0 + 30.0 * samples, cpu_seconds=60 + 40 * samples)
+
+
+def audited(
+    runtime: Runtime, agent: AgentSpec, call: str, field: str, value: Any, samples: int
+) -> Any:
+    specimen = captured_id(runtime, agent)
+    intervention = Intervention(Strategy.REPLACE, call_id=call, field=field, value=value)
     request = AuditRequest(
         specimen_id=specimen,
         intervention=intervention,
         requester="test",
-        samples=100,
+        samples=samples,
         seed=1,
-        purpose="openai agents tool result",
+        purpose="openai agents adapter",
     )
-    outcome = run_audit(runtime, request, now=now(), limits=SandboxLimits(wall_seconds=60.0))
-    assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
-    assert outcome.classification == label
+    return run_audit(runtime, request, now=now(), limits=limits(samples))
 
 
-def test_an_audit_of_the_hosted_model_s_verdict_in_the_sandbox(runtime: Runtime) -> None:
-    specimen = captured_id(runtime, oa.HOSTED)
-    intervention = Intervention(
-        Strategy.REPLACE,
-        call_id="main/gpt-4.1#2",
-        field="/output/0/content/0/text/decision",
-        value="HOLD",
-    )
-    request = AuditRequest(
-        specimen_id=specimen,
-        intervention=intervention,
-        requester="test",
-        samples=20,
-        seed=1,
-        purpose="openai agents model output",
-    )
-    outcome = run_audit(runtime, request, now=now(), limits=SandboxLimits(wall_seconds=60.0))
+TOOL_RESULTS = [("/output/price", 500.0, "influential"), ("/output/terms", "net 60", "equivalent")]
+
+
+@pytest.mark.timeout(900)
+def test_an_audit_of_a_tool_result_in_the_sandbox(runtime: Runtime) -> None:
+    # five samples establish an influence; equivalence needs the narrower interval of
+    # N=100 (five give "inconclusive"), below
+    outcome = audited(runtime, oa.AGENT, "main/quote#0", "/output/price", 500.0, samples=5)
     assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
     assert outcome.classification == "influential"
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(7200)
+@pytest.mark.parametrize(("field", "value", "label"), TOOL_RESULTS)
+def test_an_audit_of_a_tool_result_in_the_sandbox_at_n_100(
+    runtime: Runtime, field: str, value: Any, label: str
+) -> None:
+    outcome = audited(runtime, oa.AGENT, "main/quote#0", field, value, samples=100)
+    assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
+    assert outcome.classification == label
+
+
+@pytest.mark.timeout(900)
+def test_an_audit_of_the_hosted_model_s_verdict_in_the_sandbox(runtime: Runtime) -> None:
+    verdict = "/output/0/content/0/text/decision"
+    outcome = audited(runtime, oa.HOSTED, "main/gpt-4.1#2", verdict, "HOLD", samples=3)
+    assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
+    assert outcome.classification == "influential"
+
+
+@pytest.mark.timeout(900)
 def test_sealed_content_never_leaves_the_payload_store(
     runtime: Runtime, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for agent in (oa.AGENT, oa.HOSTED):
-        specimen = captured_id(runtime, agent)
-        call = "main/quote#0"
-        intervention = Intervention(Strategy.REPLACE, call_id=call, field="/output/price", value=1)
-        request = AuditRequest(
-            specimen_id=specimen,
-            intervention=intervention,
-            requester="test",
-            samples=10,
-            seed=1,
-            purpose="openai agents canary",
-        )
-        outcome = run_audit(runtime, request, now=now(), limits=SandboxLimits(wall_seconds=60.0))
-        if outcome.envelope is not None:
-            assert find_canaries(json.dumps(outcome.envelope).encode(), CANARIES) == []
+    verdict = "/output/0/content/0/text/decision"
+    for agent, call, field, value in (
+        (oa.AGENT, "main/quote#0", "/output/price", 1.0),
+        (oa.HOSTED, "main/gpt-4.1#2", verdict, "HOLD"),
+    ):
+        outcome = audited(runtime, agent, call, field, value, samples=2)
+        assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
+        assert outcome.envelope is not None
+        assert find_canaries(json.dumps(outcome.envelope).encode(), CANARIES) == []
         assert find_canaries(json.dumps(outcome.to_dict()).encode(), CANARIES) == []
     out = capsys.readouterr()
     assert find_canaries((out.out + out.err).encode(), CANARIES) == []
