@@ -1,7 +1,9 @@
 """What capture and replay cost an agent built on a framework, against the same agent
 without the enclave, measured in one run.
 
-For each adapter's example agent (``examples/``), alternating rounds, medians:
+For each adapter's example agent (``examples/``: the openai client at the wire, an
+Agents SDK agent with its ``ScriptedModel``, a pydantic-ai agent with its
+``FunctionModel``), alternating rounds, medians:
 
 - *capture overhead per agent run*: ``capture`` (every boundary recorded, sealed, the
   specimen appended to the ledger) against the same agent run with a context that
@@ -99,7 +101,9 @@ def _model_server() -> Iterator[str]:
 
 
 def _cases() -> list[Case]:
+    import openai_agents_agent
     import openai_client_agent
+    import pydantic_ai_agent
 
     return [
         Case(
@@ -107,7 +111,26 @@ def _cases() -> list[Case]:
             openai_client_agent.AGENT,
             lambda url: {"applicant": "A-7", "base_url": url},
             Intervention(Strategy.REPLACE, call_id="main/risk#0", field="/note", value="none"),
-        )
+        ),
+        Case(
+            "OpenAI Agents SDK (ScriptedModel)",
+            openai_agents_agent.AGENT,
+            lambda _url: {"input": "Order A-1042 never arrived, please refund it."},
+            Intervention(
+                Strategy.REPLACE,
+                call_id="main/order_status#0",
+                field="/output/delivered",
+                value=True,
+            ),
+        ),
+        Case(
+            "pydantic-ai (FunctionModel)",
+            pydantic_ai_agent.AGENT,
+            lambda _url: {"input": "T-1001: customer asks for a refund", "tier": "standard"},
+            Intervention(
+                Strategy.REPLACE, call_id="main/sentiment#0", field="/output/confidence", value=0.5
+            ),
+        ),
     ]
 
 

@@ -4,6 +4,9 @@
 an ``httpx``/``httpx2`` client (the openai and anthropic clients and everything built on
 them) through the run's ``ctx``: recorded at capture, served from the record at replay.
 
+``enclave.adapters.openai_agents``: an OpenAI Agents SDK ``Agent``, unchanged: its
+function tools, handoffs and (declared hosted) its model through ``ctx``.
+
 ``enclave.adapters.pydantic_ai``: a pydantic-ai ``Agent``, unchanged: its function tools
 and (declared hosted) its model through ``ctx``.
 """

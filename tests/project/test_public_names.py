@@ -10,6 +10,7 @@ import pytest
 PACKAGES = [
     "enclave",
     "enclave.adapters.pydantic_ai",
+    "enclave.adapters.openai_agents",
     "ledger",
     "ledger.certificates",
     "ledger.lazy",
@@ -366,6 +367,16 @@ PINNED = {
         "source_ref",
         "source_root_identity",
         "suspended",
+    },
+    "enclave.adapters.openai_agents": {
+        "ServerStateRefused",
+        "SilentTraceProvider",
+        "agent_spec",
+        "dump_response",
+        "load_response",
+        "model_boundary",
+        "model_request",
+        "tool_boundary",
     },
     "enclave.store": {
         "DatabasePayloadStore",

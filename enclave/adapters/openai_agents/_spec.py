@@ -1,0 +1,164 @@
+"""``agent_spec``: an ``AgentSpec`` derived from an ``agents.Agent``."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from agents import Agent, FunctionTool, RunConfig, Runner
+from agents.models.interface import Model
+from agents.tracing import set_trace_provider
+from pydantic import BaseModel, TypeAdapter
+from pydantic_core import to_jsonable_python
+
+from ..._errors import EnclaveError
+from ...capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
+from ._codec import ServerStateRefused
+from ._model import RoutedModel, model_boundary
+from ._tools import Routes, return_adapter, tool_boundary, walk
+from ._tracing import SilentTraceProvider
+
+__all__ = ["agent_spec"]
+
+_SEALED = policy("confidential")
+_ADAPTER = __name__.rpartition(".")[0]  # the package
+
+
+def _enclave_cause(exc: BaseException) -> EnclaveError | None:
+    """The enclave's own error among the causes of what the SDK raised, if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, EnclaveError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _proposal(output: Any) -> Any:
+    if isinstance(output, BaseModel):
+        return output.model_dump(mode="json")
+    if dataclasses.is_dataclass(output) and not isinstance(output, type):
+        return to_jsonable_python(dataclasses.asdict(output))
+    return to_jsonable_python(output)
+
+
+def agent_spec(
+    agent: Agent[Any],
+    *,
+    name: str,
+    version: str,
+    model: Callable[[], Model],
+    decision: str,
+    hosted: str | None = None,
+    score: str | None = None,
+    score_bounds: tuple[float, float] = (0.0, 1.0),
+    agents: Sequence[Agent[Any]] = (),
+    inputs: Mapping[str, FieldPolicy] | None = None,
+    context: Callable[[Context, Mapping[str, Any]], Any] | None = None,
+    boundaries: Sequence[BoundarySpec] = (),
+    tool_schemas: Mapping[str, Mapping[str, Any]] | None = None,
+    max_turns: int = 10,
+    module: str | None = None,
+    **declared: Any,
+) -> AgentSpec:
+    """An ``AgentSpec`` that runs ``agent`` with ``Runner.run(agent, inputs["input"])``.
+
+    ``model`` makes the run's model, fresh each run (``lambda: ScriptedModel([...])``, or a
+    hosted model); ``hosted`` names its alias when the model is a boundary, else it runs
+    as agent code. ``decision`` (and optionally ``score``, within ``score_bounds``) names
+    the member of the final output that is the decision; the outcome's proposal is the
+    whole final output. ``agents``: further agents reachable only through ``Handoff``
+    objects (their tools are declared too). ``context`` builds the SDK's run context from
+    the run's ``ctx`` and inputs: code the SDK hands it to (tools taking a
+    ``RunContextWrapper``, dynamic instructions, hooks) crosses the further
+    ``boundaries`` it declares with ``await ctx.acall(...)``. ``tool_schemas`` gives a
+    tool's output JSON Schema where its return type does not. ``module`` is the agent's
+    module (by default the caller's): the spec's import reference and, with this
+    adapter, its code identity. Other keywords go to ``AgentSpec``."""
+    everyone = walk([agent, *agents])
+    tools: dict[str, tuple[BoundarySpec, TypeAdapter[Any] | None]] = {}
+    function_tools: list[FunctionTool] = []
+    outputs: list[Mapping[str, Any]] = []
+    for member in everyone:
+        if member.output_type is not None and isinstance(member.output_type, type):
+            if issubclass(member.output_type, BaseModel):
+                outputs.append(member.output_type.model_json_schema())
+        for tool in member.tools:
+            if not isinstance(tool, FunctionTool):
+                raise ServerStateRefused(f"the agent's tool {type(tool).__name__} is hosted")
+            if tool.name in tools:
+                continue
+            schema = (tool_schemas or {}).get(tool.name)
+            tools[tool.name] = (tool_boundary(tool, output_schema=schema), return_adapter(tool))
+            function_tools.append(tool)
+    declared_boundaries = [*(spec for spec, _ in tools.values()), *boundaries]
+    model_spec = None
+    if hosted is not None:
+        model_spec = model_boundary(hosted, tools=function_tools, outputs=outputs)
+        declared_boundaries.append(model_spec)
+
+    async def run(ctx: Context, run_inputs: Mapping[str, Any]) -> dict[str, Any]:
+        if ctx.serves_record:  # before the run first asks the SDK for a provider
+            set_trace_provider(SilentTraceProvider())
+        routes = Routes(ctx, tools)
+        routed = routes.agent(agent)
+        try:
+            result = await Runner.run(
+                routed,
+                run_inputs["input"],
+                context=None if context is None else context(ctx, run_inputs),
+                max_turns=max_turns,
+                run_config=RunConfig(
+                    model=RoutedModel(model(), ctx, model_spec), tracing_disabled=True
+                ),
+            )
+        except Exception as exc:
+            # the SDK wraps what a tool raised (``UserError(...) from e``): a replay's
+            # own abstention (a call it cannot serve, a divergence) is the run's end
+            cause = _enclave_cause(exc)
+            if cause is None:
+                raise
+            raise cause from None
+        proposal = _proposal(result.final_output)
+        if not isinstance(proposal, dict) or decision not in proposal:
+            raise ValueError("the final output has no such decision member")
+        outcome: dict[str, Any] = {
+            "decision": proposal[decision],
+            "proposal": proposal,
+            "evidence": routes.evidence,
+        }
+        if score is not None:
+            outcome["score"] = proposal[score]
+        return outcome
+
+    function: Any = run  # asynchronous: ``AgentSpec.run`` runs it on a loop of its own
+    # the agent's module is the caller's: its import reference and its code identity
+    run.__module__ = module or sys._getframe(1).f_globals.get("__name__", __name__)
+    run.__qualname__ = run.__name__ = "run"
+    code_modules = tuple(declared.pop("code_modules", ()))
+    # imported once by the replay worker's template, not in every run: the SDK (seconds
+    # of imports) and this adapter, whose import builds what the SDK builds lazily
+    frameworks = (*declared.pop("frameworks", ()), "agents", _ADAPTER)
+    outcome_fields = {
+        "decision": policy("internal"),
+        "proposal": _SEALED,
+        "evidence": policy("internal"),
+    }
+    if score is not None:
+        outcome_fields["score"] = policy("internal")
+    return AgentSpec(
+        name=name,
+        version=version,
+        function=function,
+        inputs=dict(inputs) if inputs is not None else {"input": _SEALED},
+        outcome=outcome_fields,
+        score_bounds=score_bounds if score is not None else None,
+        boundaries=tuple(declared_boundaries),
+        code_modules=code_modules,
+        frameworks=frameworks,
+        **declared,
+    )
