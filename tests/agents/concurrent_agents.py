@@ -13,13 +13,12 @@ that ever went live would end its run with ``agent_error``.
 from __future__ import annotations
 
 import asyncio
-import random
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
 from enclave.capture import AgentSpec, BoundarySpec, Context, policy
 from ledger import StepKind
+from tests.support.live_world import LiveWorld
 
 SUPPLIERS = ("acme", "globex", "initech", "umbrella")
 THRESHOLD = 0.5
@@ -27,26 +26,12 @@ MAX_LATENCY = 0.004  # seconds: enough to shuffle the arrival order, cheap in a 
 # sealed content of every quote: must never appear outside the payload store's ciphertext
 CANARY = "CANARY-ASYNC-QUOTE-5d1c9e"
 
-_live = False
-# the world's own latencies: not the run's randomness (nothing the agent may draw)
-_latency = random.SystemRandom()
-
-
-@contextmanager
-def live() -> Iterator[None]:
-    """The live world for one capture."""
-    global _live
-    _live = True
-    try:
-        yield
-    finally:
-        _live = False
+WORLD = LiveWorld(MAX_LATENCY)
+live = WORLD.open  # the live world for one capture
 
 
 async def _answer(response: dict[str, Any]) -> dict[str, Any]:
-    if not _live:
-        raise RuntimeError("live call outside capture")
-    await asyncio.sleep(_latency.uniform(0, MAX_LATENCY))
+    await WORLD.reach("a supplier")
     return response
 
 

@@ -16,11 +16,8 @@ decides. Canaries are planted in the prompt and in a tool result.
 from __future__ import annotations
 
 import ast
-import asyncio
 import json
-import random
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -33,6 +30,7 @@ from typing_extensions import TypedDict
 from enclave.adapters.openai_agents import agent_spec
 from enclave.capture import BoundarySpec, Context, policy
 from ledger import StepKind
+from tests.support.live_world import LiveWorld
 
 PRICE_LIMIT = 120.0
 RATING_FLOOR = 0.5
@@ -45,25 +43,8 @@ CANARY_TERMS = "CANARY-OAI-TERMS-93be05"
 PROMPT = f"Buy 40 pallets from acme. Reference {CANARY_PROMPT}."
 INPUT = {"input": PROMPT}
 
-_live = False
-_latency = random.SystemRandom()  # the world's latencies, not the run's randomness
-
-
-@contextmanager
-def live() -> Iterator[None]:
-    """The live world for one capture."""
-    global _live
-    _live = True
-    try:
-        yield
-    finally:
-        _live = False
-
-
-def world(service: str) -> None:
-    """A live service: reachable only during capture."""
-    if not _live:
-        raise RuntimeError(f"live call to {service} outside capture")
+WORLD = LiveWorld(MAX_LATENCY)
+live = WORLD.open  # the live world for one capture
 
 
 class Quote(TypedDict):
@@ -88,8 +69,7 @@ async def quote(supplier: str) -> Quote:
     Args:
         supplier: The supplier's name.
     """
-    world("quotes")
-    await asyncio.sleep(_latency.uniform(0, MAX_LATENCY))
+    await WORLD.reach("quotes")
     return {"price": PRICES[supplier], "terms": f"net 30, {CANARY_TERMS}"}
 
 
@@ -100,8 +80,7 @@ async def rating(supplier: str) -> Rating:
     Args:
         supplier: The supplier's name.
     """
-    world("ratings")
-    await asyncio.sleep(_latency.uniform(0, MAX_LATENCY))
+    await WORLD.reach("ratings")
     return {"rating": RATINGS[supplier]}
 
 
@@ -163,7 +142,7 @@ class _Peeking(ScriptedModel):
     """A model that, as agent code, reads the live quote service itself."""
 
     async def get_response(self, *args: Any, **kwargs: Any) -> Any:
-        world("quotes")
+        WORLD.check("quotes")
         return await super().get_response(*args, **kwargs)
 
 
@@ -190,7 +169,7 @@ class Desk:
 
 
 async def _policy(request: Mapping[str, Any]) -> dict[str, Any]:
-    world("policy")
+    WORLD.check("policy")
     return {"limit": PRICE_LIMIT}
 
 

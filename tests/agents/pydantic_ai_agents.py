@@ -15,10 +15,6 @@ answers as the script would): put in the agent's place at replay, it is a live c
 
 from __future__ import annotations
 
-import asyncio
-import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -37,6 +33,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.settings import ModelSettings
 
 from enclave.adapters.pydantic_ai import agent_spec
+from tests.support.live_world import LiveWorld
 
 SUPPLIERS = ("acme", "globex")
 THRESHOLD = 0.5
@@ -45,25 +42,8 @@ CANARY_PROMPT = "CANARY-PYDAI-PROMPT-7e21c4"  # planted in the user prompt
 CANARY_TERMS = "CANARY-PYDAI-TERMS-b90f13"  # planted in every quote the tool returns
 CANARIES = (CANARY_PROMPT, CANARY_TERMS)
 
-_live = False
-_latency = random.SystemRandom()  # the world's latencies: nothing the run may draw
-
-
-@contextmanager
-def live() -> Iterator[None]:
-    """The live world for one capture."""
-    global _live
-    _live = True
-    try:
-        yield
-    finally:
-        _live = False
-
-
-async def _world() -> None:
-    if not _live:
-        raise RuntimeError("live call outside capture")
-    await asyncio.sleep(_latency.uniform(0, MAX_LATENCY))
+WORLD = LiveWorld(MAX_LATENCY)
+live = WORLD.open  # the live world for one capture
 
 
 class Quote(BaseModel):
@@ -140,14 +120,14 @@ def build(model: Model) -> Agent[Deps, Verdict]:
     @agent.tool
     async def quote(ctx: RunContext[Deps], supplier: str) -> Quote:
         """A supplier's current quote for the order."""
-        await _world()
+        await WORLD.reach("a supplier")
         price = 100 + 70 * SUPPLIERS.index(supplier) + (5 if ctx.deps.region == "eu" else 0)
         return Quote(supplier=supplier, price=price, terms=f"net 30 {CANARY_TERMS}")
 
     @agent.tool_plain
     async def rating(supplier: str) -> float:
         """The supplier's delivery rating, 0 to 1."""
-        await _world()
+        await WORLD.reach("a supplier")
         return round(0.9 - 0.1 * SUPPLIERS.index(supplier), 2)
 
     return agent
