@@ -130,6 +130,14 @@ async def _decide_httpx2(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, A
     return await _decide(ctx, inputs, "httpx2")
 
 
+async def _decide_wrapped(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    # as frameworks do: whatever a step raised comes back as the framework's own error
+    try:
+        return await _decide(ctx, inputs, "httpx")
+    except Exception as exc:
+        raise RuntimeError("the framework's run failed") from exc
+
+
 def _agent(name: str, function: Any) -> AgentSpec:
     return AgentSpec(
         name=f"tests.agents.http_agents:{name}",
@@ -150,3 +158,4 @@ def _agent(name: str, function: Any) -> AgentSpec:
 # the openai client on an httpx client, and on its own library, httpx2
 HTTP_AGENT = _agent("HTTP_AGENT", _decide_httpx)
 HTTP2_AGENT = _agent("HTTP2_AGENT", _decide_httpx2)
+WRAPPING_AGENT = _agent("WRAPPING_AGENT", _decide_wrapped)

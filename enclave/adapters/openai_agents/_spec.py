@@ -13,7 +13,6 @@ from agents.tracing import set_trace_provider
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_jsonable_python
 
-from ..._errors import EnclaveError
 from ...capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
 from ._codec import ServerStateRefused
 from ._model import RoutedModel, model_boundary
@@ -24,18 +23,6 @@ __all__ = ["agent_spec"]
 
 _SEALED = policy("confidential")
 _ADAPTER = __name__.rpartition(".")[0]  # the package
-
-
-def _enclave_cause(exc: BaseException) -> EnclaveError | None:
-    """The enclave's own error among the causes of what the SDK raised, if any."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, EnclaveError):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
 
 
 def _proposal(output: Any) -> Any:
@@ -106,23 +93,17 @@ def agent_spec(
             set_trace_provider(SilentTraceProvider())
         routes = Routes(ctx, tools)
         routed = routes.agent(agent)
-        try:
-            result = await Runner.run(
-                routed,
-                run_inputs["input"],
-                context=None if context is None else context(ctx, run_inputs),
-                max_turns=max_turns,
-                run_config=RunConfig(
-                    model=RoutedModel(model(), ctx, model_spec), tracing_disabled=True
-                ),
-            )
-        except Exception as exc:
-            # the SDK wraps what a tool raised (``UserError(...) from e``): a replay's
-            # own abstention (a call it cannot serve, a divergence) is the run's end
-            cause = _enclave_cause(exc)
-            if cause is None:
-                raise
-            raise cause from None
+        # the SDK wraps what a tool raised (``UserError(...) from e``); a replay reads
+        # its own abstention (a call it cannot serve, a divergence) through the chain
+        result = await Runner.run(
+            routed,
+            run_inputs["input"],
+            context=None if context is None else context(ctx, run_inputs),
+            max_turns=max_turns,
+            run_config=RunConfig(
+                model=RoutedModel(model(), ctx, model_spec), tracing_disabled=True
+            ),
+        )
         proposal = _proposal(result.final_output)
         if not isinstance(proposal, dict) or decision not in proposal:
             raise ValueError("the final output has no such decision member")

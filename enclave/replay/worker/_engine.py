@@ -522,6 +522,19 @@ def _same_request(recorded: Mapping[str, Any], request: Mapping[str, Any]) -> bo
     return _canon(recorded) == _canon(request)
 
 
+def _abstention(exc: BaseException) -> str | None:
+    """The closed failure of the enclave's own error among ``exc``'s causes, if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc.__cause__ or exc.__context__
+    while current is not None and id(current) not in seen:
+        code = getattr(type(current), "code", None)
+        if isinstance(current, EnclaveError) and type(code) is str and code in RUN_FAILURES:
+            return code
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def replay_run(
     *,
     trajectory: Trajectory,
@@ -568,7 +581,9 @@ def replay_run(
     except MemoryError:
         raise  # a broken memory limit contaminates the worker; it is not an agent error
     except Exception as exc:  # noqa: BLE001 - agent code may raise anything; report the type only
-        layers, failure, detail = None, AGENT_ERROR, type(exc).__name__
+        # a framework re-raises the replay's abstention as its own error (``raise
+        # FrameworkError(...) from exc``): the abstention it carries is the failure
+        layers, failure, detail = None, _abstention(exc) or AGENT_ERROR, type(exc).__name__
     return RunResult(
         seed=seed,
         variant=variant,

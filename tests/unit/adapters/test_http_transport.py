@@ -21,7 +21,7 @@ from enclave.adapters.http import request_key
 from enclave.capture import AgentSpec, capture
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.layers import recorded_layers
-from enclave.replay.runs import Trajectory, open_specimen, replay_run
+from enclave.replay.runs import Trajectory, apply_intervention, open_specimen, replay_run
 from enclave.sandbox import SandboxLimits
 from tests.agents import http_agents as ha
 from tests.support.canary import find_canaries, scan_tree
@@ -143,6 +143,24 @@ def test_a_run_with_the_openai_client_replays_from_the_record(
         assert run.failure is None, run.failure_detail
         assert run.layers == recorded_layers(trajectory.steps)
         assert ("main/risk-model#0", "record") in run.served
+
+
+@pytest.mark.parametrize("agent", [ha.HTTP_AGENT, ha.WRAPPING_AGENT], ids=["plain", "wrapping"])
+def test_a_model_request_the_record_lacks_is_unservable_even_when_the_agent_wraps_it(
+    runtime: Runtime, agent: AgentSpec
+) -> None:
+    # a framework that re-raises the replay's abstention as its own error does not turn
+    # "the record cannot answer" into an agent error
+    specimen, trajectory = captured(runtime, agent)
+    intervention = Intervention(Strategy.REPLACE, call_id="main/risk#0", field="/risk", value=0.2)
+    digester = runtime.digests.for_tenant("acme")
+    applied = apply_intervention(trajectory, intervention, agent=agent, digester=digester)
+    run = replay_run(
+        trajectory=applied.trajectory, agent=agent, seed=SEED, variant="i", audit_time=now()
+    )
+    assert run.layers is None
+    assert run.failure == "unservable", run.failure
+    assert any(how == "unservable" for _, how in run.served)
 
 
 def audit(runtime: Runtime, specimen: str, field: str, value: Any, samples: int) -> Any:
