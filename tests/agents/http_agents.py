@@ -1,8 +1,9 @@
-"""An asynchronous agent that asks a hosted model through the real openai client, whose
-HTTP client is the wire adapter's (``enclave.adapters.http``).
+"""An asynchronous agent that asks a hosted model through the real openai client (or the
+real anthropic client), whose HTTP client is the wire adapter's (``enclave.adapters.http``).
 
-The "hosted model" is a local OpenAI-compatible HTTP server (``serve_model``): a
-deterministic rule over the prompt — a risk of 0.5 or more is rejected. It is reachable
+The "hosted model" is a local HTTP server (``serve_model``) that speaks the OpenAI chat
+completions and the Anthropic messages APIs: a deterministic rule over the prompt — a risk
+of 0.5 or more is rejected. It is reachable
 only while a capture runs; a replay that sent anything would find no server (and, in the
 sandbox, no network).
 """
@@ -16,6 +17,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from anthropic import AsyncAnthropic
 from openai import AsyncOpenAI
 
 from enclave.adapters.http import async_client, http_boundary
@@ -34,24 +36,11 @@ class _Model(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         prompt = body["messages"][-1]["content"]
         risk = float(prompt.rpartition(" ")[2])
-        answer = {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1767225600,
-            "model": MODEL_NAME,
-            "system_fingerprint": CANARY,
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {
-                        "role": "assistant",
-                        "content": "REJECT" if risk >= 0.5 else "APPROVE",
-                    },
-                }
-            ],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
-        }
+        verdict = "REJECT" if risk >= 0.5 else "APPROVE"
+        if self.path.endswith("/messages"):
+            answer = _anthropic_message(verdict)
+        else:
+            answer = _chat_completion(verdict)
         data = json.dumps(answer).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")
@@ -62,6 +51,37 @@ class _Model(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
         del format, args
+
+
+def _chat_completion(verdict: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1767225600,
+        "model": MODEL_NAME,
+        "system_fingerprint": CANARY,
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": verdict},
+            }
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+    }
+
+
+def _anthropic_message(verdict: str) -> dict[str, Any]:
+    return {
+        "id": "msg_01" + CANARY,
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL_NAME,
+        "content": [{"type": "text", "text": verdict}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 5, "output_tokens": 1},
+    }
 
 
 @contextmanager
@@ -122,6 +142,30 @@ async def _decide(ctx: Context, inputs: Mapping[str, Any], library: str) -> dict
     }
 
 
+async def _decide_anthropic(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    tool = await ctx.acall(RISK, {"applicant": inputs["applicant"]}, live=_risk)
+    risk, note = float(tool["risk"]), str(tool["note"])
+    model = AsyncAnthropic(
+        api_key="placeholder-key",  # the local server asks for none
+        base_url=str(inputs["base_url"]).removesuffix("/v1"),
+        http_client=async_client(ctx, MODEL, library="httpx2"),  # the client's own library
+        max_retries=0,
+    )
+    message = await model.messages.create(
+        model=MODEL_NAME,
+        max_tokens=16,
+        messages=[{"role": "user", "content": f"risk of the applicant {risk}"}],
+    )
+    block = message.content[0]
+    decision = block.text if block.type == "text" else ""
+    return {
+        "score": risk,
+        "decision": decision,
+        "proposal": {"decision": decision, "note_length": len(note)},
+        "evidence": [],
+    }
+
+
 async def _decide_httpx(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return await _decide(ctx, inputs, "httpx")
 
@@ -151,7 +195,7 @@ def _agent(name: str, function: Any) -> AgentSpec:
             "evidence": policy("internal"),
         },
         boundaries=(RISK, MODEL),
-        frameworks=("openai", "enclave.adapters.http"),
+        frameworks=("openai", "anthropic", "enclave.adapters.http"),
     )
 
 
@@ -159,3 +203,5 @@ def _agent(name: str, function: Any) -> AgentSpec:
 HTTP_AGENT = _agent("HTTP_AGENT", _decide_httpx)
 HTTP2_AGENT = _agent("HTTP2_AGENT", _decide_httpx2)
 WRAPPING_AGENT = _agent("WRAPPING_AGENT", _decide_wrapped)
+# the anthropic client, on its own library (httpx2)
+ANTHROPIC_AGENT = _agent("ANTHROPIC_AGENT", _decide_anthropic)
