@@ -72,6 +72,10 @@ def scripted() -> Model:
     )
 
 
+# the same agent carrying its model, for `replay-enclave capture openai_agents_agent:scripted_desk`
+# (the adapter runs a fresh copy of the model each run)
+scripted_desk = refund_desk.clone(model=scripted())
+
 AGENT = agent_spec(
     refund_desk,
     name="refund-desk",

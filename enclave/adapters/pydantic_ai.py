@@ -77,6 +77,7 @@ __all__ = [
     "agent_spec",
     "decode_response",
     "encode_response",
+    "from_object",
     "model_request",
     "normalise",
 ]
@@ -490,3 +491,52 @@ def _model_of(agent: Agent[Any, Any]) -> Model:
 
 
 _warm()  # at import: once per process, before any run
+
+
+def from_object(
+    agent: Any,
+    *,
+    name: str,
+    version: str,
+    decision: str,
+    score: str | None = None,
+    model: str | None = None,
+    module: str,
+) -> AgentSpec:
+    """The spec ``replay-enclave capture module:attr`` builds for a pydantic-ai ``Agent``
+    (entry-point group ``replay_enclave.adapters``): ``inputs.input`` is the prompt and
+    ``inputs.deps``, when the agent declares a ``deps_type``, its run's dependencies,
+    validated into that type."""
+    if not isinstance(agent, Agent):
+        raise TypeError("the object is not a pydantic-ai Agent")
+    if agent.deps_type is type(None):
+        return agent_spec(
+            agent,
+            name=name,
+            version=version,
+            decision=decision,
+            score=score,
+            model=model,
+            module=module,
+        )
+    return agent_spec(
+        agent,
+        name=name,
+        version=version,
+        decision=decision,
+        score=score,
+        model=model,
+        deps=_deps_of(pydantic.TypeAdapter(agent.deps_type)),
+        extra_inputs=("deps",),
+        module=module,
+    )
+
+
+def _deps_of(adapter: pydantic.TypeAdapter[Any]) -> Callable[[Mapping[str, Any]], Any]:
+    def deps(inputs: Mapping[str, Any]) -> Any:
+        try:
+            return adapter.validate_python(inputs.get("deps"))
+        except pydantic.ValidationError:  # its text would echo the sealed input
+            raise ValueError("the input's 'deps' does not fit the agent's deps_type") from None
+
+    return deps

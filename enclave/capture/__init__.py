@@ -24,8 +24,11 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._payload_codec import encode_payload as encode_payload
     from ._recorder import Recorder as Recorder
     from ._recorder import SpecError as SpecError
+    from ._registry import ADAPTER_GROUP as ADAPTER_GROUP
     from ._registry import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
+    from ._registry import FRAMEWORK_OPTIONS as FRAMEWORK_OPTIONS
     from ._registry import available_agents as available_agents
+    from ._registry import framework_reference as framework_reference
     from ._registry import import_agent as import_agent
     from ._registry import load_agent as load_agent
     from ._registry import recorded_reference as recorded_reference
@@ -60,7 +63,10 @@ _FRONT = {
     "encode_payload": "._payload_codec",
     "Recorder": "._recorder",
     "SpecError": "._recorder",
+    "ADAPTER_GROUP": "._registry",
     "ENTRY_POINT_GROUP": "._registry",
+    "FRAMEWORK_OPTIONS": "._registry",
+    "framework_reference": "._registry",
     "available_agents": "._registry",
     "import_agent": "._registry",
     "load_agent": "._registry",

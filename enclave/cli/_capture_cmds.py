@@ -61,16 +61,34 @@ def read_input_file(path: Path) -> dict[str, Any]:
 
 
 def capture_cmd(
-    agent: Annotated[str, typer.Argument(help="Agent name or module:attribute.")],
-    input_file: Annotated[Path, typer.Option("--input", help="JSON: {tenant, seed, inputs}.")],
+    agent: Annotated[
+        str,
+        typer.Argument(
+            help="Agent name, or module:attribute (an AgentSpec or a framework's agent)."
+        ),
+    ],
+    input_file: Annotated[
+        Path,
+        typer.Option(
+            "--input",
+            help="JSON: {tenant, seed, inputs}; for a framework's agent also decision "
+            "(and score, model, version).",
+        ),
+    ],
     home: HomeOption = None,
     json_out: JsonOption = False,
     durable: Annotated[bool, typer.Option(help="fsync every step as it is captured.")] = False,
 ) -> None:
-    """Run an agent live, capture every boundary crossing, and seal the specimen."""
-    from ..capture import capture, load_agent
+    """Run an agent live, capture every boundary crossing, and seal the specimen.
+
+    A framework's agent object (an Agents SDK or pydantic-ai ``Agent``) is captured through
+    its adapter: ``inputs.input`` is the run's input, ``decision`` names the member of its
+    output that is the decision (docs/adapters/)."""
+    from ..capture import FRAMEWORK_OPTIONS, capture, framework_reference, load_agent
 
     data = read_input_file(input_file)
+    if any(key in data for key in FRAMEWORK_OPTIONS):
+        agent = framework_reference(agent, data)
     spec = load_agent(agent)
     with open_runtime(home) as runtime:
         result = capture(

@@ -31,7 +31,7 @@ serve (a placeholder at replay).
 
 from ._codec import ServerStateRefused, dump_response, load_response, model_request
 from ._model import model_boundary
-from ._spec import agent_spec
+from ._spec import agent_spec, from_object
 from ._tools import tool_boundary
 from ._tracing import SilentTraceProvider
 
@@ -40,6 +40,7 @@ __all__ = [
     "SilentTraceProvider",
     "agent_spec",
     "dump_response",
+    "from_object",
     "load_response",
     "model_boundary",
     "model_request",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -9,6 +10,7 @@ from typing import Any
 
 from agents import Agent, FunctionTool, RunConfig, Runner
 from agents.models.interface import Model
+from agents.models.multi_provider import MultiProvider
 from agents.tracing import set_trace_provider
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_jsonable_python
@@ -19,7 +21,7 @@ from ._model import RoutedModel, model_boundary
 from ._tools import Routes, return_adapter, tool_boundary, walk
 from ._tracing import SilentTraceProvider
 
-__all__ = ["agent_spec"]
+__all__ = ["agent_spec", "from_object"]
 
 _SEALED = policy("confidential")
 _ADAPTER = __name__.rpartition(".")[0]  # the package
@@ -142,4 +144,49 @@ def agent_spec(
         code_modules=code_modules,
         frameworks=frameworks,
         **declared,
+    )
+
+
+def from_object(
+    agent: Any,
+    *,
+    name: str,
+    version: str,
+    decision: str,
+    score: str | None = None,
+    model: str | None = None,
+    module: str,
+) -> AgentSpec:
+    """The spec ``replay-enclave capture module:attr`` builds for an ``agents.Agent``
+    (entry-point group ``replay_enclave.adapters``); ``inputs.input`` is the run's input.
+    The agent carries its model: a ``Model`` object runs as agent code, a fresh copy each
+    run (a scripted model's script starts over); a model named by string is hosted and
+    needs its boundary's alias (``model``), resolved by the SDK's default provider."""
+    if not isinstance(agent, Agent):
+        raise TypeError("the object is not an Agents SDK Agent")
+    carried = agent.model
+    if isinstance(carried, Model):
+        if model is not None:
+            raise ValueError("an in-process model object is agent code, not a hosted boundary")
+        return agent_spec(
+            agent,
+            name=name,
+            version=version,
+            model=lambda: copy.deepcopy(carried),
+            decision=decision,
+            score=score,
+            module=module,
+        )
+    if model is None:
+        raise ValueError("the agent's model is hosted: name its boundary ('model')")
+    named = carried if isinstance(carried, str) else None
+    return agent_spec(
+        agent,
+        name=name,
+        version=version,
+        model=lambda: MultiProvider().get_model(named),
+        hosted=model,
+        decision=decision,
+        score=score,
+        module=module,
     )

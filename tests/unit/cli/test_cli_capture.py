@@ -219,7 +219,7 @@ def test_unknown_agent(home: Path, tmp_path: Path, agent: str) -> None:
     line = assert_one_line_error(capture_cli(home, input_file(tmp_path, baseline()), agent=agent))
     assert line in (
         "error: unknown agent (see `replay-enclave agents`)",
-        "error: the named object is not an AgentSpec",
+        "error: the named object is neither an AgentSpec nor a framework's agent",
     )
 
 
