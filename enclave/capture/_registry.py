@@ -12,6 +12,7 @@ same spec.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import sys
@@ -45,7 +46,15 @@ _REF = re.compile(_TARGET + r"(\?[\w.=&-]{1,400})?")
 
 
 def available_agents() -> dict[str, str]:
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return {ep.name: ep.value for ep in _group(ENTRY_POINT_GROUP)}
+
+
+@functools.cache
+def _group(group: str) -> tuple[Any, ...]:
+    """An entry-point group, read once per process: the lookup reads every installed
+    distribution's metadata (tens of milliseconds), and a capture resolves its agent's
+    name more than once. A distribution installed later is seen by the next process."""
+    return tuple(entry_points(group=group))
 
 
 def load_agent(name: str) -> AgentSpec:
@@ -108,7 +117,7 @@ def _options(query: str) -> dict[str, str]:
 
 def _adapted(found: Any, name: str, module_name: str, options: Mapping[str, str]) -> AgentSpec:
     framework = type(found).__module__.partition(".")[0]
-    hooks = {ep.name: ep for ep in entry_points(group=ADAPTER_GROUP)}
+    hooks = {ep.name: ep for ep in _group(ADAPTER_GROUP)}
     if framework not in hooks:
         raise BadInput("the named object is neither an AgentSpec nor a framework's agent")
     if "decision" not in options:
