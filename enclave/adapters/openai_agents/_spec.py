@@ -165,6 +165,10 @@ def from_object(
     if not isinstance(agent, Agent):
         raise TypeError("the object is not an Agents SDK Agent")
     carried = agent.model
+    # the run's one model stands for every agent's: an agent reached by handoff with a
+    # model of its own would run on another model than it does unchanged
+    if any(other.model is not carried for other in walk([agent])):
+        raise ValueError("agents reached by handoff carry other models: write an agent_spec")
     if isinstance(carried, Model):
         if model is not None:
             raise ValueError("an in-process model object is agent code, not a hosted boundary")

@@ -23,6 +23,7 @@ from enclave.adapters.openai_agents import (
     SilentTraceProvider,
     agent_spec,
     dump_response,
+    from_object,
     load_response,
     model_request,
 )
@@ -363,3 +364,34 @@ def test_sealed_content_never_leaves_the_payload_store(
     out = capsys.readouterr()
     assert find_canaries((out.out + out.err).encode(), CANARIES) == []
     assert scan_tree(runtime.home.root, CANARIES) == {}
+
+
+# -- an agent object named on the command line (``from_object``) ---------------------------
+
+
+def _named(agent: Agent[Any], model: str | None = None) -> AgentSpec:
+    return from_object(
+        agent, name="t:agent?decision=decision", version="1", decision="decision",
+        model=model, module=oa.__name__,
+    )  # fmt: skip
+
+
+def test_an_agent_object_carrying_its_model_runs_a_fresh_copy_of_it_each_run() -> None:
+    carried = ScriptedModel([[assistant_message("x")]])
+    spec = _named(oa.buyer.clone(model=carried))
+    assert spec.boundaries and {b.name for b in spec.boundaries} == {"quote", "rating"}
+    with pytest.raises(ValueError, match="in-process model object is agent code"):
+        _named(oa.buyer.clone(model=carried), model="planner")
+
+
+def test_a_hosted_model_needs_its_alias_and_handoffs_on_other_models_are_refused() -> None:
+    with pytest.raises(ValueError, match="name its boundary"):
+        _named(oa.buyer.clone(model="gpt-4.1"))
+    assert _named(oa.buyer.clone(model="gpt-4.1"), model="planner").boundaries
+    # the triage agent hands off to a buyer whose model is not the triage agent's: the
+    # run's one model would stand for both
+    triage = oa.triage.clone(model=ScriptedModel([[assistant_message("x")]]))
+    with pytest.raises(ValueError, match="carry other models"):
+        _named(triage)
+    with pytest.raises(TypeError):
+        _named("not an agent")  # type: ignore[arg-type]
