@@ -204,7 +204,9 @@ def test_a_server_s_json_rpc_error_is_recorded_and_raised_again(runtime: Runtime
     run = replayed(trajectory, ma.ERROR_AGENT)
     assert run.failure is None, run.failure_detail
     assert run.layers == recorded_layers(trajectory.steps)
-    assert issubclass(MCPError, Exception)
+    # the agent was handed the SDK's own error at capture (its code is in the outcome)
+    assert error.response["error"]["code"] != 0
+    assert MCPError(error.response["error"]["code"], "x").code == error.response["error"]["code"]
 
 
 _CAPTURE_IN_A_FRESH_PROCESS = """
