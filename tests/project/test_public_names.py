@@ -11,6 +11,7 @@ PACKAGES = [
     "enclave",
     "enclave.adapters.pydantic_ai",
     "enclave.adapters.openai_agents",
+    "enclave.adapters.mcp",
     "ledger",
     "ledger.certificates",
     "ledger.lazy",
@@ -371,6 +372,15 @@ PINNED = {
         "source_ref",
         "source_root_identity",
         "suspended",
+    },
+    "enclave.adapters.mcp": {
+        "CLIENT_INFO",
+        "RecordingDispatcher",
+        "ReplayDispatcher",
+        "mcp_request",
+        "normalise_params",
+        "server_boundary",
+        "session",
     },
     "enclave.adapters.openai_agents": {
         "ServerStateRefused",

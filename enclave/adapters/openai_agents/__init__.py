@@ -16,6 +16,12 @@ agents it hands off to (and of further ``agents``), and the run. The run calls
   capture and replay alike). Without it the model runs as agent code (an in-process
   ``Model``, such as ``agents.testing.ScriptedModel``), at capture and replay alike.
 
+- every MCP server of the agents (``Agent.mcp_servers``) is one MCP boundary named as the
+  server: in the run's copies of the agents each is replaced by a routed
+  ``agents.mcp.MCPServer`` whose requests cross ``ctx`` through ``enclave.adapters.mcp``
+  (recorded from the real server at capture, served from the record at replay, where the
+  SDK's server object is never connected).
+
 Model requests are normalised (``model_request``): the per-run ``prompt_cache_key`` and
 tracing are left out of the key. A request that depends on state the record cannot hold
 — ``previous_response_id``, ``conversation_id``, a stored prompt, hosted tools that run

@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from typing import Any
 
 from agents import Agent, FunctionTool, RunConfig, Runner
@@ -50,6 +51,8 @@ def agent_spec(
     context: Callable[[Context, Mapping[str, Any]], Any] | None = None,
     boundaries: Sequence[BoundarySpec] = (),
     tool_schemas: Mapping[str, Mapping[str, Any]] | None = None,
+    mcp_targets: Mapping[str, Any] | None = None,
+    mcp_schemas: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
     max_turns: int = 10,
     module: str | None = None,
     **declared: Any,
@@ -65,7 +68,11 @@ def agent_spec(
     the run's ``ctx`` and inputs: code the SDK hands it to (tools taking a
     ``RunContextWrapper``, dynamic instructions, hooks) crosses the further
     ``boundaries`` it declares with ``await ctx.acall(...)``. ``tool_schemas`` gives a
-    tool's output JSON Schema where its return type does not. ``module`` is the agent's
+    tool's output JSON Schema where its return type does not. Each of the agents'
+    ``mcp_servers`` is one MCP boundary named as the server (``enclave.adapters.mcp``):
+    ``mcp_targets`` names, by server name, what a capture connects to where the server's
+    own type does not say (an in-process ``mcp.server.MCPServer``...); ``mcp_schemas``
+    gives, by server name, its tools' output schemas. ``module`` is the agent's
     module (by default the caller's): the spec's import reference and, with this
     adapter, its code identity. Other keywords go to ``AgentSpec``."""
     everyone = walk([agent, *agents])
@@ -84,7 +91,19 @@ def agent_spec(
             schema = (tool_schemas or {}).get(tool.name)
             tools[tool.name] = (tool_boundary(tool, output_schema=schema), return_adapter(tool))
             function_tools.append(tool)
-    declared_boundaries = [*(spec for spec, _ in tools.values()), *boundaries]
+    servers: dict[str, tuple[BoundarySpec, Any]] = {}
+    if any(member.mcp_servers for member in everyone):
+        # the MCP adapter (its SDK warmed at import) only for agents that use MCP
+        from ._mcp import mcp_boundaries
+
+        servers = mcp_boundaries(everyone, targets=mcp_targets or {}, schemas=mcp_schemas or {})
+    if set(servers) & set(tools):
+        raise ValueError("an MCP server's name is taken by a function tool")
+    declared_boundaries = [
+        *(spec for spec, _ in tools.values()),
+        *(spec for spec, _ in servers.values()),
+        *boundaries,
+    ]
     model_spec = None
     if hosted is not None:
         model_spec = model_boundary(hosted, tools=function_tools, outputs=outputs)
@@ -94,18 +113,32 @@ def agent_spec(
         if ctx.serves_record:  # before the run first asks the SDK for a provider
             set_trace_provider(SilentTraceProvider())
         routes = Routes(ctx, tools)
-        routed = routes.agent(agent)
-        # the SDK wraps what a tool raised (``UserError(...) from e``); a replay reads
-        # its own abstention (a call it cannot serve, a divergence) through the chain
-        result = await Runner.run(
-            routed,
-            run_inputs["input"],
-            context=None if context is None else context(ctx, run_inputs),
-            max_turns=max_turns,
-            run_config=RunConfig(
-                model=RoutedModel(model(), ctx, model_spec), tracing_disabled=True
-            ),
-        )
+        async with AsyncExitStack() as stack:
+            # every MCP server's session opens here, in the run's own task (the SDK's
+            # tools then call it from theirs), and closes when the run ends
+            for member in everyone:
+                for server in member.mcp_servers:
+                    if id(server) in routes.mcp_servers:
+                        continue
+                    from ._mcp import RoutedMCPServer
+
+                    spec, target = servers[server.name]
+                    routed_server = RoutedMCPServer(server, ctx, spec, target)
+                    await routed_server.connect()
+                    stack.push_async_callback(routed_server.cleanup)
+                    routes.mcp_servers[id(server)] = routed_server
+            routed = routes.agent(agent)
+            # the SDK wraps what a tool raised (``UserError(...) from e``); a replay reads
+            # its own abstention (a call it cannot serve, a divergence) through the chain
+            result = await Runner.run(
+                routed,
+                run_inputs["input"],
+                context=None if context is None else context(ctx, run_inputs),
+                max_turns=max_turns,
+                run_config=RunConfig(
+                    model=RoutedModel(model(), ctx, model_spec), tracing_disabled=True
+                ),
+            )
         proposal = _proposal(result.final_output)
         if not isinstance(proposal, dict) or decision not in proposal:
             raise ValueError("the final output has no such decision member")
@@ -126,6 +159,8 @@ def agent_spec(
     # imported once by the replay worker's template, not in every run: the SDK (seconds
     # of imports) and this adapter, whose import builds what the SDK builds lazily
     frameworks = (*declared.pop("frameworks", ()), "agents", _ADAPTER)
+    if servers:  # the MCP SDK and adapter too, imported (and warmed) once
+        frameworks += ("mcp", "enclave.adapters.mcp", f"{_ADAPTER}._mcp")
     outcome_fields = {
         "decision": policy("internal"),
         "proposal": _SEALED,

@@ -89,6 +89,8 @@ class Routes:
     tools: Mapping[str, tuple[BoundarySpec, TypeAdapter[Any] | None]]
     evidence: list[str] = dataclasses.field(default_factory=list)
     routed: dict[int, Agent[Any]] = dataclasses.field(default_factory=dict)
+    # each MCP server object's routed replacement (``_mcp.RoutedMCPServer``), by id
+    mcp_servers: dict[int, Any] = dataclasses.field(default_factory=dict)
 
     def tool(self, tool: FunctionTool) -> FunctionTool:
         if tool.name not in self.tools:
@@ -123,6 +125,7 @@ class Routes:
         self.routed[key] = clone
         clone.tools = [self.tool(t) if isinstance(t, FunctionTool) else t for t in agent.tools]
         clone.handoffs = [self.handoff(h) for h in agent.handoffs]
+        clone.mcp_servers = [self.mcp_servers[id(s)] for s in agent.mcp_servers]
         return clone
 
     def handoff(self, target: Agent[Any] | Handoff[Any, Any]) -> Any:
