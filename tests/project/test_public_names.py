@@ -11,6 +11,7 @@ PACKAGES = [
     "enclave",
     "enclave.adapters.pydantic_ai",
     "enclave.adapters.openai_agents",
+    "enclave.adapters.langgraph",
     "ledger",
     "ledger.certificates",
     "ledger.lazy",
@@ -48,6 +49,13 @@ PACKAGES = [
 ]
 
 PINNED = {
+    "enclave.adapters.langgraph": {
+        "agent_spec",
+        "decode_tool_message",
+        "encode_tool_message",
+        "final_output",
+        "normalise",
+    },
     "enclave.adapters.pydantic_ai": {
         "MAX_SAME_CALLS",
         "agent_spec",

@@ -1,0 +1,139 @@
+"""The ``AgentSpec`` of a compiled LangGraph graph (a ``create_agent`` agent, or a
+``StateGraph`` with ``ToolNode`` s) and its run."""
+
+from __future__ import annotations
+
+import json
+import sys
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.load import dumpd
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.pregel import Pregel
+from langsmith.run_helpers import tracing_context
+
+from ...capture import AgentSpec, Context, FieldPolicy, policy
+from ._tools import Tool, check_tool_node, route_tools, tool_nodes
+
+__all__ = ["agent_spec", "final_output"]
+
+Outcome = Callable[[Any], Any]
+FRAMEWORKS = (
+    "langchain_core",
+    "langgraph.graph",
+    "langgraph.prebuilt",
+    "langchain.agents",
+    "enclave.adapters.langgraph",
+)
+
+
+def final_output(state: Mapping[str, Any]) -> Any:
+    """What a run answers: the structured response (``create_agent(response_format=)``)
+    if there is one, else the last AI message's text, parsed when it is JSON."""
+    if state.get("structured_response") is not None:
+        return state["structured_response"]
+    messages = [m for m in state.get("messages", ()) if isinstance(m, AIMessage)]
+    if not messages:
+        raise ValueError("the run ended without an answer")
+    text = messages[-1].text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _reader(pick: str | Outcome | None) -> Outcome | None:
+    if pick is None or callable(pick):
+        return pick
+    return lambda output: output[pick] if isinstance(output, Mapping) else getattr(output, pick)
+
+
+def _tools_of(graph: Pregel[Any, Any, Any, Any], rule: FieldPolicy) -> dict[str, Tool]:
+    tools: dict[str, Tool] = {}
+    for node in tool_nodes(graph).values():
+        check_tool_node(node)
+        for name, tool in node.tools_by_name.items():
+            tools[name] = Tool(tool, rule)
+    return tools
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseMessage):
+        return dumpd(value)
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    return json.loads(json.dumps(value, default=str))
+
+
+def agent_spec(
+    graph: Pregel[Any, Any, Any, Any],
+    *,
+    name: str,
+    version: str,
+    decision: str | Outcome,
+    score: str | Outcome | None = None,
+    model: str | None = None,
+    extra_inputs: tuple[str, ...] = (),
+    classification: str = "confidential",
+    credentials: tuple[str, ...] = (),
+    code_modules: tuple[str, ...] = (),
+    module: str | None = None,
+) -> AgentSpec:
+    """An ``AgentSpec`` for a compiled graph. ``decision`` (and ``score``) name a member
+    of the run's answer (``final_output``), or compute it from the answer. ``model``
+    declares the chat model a hosted boundary of that name; without it the model runs in
+    process, as agent code. ``extra_inputs`` are input fields besides ``input`` (the
+    user's message), sealed alike and handed to the graph as its ``context``.
+    ``module`` is the module that holds the graph (by default the caller's)."""
+    if module is None:
+        module = str(sys._getframe(1).f_globals["__name__"])
+    if not isinstance(graph, Pregel):
+        raise TypeError("agent_spec takes a compiled graph (create_agent, StateGraph.compile)")
+    rule = policy(classification)
+    tools = _tools_of(graph, rule)
+    boundaries = tuple(tool.spec for tool in tools.values())
+    if model is not None:
+        raise NotImplementedError("hosted models are not routed yet")
+    decide, scored = _reader(decision), _reader(score)
+    assert decide is not None
+
+    async def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        called: list[str] = []
+        routed = route_tools(graph, ctx, tools, called)
+        context = {field: inputs[field] for field in extra_inputs} or None
+        # LangSmith tracing would carry sealed content out of the run: off in every run,
+        # whatever LANGSMITH_TRACING says
+        with tracing_context(enabled=False):
+            state = await routed.ainvoke(
+                {"messages": [HumanMessage(inputs["input"])]}, context=context
+            )
+        output = final_output(state)
+        return {
+            "score": scored(output) if scored is not None else None,
+            "decision": decide(output),
+            "proposal": _jsonable(output),
+            "evidence": called,
+        }
+
+    run.__module__ = module  # the graph's module: its import reference, its code
+    return AgentSpec(
+        name=name,
+        version=version,
+        function=typing.cast(Callable[..., Mapping[str, Any]], run),
+        inputs={"input": rule, **{field: rule for field in extra_inputs}},
+        outcome={
+            "score": policy("internal"),
+            "decision": policy("internal"),
+            "proposal": rule,
+            "evidence": policy("internal"),
+        },
+        score_bounds=(0.0, 1.0) if score is not None else None,
+        boundaries=boundaries,
+        credentials=credentials,
+        code_modules=code_modules,
+        # imported once by the replay worker's template, not in every run (``langgraph``
+        # is a namespace package: its subpackages are named)
+        frameworks=FRAMEWORKS,
+    )

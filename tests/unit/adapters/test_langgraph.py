@@ -1,0 +1,382 @@
+"""The LangGraph/LangChain adapter against the real framework: a ``create_agent``
+agent and a hand-built ``StateGraph`` with a ``ToolNode``, written as the docs write
+them (a scripted tool-calling chat model in process), are captured unchanged, replay
+exactly — a parallel tool batch included — and are audited in the sandbox; a live tool
+call at replay aborts the branch; sealed content stays sealed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from langchain_core.load import dumpd
+from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+
+from enclave import Home, Runtime
+from enclave.adapters.langgraph import (
+    agent_spec,
+    decode_tool_message,
+    encode_tool_message,
+    normalise,
+)
+from enclave.capture import AgentSpec, capture
+from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay.layers import recorded_layers
+from enclave.replay.runs import RunResult, Trajectory, apply_intervention, open_specimen, replay_run
+from enclave.sandbox import SandboxLimits
+from ledger import StepKind
+from tests.agents import langgraph_agents as lg
+from tests.support.canary import find_canaries, scan_tree
+
+SEED = 5
+LIMITS = SandboxLimits(wall_seconds=120.0)
+AGENTS = [lg.AGENT, lg.GRAPH_AGENT]
+AGENT_IDS = ["create_agent", "state-graph"]
+
+
+def audited(runtime: Runtime, request: AuditRequest) -> Any:
+    return run_audit(runtime, request, now=now(), limits=LIMITS)
+
+
+@pytest.fixture(scope="module")
+def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
+    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("langgraph") / "home"))
+    yield rt
+    rt.close()
+
+
+def now() -> datetime:
+    return datetime.now(UTC) + timedelta(minutes=5)
+
+
+def captured_id(
+    runtime: Runtime, agent: AgentSpec, inputs: Mapping[str, Any] = lg.INPUT, seed: int = SEED
+) -> str:
+    with lg.live():
+        return capture(runtime, agent, dict(inputs), tenant_id="acme", seed=seed).specimen_id
+
+
+def captured(
+    runtime: Runtime, agent: AgentSpec, inputs: Mapping[str, Any] = lg.INPUT, seed: int = SEED
+) -> Trajectory:
+    specimen = captured_id(runtime, agent, inputs, seed)
+    return open_specimen(runtime, specimen, job_id="lg", lease_seconds=60, now=now()).trajectory
+
+
+def replayed(trajectory: Trajectory, agent: AgentSpec, seed: int = SEED) -> RunResult:
+    return replay_run(
+        trajectory=trajectory, agent=agent, seed=seed, variant="baseline", audit_time=now()
+    )
+
+
+def intervened(
+    runtime: Runtime, trajectory: Trajectory, agent: AgentSpec, intervention: Intervention
+) -> Trajectory:
+    digester = runtime.digests.for_tenant("acme")
+    return apply_intervention(trajectory, intervention, agent=agent, digester=digester).trajectory
+
+
+# -- the spec derived from the graph ----------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=AGENT_IDS)
+def test_each_tool_is_a_sealed_tool_boundary_with_its_schemas(agent: AgentSpec) -> None:
+    assert {b.name for b in agent.boundaries} == {"quote", "rating"}
+    quote_spec, rating = agent.boundary("quote"), agent.boundary("rating")
+    for spec in (quote_spec, rating):
+        assert spec.kind is StepKind.TOOL
+        assert set(spec.request) == {"args"}
+        assert set(spec.response) == {"output", "form", "status", "artifact"}
+        fields = (*spec.request.values(), *spec.response.values())
+        assert all(p.classification.value == "confidential" for p in fields)
+    # the response schema addresses the typed return value by pointer
+    assert quote_spec.json_schema is not None
+    output = quote_spec.json_schema["properties"]["output"]
+    assert output["properties"]["price"]["type"] == "number"
+    assert rating.json_schema is not None
+    assert rating.json_schema["properties"]["output"]["type"] == "number"
+
+
+def test_a_change_to_a_tool_s_arguments_is_a_new_schema_version() -> None:
+    from langchain_core.tools import tool
+
+    @tool
+    async def quote(supplier: str, quantity: int) -> lg.Quote:
+        """A supplier's current quote for the order."""
+        raise AssertionError("never run")
+
+    changed = agent_spec(
+        lg.build_graph(lg.model, [quote, lg.rating]), name="x", version="1", decision="decision"
+    ).boundary("quote")
+    original = lg.AGENT.boundary("quote")
+    assert changed.schema_id == original.schema_id
+    assert changed.schema_version != original.schema_version
+    assert changed.json_schema == original.json_schema  # the same return type
+
+
+def test_the_run_is_the_graph_module_s_and_the_frameworks_are_imported_once() -> None:
+    assert lg.AGENT.function.__module__ == lg.__name__
+    assert lg.AGENT.frameworks == (
+        "langchain_core",
+        "langgraph.graph",
+        "langgraph.prebuilt",
+        "langchain.agents",
+        "enclave.adapters.langgraph",
+    )
+
+
+def test_what_cannot_be_routed_is_refused_with_a_one_line_error() -> None:
+    with pytest.raises(TypeError, match="compiled graph"):
+        agent_spec(lg.model, name="x", version="1", decision="decision")  # type: ignore[arg-type]
+    # a catch-all error handler would turn a replay's refusal into a message the model reads
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode(lg.TOOLS, handle_tool_errors=True))
+    builder.add_edge(START, "tools")
+    with pytest.raises(ValueError, match="handle_tool_errors"):
+        agent_spec(builder.compile(), name="x", version="1", decision="decision")
+
+
+# -- the codec and the request keys -----------------------------------------------------
+
+
+def test_a_tool_message_is_rebuilt_equal_and_an_intervention_changes_only_its_member() -> None:
+    message = ToolMessage(
+        content=json.dumps({"supplier": "acme", "price": 100, "terms": "é"}, ensure_ascii=False),
+        name="quote",
+        tool_call_id="call_1",
+    )
+    encoded = json.loads(json.dumps(encode_tool_message(message)))  # as the record holds it
+    assert encoded["form"] == "json" and encoded["output"]["price"] == 100
+    assert decode_tool_message(encoded, name="quote", tool_call_id="call_1") == message
+    encoded["output"]["price"] = 1000
+    changed = decode_tool_message(encoded, name="quote", tool_call_id="call_9")
+    assert json.loads(changed.text) == {"supplier": "acme", "price": 1000, "terms": "é"}
+    assert changed.tool_call_id == "call_9"  # the call being answered, never the record's
+    text = ToolMessage(content="0.9 stars", name="rating", tool_call_id="c", status="error")
+    assert encode_tool_message(text)["form"] == "text"
+    assert decode_tool_message(encode_tool_message(text), name="rating", tool_call_id="c") == text
+
+
+def _messages(prompt: str) -> list[Any]:
+    async def one() -> list[Any]:
+        with lg.live():
+            state = await lg.procurement.ainvoke({"messages": [HumanMessage(prompt)]})
+        return [dumpd(m) for m in state["messages"]]
+
+    return asyncio.run(one())
+
+
+def test_two_identical_runs_normalise_to_one_key_and_a_real_change_does_not() -> None:
+    first, second = _messages(lg.prompt()), _messages(lg.prompt())
+    assert first != second  # generated message ids differ between runs
+    assert normalise(first) == normalise(second)
+    # which message is which survives: ids are numbered, not erased
+    ids = {m["kwargs"].get("id") for m in normalise(first)}
+    assert {"lc_#0", "lc_#1"} <= ids
+    assert normalise(_messages(lg.prompt("PO-7732"))) != normalise(first)
+    # run, checkpoint and task ids, timestamps and provider timing are out; a provider's
+    # own ids are its content: kept
+    volatile = {
+        "id": "chatcmpl-abc",
+        "run_id": "r",
+        "checkpoint_id": "c",
+        "task_id": "t",
+        "ts": "2026-12-03T00:00:00",
+        "response_metadata": {"created": 1, "total_duration": 2, "model": "m"},
+        "tool_call_id": "call_abc",
+    }
+    assert normalise(volatile) == {
+        "id": "chatcmpl-abc",
+        "response_metadata": {"model": "m"},
+        "tool_call_id": "call_abc",
+    }
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=AGENT_IDS)
+def test_two_identical_captures_record_identical_tool_requests(
+    runtime: Runtime, agent: AgentSpec
+) -> None:
+    first, second = captured(runtime, agent, seed=SEED), captured(runtime, agent, seed=SEED + 1)
+
+    def tool_keys(trajectory: Trajectory) -> dict[str, Any]:
+        return {s.call_id: s.request for s in trajectory.steps if s.kind == "tool"}
+
+    assert tool_keys(first) == tool_keys(second)
+    assert tool_keys(first)["main/quote#0"] == {"args": {"supplier": "acme"}}
+
+
+# -- baseline replays -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=AGENT_IDS)
+def test_a_parallel_batch_captured_and_replayed_100_times_reproduces_every_time(
+    runtime: Runtime, agent: AgentSpec
+) -> None:
+    orders = set()
+    for _ in range(100):
+        trajectory = captured(runtime, agent)
+        tools = [s.call_id for s in trajectory.steps if s.kind == "tool"]
+        assert sorted(tools) == ["main/quote#0", "main/quote#1", "main/rating#0", "main/rating#1"]
+        orders.add(tuple(tools))
+        assert trajectory.outcome["decision"] == "BUY"
+        run = replayed(trajectory, agent)
+        assert run.failure is None, run.failure_detail
+        assert run.layers == recorded_layers(trajectory.steps)
+        assert all(how == "record" for _, how in run.served)
+        # LangChain's callback manager reads LANGCHAIN_TRACING in every run: an ambient
+        # read, recorded and served. The listing of the environment recorded beside it is
+        # consulted at replay only for a name the capture never read: the one step unused
+        assert set(run.unused) <= {"main/ambient:environ#0"}
+    # the world decided the order the batches answered in
+    assert len(orders) >= 2
+
+
+# -- interventions ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=AGENT_IDS)
+def test_a_tool_result_intervention_the_choice_depends_on_changes_it(
+    runtime: Runtime, agent: AgentSpec
+) -> None:
+    trajectory = captured(runtime, agent)
+    price = Intervention(Strategy.REPLACE, call_id="main/quote#0", field="/output/price", value=1e3)
+    run = replayed(intervened(runtime, trajectory, agent, price), agent)
+    assert run.failure is None, run.failure_detail
+    assert run.layers is not None
+    assert run.layers["proposal"]["supplier"] == "globex"
+    assert run.layers["decision"] == "HOLD"
+    # a value the tool's return type does not allow is refused before any run
+    with pytest.raises(Exception, match="schema"):
+        bad = Intervention(
+            Strategy.REPLACE, call_id="main/quote#0", field="/output/price", value="free"
+        )
+        intervened(runtime, trajectory, agent, bad)
+
+
+@pytest.mark.parametrize(
+    ("call_id", "price", "label"),
+    [("main/quote#0", 1000.0, "influential"), ("main/quote#1", 200.0, "equivalent")],
+)
+def test_an_audit_of_a_tool_result_in_the_sandbox(
+    runtime: Runtime, call_id: str, price: float, label: str
+) -> None:
+    specimen = captured_id(runtime, lg.AGENT)
+    intervention = Intervention(
+        Strategy.REPLACE, call_id=call_id, field="/output/price", value=price
+    )
+    request = AuditRequest(
+        specimen_id=specimen,
+        intervention=intervention,
+        requester="test",
+        samples=100,
+        seed=1,
+        purpose="does the quote drive the purchase?",
+    )
+    outcome = audited(runtime, request)
+    assert outcome.failure is None, outcome.failure
+    assert outcome.classification == label
+
+
+# -- replay never goes live -------------------------------------------------------------
+
+
+def test_a_live_tool_call_at_replay_aborts_the_branch(runtime: Runtime) -> None:
+    # a hand-written tool node calls its tools itself: live at capture...
+    trajectory = captured(runtime, lg.DIRECT_AGENT)
+    assert trajectory.outcome["decision"] == "BUY"
+    assert not [s for s in trajectory.steps if s.kind == "tool"]
+    # ...and at replay the live world is closed: the branch aborts
+    run = replayed(trajectory, lg.DIRECT_AGENT)
+    assert run.failure == "agent_error"
+    assert run.layers is None
+
+
+# -- sealed content ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=AGENT_IDS)
+def test_sealed_content_never_leaves_the_payload_store(
+    runtime: Runtime,
+    agent: AgentSpec,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    specimen = captured_id(runtime, agent)
+    request = AuditRequest(
+        specimen_id=specimen,
+        intervention=Intervention(
+            Strategy.REPLACE, call_id="main/quote#1", field="/output/price", value=150.0
+        ),
+        requester="test",
+        samples=10,
+        seed=1,
+        purpose="canary sweep",
+    )
+    outcome = audited(runtime, request)
+    assert outcome.failure is None, outcome.failure
+    assert outcome.envelope is not None
+    assert find_canaries(json.dumps(outcome.envelope).encode(), list(lg.CANARIES)) == []
+    printed = capsys.readouterr()
+    assert (
+        find_canaries((printed.out + printed.err + caplog.text).encode(), list(lg.CANARIES)) == []
+    )
+    assert scan_tree(runtime.home.root, list(lg.CANARIES)) == {}
+
+
+# -- no egress --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tracing_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """A LangSmith endpoint on this machine, with tracing switched on by environment:
+    every request it receives is listed."""
+    import http.server
+    import threading
+
+    received: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _any(self) -> None:
+            received.append(self.path)
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(200)
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        do_GET = do_POST = do_PATCH = _any
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2-test-placeholder")
+    monkeypatch.setenv("LANGSMITH_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+    try:
+        yield received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=AGENT_IDS)
+def test_langsmith_tracing_switched_on_by_environment_sends_nothing(
+    runtime: Runtime, agent: AgentSpec, tracing_endpoint: list[str]
+) -> None:
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+
+    trajectory = captured(runtime, agent)
+    run = replayed(trajectory, agent)
+    wait_for_all_tracers()
+    assert run.failure is None, run.failure_detail
+    assert tracing_endpoint == []
