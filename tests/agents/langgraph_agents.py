@@ -10,23 +10,28 @@ the order a batch's answers arrive in, and they raise unless ``with live():`` is
 active: a replay that ever ran one would end its branch with ``agent_error``.
 
 ``AGENT`` is a ``create_agent`` agent; ``GRAPH_AGENT`` the same tools and model in a
-hand-built ``StateGraph`` with a ``ToolNode`` and ``tools_condition``.
+hand-built ``StateGraph`` with a ``ToolNode`` and ``tools_condition``; ``DIRECT_AGENT``
+calls its tools itself (no ``ToolNode``). ``HOSTED_MODEL_AGENT`` treats the model as
+hosted (a model boundary) and answers with a typed ``Verdict`` (``ToolStrategy``);
+``STREAMING_AGENT``'s model streams.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain.agents import create_agent
+from langchain.agents.structured_output import ToolStrategy
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from enclave.adapters.langgraph import agent_spec
@@ -198,3 +203,55 @@ def build_direct_graph(chat: BaseChatModel, tools: Sequence[BaseTool]) -> Any:
 
 
 DIRECT_AGENT = _spec("DIRECT_AGENT", build_direct_graph(model, TOOLS))
+
+
+class Verdict(BaseModel):
+    supplier: str
+    decision: Literal["BUY", "HOLD"]
+    score: float
+    rationale: str
+
+
+def structured_script(messages: Sequence[BaseMessage]) -> AIMessage:
+    """The procurement script, answering through the ``Verdict`` tool call
+    (``ToolStrategy``) instead of text."""
+    answer = procurement_script(messages)
+    if answer.tool_calls:
+        return answer
+    verdict = json.loads(answer.text)
+    return AIMessage(
+        content="", tool_calls=[{"name": "Verdict", "args": verdict, "id": "call_verdict"}]
+    )
+
+
+planner = ScriptedChatModel(script=structured_script)
+structured_procurement = create_agent(
+    planner, tools=TOOLS, system_prompt=INSTRUCTIONS, response_format=ToolStrategy(Verdict)
+)
+HOSTED_MODEL_AGENT = _spec(
+    "HOSTED_MODEL_AGENT", structured_procurement, model="planner", structured=Verdict
+)
+
+
+class StreamingChatModel(ScriptedChatModel):
+    """The scripted model as a provider's streaming model (``streaming=True``)."""
+
+    streaming: bool = True
+
+    async def _astream(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Any:
+        message = self.script(messages)
+        chunk = ChatGenerationChunk(
+            message=AIMessageChunk(content=message.content, tool_calls=message.tool_calls)
+        )
+        if run_manager is not None:
+            await run_manager.on_llm_new_token(message.text, chunk=chunk)
+        yield chunk
+
+
+STREAMING_AGENT = _spec(
+    "STREAMING_AGENT",
+    create_agent(StreamingChatModel(script=procurement_script, streaming=True), tools=TOOLS),
+    model="planner",
+)

@@ -50,7 +50,11 @@ PACKAGES = [
 
 PINNED = {
     "enclave.adapters.langgraph": {
+        "NoStreaming",
         "agent_spec",
+        "decode_response",
+        "encode_response",
+        "model_request",
         "decode_tool_message",
         "encode_tool_message",
         "final_output",

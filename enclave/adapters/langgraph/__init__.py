@@ -27,13 +27,22 @@ Invariants:
    and timestamps, task ids and provider timing are out.
 4. What the agent is handed is the decoded record, at capture as at replay.
 5. LangSmith tracing is off in every run (``tracing_context(enabled=False)``).
+6. The chat model, declared hosted (``model="planner"``), is one MODEL boundary through
+   the LLM cache the framework consults before every provider call (``_model``: the
+   one seam that reaches a model built inside a compiled graph); a streamed model call
+   is refused (``NoStreaming``). Undeclared, the model runs in process as agent code.
 """
 
 from ._codec import decode_tool_message, encode_tool_message, normalise
+from ._model import NoStreaming, decode_response, encode_response, model_request
 from ._spec import agent_spec, final_output
 
 __all__ = [
+    "NoStreaming",
     "agent_spec",
+    "decode_response",
+    "encode_response",
+    "model_request",
     "decode_tool_message",
     "encode_tool_message",
     "final_output",

@@ -3,9 +3,9 @@
 ``normalise`` takes out of a request what differs between two identical runs: message
 ids the framework generated (``lc_run--<uuid7>-<i>``, ``lc_<uuid4>``, a bare uuid;
 renumbered by first appearance, so which message is which stays in the key), run ids,
-parent run ids, checkpoint ids and timestamps, task ids and the timing a provider reports in
-``response_metadata``. A provider's own ids (``call_...``, ``chatcmpl-...``) are its
-content: kept.
+parent run ids, checkpoint ids and timestamps, task ids, token accounting
+(``usage_metadata``) and the timing a provider reports in ``response_metadata``. A
+provider's own ids (``call_...``, ``chatcmpl-...``) are its content: kept.
 
 Tool outputs are recorded as JSON values where the framework made them JSON: a tool
 that returns a dict has ``ToolNode`` write ``json.dumps(output, ensure_ascii=False)`` as
@@ -36,9 +36,12 @@ VOLATILE_KEYS = frozenset(
         "ts",
         "created_at",
         "timestamp",
+        # token accounting: per call, and marked ``total_cost: 0`` on an answer the
+        # cache served; never what the model reads
+        "usage_metadata",
     }
 )
-# provider-reported timing inside ``response_metadata`` / ``usage_metadata``
+# provider-reported timing inside ``response_metadata``
 TIMING_KEYS = frozenset(
     {
         "created",
@@ -78,9 +81,9 @@ def normalise(value: Any) -> Any:
         for key, item in node.items():
             if key in VOLATILE_KEYS:
                 continue
-            if within in ("response_metadata", "usage_metadata") and key in TIMING_KEYS:
+            if within == "response_metadata" and key in TIMING_KEYS:
                 continue
-            out[key] = walk(item, key if key in ("response_metadata", "usage_metadata") else within)
+            out[key] = walk(item, key if key == "response_metadata" else within)
         return out
 
     return walk(value, None)

@@ -6,16 +6,20 @@ from __future__ import annotations
 import json
 import sys
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
+import pydantic
+from langchain_core.globals import get_llm_cache, set_llm_cache
 from langchain_core.load import dumpd
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.pregel import Pregel
 from langsmith.run_helpers import tracing_context
 
-from ...capture import AgentSpec, Context, FieldPolicy, policy
-from ._tools import Tool, check_tool_node, route_tools, tool_nodes
+from ...capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
+from ._model import RunCache, StreamGuard, model_spec
+from ._tools import Tool, check_tool_node, inline, route_tools, tool_nodes
 
 __all__ = ["agent_spec", "final_output"]
 
@@ -67,6 +71,22 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+@contextmanager
+def _model_routed(ctx: Context, spec: BoundarySpec | None) -> Iterator[None]:
+    """The run's model calls through ``ctx`` (``RunCache``), when the model is hosted."""
+    if spec is None:
+        yield
+        return
+    cache = RunCache(get_llm_cache())
+    set_llm_cache(cache)
+    token = cache.bind(ctx, spec)
+    try:
+        yield
+    finally:
+        cache.unbind(token)
+        set_llm_cache(cache.previous)
+
+
 def agent_spec(
     graph: Pregel[Any, Any, Any, Any],
     *,
@@ -75,6 +95,7 @@ def agent_spec(
     decision: str | Outcome,
     score: str | Outcome | None = None,
     model: str | None = None,
+    structured: type[pydantic.BaseModel] | None = None,
     extra_inputs: tuple[str, ...] = (),
     classification: str = "confidential",
     credentials: tuple[str, ...] = (),
@@ -83,9 +104,12 @@ def agent_spec(
 ) -> AgentSpec:
     """An ``AgentSpec`` for a compiled graph. ``decision`` (and ``score``) name a member
     of the run's answer (``final_output``), or compute it from the answer. ``model``
-    declares the chat model a hosted boundary of that name; without it the model runs in
-    process, as agent code. ``extra_inputs`` are input fields besides ``input`` (the
-    user's message), sealed alike and handed to the graph as its ``context``.
+    declares the chat model a hosted boundary of that name (``_model``); without it the
+    model runs in process, as agent code. ``structured`` is the ``response_format`` model
+    of a ``create_agent`` agent that answers through a tool call (``ToolStrategy``): its
+    proposal is then addressable too (``/calls/<name>/...``). ``extra_inputs`` are input
+    fields besides ``input`` (the user's message), sealed alike and handed to the graph
+    as its ``context``.
     ``module`` is the module that holds the graph (by default the caller's)."""
     if module is None:
         module = str(sys._getframe(1).f_globals["__name__"])
@@ -94,8 +118,15 @@ def agent_spec(
     rule = policy(classification)
     tools = _tools_of(graph, rule)
     boundaries = tuple(tool.spec for tool in tools.values())
+    hosted = None
     if model is not None:
-        raise NotImplementedError("hosted models are not routed yet")
+        if model in tools:
+            raise ValueError("the model boundary's name is taken by a tool")
+        proposals = {name: tool.parameters for name, tool in tools.items()}
+        if structured is not None:
+            proposals[structured.__name__] = inline(structured.model_json_schema())
+        hosted = model_spec(model, proposals, rule)
+        boundaries += (hosted,)
     decide, scored = _reader(decision), _reader(score)
     assert decide is not None
 
@@ -105,9 +136,11 @@ def agent_spec(
         context = {field: inputs[field] for field in extra_inputs} or None
         # LangSmith tracing would carry sealed content out of the run: off in every run,
         # whatever LANGSMITH_TRACING says
-        with tracing_context(enabled=False):
+        with tracing_context(enabled=False), _model_routed(ctx, hosted):
             state = await routed.ainvoke(
-                {"messages": [HumanMessage(inputs["input"])]}, context=context
+                {"messages": [HumanMessage(inputs["input"])]},
+                {"callbacks": [StreamGuard()]},
+                context=context,
             )
         output = final_output(state)
         return {

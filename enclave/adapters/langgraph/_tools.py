@@ -37,7 +37,7 @@ from ledger import StepKind
 from ...capture import BoundarySpec, Context, FieldPolicy
 from ._codec import decode_tool_message, encode_tool_message
 
-__all__ = ["Tool", "route_tools", "tool_nodes"]
+__all__ = ["Tool", "check_tool_node", "inline", "route_tools", "tool_nodes"]
 
 Execute = Callable[[ToolCallRequest], Awaitable[Any]]
 AsyncWrapper = Callable[[ToolCallRequest, Execute], Awaitable[Any]]
@@ -62,10 +62,10 @@ def _output_schema(tool: BaseTool) -> dict[str, Any]:
     returns = typing.get_type_hints(function).get("return")
     if returns is None or returns is Any:
         return {}
-    return _inline(pydantic.TypeAdapter(returns).json_schema())
+    return inline(pydantic.TypeAdapter(returns).json_schema())
 
 
-def _inline(schema: Mapping[str, Any]) -> dict[str, Any]:
+def inline(schema: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON schema with its local ``$ref`` s inlined (pointers find members by
     ``properties`` alone)."""
     defs = schema.get("$defs", {})
@@ -88,7 +88,7 @@ class Tool:
 
     def __init__(self, tool: BaseTool, rule: FieldPolicy) -> None:
         # the arguments' schema the model is shown (the framework's own conversion)
-        self.parameters = _inline(convert_to_openai_tool(tool)["function"]["parameters"])
+        self.parameters = inline(convert_to_openai_tool(tool)["function"]["parameters"])
         self.spec = BoundarySpec(
             kind=StepKind.TOOL,
             name=tool.name,

@@ -15,18 +15,22 @@ from typing import Any
 
 import pytest
 from langchain_core.load import dumpd
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from enclave import Home, Runtime
 from enclave.adapters.langgraph import (
+    NoStreaming,
     agent_spec,
+    decode_response,
     decode_tool_message,
+    encode_response,
     encode_tool_message,
+    model_request,
     normalise,
 )
-from enclave.capture import AgentSpec, capture
+from enclave.capture import AgentCrashed, AgentSpec, capture
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.layers import recorded_layers
 from enclave.replay.runs import RunResult, Trajectory, apply_intervention, open_specimen, replay_run
@@ -39,6 +43,8 @@ SEED = 5
 LIMITS = SandboxLimits(wall_seconds=120.0)
 AGENTS = [lg.AGENT, lg.GRAPH_AGENT]
 AGENT_IDS = ["create_agent", "state-graph"]
+ALL_AGENTS = [*AGENTS, lg.HOSTED_MODEL_AGENT]
+ALL_IDS = [*AGENT_IDS, "hosted-model"]
 
 
 def audited(runtime: Runtime, request: AuditRequest) -> Any:
@@ -215,7 +221,7 @@ def test_two_identical_captures_record_identical_tool_requests(
 # -- baseline replays -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("agent", AGENTS, ids=AGENT_IDS)
+@pytest.mark.parametrize("agent", ALL_AGENTS, ids=ALL_IDS)
 def test_a_parallel_batch_captured_and_replayed_100_times_reproduces_every_time(
     runtime: Runtime, agent: AgentSpec
 ) -> None:
@@ -284,6 +290,130 @@ def test_an_audit_of_a_tool_result_in_the_sandbox(
     assert outcome.classification == label
 
 
+# -- the hosted model -------------------------------------------------------------------
+
+
+def test_the_model_is_a_boundary_only_when_declared_hosted() -> None:
+    assert not any(b.kind is StepKind.MODEL for b in lg.AGENT.boundaries)
+    planner = lg.HOSTED_MODEL_AGENT.boundary("planner")
+    assert planner.kind is StepKind.MODEL
+    assert set(planner.request) == {"messages", "model"}
+    assert set(planner.response) == {"message", "calls"}
+    assert planner.json_schema is not None
+    calls = planner.json_schema["properties"]["calls"]["properties"]
+    assert calls["Verdict"]["properties"]["decision"]["enum"] == ["BUY", "HOLD"]
+    assert calls["quote#1"]["properties"]["supplier"]["type"] == "string"
+    with pytest.raises(ValueError, match="taken by a tool"):
+        agent_spec(lg.procurement, name="x", version="1", decision="decision", model="quote")
+
+
+def test_an_ai_message_is_rebuilt_equal_and_an_intervened_call_changes_only_its_args() -> None:
+    message = AIMessage(
+        content="two quotes",
+        tool_calls=[
+            {"name": "quote", "args": {"supplier": "acme"}, "id": "call_1"},
+            {"name": "quote", "args": {"supplier": "globex"}, "id": "call_2"},
+        ],
+        response_metadata={"model_name": "planner-1"},
+    )
+    encoded = json.loads(json.dumps(encode_response(message)))  # as the record holds it
+    assert encoded["calls"] == {"quote": {"supplier": "acme"}, "quote#1": {"supplier": "globex"}}
+    assert decode_response(encoded) == message
+    encoded["calls"]["quote#1"]["supplier"] = "initech"
+    changed = decode_response(encoded)
+    assert changed.tool_calls[1]["args"] == {"supplier": "initech"}
+    assert changed.tool_calls[0] == message.tool_calls[0]
+    assert changed.content == message.content
+
+
+def test_a_model_request_leaves_out_what_differs_between_processes() -> None:
+    prompt = json.dumps([{"kwargs": {"content": "hi", "id": "lc_run--" + "0" * 32 + "-0"}}])
+    here = model_request(prompt, "[('script', <function script at 0x7f3a2b1c>)]")
+    there = model_request(prompt, "[('script', <function script at 0x55e0c4d8>)]")
+    assert here == there
+    assert here["model"] == "[('script', <function script>)]"
+    assert model_request(prompt, "[('temperature', 0.2)]") != model_request(
+        prompt, "[('temperature', 0.7)]"
+    )
+
+
+def test_two_identical_captures_record_identical_model_requests(runtime: Runtime) -> None:
+    first = captured(runtime, lg.HOSTED_MODEL_AGENT, seed=SEED)
+    second = captured(runtime, lg.HOSTED_MODEL_AGENT, seed=SEED + 1)
+    changed = captured(runtime, lg.HOSTED_MODEL_AGENT, {"input": lg.prompt("PO-1")})
+    requests = [
+        [s.request for s in t.steps if s.name == "planner"] for t in (first, second, changed)
+    ]
+    assert len(requests[0]) == 3
+    assert requests[0] == requests[1]
+    assert requests[2][0] != requests[0][0]
+
+
+def test_an_intervention_on_the_hosted_model_s_typed_output(runtime: Runtime) -> None:
+    agent = lg.HOSTED_MODEL_AGENT
+    trajectory = captured(runtime, agent)
+    last = [s for s in trajectory.steps if s.name == "planner"][-1]
+    assert last.response["calls"]["Verdict"]["decision"] == "BUY"
+    hold = Intervention(
+        Strategy.REPLACE, call_id=last.call_id, field="/calls/Verdict/decision", value="HOLD"
+    )
+    run = replayed(intervened(runtime, trajectory, agent, hold), agent)
+    assert run.failure is None, run.failure_detail
+    assert run.layers is not None
+    assert run.layers["decision"] == "HOLD"
+    assert run.layers["proposal"] == {**trajectory.outcome["proposal"], "decision": "HOLD"}
+    assert (last.call_id, "intervention") in run.served
+    # the tool answers before it were the record's
+    assert {c for c, how in run.served if how == "record"} >= {"main/quote#0", "main/rating#1"}
+    with pytest.raises(Exception, match="schema"):
+        sell = Intervention(
+            Strategy.REPLACE, call_id=last.call_id, field="/calls/Verdict/decision", value="SELL"
+        )
+        intervened(runtime, trajectory, agent, sell)
+
+
+def test_a_proposal_the_record_cannot_answer_is_unservable_and_names_the_call(
+    runtime: Runtime,
+) -> None:
+    agent = lg.HOSTED_MODEL_AGENT
+    trajectory = captured(runtime, agent)
+    other = Intervention(
+        Strategy.REPLACE, call_id="main/planner#0", field="/calls/quote/supplier", value="initech"
+    )
+    run = replayed(intervened(runtime, trajectory, agent, other), agent)
+    # the model now asks for initech's quote: never made live, the branch ends there. The
+    # call is named (its batch sibling, unchanged, was served from the record)
+    assert run.failure == "unservable"
+    assert run.layers is None
+    assert ("main/planner#0", "intervention") in run.served
+    assert ("main/quote#0", "unservable") in run.served
+    assert ("main/quote#1", "record") in run.served
+
+
+def test_an_audit_of_the_hosted_model_s_typed_output_in_the_sandbox(runtime: Runtime) -> None:
+    specimen = captured_id(runtime, lg.HOSTED_MODEL_AGENT)
+    hold = Intervention(
+        Strategy.REPLACE, call_id="main/planner#2", field="/calls/Verdict/decision", value="HOLD"
+    )
+    request = AuditRequest(
+        specimen_id=specimen,
+        intervention=hold,
+        requester="test",
+        samples=20,
+        seed=1,
+        purpose="does the model's verdict drive the decision?",
+    )
+    outcome = audited(runtime, request)
+    assert outcome.failure is None, outcome.failure
+    assert outcome.classification == "influential"
+
+
+def test_a_streamed_model_call_is_refused_with_a_clear_error(runtime: Runtime) -> None:
+    # the capture names the error's class only (its text could carry content)
+    with lg.live(), pytest.raises(AgentCrashed, match=NoStreaming.__name__):
+        capture(runtime, lg.STREAMING_AGENT, dict(lg.INPUT), tenant_id="acme", seed=SEED)
+
+
 # -- replay never goes live -------------------------------------------------------------
 
 
@@ -301,7 +431,7 @@ def test_a_live_tool_call_at_replay_aborts_the_branch(runtime: Runtime) -> None:
 # -- sealed content ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("agent", AGENTS, ids=AGENT_IDS)
+@pytest.mark.parametrize("agent", ALL_AGENTS, ids=ALL_IDS)
 def test_sealed_content_never_leaves_the_payload_store(
     runtime: Runtime,
     agent: AgentSpec,
@@ -309,11 +439,14 @@ def test_sealed_content_never_leaves_the_payload_store(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     specimen = captured_id(runtime, agent)
+    call_id, field, value = (
+        ("main/planner#2", "/calls/Verdict/decision", "HOLD")
+        if agent is lg.HOSTED_MODEL_AGENT
+        else ("main/quote#1", "/output/price", 150.0)
+    )
     request = AuditRequest(
         specimen_id=specimen,
-        intervention=Intervention(
-            Strategy.REPLACE, call_id="main/quote#1", field="/output/price", value=150.0
-        ),
+        intervention=Intervention(Strategy.REPLACE, call_id=call_id, field=field, value=value),
         requester="test",
         samples=10,
         seed=1,
