@@ -13,7 +13,8 @@ active: a replay that ever ran one would end its branch with ``agent_error``.
 hand-built ``StateGraph`` with a ``ToolNode`` and ``tools_condition``; ``DIRECT_AGENT``
 calls its tools itself (no ``ToolNode``). ``HOSTED_MODEL_AGENT`` treats the model as
 hosted (a model boundary) and answers with a typed ``Verdict`` (``ToolStrategy``);
-``STREAMING_AGENT``'s model streams.
+``STREAMING_AGENT``'s model streams. ``THREAD_AGENT`` continues a thread of its own
+checkpointer (``SAVER``): a user message earlier in the thread can block a supplier.
 """
 
 from __future__ import annotations
@@ -25,10 +26,17 @@ from typing import Any, Literal
 from langchain.agents import create_agent
 from langchain.agents.structured_output import ToolStrategy
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import BaseModel
@@ -73,13 +81,30 @@ TOOLS = [quote, rating]
 
 
 def _returns(messages: Sequence[BaseMessage]) -> dict[str, Any]:
-    """Tool results so far, by tool and supplier (the call's id names the supplier)."""
+    """Tool results of this turn (since the last user message), by tool and supplier
+    (the call's id names the supplier)."""
     out: dict[str, Any] = {}
-    for message in messages:
+    for message in messages[_turn_start(messages) :]:
         if isinstance(message, ToolMessage):
             supplier = str(message.tool_call_id).rpartition("-")[2]
             out[f"{message.name}:{supplier}"] = json.loads(message.text)
     return out
+
+
+def _turn_start(messages: Sequence[BaseMessage]) -> int:
+    users = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+    return users[-1] if users else 0
+
+
+def _blocked(messages: Sequence[BaseMessage]) -> set[str]:
+    """Suppliers a user message in the thread blocked (``blocked:<supplier>``)."""
+    return {
+        s
+        for m in messages
+        if isinstance(m, HumanMessage)
+        for s in SUPPLIERS
+        if f"blocked:{s}" in m.text
+    }
 
 
 def procurement_script(messages: Sequence[BaseMessage]) -> AIMessage:
@@ -91,7 +116,8 @@ def procurement_script(messages: Sequence[BaseMessage]) -> AIMessage:
     if "rating:acme" not in seen:
         return _calls("rating")
     values = {s: float(seen[f"rating:{s}"]) * 100 / seen[f"quote:{s}"]["price"] for s in SUPPLIERS}
-    best = max(SUPPLIERS, key=lambda s: values[s])
+    allowed = [s for s in SUPPLIERS if s not in _blocked(messages)] or list(SUPPLIERS)
+    best = max(allowed, key=lambda s: values[s])
     score = round(min(1.0, values[best]), 6)
     verdict = {
         "supplier": best,
@@ -255,3 +281,18 @@ STREAMING_AGENT = _spec(
     create_agent(StreamingChatModel(script=procurement_script, streaming=True), tools=TOOLS),
     model="planner",
 )
+
+
+SAVER = InMemorySaver()  # the agent's own checkpointer: its threads outlive a run
+threaded_procurement = create_agent(
+    model, tools=TOOLS, system_prompt=INSTRUCTIONS, checkpointer=SAVER
+)
+THREAD_AGENT = _spec("THREAD_AGENT", threaded_procurement, thread="thread")
+
+
+async def earlier_turn(thread: str, note: str) -> None:
+    """An earlier run on ``thread`` (not captured): its state is the next run's input."""
+    with live():
+        await threaded_procurement.ainvoke(
+            {"messages": [HumanMessage(note)]}, {"configurable": {"thread_id": thread}}
+        )

@@ -31,6 +31,9 @@ Invariants:
    the LLM cache the framework consults before every provider call (``_model``: the
    one seam that reaches a model built inside a compiled graph); a streamed model call
    is refused (``NoStreaming``). Undeclared, the model runs in process as agent code.
+7. A graph compiled with a checkpointer runs on a thread (``thread=<input field>``):
+   the thread's prior state is one CONTEXT read (``thread-state``), and a replay runs
+   on a fresh saver seeded with it, never on the capture-time saver (``_thread``).
 """
 
 from ._codec import decode_tool_message, encode_tool_message, normalise

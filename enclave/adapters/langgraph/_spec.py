@@ -14,11 +14,13 @@ import pydantic
 from langchain_core.globals import get_llm_cache, set_llm_cache
 from langchain_core.load import dumpd
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 from langsmith.run_helpers import tracing_context
 
 from ...capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
 from ._model import RunCache, StreamGuard, model_spec
+from ._thread import read_thread, seeded_saver, thread_spec
 from ._tools import Tool, check_tool_node, inline, route_tools, tool_nodes
 
 __all__ = ["agent_spec", "final_output"]
@@ -97,6 +99,7 @@ def agent_spec(
     model: str | None = None,
     structured: type[pydantic.BaseModel] | None = None,
     extra_inputs: tuple[str, ...] = (),
+    thread: str | None = None,
     classification: str = "confidential",
     credentials: tuple[str, ...] = (),
     code_modules: tuple[str, ...] = (),
@@ -109,7 +112,9 @@ def agent_spec(
     of a ``create_agent`` agent that answers through a tool call (``ToolStrategy``): its
     proposal is then addressable too (``/calls/<name>/...``). ``extra_inputs`` are input
     fields besides ``input`` (the user's message), sealed alike and handed to the graph
-    as its ``context``.
+    as its ``context``. ``thread`` names the input field that holds the thread id of a
+    graph compiled with a checkpointer: the thread's prior state is then an input
+    (``_thread``).
     ``module`` is the module that holds the graph (by default the caller's)."""
     if module is None:
         module = str(sys._getframe(1).f_globals["__name__"])
@@ -127,6 +132,14 @@ def agent_spec(
             proposals[structured.__name__] = inline(structured.model_json_schema())
         hosted = model_spec(model, proposals, rule)
         boundaries += (hosted,)
+    state_spec = None
+    if thread is not None:
+        if not isinstance(graph.checkpointer, BaseCheckpointSaver):
+            raise ValueError("a thread needs a graph compiled with a checkpointer")
+        state_spec = thread_spec(rule)
+        boundaries += (state_spec,)
+    elif graph.checkpointer not in (None, False):
+        raise ValueError("a graph compiled with a checkpointer needs thread=<input field>")
     decide, scored = _reader(decision), _reader(score)
     assert decide is not None
 
@@ -134,12 +147,20 @@ def agent_spec(
         called: list[str] = []
         routed = route_tools(graph, ctx, tools, called)
         context = {field: inputs[field] for field in extra_inputs} or None
+        config: dict[str, Any] = {"callbacks": [StreamGuard()]}
+        if state_spec is not None:
+            assert thread is not None and isinstance(graph.checkpointer, BaseCheckpointSaver)
+            thread_id = str(inputs[thread])
+            config["configurable"] = {"thread_id": thread_id}
+            prior = await read_thread(ctx, state_spec, graph.checkpointer, thread_id)
+            if ctx.serves_record:  # never the capture-time saver
+                routed = routed.copy({"checkpointer": await seeded_saver(prior, thread_id)})
         # LangSmith tracing would carry sealed content out of the run: off in every run,
         # whatever LANGSMITH_TRACING says
         with tracing_context(enabled=False), _model_routed(ctx, hosted):
             state = await routed.ainvoke(
                 {"messages": [HumanMessage(inputs["input"])]},
-                {"callbacks": [StreamGuard()]},
+                typing.cast(Any, config),
                 context=context,
             )
         output = final_output(state)
@@ -155,7 +176,11 @@ def agent_spec(
         name=name,
         version=version,
         function=typing.cast(Callable[..., Mapping[str, Any]], run),
-        inputs={"input": rule, **{field: rule for field in extra_inputs}},
+        inputs={
+            "input": rule,
+            **{field: rule for field in extra_inputs},
+            **({thread: rule} if thread is not None else {}),
+        },
         outcome={
             "score": policy("internal"),
             "decision": policy("internal"),

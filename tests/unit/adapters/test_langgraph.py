@@ -414,6 +414,45 @@ def test_a_streamed_model_call_is_refused_with_a_clear_error(runtime: Runtime) -
         capture(runtime, lg.STREAMING_AGENT, dict(lg.INPUT), tenant_id="acme", seed=SEED)
 
 
+# -- a thread's prior state ------------------------------------------------------------
+
+
+def _checkpoints(thread: str) -> int:
+    return sum(1 for _ in lg.SAVER.list({"configurable": {"thread_id": thread}}))
+
+
+def test_a_thread_s_prior_state_is_an_input_replayed_from_a_fresh_saver_100_times(
+    runtime: Runtime,
+) -> None:
+    for n in range(100):
+        thread = f"thread-{n}"
+        asyncio.run(lg.earlier_turn(thread, "Note for this thread: blocked:acme"))
+        trajectory = captured(runtime, lg.THREAD_AGENT, {**lg.INPUT, "thread": thread})
+        reads = [s for s in trajectory.steps if s.name == "thread-state"]
+        assert [(s.kind, s.request) for s in reads] == [("context", {"thread": thread})]
+        # the earlier turn blocked acme: the decision is the prior state's
+        assert trajectory.outcome["proposal"]["supplier"] == "globex"
+        # the capture-time saver moves on (another turn blocks globex instead): a replay
+        # that read it would decide otherwise
+        asyncio.run(lg.earlier_turn(thread, "Note for this thread: blocked:globex"))
+        written = _checkpoints(thread)
+        run = replayed(trajectory, lg.THREAD_AGENT)
+        assert run.failure is None, run.failure_detail
+        assert run.layers == recorded_layers(trajectory.steps)
+        assert _checkpoints(thread) == written  # nor is it written
+    # a new thread has no prior state: recorded as such
+    trajectory = captured(runtime, lg.THREAD_AGENT, {**lg.INPUT, "thread": "new"})
+    assert trajectory.outcome["proposal"]["supplier"] == "acme"
+    assert replayed(trajectory, lg.THREAD_AGENT).failure is None
+
+
+def test_a_checkpointer_and_a_thread_go_together() -> None:
+    with pytest.raises(ValueError, match="thread="):
+        agent_spec(lg.threaded_procurement, name="x", version="1", decision="decision")
+    with pytest.raises(ValueError, match="checkpointer"):
+        agent_spec(lg.procurement, name="x", version="1", decision="decision", thread="t")
+
+
 # -- replay never goes live -------------------------------------------------------------
 
 
