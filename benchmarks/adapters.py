@@ -3,7 +3,8 @@ without the enclave, measured in one run.
 
 For each adapter's example agent (``examples/``: the openai client at the wire, an
 Agents SDK agent with its ``ScriptedModel``, a pydantic-ai agent with its
-``FunctionModel``), alternating rounds, medians:
+``FunctionModel``, a LangGraph ``create_agent`` agent with an in-process chat model),
+alternating rounds, medians:
 
 - *capture overhead per agent run*: ``capture`` (every boundary recorded, sealed, the
   specimen appended to the ledger) against the same agent run with a context that
@@ -21,6 +22,7 @@ harshest case for the capture ratio.
 
     python benchmarks/adapters.py                      # the table
     python benchmarks/adapters.py --runs 50 --samples 100 --rounds 3
+    python benchmarks/adapters.py --only LangGraph     # one adapter's rows
 """
 
 from __future__ import annotations
@@ -101,6 +103,7 @@ def _model_server() -> Iterator[str]:
 
 
 def _cases() -> list[Case]:
+    import langgraph_agent
     import openai_agents_agent
     import openai_client_agent
     import pydantic_ai_agent
@@ -127,6 +130,14 @@ def _cases() -> list[Case]:
             "pydantic-ai (FunctionModel)",
             pydantic_ai_agent.AGENT,
             lambda _url: {"input": "T-1001: customer asks for a refund", "tier": "standard"},
+            Intervention(
+                Strategy.REPLACE, call_id="main/sentiment#0", field="/output/confidence", value=0.5
+            ),
+        ),
+        Case(
+            "LangGraph (create_agent, in-process chat model)",
+            langgraph_agent.AGENT,
+            lambda _url: {"input": "T-1001: customer asks for a refund"},
             Intervention(
                 Strategy.REPLACE, call_id="main/sentiment#0", field="/output/confidence", value=0.5
             ),
@@ -245,8 +256,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=100, help="agent runs per round")
     parser.add_argument("--samples", type=int, default=200, help="paired samples per audit")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", help="the cases whose label contains this text")
     args = parser.parse_args(argv)
     for case in _cases():
+        if args.only is not None and args.only not in case.label:
+            continue
         print(
             table(
                 case,

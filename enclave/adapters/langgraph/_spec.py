@@ -164,12 +164,10 @@ def agent_spec(
                 context=context,
             )
         output = final_output(state)
-        return {
-            "score": scored(output) if scored is not None else None,
-            "decision": decide(output),
-            "proposal": _jsonable(output),
-            "evidence": called,
-        }
+        outcome = {"decision": decide(output), "proposal": _jsonable(output), "evidence": called}
+        if scored is not None:  # a categorical agent carries no score at all
+            outcome["score"] = scored(output)
+        return outcome
 
     run.__module__ = module  # the graph's module: its import reference, its code
     return AgentSpec(
@@ -182,7 +180,7 @@ def agent_spec(
             **({thread: rule} if thread is not None else {}),
         },
         outcome={
-            "score": policy("internal"),
+            **({"score": policy("internal")} if score is not None else {}),
             "decision": policy("internal"),
             "proposal": rule,
             "evidence": policy("internal"),

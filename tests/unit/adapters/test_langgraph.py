@@ -552,3 +552,47 @@ def test_langsmith_tracing_switched_on_by_environment_sends_nothing(
     wait_for_all_tracers()
     assert run.failure is None, run.failure_detail
     assert tracing_endpoint == []
+
+
+# -- the hosted example: ChatOpenAI against a real local server ---------------------------
+
+
+def test_a_chat_openai_model_declared_hosted_is_served_with_its_server_gone(
+    runtime: Runtime, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, str(root / "examples" / "local_model_server.py"), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None and "serving" in server.stdout.readline()
+        monkeypatch.setenv("LOCAL_MODEL_URL", f"http://127.0.0.1:{port}/v1")
+        monkeypatch.syspath_prepend(str(root / "examples"))
+        hosted = importlib.import_module("langgraph_hosted_agent").HOSTED
+        result = capture(
+            runtime, hosted, {"input": "applicant risk 0.7"}, tenant_id="acme", seed=SEED
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        if server.stdout is not None:
+            server.stdout.close()
+    opened = open_specimen(runtime, result.specimen_id, job_id="lg", lease_seconds=60, now=now())
+    trajectory = opened.trajectory
+    assert trajectory.outcome["decision"] == "REJECT"
+    assert [s.call_id for s in trajectory.steps if s.kind == "model"] == ["main/screener#0"]
+    run = replayed(trajectory, hosted)  # the server is gone: only the record can answer
+    assert run.failure is None, run.failure_detail
+    assert run.layers == recorded_layers(trajectory.steps)
+    assert ("main/screener#0", "record") in run.served
