@@ -15,6 +15,8 @@ calls its tools itself (no ``ToolNode``). ``HOSTED_MODEL_AGENT`` treats the mode
 hosted (a model boundary) and answers with a typed ``Verdict`` (``ToolStrategy``);
 ``STREAMING_AGENT``'s model streams. ``THREAD_AGENT`` continues a thread of its own
 checkpointer (``SAVER``): a user message earlier in the thread can block a supplier.
+``RETRIEVAL_AGENT`` looks the supplier up in a retriever made a tool
+(``create_retriever_tool``), declared a retrieval.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any, Literal
 
 from langchain.agents import create_agent
 from langchain.agents.structured_output import ToolStrategy
+from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
@@ -34,8 +37,9 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool, create_retriever_tool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -296,3 +300,44 @@ async def earlier_turn(thread: str, note: str) -> None:
         await threaded_procurement.ainvoke(
             {"messages": [HumanMessage(note)]}, {"configurable": {"thread_id": thread}}
         )
+
+
+class PolicyRetriever(BaseRetriever):
+    """The purchasing policy's search (a stand-in for a vector store): live only in
+    the live world."""
+
+    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+        raise RuntimeError("the policy search is asynchronous")
+
+    async def _aget_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+        await WORLD.reach("the policy store")
+        return [
+            Document(page_content=f"{query}: approved supplier", metadata={"source": "p-1"}),
+            Document(page_content=f"net 30 terms {CANARY_TERMS}", metadata={"source": "p-2"}),
+        ]
+
+
+search_policy = create_retriever_tool(
+    PolicyRetriever(),
+    "search_policy",
+    "Search the purchasing policy.",
+    response_format="content_and_artifact",
+)
+
+
+def policy_script(messages: Sequence[BaseMessage]) -> AIMessage:
+    """Look the supplier up in the policy, then buy when the policy approves it."""
+    found = [m for m in messages[_turn_start(messages) :] if isinstance(m, ToolMessage)]
+    if not found:
+        call = {"name": "search_policy", "args": {"query": "acme"}, "id": "call_policy"}
+        return AIMessage(content="", tool_calls=[call])
+    approved = "approved supplier" in found[0].text
+    verdict = {"supplier": "acme", "decision": "BUY" if approved else "HOLD", "score": 1.0}
+    return AIMessage(content=json.dumps(verdict))
+
+
+RETRIEVAL_AGENT = _spec(
+    "RETRIEVAL_AGENT",
+    create_agent(ScriptedChatModel(script=policy_script), tools=[search_policy]),
+    retrievals=("search_policy",),
+)

@@ -34,6 +34,8 @@ Invariants:
 7. A graph compiled with a checkpointer runs on a thread (``thread=<input field>``):
    the thread's prior state is one CONTEXT read (``thread-state``), and a replay runs
    on a fresh saver seeded with it, never on the capture-time saver (``_thread``).
+8. A retriever made a tool and declared in ``retrievals`` is a RETRIEVAL boundary; its
+   documents are recorded in LangChain's codec (``dumpd``/``load``).
 """
 
 from ._codec import decode_tool_message, encode_tool_message, normalise

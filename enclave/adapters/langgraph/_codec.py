@@ -19,8 +19,11 @@ from __future__ import annotations
 import json
 import re
 import typing
+import warnings
 from typing import Any
 
+from langchain_core.documents import Document
+from langchain_core.load import dumpd, load
 from langchain_core.messages import ToolMessage
 
 __all__ = ["VOLATILE_KEYS", "decode_tool_message", "encode_tool_message", "normalise"]
@@ -121,7 +124,7 @@ def decode_tool_message(recorded: Any, *, name: str, tool_call_id: str) -> ToolM
         name=name,
         tool_call_id=tool_call_id,
         status=recorded["status"],
-        artifact=recorded["artifact"],
+        artifact=_artifact(recorded["artifact"]),
     )
 
 
@@ -130,8 +133,26 @@ def _dumps(value: Any) -> str:
 
 
 def _plain(value: Any) -> Any:
-    """An artifact as JSON; one that is not JSON is refused (it could not be replayed)."""
+    """An artifact as JSON: ``{"documents": [...]}`` for a retriever tool's documents
+    (LangChain's codec, ``dumpd``), else ``{"value": ...}``; one that is not JSON is
+    refused (it could not be replayed)."""
+    if value is None:
+        return None
+    if isinstance(value, list) and value and all(isinstance(d, Document) for d in value):
+        return {"documents": json.loads(json.dumps([dumpd(d) for d in value]))}
     try:
-        return json.loads(json.dumps(value))
+        return {"value": json.loads(json.dumps(value))}
     except (TypeError, ValueError) as exc:
         raise ValueError("a tool artifact that is not JSON cannot be recorded") from exc
+
+
+def _artifact(recorded: Any) -> Any:
+    if recorded is None:
+        return None
+    if "documents" in recorded:
+        with warnings.catch_warnings():
+            # ``load`` is marked beta; the warning is about its future, not this input
+            warnings.filterwarnings("ignore", message="The function `load` is in beta")
+            documents = [load(d, allowed_objects=[Document]) for d in recorded["documents"]]
+        return documents
+    return recorded["value"]

@@ -56,12 +56,16 @@ def _reader(pick: str | Outcome | None) -> Outcome | None:
     return lambda output: output[pick] if isinstance(output, Mapping) else getattr(output, pick)
 
 
-def _tools_of(graph: Pregel[Any, Any, Any, Any], rule: FieldPolicy) -> dict[str, Tool]:
+def _tools_of(
+    graph: Pregel[Any, Any, Any, Any], rule: FieldPolicy, retrievals: tuple[str, ...]
+) -> dict[str, Tool]:
     tools: dict[str, Tool] = {}
     for node in tool_nodes(graph).values():
         check_tool_node(node)
         for name, tool in node.tools_by_name.items():
-            tools[name] = Tool(tool, rule)
+            tools[name] = Tool(tool, rule, retrieval=name in retrievals)
+    if unknown := set(retrievals) - set(tools):
+        raise ValueError(f"{len(unknown)} declared retrieval(s) name no tool of the graph")
     return tools
 
 
@@ -100,6 +104,7 @@ def agent_spec(
     structured: type[pydantic.BaseModel] | None = None,
     extra_inputs: tuple[str, ...] = (),
     thread: str | None = None,
+    retrievals: tuple[str, ...] = (),
     classification: str = "confidential",
     credentials: tuple[str, ...] = (),
     code_modules: tuple[str, ...] = (),
@@ -114,14 +119,16 @@ def agent_spec(
     fields besides ``input`` (the user's message), sealed alike and handed to the graph
     as its ``context``. ``thread`` names the input field that holds the thread id of a
     graph compiled with a checkpointer: the thread's prior state is then an input
-    (``_thread``).
+    (``_thread``). ``retrievals`` names tools that are retrievals (a retriever made a
+    tool, ``create_retriever_tool``): their boundaries are RETRIEVAL, their documents
+    recorded in LangChain's codec.
     ``module`` is the module that holds the graph (by default the caller's)."""
     if module is None:
         module = str(sys._getframe(1).f_globals["__name__"])
     if not isinstance(graph, Pregel):
         raise TypeError("agent_spec takes a compiled graph (create_agent, StateGraph.compile)")
     rule = policy(classification)
-    tools = _tools_of(graph, rule)
+    tools = _tools_of(graph, rule, retrievals)
     boundaries = tuple(tool.spec for tool in tools.values())
     hosted = None
     if model is not None:

@@ -86,11 +86,11 @@ def inline(schema: Mapping[str, Any]) -> dict[str, Any]:
 class Tool:
     """One tool as a boundary: its spec and the schema of its arguments."""
 
-    def __init__(self, tool: BaseTool, rule: FieldPolicy) -> None:
+    def __init__(self, tool: BaseTool, rule: FieldPolicy, *, retrieval: bool = False) -> None:
         # the arguments' schema the model is shown (the framework's own conversion)
         self.parameters = inline(convert_to_openai_tool(tool)["function"]["parameters"])
         self.spec = BoundarySpec(
-            kind=StepKind.TOOL,
+            kind=StepKind.RETRIEVAL if retrieval else StepKind.TOOL,
             name=tool.name,
             request={"args": rule},
             response={"output": rule, "form": rule, "status": rule, "artifact": rule},

@@ -453,6 +453,34 @@ def test_a_checkpointer_and_a_thread_go_together() -> None:
         agent_spec(lg.procurement, name="x", version="1", decision="decision", thread="t")
 
 
+# -- a retriever ------------------------------------------------------------------------
+
+
+def test_a_retriever_tool_declared_a_retrieval_is_a_retrieval_boundary(runtime: Runtime) -> None:
+    agent = lg.RETRIEVAL_AGENT
+    assert agent.boundary("search_policy").kind is StepKind.RETRIEVAL
+    trajectory = captured(runtime, agent)
+    (step,) = [s for s in trajectory.steps if s.name == "search_policy"]
+    assert step.kind == "retrieval"
+    assert step.request == {"args": {"query": "acme"}}
+    # the documents in LangChain's codec, beside the text the model reads
+    documents = step.response["artifact"]["documents"]
+    assert [d["kwargs"]["metadata"]["source"] for d in documents] == ["p-1", "p-2"]
+    assert trajectory.outcome["decision"] == "BUY"
+    run = replayed(trajectory, agent)
+    assert run.failure is None, run.failure_detail
+    assert run.layers == recorded_layers(trajectory.steps)
+    # what the policy says drives the decision
+    suspended = Intervention(
+        Strategy.REPLACE, call_id=step.call_id, field="/output", value="acme: suspended"
+    )
+    run = replayed(intervened(runtime, trajectory, agent, suspended), agent)
+    assert run.failure is None, run.failure_detail
+    assert run.layers is not None and run.layers["decision"] == "HOLD"
+    with pytest.raises(ValueError, match="name no tool"):
+        agent_spec(lg.procurement, name="x", version="1", decision="d", retrievals=("nope",))
+
+
 # -- replay never goes live -------------------------------------------------------------
 
 
