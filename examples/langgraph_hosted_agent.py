@@ -34,4 +34,7 @@ HOSTED = agent_spec(
     version="1.0.0",
     decision=lambda answer: str(answer).strip(),
     model="screener",
+    # the provider's package: imported once by the replay worker's template, not by
+    # every run
+    frameworks=("langchain_openai",),
 )

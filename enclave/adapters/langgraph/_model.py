@@ -126,7 +126,16 @@ def model_spec(name: str, tools: Mapping[str, Any], rule: FieldPolicy) -> Bounda
         schema_id="langchain-ai-message",
         json_schema={
             "type": "object",
-            "properties": {"calls": {"type": "object", "properties": proposals}},
+            "properties": {
+                "calls": {"type": "object", "properties": proposals},
+                # a text answer: ``/message/kwargs/content``
+                "message": {
+                    "type": "object",
+                    "properties": {
+                        "kwargs": {"type": "object", "properties": {"content": {"type": "string"}}}
+                    },
+                },
+            },
         },
     )
 

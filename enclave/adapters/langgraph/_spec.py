@@ -105,6 +105,7 @@ def agent_spec(
     extra_inputs: tuple[str, ...] = (),
     thread: str | None = None,
     retrievals: tuple[str, ...] = (),
+    frameworks: tuple[str, ...] = (),
     classification: str = "confidential",
     credentials: tuple[str, ...] = (),
     code_modules: tuple[str, ...] = (),
@@ -121,7 +122,9 @@ def agent_spec(
     graph compiled with a checkpointer: the thread's prior state is then an input
     (``_thread``). ``retrievals`` names tools that are retrievals (a retriever made a
     tool, ``create_retriever_tool``): their boundaries are RETRIEVAL, their documents
-    recorded in LangChain's codec.
+    recorded in LangChain's codec. ``frameworks`` are further installed packages the
+    graph's module imports (a provider's, ``langchain_openai``): the replay worker's
+    template imports them once, before any run.
     ``module`` is the module that holds the graph (by default the caller's)."""
     if module is None:
         module = str(sys._getframe(1).f_globals["__name__"])
@@ -198,5 +201,5 @@ def agent_spec(
         code_modules=code_modules,
         # imported once by the replay worker's template, not in every run (``langgraph``
         # is a namespace package: its subpackages are named)
-        frameworks=FRAMEWORKS,
+        frameworks=(*FRAMEWORKS, *frameworks),
     )

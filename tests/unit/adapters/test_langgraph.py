@@ -303,6 +303,9 @@ def test_the_model_is_a_boundary_only_when_declared_hosted() -> None:
     calls = planner.json_schema["properties"]["calls"]["properties"]
     assert calls["Verdict"]["properties"]["decision"]["enum"] == ["BUY", "HOLD"]
     assert calls["quote#1"]["properties"]["supplier"]["type"] == "string"
+    # a text answer is addressable too
+    message = planner.json_schema["properties"]["message"]["properties"]["kwargs"]
+    assert message["properties"]["content"] == {"type": "string"}
     with pytest.raises(ValueError, match="taken by a tool"):
         agent_spec(lg.procurement, name="x", version="1", decision="decision", model="quote")
 
@@ -608,6 +611,8 @@ def test_a_chat_openai_model_declared_hosted_is_served_with_its_server_gone(
         monkeypatch.setenv("LOCAL_MODEL_URL", f"http://127.0.0.1:{port}/v1")
         monkeypatch.syspath_prepend(str(root / "examples"))
         hosted = importlib.import_module("langgraph_hosted_agent").HOSTED
+        # the provider's package is a declared framework: imported once per worker
+        assert hosted.frameworks[-1] == "langchain_openai"
         result = capture(
             runtime, hosted, {"input": "applicant risk 0.7"}, tenant_id="acme", seed=SEED
         )
@@ -624,3 +629,13 @@ def test_a_chat_openai_model_declared_hosted_is_served_with_its_server_gone(
     assert run.failure is None, run.failure_detail
     assert run.layers == recorded_layers(trajectory.steps)
     assert ("main/screener#0", "record") in run.served
+    # the model's text answer, intervened on, is the decision's
+    approve = Intervention(
+        Strategy.REPLACE,
+        call_id="main/screener#0",
+        field="/message/kwargs/content",
+        value="APPROVE",
+    )
+    run = replayed(intervened(runtime, trajectory, hosted, approve), hosted)
+    assert run.failure is None, run.failure_detail
+    assert run.layers is not None and run.layers["decision"] == "APPROVE"
