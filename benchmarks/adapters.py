@@ -3,7 +3,8 @@ without the enclave, measured in one run.
 
 For each adapter's example agent (``examples/``: the openai client at the wire, an
 Agents SDK agent with its ``ScriptedModel``, a pydantic-ai agent with its
-``FunctionModel``, an MCP client agent whose stdio server starts at capture),
+``FunctionModel``, an MCP client agent whose stdio server starts at capture, a LangGraph
+``create_agent`` agent with an in-process chat model),
 alternating rounds, medians:
 
 - *capture overhead per agent run*: ``capture`` (every boundary recorded, sealed, the
@@ -103,6 +104,7 @@ def _model_server() -> Iterator[str]:
 
 
 def _cases() -> list[Case]:
+    import langgraph_agent
     import mcp_agent
     import openai_agents_agent
     import openai_client_agent
@@ -143,6 +145,14 @@ def _cases() -> list[Case]:
                 call_id="main/quotes#1",
                 field="/result/structuredContent/price",
                 value=1000.0,
+            ),
+        ),
+        Case(
+            "LangGraph (create_agent, in-process chat model)",
+            langgraph_agent.AGENT,
+            lambda _url: {"input": "T-1001: customer asks for a refund"},
+            Intervention(
+                Strategy.REPLACE, call_id="main/sentiment#0", field="/output/confidence", value=0.5
             ),
         ),
     ]

@@ -4,6 +4,9 @@
 an ``httpx``/``httpx2`` client (the openai and anthropic clients and everything built on
 them) through the run's ``ctx``: recorded at capture, served from the record at replay.
 
+``enclave.adapters.langgraph``: a compiled LangGraph graph (a LangChain ``create_agent``
+agent, a ``StateGraph`` with ``ToolNode`` s), unchanged: its tools through ``ctx``.
+
 ``enclave.adapters.openai_agents``: an OpenAI Agents SDK ``Agent``, unchanged: its
 function tools, handoffs and (declared hosted) its model through ``ctx``.
 

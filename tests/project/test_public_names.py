@@ -12,6 +12,7 @@ PACKAGES = [
     "enclave.adapters.pydantic_ai",
     "enclave.adapters.openai_agents",
     "enclave.adapters.mcp",
+    "enclave.adapters.langgraph",
     "ledger",
     "ledger.certificates",
     "ledger.lazy",
@@ -49,6 +50,17 @@ PACKAGES = [
 ]
 
 PINNED = {
+    "enclave.adapters.langgraph": {
+        "NoStreaming",
+        "agent_spec",
+        "decode_response",
+        "encode_response",
+        "model_request",
+        "decode_tool_message",
+        "encode_tool_message",
+        "final_output",
+        "normalise",
+    },
     "enclave.adapters.pydantic_ai": {
         "MAX_SAME_CALLS",
         "agent_spec",
