@@ -59,6 +59,7 @@ PINNED = {
         "decode_tool_message",
         "encode_tool_message",
         "final_output",
+        "from_object",
         "normalise",
     },
     "enclave.adapters.pydantic_ai": {

@@ -40,7 +40,7 @@ Invariants:
 
 from ._codec import decode_tool_message, encode_tool_message, normalise
 from ._model import NoStreaming, decode_response, encode_response, model_request
-from ._spec import agent_spec, final_output
+from ._spec import agent_spec, final_output, from_object
 
 __all__ = [
     "NoStreaming",
@@ -51,5 +51,6 @@ __all__ = [
     "decode_tool_message",
     "encode_tool_message",
     "final_output",
+    "from_object",
     "normalise",
 ]

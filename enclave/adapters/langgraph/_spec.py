@@ -23,7 +23,7 @@ from ._model import RunCache, StreamGuard, model_spec
 from ._thread import read_thread, seeded_saver, thread_spec
 from ._tools import Tool, check_tool_node, inline, route_tools, tool_nodes
 
-__all__ = ["agent_spec", "final_output"]
+__all__ = ["agent_spec", "final_output", "from_object"]
 
 Outcome = Callable[[Any], Any]
 FRAMEWORKS = (
@@ -202,4 +202,34 @@ def agent_spec(
         # imported once by the replay worker's template, not in every run (``langgraph``
         # is a namespace package: its subpackages are named)
         frameworks=(*FRAMEWORKS, *frameworks),
+    )
+
+
+def from_object(
+    graph: Any,
+    *,
+    name: str,
+    version: str,
+    decision: str,
+    score: str | None = None,
+    model: str | None = None,
+    module: str,
+) -> AgentSpec:
+    """The spec ``replay-enclave capture module:attr`` builds for a compiled graph (entry-
+    point group ``replay_enclave.adapters``): ``inputs.input`` is the user's message,
+    ``decision`` (and ``score``) a member of the run's answer (``final_output``), ``model``
+    the chat model's boundary alias when it is hosted. A graph that needs a thread, a
+    run context or named retrievals needs an ``agent_spec(...)`` written for it."""
+    if not isinstance(graph, Pregel):
+        raise TypeError("the object is not a compiled LangGraph graph")
+    if graph.checkpointer is not None:
+        raise ValueError("a graph with a checkpointer runs on a thread: write an agent_spec")
+    return agent_spec(
+        graph,
+        name=name,
+        version=version,
+        decision=decision,
+        score=score,
+        model=model,
+        module=module,
     )

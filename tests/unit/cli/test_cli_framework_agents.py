@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[3]
 LEAK = "CANARY-FRAMEWORK-CLI-30b7"
 PYDANTIC = "pydantic_ai_agent:support_agent"
 AGENTS_SDK = "openai_agents_agent:scripted_desk"
+LANGGRAPH = "langgraph_agent:support_agent"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -119,6 +120,23 @@ def test_an_agents_sdk_agent_carrying_its_model_is_captured_and_audited(
     )
     assert flipped["failure"] is None, flipped["failure_detail"]
     assert flipped["classification"] == "influential"
+
+
+def test_a_langgraph_agent_object_is_captured_and_audited(home: Path, tmp_path: Path) -> None:
+    data = {
+        "tenant": "acme",
+        "seed": 2,
+        "decision": "decision",
+        "score": "urgency",
+        "inputs": {"input": f"The blender arrived broken. {LEAK}"},
+    }
+    specimen = captured(home, tmp_path, LANGGRAPH, data)
+    assert specimen["agent_name"] == f"{LANGGRAPH}?decision=decision&score=urgency"
+    flipped = audited(home, specimen["specimen_id"], "main/sentiment#0", "/output/label", "neutral")
+    assert flipped["failure"] is None, flipped["failure_detail"]
+    assert flipped["classification"] == "influential"
+    assert LEAK not in json.dumps(flipped)
+    assert scan_tree(home, [LEAK]) == {}
 
 
 @pytest.mark.parametrize(
