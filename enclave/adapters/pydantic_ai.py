@@ -69,6 +69,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
+from enclave.adapters._schemas import inline_refs
 from enclave.capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
 from ledger import StepKind
 
@@ -219,24 +220,6 @@ def _ordered(value: Any) -> Any:
     return value
 
 
-def _inline(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """A JSON schema with its local ``$ref``s inlined, so an intervention's pointer finds
-    nested members (``/output/terms``) through ``properties`` alone."""
-    defs = schema.get("$defs", {})
-
-    def walk(node: Any, depth: int) -> Any:
-        if isinstance(node, list):
-            return [walk(item, depth) for item in node]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/") and depth < 16:
-            return walk(defs[ref.removeprefix("#/$defs/")], depth + 1)
-        return {k: walk(v, depth) for k, v in node.items() if k != "$defs"}
-
-    return dict(walk(dict(schema), 0))
-
-
 def _fingerprint(schema: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -252,7 +235,7 @@ class _Tool:
         hints = typing.get_type_hints(tool.function_schema.function)
         returns = hints.get("return", Any)
         self.codec: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(returns)
-        output = _inline(self.codec.json_schema(mode="serialization"))
+        output = inline_refs(self.codec.json_schema(mode="serialization"))
         self.spec = BoundarySpec(
             kind=StepKind.TOOL,
             name=definition.name,
@@ -262,7 +245,7 @@ class _Tool:
             schema_version=_fingerprint(definition.parameters_json_schema),
             json_schema={"type": "object", "properties": {"output": output}},
         )
-        self.parameters = _inline(definition.parameters_json_schema)
+        self.parameters = inline_refs(definition.parameters_json_schema)
 
 
 def _function_tools(agent: Agent[Any, Any], rule: FieldPolicy) -> dict[str, _Tool]:
@@ -285,7 +268,7 @@ def _model_spec(
         for n in range(MAX_SAME_CALLS):
             proposals[tool_name if n == 0 else f"{tool_name}#{n}"] = tool.parameters
     if isinstance(agent.output_type, type) and agent.output_type is not str:
-        output = _inline(pydantic.TypeAdapter(agent.output_type).json_schema())
+        output = inline_refs(pydantic.TypeAdapter(agent.output_type).json_schema())
         proposals[OUTPUT_TOOL] = output
     return BoundarySpec(
         kind=StepKind.MODEL,

@@ -19,9 +19,10 @@ from langgraph.pregel import Pregel
 from langsmith.run_helpers import tracing_context
 
 from ...capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
+from .._schemas import inline_refs
 from ._model import RunCache, StreamGuard, model_spec
 from ._thread import read_thread, seeded_saver, thread_spec
-from ._tools import Tool, check_tool_node, inline, route_tools, tool_nodes
+from ._tools import Tool, check_tool_node, route_tools, tool_nodes
 
 __all__ = ["agent_spec", "final_output", "from_object"]
 
@@ -139,7 +140,7 @@ def agent_spec(
             raise ValueError("the model boundary's name is taken by a tool")
         proposals = {name: tool.parameters for name, tool in tools.items()}
         if structured is not None:
-            proposals[structured.__name__] = inline(structured.model_json_schema())
+            proposals[structured.__name__] = inline_refs(structured.model_json_schema())
         hosted = model_spec(model, proposals, rule)
         boundaries += (hosted,)
     state_spec = None

@@ -35,9 +35,10 @@ from langgraph.pregel import Pregel
 from ledger import StepKind
 
 from ...capture import BoundarySpec, Context, FieldPolicy
+from .._schemas import inline_refs
 from ._codec import decode_tool_message, encode_tool_message
 
-__all__ = ["Tool", "check_tool_node", "inline", "route_tools", "tool_nodes"]
+__all__ = ["Tool", "check_tool_node", "route_tools", "tool_nodes"]
 
 Execute = Callable[[ToolCallRequest], Awaitable[Any]]
 AsyncWrapper = Callable[[ToolCallRequest, Execute], Awaitable[Any]]
@@ -62,25 +63,7 @@ def _output_schema(tool: BaseTool) -> dict[str, Any]:
     returns = typing.get_type_hints(function).get("return")
     if returns is None or returns is Any:
         return {}
-    return inline(pydantic.TypeAdapter(returns).json_schema())
-
-
-def inline(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """A JSON schema with its local ``$ref`` s inlined (pointers find members by
-    ``properties`` alone)."""
-    defs = schema.get("$defs", {})
-
-    def walk(node: Any, depth: int) -> Any:
-        if isinstance(node, list):
-            return [walk(item, depth) for item in node]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/") and depth < 16:
-            return walk(defs[ref.removeprefix("#/$defs/")], depth + 1)
-        return {k: walk(v, depth) for k, v in node.items() if k != "$defs"}
-
-    return dict(walk(dict(schema), 0))
+    return inline_refs(pydantic.TypeAdapter(returns).json_schema())
 
 
 class Tool:
@@ -88,7 +71,7 @@ class Tool:
 
     def __init__(self, tool: BaseTool, rule: FieldPolicy, *, retrieval: bool = False) -> None:
         # the arguments' schema the model is shown (the framework's own conversion)
-        self.parameters = inline(convert_to_openai_tool(tool)["function"]["parameters"])
+        self.parameters = inline_refs(convert_to_openai_tool(tool)["function"]["parameters"])
         self.spec = BoundarySpec(
             kind=StepKind.RETRIEVAL if retrieval else StepKind.TOOL,
             name=tool.name,

@@ -10,28 +10,11 @@ from typing import Any
 from ledger import StepKind
 
 from ...capture import BoundarySpec, policy
+from .._schemas import inline_refs
 
 __all__ = ["server_boundary"]
 
 KINDS = (StepKind.TOOL, StepKind.RETRIEVAL)
-
-
-def _inline(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """A JSON Schema with its local ``$ref``s inlined, so an intervention's pointer
-    finds nested members through ``properties`` alone."""
-    defs = schema.get("$defs", {})
-
-    def walk(node: Any, depth: int) -> Any:
-        if isinstance(node, list):
-            return [walk(item, depth) for item in node]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/") and depth < 16:
-            return walk(defs[ref.removeprefix("#/$defs/")], depth + 1)
-        return {k: walk(v, depth) for k, v in node.items() if k != "$defs"}
-
-    return dict(walk(dict(schema), 0))
 
 
 def _structured(output_schemas: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -39,7 +22,7 @@ def _structured(output_schemas: Mapping[str, Mapping[str, Any]]) -> dict[str, An
     members. A member two tools declare differently has no single schema: refused."""
     members: dict[str, Any] = {}
     for schema in output_schemas.values():
-        inlined = _inline(schema)
+        inlined = inline_refs(schema)
         if inlined.get("type") != "object" or not isinstance(inlined.get("properties"), dict):
             raise ValueError("a tool's output schema is an object schema with properties")
         for key, member in inlined["properties"].items():
