@@ -23,6 +23,9 @@ screener = create_agent(
         base_url=os.environ.get("LOCAL_MODEL_URL", "http://127.0.0.1:8931/v1"),
         api_key="local-placeholder",  # type: ignore[arg-type]
         max_retries=0,
+        # no keepalive probe: built with its defaults, ChatOpenAI opens a throwaway TCP
+        # socket to test them, and a replay worker ends any run that opens one
+        http_socket_options=(),
     ),
     tools=[],
     system_prompt="Screen the application.",
@@ -34,7 +37,7 @@ HOSTED = agent_spec(
     version="1.0.0",
     decision=lambda answer: str(answer).strip(),
     model="screener",
-    # the provider's package: imported once by the replay worker's template, not by
-    # every run
-    frameworks=("langchain_openai",),
+    # the provider's package and the transport core its client imports when first built:
+    # imported once by the replay worker's template, not by every run
+    frameworks=("langchain_openai", "httpcore2"),
 )
