@@ -182,7 +182,7 @@ async def _decide_wrapped(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, 
         raise RuntimeError("the framework's run failed") from exc
 
 
-def _agent(name: str, function: Any) -> AgentSpec:
+def _agent(name: str, function: Any, clients: tuple[str, ...] = ("openai",)) -> AgentSpec:
     return AgentSpec(
         name=f"tests.agents.http_agents:{name}",
         version="1.0.0",
@@ -195,7 +195,7 @@ def _agent(name: str, function: Any) -> AgentSpec:
             "evidence": policy("internal"),
         },
         boundaries=(RISK, MODEL),
-        frameworks=("openai", "anthropic", "enclave.adapters.http"),
+        frameworks=(*clients, "enclave.adapters.http"),
     )
 
 
@@ -204,4 +204,5 @@ HTTP_AGENT = _agent("HTTP_AGENT", _decide_httpx)
 HTTP2_AGENT = _agent("HTTP2_AGENT", _decide_httpx2)
 WRAPPING_AGENT = _agent("WRAPPING_AGENT", _decide_wrapped)
 # the anthropic client, on its own library (httpx2)
-ANTHROPIC_AGENT = _agent("ANTHROPIC_AGENT", _decide_anthropic)
+# (this module imports both clients: the worker's template imports both, once)
+ANTHROPIC_AGENT = _agent("ANTHROPIC_AGENT", _decide_anthropic, clients=("openai", "anthropic"))
