@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from anthropic import AsyncAnthropic
 from openai import AsyncOpenAI
 
 from enclave.adapters.http import async_client, http_boundary
@@ -99,7 +98,7 @@ def serve_model(risk: float = 0.8) -> Iterator[str]:
         server.server_close()
 
 
-async def _risk(request: Mapping[str, Any]) -> dict[str, Any]:
+async def live_risk(request: Mapping[str, Any]) -> dict[str, Any]:
     if "value" not in _live_risk:
         raise RuntimeError("live risk tool called outside capture")
     return {"risk": _live_risk["value"], "note": CANARY}
@@ -122,7 +121,7 @@ MODEL = http_boundary("risk-model")
 
 
 async def _decide(ctx: Context, inputs: Mapping[str, Any], library: str) -> dict[str, Any]:
-    tool = await ctx.acall(RISK, {"applicant": inputs["applicant"]}, live=_risk)
+    tool = await ctx.acall(RISK, {"applicant": inputs["applicant"]}, live=live_risk)
     risk, note = float(tool["risk"]), str(tool["note"])
     model = AsyncOpenAI(
         api_key="placeholder-key",  # the local server asks for none
@@ -134,30 +133,6 @@ async def _decide(ctx: Context, inputs: Mapping[str, Any], library: str) -> dict
         model=MODEL_NAME, messages=[{"role": "user", "content": f"risk of the applicant {risk}"}]
     )
     decision = str(completion.choices[0].message.content)
-    return {
-        "score": risk,
-        "decision": decision,
-        "proposal": {"decision": decision, "note_length": len(note)},
-        "evidence": [],
-    }
-
-
-async def _decide_anthropic(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    tool = await ctx.acall(RISK, {"applicant": inputs["applicant"]}, live=_risk)
-    risk, note = float(tool["risk"]), str(tool["note"])
-    model = AsyncAnthropic(
-        api_key="placeholder-key",  # the local server asks for none
-        base_url=str(inputs["base_url"]).removesuffix("/v1"),
-        http_client=async_client(ctx, MODEL, library="httpx2"),  # the client's own library
-        max_retries=0,
-    )
-    message = await model.messages.create(
-        model=MODEL_NAME,
-        max_tokens=16,
-        messages=[{"role": "user", "content": f"risk of the applicant {risk}"}],
-    )
-    block = message.content[0]
-    decision = block.text if block.type == "text" else ""
     return {
         "score": risk,
         "decision": decision,
@@ -182,9 +157,11 @@ async def _decide_wrapped(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, 
         raise RuntimeError("the framework's run failed") from exc
 
 
-def _agent(name: str, function: Any, clients: tuple[str, ...] = ("openai",)) -> AgentSpec:
+def agent(
+    name: str, function: Any, *, module: str = __name__, clients: tuple[str, ...] = ("openai",)
+) -> AgentSpec:
     return AgentSpec(
-        name=f"tests.agents.http_agents:{name}",
+        name=f"{module}:{name}",
         version="1.0.0",
         function=function,
         inputs={"applicant": policy("internal"), "base_url": policy("internal")},
@@ -200,9 +177,6 @@ def _agent(name: str, function: Any, clients: tuple[str, ...] = ("openai",)) -> 
 
 
 # the openai client on an httpx client, and on its own library, httpx2
-HTTP_AGENT = _agent("HTTP_AGENT", _decide_httpx)
-HTTP2_AGENT = _agent("HTTP2_AGENT", _decide_httpx2)
-WRAPPING_AGENT = _agent("WRAPPING_AGENT", _decide_wrapped)
-# the anthropic client, on its own library (httpx2)
-# (this module imports both clients: the worker's template imports both, once)
-ANTHROPIC_AGENT = _agent("ANTHROPIC_AGENT", _decide_anthropic, clients=("openai", "anthropic"))
+HTTP_AGENT = agent("HTTP_AGENT", _decide_httpx)
+HTTP2_AGENT = agent("HTTP2_AGENT", _decide_httpx2)
+WRAPPING_AGENT = agent("WRAPPING_AGENT", _decide_wrapped)

@@ -25,12 +25,13 @@ from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.layers import recorded_layers
 from enclave.replay.runs import Trajectory, apply_intervention, open_specimen, replay_run
 from enclave.sandbox import SandboxLimits
+from tests.agents import anthropic_agents
 from tests.agents import http_agents as ha
 from tests.support.canary import find_canaries, scan_tree
 
 SEED = 5
 API_KEY = "sk-ant-never-recorded-77f0"
-AGENT = ha.ANTHROPIC_AGENT
+AGENT = anthropic_agents.ANTHROPIC_AGENT
 
 
 @pytest.fixture(scope="module")
