@@ -492,16 +492,7 @@ def from_object(
     validated into that type."""
     if not isinstance(agent, Agent):
         raise TypeError("the object is not a pydantic-ai Agent")
-    if agent.deps_type is type(None):
-        return agent_spec(
-            agent,
-            name=name,
-            version=version,
-            decision=decision,
-            score=score,
-            model=model,
-            module=module,
-        )
+    declared = agent.deps_type is not type(None)
     return agent_spec(
         agent,
         name=name,
@@ -509,8 +500,8 @@ def from_object(
         decision=decision,
         score=score,
         model=model,
-        deps=_deps_of(pydantic.TypeAdapter(agent.deps_type)),
-        extra_inputs=("deps",),
+        deps=_deps_of(pydantic.TypeAdapter(agent.deps_type)) if declared else None,
+        extra_inputs=("deps",) if declared else (),
         module=module,
     )
 
