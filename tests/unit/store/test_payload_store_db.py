@@ -313,7 +313,10 @@ def test_specimen_id_cannot_be_reused_and_discard_removes_everything(backend: Ba
         lambda items: [*items, items[-1]],  # two end frames
         lambda items: [(items[1][0], items[0][1]), (items[0][0], items[1][1]), *items[2:]],
         lambda items: [(b"0/response/z", items[0][1]), *items[1:]],  # relabelled
-        lambda items: [(items[0][0], items[0][1][:-1] + b"\x00"), *items[1:]],  # flipped
+        lambda items: [
+            (items[0][0], items[0][1][:-1] + bytes([items[0][1][-1] ^ 1])),
+            *items[1:],
+        ],  # flipped
         lambda items: [],  # nothing at all
     ],
     ids=[
