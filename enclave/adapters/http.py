@@ -197,7 +197,7 @@ class RecordedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     def handle_request(self, request: Any) -> Any:
         def send(_key: Mapping[str, Any]) -> dict[str, Any]:
             if self._live is None:
-                self._live = self._http.HTTPTransport()
+                self._live = self._http.HTTPTransport(limits=self._single_use())
             response = self._live.handle_request(request)
             try:
                 return _answer(response, response.read())
@@ -211,7 +211,7 @@ class RecordedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: Any) -> Any:
         async def send(_key: Mapping[str, Any]) -> dict[str, Any]:
             if self._alive is None:
-                self._alive = self._http.AsyncHTTPTransport()
+                self._alive = self._http.AsyncHTTPTransport(limits=self._single_use())
             response = await self._alive.handle_async_request(request)
             try:
                 return _answer(response, await response.aread())
@@ -221,6 +221,11 @@ class RecordedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         await request.aread()
         answer = await self._ctx.acall(self._spec, request_key(request), live=send)
         return self._response(answer, request)
+
+    def _single_use(self) -> Any:
+        """No idle connection kept: a run's client is never closed by the agent, and a
+        connection kept alive past the run would outlive its event loop."""
+        return self._http.Limits(max_keepalive_connections=0)
 
     def _response(self, answer: Mapping[str, Any], request: Any) -> Any:
         return self._http.Response(

@@ -15,7 +15,9 @@ a ``pydantic_ai.Agent``. Its run function is asynchronous: it runs
   messages in the framework's codec (``ModelMessagesTypeAdapter``). ``calls`` holds each
   tool call's arguments by tool name (``final_result``, ``quote``, ``quote#1``...), so
   an intervention addresses the model's typed output by pointer (``/calls/final_result/
-  decision``). An in-process model (``FunctionModel``, ``TestModel``) runs as agent code.
+  decision``) — also where the provider's structured-output mode (``NativeOutput``)
+  answers it as JSON text, kept verbatim beside its value. An in-process model
+  (``FunctionModel``, ``TestModel``) runs as agent code.
 
 Invariants:
 
@@ -46,7 +48,7 @@ from typing import Any
 import pydantic
 import pydantic_ai
 import pydantic_core
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent, NativeOutput, PromptedOutput, RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     ModelMessage,
@@ -171,7 +173,26 @@ def encode_response(response: ModelResponse) -> dict[str, Any]:
         else:
             calls[key] = args if args is not None else {}
             part["args"] = None
+    structured = _structured_text(message["parts"])
+    if structured is not None:  # the text kept verbatim beside its value, as arguments are
+        calls[OUTPUT_TOOL] = json.loads(message["parts"][structured]["content"])
     return {"message": message, "calls": calls}
+
+
+def _structured_text(parts: list[Any]) -> int | None:
+    """The position of the answer's typed final result written as text — the provider's
+    structured-output mode (``NativeOutput``, ``PromptedOutput``): the one text part, a
+    JSON object, where the output tool was not called — else None."""
+    if any(part.get("tool_name") == OUTPUT_TOOL for part in parts):
+        return None
+    texts = [i for i, part in enumerate(parts) if part.get("part_kind") == "text"]
+    if len(texts) != 1:
+        return None
+    try:
+        value = json.loads(parts[texts[0]]["content"])
+    except ValueError:
+        return None
+    return texts[0] if isinstance(value, dict) else None
 
 
 def decode_response(recorded: Mapping[str, Any]) -> ModelResponse:
@@ -189,6 +210,11 @@ def decode_response(recorded: Mapping[str, Any]) -> ModelResponse:
                 part["args"] = json.dumps(args)
         else:
             part["args"] = args
+    structured = _structured_text(message["parts"])
+    if structured is not None and OUTPUT_TOOL in calls:
+        part = message["parts"][structured]
+        if json.loads(part["content"]) != calls[OUTPUT_TOOL]:
+            part["content"] = json.dumps(calls[OUTPUT_TOOL])
     (response,) = ModelMessagesTypeAdapter.validate_python([message])
     assert isinstance(response, ModelResponse)
     return response
@@ -267,8 +293,11 @@ def _model_spec(
     for tool_name, tool in tools.items():
         for n in range(MAX_SAME_CALLS):
             proposals[tool_name if n == 0 else f"{tool_name}#{n}"] = tool.parameters
-    if isinstance(agent.output_type, type) and agent.output_type is not str:
-        output = inline_refs(pydantic.TypeAdapter(agent.output_type).json_schema())
+    output_type = agent.output_type
+    if isinstance(output_type, NativeOutput | PromptedOutput):  # structured text
+        output_type = output_type.outputs
+    if isinstance(output_type, type) and output_type is not str:
+        output = inline_refs(pydantic.TypeAdapter(output_type).json_schema())
         proposals[OUTPUT_TOOL] = output
     return BoundarySpec(
         kind=StepKind.MODEL,
@@ -369,6 +398,7 @@ def agent_spec(
     classification: str = "confidential",
     credentials: tuple[str, ...] = (),
     code_modules: tuple[str, ...] = (),
+    frameworks: tuple[str, ...] = (),
     module: str | None = None,
 ) -> AgentSpec:
     """An ``AgentSpec`` for ``agent``. ``decision`` (and ``score``) name an attribute of
@@ -376,6 +406,8 @@ def agent_spec(
     hosted boundary of that name; without it the model must run in process
     (``FunctionModel``, ``TestModel``). ``deps(inputs)`` builds the run's dependencies;
     ``extra_inputs`` are input fields besides ``input`` (the prompt), sealed alike.
+    ``frameworks`` are further installed packages the agent's module imports (a hosted
+    model's client, ``openai``): the replay worker's template imports them once.
     ``module`` is the module that holds the agent (by default the caller's): the run is
     attributed to it, so the specimen records where to import the spec from and its
     code identity covers the agent's code (and this adapter's)."""
@@ -420,12 +452,14 @@ def agent_spec(
                 capabilities=[capability],
             )
         output = result.output
-        return {
-            "score": scored(output) if scored is not None else None,
+        outcome = {
             "decision": decide(output),
             "proposal": _jsonable(output),
             "evidence": capability.called,
         }
+        if scored is not None:  # a categorical agent's outcome carries no score at all
+            outcome["score"] = scored(output)
+        return outcome
 
     run.__module__ = module  # the agent's module: its import reference, its code
     return AgentSpec(
@@ -435,7 +469,7 @@ def agent_spec(
         function=typing.cast(Callable[..., Mapping[str, Any]], run),
         inputs={"input": rule, **{field: rule for field in extra_inputs}},
         outcome={
-            "score": policy("internal"),
+            **({"score": policy("internal")} if score is not None else {}),
             "decision": policy("internal"),
             "proposal": rule,
             "evidence": policy("internal"),
@@ -446,7 +480,7 @@ def agent_spec(
         code_modules=code_modules,
         # imported once by the replay worker's template, not in every run (the adapter
         # too: a project module, whose import settles the framework's lazy state)
-        frameworks=("pydantic_ai", __name__),
+        frameworks=("pydantic_ai", __name__, *frameworks),
     )
 
 

@@ -7,7 +7,10 @@ Invariants:
    (the multiarch directory ``/usr/lib/<triplet>`` where the platform has one, else
    ``/usr/lib``; ``/usr/lib64``; the ``/lib*`` links to them), the time-zone data
    and the import path's packages; of ``/etc`` only ``os-release`` (the platform's
-   name, which ``platform`` reports like ``uname``'s). No home directory, no ``/tmp``, no
+   name, which ``platform`` reports like ``uname``'s) and the system's bundle of
+   certificate authorities (public; an HTTP client built in a run loads it where its
+   environment names it, ``SSL_CERT_FILE``, even with no network to use it on). No
+   home directory, no ``/tmp``, no
    host ``/proc`` (bubblewrap adds a private one), no ``/sys``.
 2. **Never a directory that holds a protected path.** The sandbox's enclave home is
    protected, and so is any directory carrying the home marker file. A directory
@@ -41,9 +44,10 @@ from dataclasses import dataclass
 HOME_MARKER = ".replay-enclave-home"
 _LIBRARY_DIRS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32")
 _DATA_DIRS = ("/usr/share/zoneinfo",)  # time zones, for ``zoneinfo``
-# the host's platform facts, as ``uname`` gives them: the template probes them once
-# (``platform.freedesktop_os_release``) so that no run reads them
-_PLATFORM_FILES = ("/etc/os-release",)
+# the host's platform facts, as ``uname`` gives them (the template probes them once,
+# ``platform.freedesktop_os_release``, so that no run reads them), and the public
+# certificate authorities a TLS client context loads
+_PLATFORM_FILES = ("/etc/os-release", "/etc/ssl/certs/ca-certificates.crt")
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
 _MODULE_SUFFIXES = (".py", ".pyc", ".so")
 

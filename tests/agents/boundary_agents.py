@@ -77,6 +77,18 @@ def read_paths(request: dict[str, Any]) -> dict[str, Any]:
     return {"results": {path: _try_read(path) for path in request["paths"]}}
 
 
+def tls_context(request: dict[str, Any]) -> dict[str, Any]:
+    """Build a TLS client context from the named CA bundle, as an HTTP client built in a
+    run does (``SSL_CERT_FILE``); report how many authorities it loaded."""
+    import ssl
+
+    try:
+        context = ssl.create_default_context(cafile=request["cafile"])
+    except OSError as exc:
+        return {"error": type(exc).__name__}
+    return {"authorities": context.cert_store_stats()["x509_ca"]}
+
+
 def find_homes(request: dict[str, Any]) -> dict[str, Any]:
     """Walk the whole visible file system for enclave homes and named directories."""
     wanted = set(request.get("names", ()))

@@ -162,6 +162,15 @@ def _spec(agent_name: str, **options: Any) -> Any:
 
 AGENT = _spec("AGENT")
 HOSTED_MODEL_AGENT = _spec("HOSTED_MODEL_AGENT", model="planner")
+# a categorical agent: a decision and no score
+CATEGORICAL = agent_spec(
+    procurement,
+    name="tests.agents.pydantic_ai_agents:CATEGORICAL",
+    version="1.0.0",
+    decision="decision",
+    deps=deps_of,
+    extra_inputs=("region",),
+)
 
 
 class ProviderLikeModel(Model):

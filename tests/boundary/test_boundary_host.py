@@ -162,6 +162,25 @@ def test_etc_shadow_is_unreadable(tmp_path: Path) -> None:
     assert reply["results"]["/etc/shadow"] != "read"
 
 
+def test_the_system_s_certificate_authorities_are_public_and_the_rest_of_etc_ssl_is_not(
+    tmp_path: Path,
+) -> None:
+    # an HTTP client built in a run loads the CA bundle its environment names (the
+    # record serves the capture's ``SSL_CERT_FILE``); public data, read-only
+    bundle = "/etc/ssl/certs/ca-certificates.crt"
+    if not Path(bundle).is_file():
+        pytest.skip("no system CA bundle on this host")
+    sandbox = _sandbox(tmp_path / "scratch")
+    assert _call(sandbox, "tls_context", {"cafile": bundle})["authorities"] > 0
+    private = [
+        str(p) for p in Path("/etc/ssl").rglob("*") if p.is_file() and "certs" not in p.parts
+    ]
+    reply = _call(
+        sandbox, "read_paths", {"paths": [*private, "/etc/ssl/openssl.cnf", "/etc/passwd"]}
+    )
+    assert [p for p, r in reply["results"].items() if r == "read"] == []
+
+
 def test_worker_is_unprivileged_and_has_no_credentials(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

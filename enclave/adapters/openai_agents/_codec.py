@@ -124,25 +124,54 @@ def model_request(
     }
 
 
-def _compact(text: str) -> Any:
-    """A JSON text as its value when dumping the value gives the text back exactly (so an
-    intervention can address its members), else the text."""
+# The layouts a JSON text is recognised in, each rebuilt exactly: compact, as the SDK
+# writes arguments; spaced, as ``json.dumps`` does by default; indented, as a real
+# model's structured answer comes (llama.cpp's server). A text in any other layout stays
+# text: recorded exactly, but its members are not addressable.
+_LAYOUTS: dict[str, dict[str, Any]] = {
+    "compact": {"separators": (",", ":")},
+    "spaced": {},
+    "indented": {"indent": 2},
+}
+
+
+def _as_value(text: str) -> tuple[Any, str | None]:
+    """A JSON object's text as its value (so an intervention can address its members)
+    and the layout that gives the text back exactly; else the text, and no layout."""
     try:
         value = json.loads(text)
     except ValueError:
-        return text
-    if (
-        isinstance(value, dict)
-        and json.dumps(value, ensure_ascii=False, separators=(",", ":")) == text
-    ):
-        return value
-    return text
+        return text, None
+    if isinstance(value, dict):
+        for name, layout in _LAYOUTS.items():
+            if json.dumps(value, ensure_ascii=False, **layout) == text:
+                return value, name
+    return text, None
 
 
-def _text(value: Any) -> str:
+def _as_text(value: Any, layout: Any) -> str:
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if layout not in _LAYOUTS:
+        raise ValueError("the record names no known JSON layout")
+    return json.dumps(value, ensure_ascii=False, **_LAYOUTS[layout])
+
+
+def _dump_text(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """``data`` with its text member ``key`` as a value where it is JSON; the layout is
+    kept beside it (``key_layout``) unless compact."""
+    value, layout = _as_value(data[key])
+    data = {**data, key: value}
+    if layout not in (None, "compact"):
+        data[f"{key}_layout"] = layout
+    return data
+
+
+def _load_text(data: Mapping[str, Any], key: str) -> dict[str, Any]:
+    data = dict(data)
+    layout = data.pop(f"{key}_layout", "compact")
+    data[key] = _as_text(data[key], layout)
+    return data
 
 
 def _positions(values: Sequence[Any]) -> dict[str, Any]:
@@ -156,12 +185,12 @@ def _listed(values: Mapping[str, Any]) -> list[Any]:
 def _dump_item(item: TResponseOutputItem) -> dict[str, Any]:
     data: dict[str, Any] = item.model_dump(mode="json", by_alias=True)
     if data.get("type") == "function_call" and isinstance(data.get("arguments"), str):
-        data["arguments"] = _compact(data["arguments"])
+        data = _dump_text(data, "arguments")
     if data.get("type") == "message" and isinstance(data.get("content"), list):
         parts = []
         for part in data["content"]:
             if isinstance(part, dict) and isinstance(part.get("text"), str):
-                part = {**part, "text": _compact(part["text"])}
+                part = _dump_text(part, "text")
             parts.append(part)
         data["content"] = _positions(parts)
     return data
@@ -170,10 +199,10 @@ def _dump_item(item: TResponseOutputItem) -> dict[str, Any]:
 def _load_item(data: Mapping[str, Any]) -> TResponseOutputItem:
     item = dict(data)
     if item.get("type") == "function_call":
-        item["arguments"] = _text(item["arguments"])
+        item = _load_text(item, "arguments")
     if item.get("type") == "message" and isinstance(item.get("content"), dict):
         item["content"] = [
-            {**part, "text": _text(part["text"])} if "text" in part else part
+            _load_text(part, "text") if "text" in part else part
             for part in _listed(item["content"])
         ]
     return cast(TResponseOutputItem, _ITEM.validate_python(item))
@@ -182,7 +211,7 @@ def _load_item(data: Mapping[str, Any]) -> TResponseOutputItem:
 def dump_response(response: ModelResponse) -> dict[str, Any]:
     """A ``ModelResponse`` as the MODEL boundary's response fields: each output item by
     its pydantic ``model_dump`` at its position (``/output/0``), a function call's
-    arguments and a message's text as JSON values where they are compact JSON."""
+    arguments and a message's text as JSON values where they are JSON in a known layout."""
     return {
         "output": _positions([_dump_item(item) for item in response.output]),
         "usage": serialize_usage(response.usage),

@@ -169,20 +169,34 @@ def test_a_model_response_round_trips_through_the_record() -> None:
     response = ModelResponse(
         output=[
             function_call("quote", {"supplier": "acme"}, call_id="q1"),
-            function_call("rating", '{"supplier": "acme"}', call_id="r1"),  # not compact
+            function_call("rating", '{"supplier": "acme"}', call_id="r1"),  # spaced
+            function_call("terms", '{ "supplier" : "acme" }', call_id="t1"),  # free-form
             assistant_message('{"decision":"BUY","supplier":"acme","price":100.0}'),
+            # a real model's structured answer (llama.cpp's server indents it)
+            assistant_message('{\n  "decision": "HOLD",\n  "supplier": "globex"\n}'),
         ],
         usage=Usage(requests=1, input_tokens=12, output_tokens=3, total_tokens=15),
         response_id="resp-1",
     )
     fields = dump_response(response)
     json.dumps(fields)  # JSON all the way down
-    assert fields["output"]["0"]["arguments"] == {"supplier": "acme"}  # addressable
-    assert fields["output"]["1"]["arguments"] == '{"supplier": "acme"}'  # kept as text
-    assert fields["output"]["2"]["content"]["0"]["text"]["decision"] == "BUY"
+    # addressable wherever the text is a layout rebuilt exactly
+    assert fields["output"]["0"]["arguments"] == {"supplier": "acme"}
+    assert fields["output"]["1"]["arguments"] == {"supplier": "acme"}
+    assert fields["output"]["2"]["arguments"] == '{ "supplier" : "acme" }'  # kept as text
+    assert fields["output"]["3"]["content"]["0"]["text"]["decision"] == "BUY"
+    assert fields["output"]["4"]["content"]["0"]["text"]["decision"] == "HOLD"
     back = load_response(json.loads(json.dumps(fields)))
-    assert back.output == response.output
+    assert back.output == response.output  # every text exactly as the model wrote it
     assert back.usage == response.usage and back.response_id == "resp-1"
+    # a changed value is written in the layout the model used
+    fields["output"]["4"]["content"]["0"]["text"]["decision"] = "BUY"
+    (_, _, _, _, changed) = load_response(fields).output
+    assert changed.content[0].text == '{\n  "decision": "BUY",\n  "supplier": "globex"\n}'  # type: ignore[union-attr]
+    # a layout the record does not know is refused, never guessed
+    fields["output"]["4"]["content"]["0"]["text_layout"] = "tabbed"
+    with pytest.raises(ValueError, match="layout"):
+        load_response(fields)
 
 
 # -- baseline: 100 captures, 100 replays -----------------------------------------------------

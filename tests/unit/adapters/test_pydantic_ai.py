@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from pydantic_ai import Agent, capture_run_messages
+from pydantic_ai import Agent, NativeOutput, capture_run_messages
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPart, ToolCallPart
 
 from enclave import Home, Runtime
@@ -117,6 +117,17 @@ def test_the_run_is_the_agent_module_s_so_its_code_is_the_specimen_s() -> None:
     assert pa.AGENT.frameworks == ("pydantic_ai", "enclave.adapters.pydantic_ai")
 
 
+def test_an_agent_without_a_score_is_captured_with_a_decision_alone(runtime: Runtime) -> None:
+    categorical = pa.CATEGORICAL
+    assert categorical.score_bounds is None
+    trajectory = captured(runtime, categorical)
+    assert "score" not in trajectory.outcome
+    assert trajectory.outcome["decision"] == "BUY"
+    run = replayed(trajectory, categorical)
+    assert run.failure is None, run.failure_detail
+    assert run.layers == recorded_layers(trajectory.steps)
+
+
 def test_the_model_is_a_boundary_only_when_declared_hosted() -> None:
     assert not any(b.kind is StepKind.MODEL for b in pa.AGENT.boundaries)
     planner = pa.HOSTED_MODEL_AGENT.boundary("planner")
@@ -155,6 +166,30 @@ def test_a_model_response_is_rebuilt_equal_and_an_intervened_call_changes_only_i
     assert isinstance(changed.parts[2], ToolCallPart)
     assert changed.parts[2].args_as_dict() == {"supplier": "initech"}
     assert changed.parts[:2] == response.parts[:2]
+
+
+def test_a_structured_text_answer_is_addressable_as_the_final_result() -> None:
+    # the provider's structured-output mode (``NativeOutput``): the typed answer is JSON
+    # text, as a real model writes it (llama.cpp's server indents it)
+    text = '{\n  "decision": "HOLD",\n  "supplier": "acme"\n}'
+    response = ModelResponse(parts=[TextPart(text)], model_name="local-model")
+    encoded = json.loads(json.dumps(encode_response(response)))
+    assert encoded["calls"] == {"final_result": {"decision": "HOLD", "supplier": "acme"}}
+    assert decode_response(encoded) == response  # the model's text exactly
+    encoded["calls"]["final_result"]["decision"] = "BUY"
+    (part,) = decode_response(encoded).parts
+    assert isinstance(part, TextPart)
+    assert json.loads(part.content) == {"decision": "BUY", "supplier": "acme"}
+    # words are words: a text that is no JSON object has no final result
+    for words in ("no order today", "[1, 2]", "{not json"):
+        plain = encode_response(ModelResponse(parts=[TextPart(words)]))
+        assert plain["calls"] == {}
+    # the output type's schema is declared where the output is structured text
+    native = Agent(pa.FunctionModel(pa.procurement_script), output_type=NativeOutput(pa.Verdict))
+    spec = agent_spec(native, name="x", version="1", decision="decision", model="planner")
+    schema = spec.boundary("planner").json_schema
+    assert schema is not None
+    assert "decision" in schema["properties"]["calls"]["properties"]["final_result"]["properties"]
 
 
 def _messages(prompt: str) -> list[Any]:

@@ -1,0 +1,93 @@
+"""A LangGraph agent on a hosted ``ChatOpenAI`` against a real model: the example's hosted
+form (``examples/langgraph_hosted_agent.py``) captured against llama.cpp's server with
+SmolLM2-135M-Instruct, replayed from the record without asking it again, and audited in
+the sandbox; the prompt's canary stays sealed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from enclave import Home, Runtime
+from enclave.capture import capture
+from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
+from enclave.replay.layers import recorded_layers
+from enclave.replay.runs import open_specimen, replay_run
+from enclave.sandbox import SandboxLimits
+from tests.inference.conftest import ModelServer
+from tests.support.canary import find_canaries, scan_tree
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+import langgraph_hosted_agent  # noqa: E402
+
+CANARY = "CANARY-LLAMA-LANGGRAPH-5c81d0"
+AGENT = langgraph_hosted_agent.HOSTED
+SEED = 3
+
+
+@pytest.fixture(scope="module")
+def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
+    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("langgraph-model") / "home"))
+    yield rt
+    rt.close()
+
+
+def now() -> datetime:
+    return datetime.now(UTC) + timedelta(minutes=5)
+
+
+@pytest.fixture(scope="module")
+def specimen(runtime: Runtime, model_server: ModelServer) -> str:
+    inputs = {"input": f"Applicant {CANARY} has a risk of 0.7. Approve or reject?"}
+    return capture(runtime, AGENT, inputs, tenant_id="acme", seed=SEED).specimen_id
+
+
+def test_the_model_s_answer_replays_from_the_record_without_asking_it(
+    runtime: Runtime, model_server: ModelServer, specimen: str
+) -> None:
+    opened = open_specimen(runtime, specimen, job_id="lg", lease_seconds=60, now=now())
+    trajectory = opened.trajectory
+    (model_call,) = [s for s in trajectory.steps if s.kind == "model"]
+    assert model_call.call_id == "main/screener#0"
+    assert trajectory.outcome["decision"]  # the real model's words, whatever they are
+    asked = model_server.prompt_tokens()
+    for _ in range(20):
+        run = replay_run(
+            trajectory=trajectory, agent=AGENT, seed=SEED, variant="b", audit_time=now()
+        )
+        assert run.failure is None, run.failure_detail
+        assert run.layers == recorded_layers(trajectory.steps)
+        assert (model_call.call_id, "record") in run.served
+    assert model_server.prompt_tokens() == asked
+
+
+def test_an_audit_of_the_model_s_answer_in_the_sandbox(
+    runtime: Runtime, specimen: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    request = AuditRequest(
+        specimen_id=specimen,
+        intervention=Intervention(
+            Strategy.REPLACE,
+            call_id="main/screener#0",
+            field="/message/kwargs/content",
+            value="A decision no small model would word like this.",
+        ),
+        requester="test",
+        samples=20,
+        seed=1,
+        purpose="does the model's answer decide?",
+    )
+    outcome = run_audit(runtime, request, now=now(), limits=SandboxLimits(wall_seconds=120.0))
+    assert outcome.failure is None, outcome.failure
+    assert outcome.classification == "influential"
+    assert outcome.envelope is not None
+    assert find_canaries(json.dumps(outcome.envelope).encode(), [CANARY]) == []
+    printed = capsys.readouterr()
+    assert find_canaries((printed.out + printed.err).encode(), [CANARY]) == []
+    assert scan_tree(runtime.home.root, [CANARY]) == {}
