@@ -9,9 +9,9 @@
 #     bash scripts/inference-server.sh
 #     .inference/bin/llama-server -m .inference/model.gguf --port 8931 --jinja
 #
-# Built for this machine's CPU (the binary never leaves it: generic x86-64 code decodes
-# several times slower); no web UI, HTTPS, curl, tests or examples: the tests speak to
-# its API on loopback.
+# Generic x86-64 code: built for this machine's CPU (-march=native, with its AVX-512),
+# the server crashed on its first model load here; no web UI, HTTPS, curl, tests or
+# examples: the tests speak to its API on loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 home="${REPLAY_ENCLAVE_INFERENCE_HOME:-$PWD/.inference}"
@@ -36,7 +36,7 @@ PY
 tar xzf "$work"/download/llama_cpp_python-*.tar.gz -C "$work/src" --strip-components=1
 llama="$work/src/vendor/llama.cpp"
 cmake -S "$llama" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
-  -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
+  -DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
   -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF >/dev/null
 cmake --build "$work/build" --target llama-server -j "$(nproc)" >/dev/null
 cp "$work/build/bin/llama-server" "$home/bin/llama-server.part"
