@@ -24,6 +24,7 @@ harshest case for the capture ratio.
     python benchmarks/adapters.py                      # the table
     python benchmarks/adapters.py --runs 50 --samples 100 --rounds 3
     python benchmarks/adapters.py --only MCP --runs 10   # one adapter's row
+    python benchmarks/adapters.py --capture-only         # the capture row alone
 """
 
 from __future__ import annotations
@@ -185,7 +186,9 @@ def _median_per(fn: Callable[[], Any], count: int) -> float:
     return (time.perf_counter() - start) / count
 
 
-def measure(case: Case, runs: int, samples: int, rounds: int) -> dict[str, float]:
+def measure(
+    case: Case, runs: int, samples: int, rounds: int, *, capture_only: bool = False
+) -> dict[str, float]:
     now = datetime.now(UTC) + timedelta(minutes=1)
     plain: list[float] = []
     captured: list[float] = []
@@ -227,6 +230,8 @@ def measure(case: Case, runs: int, samples: int, rounds: int) -> dict[str, float
             for r in range(rounds):
                 plain.append(_median_per(unrecorded, runs))
                 captured.append(_median_per(recorded, runs))
+                if capture_only:
+                    continue
                 bare.append(_median_per(in_process, runs))
                 start = time.perf_counter()
                 result = run_sample_batch(
@@ -236,6 +241,8 @@ def measure(case: Case, runs: int, samples: int, rounds: int) -> dict[str, float
                 enclave.append((time.perf_counter() - start) / worker_runs)
         finally:
             runtime.close()
+    if capture_only:
+        return {"plain": statistics.median(plain), "captured": statistics.median(captured)}
     return {
         "plain": statistics.median(plain),
         "captured": statistics.median(captured),
@@ -247,7 +254,6 @@ def measure(case: Case, runs: int, samples: int, rounds: int) -> dict[str, float
 
 def table(case: Case, m: Mapping[str, float], runs: int, samples: int, rounds: int) -> str:
     capture_ratio = m["captured"] / m["plain"]
-    replay_ratio = m["enclave"] / (m["bare"] + m["floor"])
     lines = [
         f"{case.label}: {runs} runs per round, audits of {samples} samples, "
         f"median of {rounds} rounds",
@@ -255,6 +261,11 @@ def table(case: Case, m: Mapping[str, float], runs: int, samples: int, rounds: i
         f"{ROWS[0]:<24}{m['captured'] * 1e3:>12.3f}{m['plain'] * 1e3:>14.3f}"
         f"{capture_ratio:>7.2f}x{TARGET_CAPTURE:>8.1f}x  "
         + ("met" if capture_ratio <= TARGET_CAPTURE else "MISSED"),
+    ]
+    if "enclave" not in m:  # --capture-only
+        return "\n".join(lines)
+    replay_ratio = m["enclave"] / (m["bare"] + m["floor"])
+    lines += [
         f"{ROWS[1]:<24}{m['enclave'] * 1e3:>12.3f}{(m['bare'] + m['floor']) * 1e3:>14.3f}"
         f"{replay_ratio:>7.2f}x{TARGET_REPLAY:>8.1f}x  "
         + ("met" if replay_ratio <= TARGET_REPLAY else "MISSED"),
@@ -270,12 +281,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--samples", type=int, default=200, help="paired samples per audit")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", default="", help="the cases whose label holds this text")
+    parser.add_argument(
+        "--capture-only", action="store_true", help="the capture row alone (no audits)"
+    )
     args = parser.parse_args(argv)
     for case in (c for c in _cases() if args.only in c.label):
         print(
             table(
                 case,
-                measure(case, args.runs, args.samples, args.rounds),
+                measure(case, args.runs, args.samples, args.rounds, capture_only=args.capture_only),
                 args.runs,
                 args.samples,
                 args.rounds,
