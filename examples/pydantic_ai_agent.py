@@ -7,11 +7,7 @@ ESCALATE when the urgency is at least 0.6, else QUEUE. ``agent_spec`` derives th
 ``AgentSpec``: the tool is a sealed boundary whose typed result an audit can change
 (``--call main/sentiment#0 --field /output/label``).
 
-``HOSTED`` is the router on a hosted model: ``OpenAIChatModel`` on a local
-OpenAI-compatible server (``local_model``: llama.cpp's server with a small real model),
-declared a boundary (``model="router-model"``): its typed answers are recorded at capture
-and served at replay. It answers in the provider's structured-output mode
-(``NativeOutput``): a model that small does not call tools.
+``pydantic_ai_hosted_agent.py`` is the router on a hosted model.
 
     PYTHONPATH=examples replay-enclave capture pydantic_ai_agent:AGENT --input run.json
 """
@@ -21,15 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from httpx2 import Limits
-from local_model import API_KEY, MODEL, URL
-from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pydantic import BaseModel, Field
-from pydantic_ai import Agent, NativeOutput, RunContext
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.models.openai import OpenAIChatModel
-from pydantic_ai.providers.openai import OpenAIProvider
 
 from enclave.adapters.pydantic_ai import agent_spec
 
@@ -97,31 +88,4 @@ AGENT = agent_spec(
     score="urgency",
     deps=lambda inputs: Customer(tier=inputs.get("tier", "standard")),
     extra_inputs=("tier",),
-)
-
-# -- the hosted form ---------------------------------------------------------------------
-
-# each run has an event loop of its own: the client keeps no connection open past a run
-client = AsyncOpenAI(
-    base_url=URL,
-    api_key=API_KEY,
-    max_retries=0,
-    http_client=DefaultAsyncHttpxClient(limits=Limits(max_keepalive_connections=0)),
-)
-hosted_router = Agent(
-    OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client)),
-    output_type=NativeOutput(Routing),
-    instructions="Route the ticket: ESCALATE an unhappy customer, else QUEUE.",
-    model_settings={"temperature": 0.0, "max_tokens": 128},  # greedy decoding
-)
-
-HOSTED = agent_spec(
-    hosted_router,
-    name="pydantic-ai-router-hosted",
-    version="1.0.0",
-    decision="decision",
-    model="router-model",
-    # the provider's client and its transport core: imported once by the replay worker's
-    # template, not in every run
-    frameworks=("openai", "pydantic_ai.models.openai", "httpcore2"),
 )

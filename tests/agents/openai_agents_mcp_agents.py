@@ -30,7 +30,9 @@ PRICE_LIMIT = 120.0
 INPUT = {"input": f"Buy 40 pallets from acme. Reference {ma.CANARY_PROMPT}."}
 CANARIES = ma.CANARIES
 live = ma.live
-MARKERS = ma.MARKERS
+# a folder of this module's own: the MCP client tests count their server's starts in
+# theirs, possibly at the same time on another test worker
+MARKERS = ma.MARKERS.with_name(ma.MARKERS.name + "-agents-sdk")
 
 
 class Verdict(BaseModel):
@@ -44,7 +46,7 @@ quotes_server = MCPServerStdio(
     params={
         "command": sys.executable,
         "args": [str(ma.SERVER_SCRIPT)],
-        "env": {"MCP_MARKERS": str(ma.MARKERS)},
+        "env": {"MCP_MARKERS": str(MARKERS)},
     },
     use_structured_content=True,
 )

@@ -1,4 +1,5 @@
-"""Framework agents on a hosted model, against a real model: the examples' hosted forms —
+"""Framework agents on a hosted model, against a real model: the examples' hosted forms
+(``openai_agents_hosted_agent.py``, ``pydantic_ai_hosted_agent.py``) —
 an Agents SDK agent on ``OpenAIChatCompletionsModel`` and a pydantic-ai agent on
 ``OpenAIChatModel`` — captured against llama.cpp's server with SmolLM2-135M-Instruct at
 the framework's model interface, replayed from the record without asking the server
@@ -30,8 +31,8 @@ from tests.inference.conftest import ModelServer
 from tests.support.canary import find_canaries, scan_tree
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-import openai_agents_agent  # noqa: E402
-import pydantic_ai_agent  # noqa: E402
+import openai_agents_hosted_agent  # noqa: E402
+import pydantic_ai_hosted_agent  # noqa: E402
 
 CANARY = "CANARY-LLAMA-FRAMEWORK-0d93a7"
 SEED = 3
@@ -48,20 +49,20 @@ class Case:
 
     def verdict(self, decision: str) -> tuple[str, Any]:
         """An intervention on the model's typed answer: its field and the other verdict."""
-        if self.agent is openai_agents_agent.HOSTED:
+        if self.agent is openai_agents_hosted_agent.HOSTED:
             return "/output/0/content/0/text/decision", OTHER[decision]
         return "/calls/final_result/decision", OTHER[decision]
 
 
 CASES = {
     "openai-agents": Case(
-        openai_agents_agent.HOSTED,
+        openai_agents_hosted_agent.HOSTED,
         f"Order A-1042 of {CANARY} never arrived.",
         "main/refund-model#0",
         lambda answer: answer["output"]["0"]["provider_data"]["model"],
     ),
     "pydantic-ai": Case(
-        pydantic_ai_agent.HOSTED,
+        pydantic_ai_hosted_agent.HOSTED,
         f"My blender arrived broken, I want a refund. {CANARY}",
         "main/router-model#0",
         lambda answer: answer["message"]["model_name"],
