@@ -18,7 +18,21 @@ from enclave.replay.stages import WORKER_PRELOAD
 from enclave.sandbox import Sandbox, SandboxLimits
 
 HANDLER = "tests.agents.warm_up_agents:present"
+LANGGRAPH = (
+    "langchain_core",
+    "langgraph.graph",
+    "langgraph.prebuilt",
+    "langchain.agents",
+    "enclave.adapters.langgraph",
+)
 CASES = {
+    # the openai client imports its resources on first access, anyio its backend on first
+    # use, the Agents SDK its run loop on the first run, LangChain its tracers likewise
+    "openai client": (("openai", "enclave.adapters.http"), "openai.resources.chat.completions"),
+    "pydantic-ai": (("pydantic_ai", "enclave.adapters.pydantic_ai"), "anyio._backends._asyncio"),
+    "Agents SDK": (("agents", "enclave.adapters.openai_agents"), "agents.testing"),
+    "MCP": (("mcp", "enclave.adapters.mcp"), "anyio._backends._asyncio"),
+    "LangGraph": (LANGGRAPH, "langchain_core.tracers.context"),
     # the engine's own: the kinds of ambient input each run installs
     "replay engine": ((), "enclave.capture._ambient_draws"),
 }
