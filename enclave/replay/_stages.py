@@ -60,15 +60,8 @@ __all__ = [
 ]
 
 WORKER_HANDLER = "enclave.replay.worker._entry:handle"
-# Our own modules, imported before the tripwire arms; agent modules load after it. The
-# kinds of ambient input register on import the interceptors each run installs: imported
-# here, once, not in every run.
-WORKER_PRELOAD = (
-    "enclave.replay.worker._entry",
-    "enclave.capture._ambient_draws",
-    "enclave.capture._ambient_env",
-    "enclave.capture._ambient_file",
-)
+# Our own modules, imported before the tripwire arms; agent modules load after it.
+WORKER_PRELOAD = ("enclave.replay.worker._entry",)
 # Share of a batch replayed on a second fresh worker (see repeat_seeds): one sample in
 # twenty costs a worker start and 5% more runs, and a dependence on the worker process
 # that shows on every seed (an address, a start time) is caught by any one of them.

@@ -16,14 +16,11 @@ one more entry in ``_OPERATIONS`` that calls ``fresh``.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import sys
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
-
-from ledger import canonical_json
 
 from .._model import RunResult, Trajectory, boundary_names
 from ._fresh_run import (
@@ -131,14 +128,6 @@ def _samples(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
 
 
 _OPERATIONS: dict[str, Operation] = {"load": _load, "run": _run, "samples": _samples}
-
-
-def _warm_template() -> None:
-    """In the template, once (``_worker._warm_up``): the engine's own first-use work —
-    an event loop made, run and closed, a canonical JSON encoding — so that no run
-    repeats it. Leaves no loop, task or thread."""
-    asyncio.run(asyncio.sleep(0))
-    canonical_json({"warm-up": [0, 0.5, "", None, True, {}]})
 
 
 def handle(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:

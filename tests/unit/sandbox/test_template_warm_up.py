@@ -33,8 +33,6 @@ CASES = {
     "Agents SDK": (("agents", "enclave.adapters.openai_agents"), "agents.testing"),
     "MCP": (("mcp", "enclave.adapters.mcp"), "anyio._backends._asyncio"),
     "LangGraph": (LANGGRAPH, "langchain_core.tracers.context"),
-    # the engine's own: the kinds of ambient input each run installs
-    "replay engine": ((), "enclave.capture._ambient_draws"),
 }
 
 
