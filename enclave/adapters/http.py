@@ -35,6 +35,7 @@ from __future__ import annotations
 import base64
 import json
 import platform
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -44,6 +45,7 @@ import httpx2
 from ledger import StepKind
 
 from ..capture import BoundarySpec, Context, FieldPolicy, policy, suspended
+from . import _warm_ups
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -294,3 +296,10 @@ def async_client(
 
 
 _probe_platform()  # at import: before any run of the process
+
+
+def _warm_template() -> None:
+    """In a replay worker's template, once (``_warm_ups``): a round of the openai client,
+    when the template imported it."""
+    if "openai" in sys.modules:
+        _warm_ups.openai_client()

@@ -75,6 +75,8 @@ from enclave.adapters._schemas import inline_refs
 from enclave.capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
 from ledger import StepKind
 
+from . import _warm_ups
+
 __all__ = [
     "MAX_SAME_CALLS",
     "agent_spec",
@@ -508,6 +510,11 @@ def _model_of(agent: Agent[Any, Any]) -> Model:
 
 
 _warm()  # at import: once per process, before any run
+
+
+def _warm_template() -> None:
+    """In a replay worker's template, once: a round of the framework (``_warm_ups``)."""
+    _warm_ups.pydantic_ai()
 
 
 def from_object(

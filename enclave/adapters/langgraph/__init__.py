@@ -38,6 +38,7 @@ Invariants:
    documents are recorded in LangChain's codec (``dumpd``/``load``).
 """
 
+from .. import _warm_ups
 from ._codec import decode_tool_message, encode_tool_message, normalise
 from ._model import NoStreaming, decode_response, encode_response, model_request
 from ._spec import agent_spec, final_output, from_object
@@ -54,3 +55,8 @@ __all__ = [
     "from_object",
     "normalise",
 ]
+
+
+def _warm_template() -> None:
+    """In a replay worker's template, once: a round of the framework (``_warm_ups``)."""
+    _warm_ups.langgraph()

@@ -13,6 +13,7 @@ context and JSON-RPC ids left out of the key (``mcp_request``); answers are the 
 result dict (``{"result"}``) or a JSON-RPC error (``{"error"}``), sealed.
 """
 
+from .. import _warm_ups
 from ._dispatch import RecordingDispatcher, ReplayDispatcher
 from ._session import CLIENT_INFO, session
 from ._spec import server_boundary
@@ -62,3 +63,8 @@ def _warm() -> None:
 
 
 _warm()  # once per process, before any run
+
+
+def _warm_template() -> None:
+    """In a replay worker's template, once: a round of the framework (``_warm_ups``)."""
+    _warm_ups.mcp()

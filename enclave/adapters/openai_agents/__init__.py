@@ -35,6 +35,7 @@ record lacks ends the branch. Credentials the model's client reads are the engin
 serve (a placeholder at replay).
 """
 
+from .. import _warm_ups
 from ._codec import ServerStateRefused, dump_response, load_response, model_request
 from ._model import model_boundary
 from ._spec import agent_spec, from_object
@@ -52,3 +53,8 @@ __all__ = [
     "model_request",
     "tool_boundary",
 ]
+
+
+def _warm_template() -> None:
+    """In a replay worker's template, once: a round of the framework (``_warm_ups``)."""
+    _warm_ups.agents_sdk(SilentTraceProvider())

@@ -14,7 +14,9 @@ Start-up of the template, in this order, before any agent code is imported:
    list of trusted project modules;
 5. confine writes to scratch with Landlock (where the kernel offers it), then load
    the template's seccomp filter (default deny; a plain fork is its one addition) and
-   prepare the ordinary filter each run loads on top (see ``_seccomp``);
+   prepare the ordinary filter each run loads on top (see ``_seccomp``); then warm up
+   (``_warm_up``): each preloaded project module that defines ``_warm_template()`` builds, once,
+   the state its framework would otherwise build lazily in every run;
 6. report ``ready`` — the rlimits applied, the kernel's own account of this process
    (uid, gid, effective capabilities, no-new-privs, seccomp mode), the Landlock ABI
    in force, the sha256 of the two filters' bytes as handed to the kernel (the
@@ -48,6 +50,7 @@ import resource
 import signal
 import socket
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -157,6 +160,25 @@ def _probe_platform() -> None:
         pass  # no os-release here: nothing to cache, nothing a run could read either
 
 
+def _warm_up(preload: tuple[str, ...]) -> None:
+    """Call ``_warm_template()`` of each preloaded project module that has one, in order.
+
+    A warm-up is trusted project code, sealed like the template, that runs no agent code
+    (none is imported yet) and exercises installed framework code only: imports it defers
+    to first use, schemas and validators it builds on first use, an event loop made and
+    closed. Every run forks from the state it leaves, so it gives every run, whatever its
+    seed or arm, the same start. It must leave no thread behind (a fork copies only the
+    forking thread): one left running fails the start."""
+    for module_name in preload:
+        if module_name.partition(".")[0] != "enclave":
+            continue  # an installed package's attributes are not our hooks
+        warm = getattr(sys.modules[module_name], "_warm_template", None)
+        if callable(warm):
+            warm()
+    if threading.active_count() != 1:
+        raise RuntimeError("a warm-up left a thread running")
+
+
 def main(argv: list[str]) -> NoReturn:
     config = orjson.loads(argv[1])
     sock = socket.socket(fileno=int(config["fd"]))
@@ -187,6 +209,7 @@ def main(argv: list[str]) -> NoReturn:
         seccomp = bool(config["seccomp"]) and template_filter()
         seal = _seccomp.prepare() if seccomp else None
         filters = {"template": template_filter.sha256, "run": seal.sha256 if seal else None}
+        _warm_up(preload)
         ready = _ready(seccomp, rlimits, landlock, filters)
     except Exception:  # noqa: BLE001 - start-up failed before any agent code ran
         channel.fail(WORKER_CRASHED, "start-up failed")
