@@ -16,11 +16,13 @@ import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
 
+from enclave import Home, Runtime
 from examples.local_model import MODEL, PORT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,3 +93,15 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServ
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
+    """An enclave home of the test module's own."""
+    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("inference") / "home"))
+    yield rt
+    rt.close()
+
+
+def audit_time() -> datetime:
+    return datetime.now(UTC) + timedelta(minutes=5)

@@ -13,21 +13,19 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from enclave import Home, Runtime
+from enclave import Runtime
 from enclave.capture import AgentSpec, capture
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.layers import recorded_layers
 from enclave.replay.runs import Trajectory, apply_intervention, open_specimen, replay_run
 from enclave.sandbox import SandboxLimits
-from tests.inference.conftest import ModelServer
+from tests.inference.conftest import ModelServer, audit_time
 from tests.support.canary import find_canaries, scan_tree
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
@@ -71,17 +69,6 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("framework-models") / "home"))
-    yield rt
-    rt.close()
-
-
-def now() -> datetime:
-    return datetime.now(UTC) + timedelta(minutes=5)
-
-
-@pytest.fixture(scope="module")
 def specimens(runtime: Runtime, model_server: ModelServer) -> dict[str, str]:
     return {
         name: capture(
@@ -92,7 +79,9 @@ def specimens(runtime: Runtime, model_server: ModelServer) -> dict[str, str]:
 
 
 def opened(runtime: Runtime, specimen: str) -> Trajectory:
-    return open_specimen(runtime, specimen, job_id="fw", lease_seconds=60, now=now()).trajectory
+    return open_specimen(
+        runtime, specimen, job_id="fw", lease_seconds=60, now=audit_time()
+    ).trajectory
 
 
 def audit(runtime: Runtime, specimen: str, call: str, field: str, value: Any, n: int) -> Any:
@@ -104,7 +93,7 @@ def audit(runtime: Runtime, specimen: str, call: str, field: str, value: Any, n:
         seed=1,
         purpose="a framework agent on a real model",
     )
-    return run_audit(runtime, request, now=now(), limits=LIMITS)
+    return run_audit(runtime, request, now=audit_time(), limits=LIMITS)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -120,7 +109,7 @@ def test_the_model_s_answers_replay_from_the_record_without_asking_it(
     asked = model_server.prompt_tokens()
     for _ in range(20):
         run = replay_run(
-            trajectory=trajectory, agent=case.agent, seed=SEED, variant="b", audit_time=now()
+            trajectory=trajectory, agent=case.agent, seed=SEED, variant="b", audit_time=audit_time()
         )
         assert run.failure is None, run.failure_detail
         assert run.layers == recorded_layers(trajectory.steps)
@@ -155,7 +144,11 @@ def test_an_order_service_answer_the_model_would_read_is_unservable(
     digester = runtime.digests.for_tenant("acme")
     applied = apply_intervention(trajectory, delivered, agent=case.agent, digester=digester)
     run = replay_run(
-        trajectory=applied.trajectory, agent=case.agent, seed=SEED, variant="i", audit_time=now()
+        trajectory=applied.trajectory,
+        agent=case.agent,
+        seed=SEED,
+        variant="i",
+        audit_time=audit_time(),
     )
     assert run.failure == "unservable", run.failure
     assert (case.model_call, "unservable") in run.served

@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from enclave import Home, Runtime
+from enclave import Runtime
 from enclave.capture import capture
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.layers import recorded_layers
 from enclave.replay.runs import open_specimen, replay_run
 from enclave.sandbox import SandboxLimits
-from tests.inference.conftest import ModelServer
+from tests.inference.conftest import ModelServer, audit_time
 from tests.support.canary import find_canaries, scan_tree
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
@@ -32,17 +30,6 @@ SEED = 3
 
 
 @pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("langgraph-model") / "home"))
-    yield rt
-    rt.close()
-
-
-def now() -> datetime:
-    return datetime.now(UTC) + timedelta(minutes=5)
-
-
-@pytest.fixture(scope="module")
 def specimen(runtime: Runtime, model_server: ModelServer) -> str:
     inputs = {"input": f"Applicant {CANARY} has a risk of 0.7. Approve or reject?"}
     return capture(runtime, AGENT, inputs, tenant_id="acme", seed=SEED).specimen_id
@@ -51,7 +38,7 @@ def specimen(runtime: Runtime, model_server: ModelServer) -> str:
 def test_the_model_s_answer_replays_from_the_record_without_asking_it(
     runtime: Runtime, model_server: ModelServer, specimen: str
 ) -> None:
-    opened = open_specimen(runtime, specimen, job_id="lg", lease_seconds=60, now=now())
+    opened = open_specimen(runtime, specimen, job_id="lg", lease_seconds=60, now=audit_time())
     trajectory = opened.trajectory
     (model_call,) = [s for s in trajectory.steps if s.kind == "model"]
     assert model_call.call_id == "main/screener#0"
@@ -59,7 +46,7 @@ def test_the_model_s_answer_replays_from_the_record_without_asking_it(
     asked = model_server.prompt_tokens()
     for _ in range(20):
         run = replay_run(
-            trajectory=trajectory, agent=AGENT, seed=SEED, variant="b", audit_time=now()
+            trajectory=trajectory, agent=AGENT, seed=SEED, variant="b", audit_time=audit_time()
         )
         assert run.failure is None, run.failure_detail
         assert run.layers == recorded_layers(trajectory.steps)
@@ -83,7 +70,9 @@ def test_an_audit_of_the_model_s_answer_in_the_sandbox(
         seed=1,
         purpose="does the model's answer decide?",
     )
-    outcome = run_audit(runtime, request, now=now(), limits=SandboxLimits(wall_seconds=120.0))
+    outcome = run_audit(
+        runtime, request, now=audit_time(), limits=SandboxLimits(wall_seconds=120.0)
+    )
     assert outcome.failure is None, outcome.failure
     assert outcome.classification == "influential"
     assert outcome.envelope is not None

@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from enclave import Home, Runtime
+from enclave import Runtime
 from enclave.capture import AgentSpec, capture
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.layers import recorded_layers
 from enclave.replay.runs import Trajectory, apply_intervention, open_specimen, replay_run
 from enclave.sandbox import SandboxLimits
 from tests.agents import http_agents as ha
-from tests.inference.conftest import ModelServer
+from tests.inference.conftest import ModelServer, audit_time
 from tests.support.canary import find_canaries, scan_tree
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
@@ -35,22 +33,11 @@ LIMITS = SandboxLimits(wall_seconds=120.0)
 AGENTS = {"http-agent": ha.HTTP_AGENT, "example": openai_client_agent.AGENT}
 
 
-@pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path_factory.mktemp("wire-model") / "home"))
-    yield rt
-    rt.close()
-
-
-def now() -> datetime:
-    return datetime.now(UTC) + timedelta(minutes=5)
-
-
 def captured(runtime: Runtime, agent: AgentSpec, server: ModelServer) -> tuple[str, Trajectory]:
     inputs = {"applicant": "A-7", "base_url": server.url}
     with ha.serve_model():  # the risk tool's live answer (its model server is not asked)
         specimen = capture(runtime, agent, inputs, tenant_id="acme", seed=SEED).specimen_id
-    opened = open_specimen(runtime, specimen, job_id="wire", lease_seconds=60, now=now())
+    opened = open_specimen(runtime, specimen, job_id="wire", lease_seconds=60, now=audit_time())
     return specimen, opened.trajectory
 
 
@@ -71,7 +58,7 @@ def test_a_real_model_s_answers_replay_from_the_record_100_times(
     asked = model_server.prompt_tokens()
     for _ in range(100):
         run = replay_run(
-            trajectory=trajectory, agent=agent, seed=SEED, variant="b", audit_time=now()
+            trajectory=trajectory, agent=agent, seed=SEED, variant="b", audit_time=audit_time()
         )
         assert run.failure is None, run.failure_detail
         assert run.layers == recorded_layers(trajectory.steps)
@@ -90,7 +77,7 @@ def test_a_model_request_the_record_lacks_is_unservable(
     digester = runtime.digests.for_tenant("acme")
     applied = apply_intervention(trajectory, intervention, agent=agent, digester=digester)
     run = replay_run(
-        trajectory=applied.trajectory, agent=agent, seed=SEED, variant="i", audit_time=now()
+        trajectory=applied.trajectory, agent=agent, seed=SEED, variant="i", audit_time=audit_time()
     )
     assert run.failure == "unservable", run.failure
     assert (model_call.call_id, "unservable") in run.served
@@ -107,7 +94,7 @@ def audit(runtime: Runtime, specimen: str, field: str, value: Any, samples: int)
         seed=1,
         purpose="a real model at the wire",
     )
-    return run_audit(runtime, request, now=now(), limits=LIMITS)
+    return run_audit(runtime, request, now=audit_time(), limits=LIMITS)
 
 
 def test_in_the_sandbox_a_counterfactual_is_unservable_and_an_unread_answer_equivalent(
