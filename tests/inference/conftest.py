@@ -11,6 +11,7 @@ answer. Without the built server the tests are skipped, unless
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -18,12 +19,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from enclave import Home, Runtime
 from examples.local_model import MODEL, PORT
+from tests.support.canary import find_canaries, scan_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 HOME = Path(os.environ.get("REPLAY_ENCLAVE_INFERENCE_HOME", ROOT / ".inference"))
@@ -105,3 +108,13 @@ def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
 
 def audit_time() -> datetime:
     return datetime.now(UTC) + timedelta(minutes=5)
+
+
+def assert_sealed(
+    runtime: Runtime, envelope: Any, capsys: pytest.CaptureFixture[str], canary: str
+) -> None:
+    """``canary`` in no certificate envelope, printed output or file of the home."""
+    assert find_canaries(json.dumps(envelope).encode(), [canary]) == []
+    printed = capsys.readouterr()
+    assert find_canaries((printed.out + printed.err).encode(), [canary]) == []
+    assert scan_tree(runtime.home.root, [canary]) == {}

@@ -11,7 +11,6 @@ the prompt's canary stays sealed.
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +24,7 @@ from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.layers import recorded_layers
 from enclave.replay.runs import Trajectory, apply_intervention, open_specimen, replay_run
 from enclave.sandbox import SandboxLimits
-from tests.inference.conftest import ModelServer, audit_time
-from tests.support.canary import find_canaries, scan_tree
+from tests.inference.conftest import ModelServer, assert_sealed, audit_time
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import openai_agents_hosted_agent  # noqa: E402
@@ -127,10 +125,7 @@ def test_an_audit_of_the_model_s_typed_answer_in_the_sandbox(
     assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
     assert outcome.classification == "influential"
     assert outcome.envelope is not None
-    assert find_canaries(json.dumps(outcome.envelope).encode(), [CANARY]) == []
-    printed = capsys.readouterr()
-    assert find_canaries((printed.out + printed.err).encode(), [CANARY]) == []
-    assert scan_tree(runtime.home.root, [CANARY]) == {}
+    assert_sealed(runtime, outcome.envelope, capsys, CANARY)
 
 
 def test_an_order_service_answer_the_model_would_read_is_unservable(

@@ -6,7 +6,6 @@ the sandbox; the prompt's canary stays sealed.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -18,8 +17,7 @@ from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.layers import recorded_layers
 from enclave.replay.runs import open_specimen, replay_run
 from enclave.sandbox import SandboxLimits
-from tests.inference.conftest import ModelServer, audit_time
-from tests.support.canary import find_canaries, scan_tree
+from tests.inference.conftest import ModelServer, assert_sealed, audit_time
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import langgraph_hosted_agent  # noqa: E402
@@ -76,7 +74,4 @@ def test_an_audit_of_the_model_s_answer_in_the_sandbox(
     assert outcome.failure is None, outcome.failure
     assert outcome.classification == "influential"
     assert outcome.envelope is not None
-    assert find_canaries(json.dumps(outcome.envelope).encode(), [CANARY]) == []
-    printed = capsys.readouterr()
-    assert find_canaries((printed.out + printed.err).encode(), [CANARY]) == []
-    assert scan_tree(runtime.home.root, [CANARY]) == {}
+    assert_sealed(runtime, outcome.envelope, capsys, CANARY)

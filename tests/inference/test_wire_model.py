@@ -8,7 +8,6 @@ one the model never reads is ``equivalent``; sealed content stays sealed.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,7 @@ from enclave.replay.layers import recorded_layers
 from enclave.replay.runs import Trajectory, apply_intervention, open_specimen, replay_run
 from enclave.sandbox import SandboxLimits
 from tests.agents import http_agents as ha
-from tests.inference.conftest import ModelServer, audit_time
-from tests.support.canary import find_canaries, scan_tree
+from tests.inference.conftest import ModelServer, assert_sealed, audit_time
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import openai_client_agent  # noqa: E402
@@ -108,7 +106,4 @@ def test_in_the_sandbox_a_counterfactual_is_unservable_and_an_unread_answer_equi
     assert unread.failure is None, unread.failure
     assert unread.classification == "equivalent"
     assert unread.envelope is not None
-    assert find_canaries(json.dumps(unread.envelope).encode(), [ha.CANARY]) == []
-    printed = capsys.readouterr()
-    assert find_canaries((printed.out + printed.err).encode(), [ha.CANARY]) == []
-    assert scan_tree(runtime.home.root, [ha.CANARY]) == {}
+    assert_sealed(runtime, unread.envelope, capsys, ha.CANARY)
