@@ -22,6 +22,7 @@ from ledger import Conflict, NotFound, SpecimenFilter
 
 from ._errors import Refused
 from ._runtime import Runtime
+from .replay.inference import erase_inference_record
 
 __all__ = ["erase_specimen", "rewrap_tenant"]
 
@@ -38,6 +39,8 @@ def erase_specimen(runtime: Runtime, specimen_id: str, *, now: datetime) -> int:
             "the specimen is under legal hold or already erased", code="erasure_refused"
         ) from None
     runtime.payloads.erase(record.tenant_id, specimen_id)
+    # the audits' answers were sealed under a key derived from the data key just erased
+    erase_inference_record(runtime.home.root, record.tenant_id, specimen_id)
     return position.index
 
 

@@ -50,6 +50,7 @@ from . import _warm_ups
 __all__ = [
     "CREDENTIAL_HEADERS",
     "VOLATILE_HEADERS",
+    "answer_record",
     "RecordedTransport",
     "RecordedTransport2",
     "async_client",
@@ -163,7 +164,8 @@ def request_key(request: Any) -> dict[str, Any]:
     }
 
 
-def _answer(response: Any, content: bytes) -> dict[str, Any]:
+def answer_record(response: Any, content: bytes) -> dict[str, Any]:
+    """What an answer is recorded and served as: status, kept headers, decoded body."""
     headers = _headers(response.headers.multi_items(), volatile=False)
     # served decoded and whole: the length and encoding of the served bytes are new
     for name in ("content-encoding", "content-length", "transfer-encoding"):
@@ -202,7 +204,7 @@ class RecordedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 self._live = self._http.HTTPTransport(limits=self._single_use())
             response = self._live.handle_request(request)
             try:
-                return _answer(response, response.read())
+                return answer_record(response, response.read())
             finally:
                 response.close()
 
@@ -216,7 +218,7 @@ class RecordedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 self._alive = self._http.AsyncHTTPTransport(limits=self._single_use())
             response = await self._alive.handle_async_request(request)
             try:
-                return _answer(response, await response.aread())
+                return answer_record(response, await response.aread())
             finally:
                 await response.aclose()
 

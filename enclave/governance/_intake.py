@@ -193,6 +193,7 @@ def request_bits(eligible: Eligible) -> float:
         samples=request.samples,
         tolerance=request.tolerances.score,
         vocabulary=VocabularySize.of_manifest(eligible.record.manifest),
+        inference=request.inference,
     ).bits
 
 

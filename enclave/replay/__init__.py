@@ -7,7 +7,9 @@ The front is what a user calls: build an :class:`AuditRequest` (one
 errors below. Everything else has a named public module, each for its own readers:
 ``stages`` (the durable job workers), ``runs`` (one replayed run by hand),
 ``verdict``, ``reply`` (the supervisor's check of a worker's reply), ``layers``,
-``disclosure``, ``certificates``, ``requests`` and ``targets`` (front ends' checks of
+``disclosure``, ``certificates``, ``inference`` (governed inference: an audit's
+:class:`InferenceGrant` lets the supervisor ask a model what the record does not hold),
+``requests`` and ``targets`` (front ends' checks of
 what is asked for). Every name is imported on first use, so a replay worker importing
 this package loads none of the supervisor's side.
 """
@@ -24,6 +26,8 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._errors import DivergenceError as DivergenceError
     from ._errors import Unresolvable as Unresolvable
     from ._errors import Unservable as Unservable
+    from ._inference_grant import InferenceCaps as InferenceCaps
+    from ._inference_grant import InferenceGrant as InferenceGrant
     from ._intervention import Intervention as Intervention
     from ._model import Strategy as Strategy
     from ._model import Tolerances as Tolerances
@@ -37,6 +41,8 @@ _FRONT = {
     "CandidateCode": "._candidate",
     "CandidateDistribution": "._candidate",
     "DivergenceError": "._errors",
+    "InferenceCaps": "._inference_grant",
+    "InferenceGrant": "._inference_grant",
     "Intervention": "._intervention",
     "Strategy": "._model",
     "Tolerances": "._model",

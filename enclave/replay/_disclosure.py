@@ -42,6 +42,12 @@ more than ``sum(log2 n_i)`` bits through it. The terms, field by field:
   count out of N. Whether that capped the label, and what ``not_established`` says of
   it, are functions of it and the request.
 
+* ``/inference`` (an audit that authorised inference): per arm and the preparation,
+  the answers asked of the endpoint and served from the audit's record, each a count up
+  to the calls cap, and the input and output tokens, each up to its cap: ``4 ×
+  (2 log2(calls + 1) + log2(input + 1) + log2(output + 1))`` for the loosest grant;
+  ``/served_by`` rows gain the mark ``inference`` (one more bin per row).
+
 Everything else in a certificate (request, intervention proof, samples, environment,
 lineage, grant, ledger position, times) is fixed by the request, the specimen and the
 supervisor before agent code runs. The bound depends only on the request and the
@@ -52,12 +58,13 @@ Each term is rounded *up* to 0.01 bit.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ._compare import MAX_NEW_FIELDS, MAX_PROPOSAL_FIELDS
 from ._decisions import decision_vocabulary
+from ._inference_grant import InferenceGrant
 from ._model import LAYERS, boundary_names
 from ._quantize import BIN_EDGES, grid_values, resolution_for
 from ._reply import MAX_NEW_CALLS, Vocabulary
@@ -166,15 +173,30 @@ def _compositions(samples: int, marks: int) -> float:
     return math.log2(math.comb(samples + marks - 1, marks - 1))
 
 
-def _served_by(samples: int, calls: int) -> float:
-    recorded = {"baseline": 5, "intervened": 6, "placebo": 6}
+def _served_by(samples: int, calls: int, inference: bool = False) -> float:
+    extra = 1 if inference else 0  # the mark ``inference``
+    recorded = {"baseline": 5 + extra, "intervened": 6 + extra, "placebo": 6 + extra}
     return math.fsum(
-        calls * _compositions(samples, recorded[arm]) + _compositions(samples, 3) for arm in ARMS
+        calls * _compositions(samples, recorded[arm]) + _compositions(samples, 3 + extra)
+        for arm in ARMS
     )
 
 
+def _inference(grants: Sequence[InferenceGrant]) -> float:
+    """Four tallies in each of the preparation and the three arms, at the loosest caps."""
+    calls = max(g.caps.calls for g in grants)
+    tokens_in = max(g.caps.input_tokens for g in grants)
+    tokens_out = max(g.caps.output_tokens for g in grants)
+    per_arm = 2 * math.log2(calls + 1) + math.log2(tokens_in + 1) + math.log2(tokens_out + 1)
+    return 4 * per_arm
+
+
 def disclosure_bound(
-    *, samples: int, tolerance: float, vocabulary: VocabularySize
+    *,
+    samples: int,
+    tolerance: float,
+    vocabulary: VocabularySize,
+    inference: Sequence[InferenceGrant] = (),
 ) -> DisclosureBound:
     if samples < 1:
         raise ValueError("an audit has at least one sample")
@@ -211,11 +233,12 @@ def disclosure_bound(
         ("/effect/layer_changes", len(LAYERS) * counts),
         ("/recorded_seed", math.log2(row) + math.log2(grid_values(r) + 1)),
         ("/sample_rows", samples * math.log2(row)),
-        ("/served_by", _served_by(samples, vocabulary.calls)),
+        ("/served_by", _served_by(samples, vocabulary.calls, bool(inference))),
         # one bit per recorded boundary: whether its substitute reproduced the record
         ("/substitute_fidelity", float(vocabulary.calls)),
         # a subset of the boundary names, and a count of samples out of N
         ("/substitute_answers", vocabulary.boundary_names + 1 + counts),
+        *((("/inference", _inference(inference)),) if inference else ()),
     )
     terms = tuple((name, _up(bits)) for name, bits in raw)
     return DisclosureBound(

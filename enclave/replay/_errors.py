@@ -8,7 +8,7 @@ reply the supervisor would not accept.
 
 from __future__ import annotations
 
-from .._errors import AgentFailed
+from .._errors import AgentFailed, EnclaveError, InfrastructureError
 
 __all__ = [
     "AGENT_ERROR",
@@ -16,6 +16,8 @@ __all__ = [
     "RUN_FAILURES",
     "BranchError",
     "DivergenceError",
+    "InferenceUnavailable",
+    "ModelDrift",
     "ReplyInvalid",
     "ReplyRefused",
     "Unresolvable",
@@ -94,3 +96,18 @@ class ValueOutOfRange(ReplyRefused):
     """A number the enclave cannot carry exactly (an integer beyond 2**53 - 1, NaN, ±inf)."""
 
     code = VALUE_OUT_OF_RANGE
+
+
+class ModelDrift(EnclaveError):
+    """The endpoint answered with a model identity other than the pinned one: the audit
+    fails with no certificate (the provider is not serving what was recorded)."""
+
+    code = "model_drift"
+    exit_code = 4
+
+
+class InferenceUnavailable(InfrastructureError):
+    """The operator's endpoint could not be reached or did not answer as an API answers
+    (a transport failure, an error status, no JSON): the audit fails, safe to retry."""
+
+    code = "inference_unavailable"

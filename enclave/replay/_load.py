@@ -15,7 +15,7 @@ plaintext from the specimen's encrypted ``identity`` frames.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +24,7 @@ from ledger import NotFound, RunStatus, SpecimenRecord
 from .._errors import DecryptionFailed, GrantRefused, Refused
 from .._runtime import Runtime
 from ..capture import check_code, decode_payload
+from ._inference_record import record_key
 from ._model import HOLE, RecordedStep, Trajectory
 
 __all__ = ["OpenedSpecimen", "open_specimen"]
@@ -37,6 +38,9 @@ class OpenedSpecimen:
     trajectory: Trajectory
     grant_accessor: str
     grant_provider: str
+    # the key of the audit's own sealed answers (``_inference_record``), derived from the
+    # data key, which is gone by now
+    record_key: bytes = field(default=b"", repr=False)
 
 
 def open_specimen(
@@ -81,6 +85,7 @@ def open_specimen(
         grant.revoke()
     try:
         fields = runtime.payloads.read_fields(record.tenant_id, specimen_id, data_key=data_key)
+        inference_key = record_key(data_key)
     finally:
         del data_key
     return OpenedSpecimen(
@@ -88,6 +93,7 @@ def open_specimen(
         trajectory=_trajectory(record, fields),
         grant_accessor=grant.accessor,
         grant_provider=grants.name,
+        record_key=inference_key,
     )
 
 

@@ -54,6 +54,8 @@ class Preparation:
     recorded_seed: int | None = None
     # the cut every run started from (``_cuts.cut_summary``): None for a full replay
     cut: dict[str, Any] | None = None
+    # what governed inference asked here (``_inference_stage.stage_usage``): counts only
+    inference: dict[str, Any] | None = None
 
     @property
     def gate_passed(self) -> bool:

@@ -21,6 +21,7 @@ from ledger.certificates.statistics import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
 
 from ..keys import TenantDigester
 from ._disclosure import DisclosureBound
+from ._inference_stage import inference_section
 from ._intervention import Intervention
 from ._interventions import AppliedIntervention
 from ._outcome import Preparation
@@ -109,6 +110,25 @@ def not_established(
         )
     elif classification == INFLUENTIAL:
         items.insert(0, "the size of the influence beyond the reported intervals")
+    return items
+
+
+def inference_not_established(inference: dict[str, Any]) -> list[str]:
+    """What answers asked of a model during the audit leave open."""
+    items = [
+        "that the provider served the pinned model revision: the answer's stated model "
+        "identity was checked, which the provider could misstate; nothing proves it "
+        "cryptographically",
+        "how the model answered at capture time to requests the record does not hold: "
+        "those answers come from the provider at audit time (each arm's count is under "
+        "inference), and are kept in the audit's sealed record so a re-run serves them again",
+    ]
+    if not inference["seeded"]:
+        items.append(
+            "independent draws per sample: the provider seed is not varied, so arms that ask "
+            "the same request get the same recorded answer, and a sampled model is not "
+            "re-sampled per seed"
+        )
     return items
 
 
@@ -208,6 +228,15 @@ def build_predicate(
 ) -> dict[str, Any]:
     iv = request.intervention
     ran_samples = any(b.samples for b in batches)
+    inference = inference_section(request, preparation.inference, [b.inference for b in batches])
+    unestablished = not_established(
+        verdict.classification,
+        verdict.substitute_answers,
+        request.authoritative_substitutes,
+        request.samples,
+    )
+    if inference is not None:
+        unestablished[1:1] = inference_not_established(inference)
     return {
         "request": request.to_predicate(call_id=preparation.target_call_id, digester=digester),
         "baseline": preparation.baseline,
@@ -243,12 +272,7 @@ def build_predicate(
         "substitute_fidelity": preparation.substitute_fidelity,
         "classification": verdict.classification.value,
         "auditability": verdict.auditability.to_json(),
-        "not_established": not_established(
-            verdict.classification,
-            verdict.substitute_answers,
-            request.authoritative_substitutes,
-            request.samples,
-        ),
+        "not_established": unestablished,
         "environment": {
             "isolation_layers": isolation_layers(preparation.environment),
             **preparation.environment,
@@ -263,4 +287,6 @@ def build_predicate(
         "issued_at": now.isoformat().replace("+00:00", "Z"),
         # optional (certificates of full replays have none): the cut the runs started from
         **({"cut": dict(preparation.cut)} if preparation.cut is not None else {}),
+        # optional (audits that authorised no inference have none)
+        **({"inference": inference} if inference is not None else {}),
     }

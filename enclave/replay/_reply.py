@@ -65,6 +65,7 @@ FAILURE_REASONS: frozenset[str] = (
     | SANDBOX_REASONS
     | {ReplyInvalid.code, ValueOutOfRange.code, "lineage_mismatch", "apparatus_fault"}
     | {"unstable"}
+    | {"model_drift"}
 )
 
 _RUN_KEYS = frozenset(

@@ -13,6 +13,7 @@ from .._errors import BadInput
 from ..capture import is_code_digest
 from ..keys import TenantDigester
 from ._candidate import CandidateCode
+from ._inference_grant import InferenceGrant
 from ._intervention import Intervention
 from ._model import Strategy, Tolerances
 
@@ -23,6 +24,7 @@ _CUT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 # a boundary name as a call id holds it: no "/" or "#" (they delimit call ids)
 _BOUNDARY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
 MAX_AUTHORITATIVE = 64
+MAX_GRANTS = 16
 
 
 def check_samples(samples: int) -> None:
@@ -54,6 +56,9 @@ class AuditRequest:
     # itself: an arm that met calls the record does not hold answered by any other
     # substitute caps the label at inconclusive (``_verdict``)
     authoritative_substitutes: tuple[str, ...] = ()
+    # model boundaries whose calls the record does not hold may be asked of the operator's
+    # endpoint after departure, pinned and capped (``_inference_grant``); none: unservable
+    inference: tuple[InferenceGrant, ...] = ()
 
     def __post_init__(self) -> None:
         from ..store import validate_id
@@ -84,6 +89,15 @@ class AuditRequest:
         ):
             raise BadInput("authoritative substitutes are distinct boundary names")
         object.__setattr__(self, "authoritative_substitutes", tuple(sorted(names)))
+        grants = self.inference
+        if (
+            not isinstance(grants, tuple)
+            or len(grants) > MAX_GRANTS
+            or not all(isinstance(g, InferenceGrant) for g in grants)
+            or len({g.boundary for g in grants}) != len(grants)
+        ):
+            raise BadInput("inference grants name distinct boundaries, at most 16")
+        object.__setattr__(self, "inference", tuple(sorted(grants, key=lambda g: g.boundary)))
 
     def to_dict(self) -> dict[str, Any]:
         """The frozen request as stored with a queued audit (includes a REPLACE value:
@@ -117,6 +131,7 @@ class AuditRequest:
                 if self.authoritative_substitutes
                 else {}
             ),
+            **({"inference": [g.to_dict() for g in self.inference]} if self.inference else {}),
         }
 
     @classmethod
@@ -151,6 +166,7 @@ class AuditRequest:
                 else None,
                 from_cut=data.get("from_cut"),
                 authoritative_substitutes=tuple(data.get("authoritative_substitutes") or ()),
+                inference=tuple(InferenceGrant.from_dict(g) for g in data.get("inference") or ()),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise BadInput("the stored audit request is malformed") from exc

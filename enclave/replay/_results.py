@@ -89,6 +89,8 @@ class BatchResult:
     samples: tuple[SampleSummary, ...]
     grant: dict[str, Any] = field(default_factory=dict)
     failure: str | None = None
+    # what governed inference asked in this batch, per arm (counts only), or None
+    inference: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +99,7 @@ class BatchResult:
             "samples": [s.to_dict() for s in self.samples],
             "grant": dict(self.grant),
             "failure": self.failure,
+            "inference": self.inference,
         }
 
     @classmethod
@@ -107,6 +110,7 @@ class BatchResult:
             samples=tuple(SampleSummary.from_dict(s) for s in data["samples"]),
             grant=dict(data.get("grant") or {}),
             failure=data.get("failure"),
+            inference=data.get("inference"),
         )
 
 

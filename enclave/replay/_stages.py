@@ -28,13 +28,15 @@ from .._errors import Refused
 from .._runtime import Runtime
 from ..capture import AgentSpec, load_agent, recorded_reference
 from ..sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle
+from ._broker import InferenceBroker
 from ._candidate import CandidateCode
 from ._certificates import RuntimeLedgerLookup, issue_certificate
 from ._compare import compare_layers, recorded_layers
 from ._cuts import check_from_cut, cut_summary
 from ._disclosure import VocabularySize, disclosure_bound
-from ._errors import ReplyInvalid, ReplyRefused, ValueOutOfRange
+from ._errors import ModelDrift, ReplyInvalid, ReplyRefused, ValueOutOfRange
 from ._frameworks import worker_preload
+from ._inference_stage import inference_broker, stage_usage
 from ._interventions import (
     AppliedIntervention,
     apply_code_revision,
@@ -73,6 +75,9 @@ BATCH_SEEDS = 50
 CONTAMINATED = "the replay worker was contaminated"
 DIFFERED = "a sample came out otherwise on a second fresh worker"
 REFUSED = "the replay worker's reply was refused"
+DRIFTED = "the inference endpoint answered with another model identity"
+# what a re-asked baseline must reproduce: the typed decision and the score, not the words
+REASKED_LAYERS = ("decision", "score")
 _REFUSALS = frozenset({ReplyInvalid.code, ValueOutOfRange.code})
 
 
@@ -171,6 +176,7 @@ def _load_worker(
     score_tolerance: float,
     candidate: CandidateCode | None = None,
     from_cut: str | None = None,
+    inference: Sequence[str] = (),
 ) -> dict[str, dict[str, Any]]:
     """Load the job into the worker; returns each declared substitute's fidelity."""
     reply = worker.call(
@@ -186,6 +192,7 @@ def _load_worker(
             "score_tolerance": score_tolerance,
             **_candidate_wire(candidate),
             **({"from_cut": from_cut} if from_cut is not None else {}),
+            **({"inference": list(inference)} if inference else {}),
         }
     )
     agent = _load_agent(recorded_reference(opened.record.manifest["agent"]))  # imported already
@@ -220,6 +227,9 @@ def prepare_audit(
     fidelity: dict[str, dict[str, Any]] | None = None
     failure: tuple[str, str] | None = None
     seed = opened.trajectory.seed
+    broker = inference_broker(runtime, request, opened, audit_id=audit_id, seeds=[seed])
+    on_ask = None if broker is None else broker.answer
+    reasked: RunResult | None = None
     try:
         with sandbox.start(WORKER_HANDLER, preload=_preload(opened)) as worker:
             fidelity = _load_worker(
@@ -231,16 +241,26 @@ def prepare_audit(
                 request.tolerances.score,
                 request.candidate,
                 request.from_cut,
+                governed(request),
             )
             reply = worker.call({"op": "run", "runs": [{"variant": "baseline", "seed": seed}]})
             gate = parse_runs(reply, [("baseline", seed)], vocabulary)[0]
+            if gate.failure is None and broker is not None:  # the provider, as recorded?
+                reask = {"variant": "baseline", "seed": seed, "reask": True}
+                reply = worker.call({"op": "run", "runs": [reask]}, on_ask=on_ask)
+                reasked = parse_runs(reply, [("baseline", seed)], vocabulary)[0]
             if gate.failure is None:  # the recorded seed's counterfactual, reported apart
-                reply = worker.call({"op": "samples", "seeds": [seed]})
+                reply = worker.call({"op": "samples", "seeds": [seed]}, on_ask=on_ask)
                 own = parse_samples(reply, [seed], vocabulary)[0]
     except Contaminated as exc:
         failure = (exc.reason, CONTAMINATED)
     except ReplyRefused as exc:
         failure = (exc.code, REFUSED)
+    except ModelDrift:
+        failure = (ModelDrift.code, DRIFTED)
+    usage = stage_usage(runtime, broker, audit_id=audit_id, job_id=audit_id, stage="preparation")
+    if failure is None and reasked is not None and reasked.failure is not None:
+        failure = (reasked.failure, "the baseline re-asked of the model on the recorded seed")
     baseline = None
     if gate is not None and gate.failure is not None:
         failure = (gate.failure, "baseline run on the recorded seed")
@@ -253,6 +273,8 @@ def prepare_audit(
             failure = (ValueOutOfRange.code, REFUSED)
         else:
             baseline = {"reproduced": all(v["ok"] for v in layers.values()), "layers": layers}
+            if reasked is not None and reasked.layers is not None and baseline["reproduced"]:
+                baseline = _reasked_baseline(opened.trajectory, reasked, request, layers)
     gate_facts = (
         []
         if gate is None
@@ -288,7 +310,30 @@ def prepare_audit(
         substitute_fidelity=fidelity,
         recorded_sample=None if own is None else own.to_dict(),
         cut=None if request.from_cut is None else cut_summary(opened.trajectory, request.from_cut),
+        inference=usage,
     )
+
+
+def governed(request: AuditRequest) -> list[str]:
+    """The boundaries whose unrecorded calls the worker asks of the supervisor."""
+    return [grant.boundary for grant in request.inference]
+
+
+def _reasked_baseline(
+    trajectory: Trajectory,
+    reasked: RunResult,
+    request: AuditRequest,
+    layers: dict[str, Any],
+) -> dict[str, Any]:
+    """The baseline gate, with the re-asked run's typed decision and score in place of
+    the served run's: the model asked again must reach the recorded decision (its words
+    may differ), or the baseline is not reproduced."""
+    assert reasked.layers is not None
+    again = compare_layers(recorded_layers(trajectory.steps), reasked.layers, request.tolerances)
+    for name in REASKED_LAYERS:
+        if name in again:
+            layers = {**layers, name: again[name]}
+    return {"reproduced": all(v["ok"] for v in layers.values()), "layers": layers}
 
 
 def repeat_seeds(seeds: Sequence[int]) -> list[int]:
@@ -318,12 +363,12 @@ def run_sample_batch(
     :func:`repeat_seeds` of them on a second fresh worker: a sample that comes out
     otherwise there depends on something that differs between worker processes, and
     the batch fails ``unstable`` rather than report it."""
-    del audit_id  # the job id names the grant; the audit id is in the job's lineage
     opened, applied, placebo = _open(
         runtime, request, job_id=job_id, now=now, lease_seconds=lease_seconds
     )
     vocabulary = Vocabulary.of(opened.trajectory)
     failure: str | None = None
+    broker = inference_broker(runtime, request, opened, audit_id=audit_id, seeds=seeds)
     try:
         sandbox = stage_sandbox(runtime, isolation, limits, request.candidate)
         tolerance = request.tolerances.score
@@ -339,6 +384,7 @@ def run_sample_batch(
             progress,
             candidate=request.candidate,
             from_cut=request.from_cut,
+            broker=broker,
         )
         again = repeat_seeds(seeds)
         repeated = _sample_worker(
@@ -352,9 +398,12 @@ def run_sample_batch(
             tolerance,
             candidate=request.candidate,
             from_cut=request.from_cut,
+            broker=broker,
         )
     except (Contaminated, ReplyRefused) as exc:
         failure = exc.reason if isinstance(exc, Contaminated) else exc.code
+    except ModelDrift:
+        failure = ModelDrift.code
     else:
         by_seed = {s.seed: s for s in samples}
         if any(by_seed.get(s.seed) != s for s in repeated):
@@ -365,6 +414,7 @@ def run_sample_batch(
         samples=() if failure else tuple(samples),
         grant=_grant(opened, lease_seconds),
         failure=failure,
+        inference=stage_usage(runtime, broker, audit_id=audit_id, job_id=job_id, stage="samples"),
     )
 
 
@@ -381,14 +431,17 @@ def _sample_worker(
     *,
     candidate: CandidateCode | None = None,
     from_cut: str | None = None,
+    broker: InferenceBroker | None = None,
 ) -> list[SampleSummary]:
     """``seeds``' paired samples from one fresh worker."""
     samples: list[SampleSummary] = []
+    names = () if broker is None else broker.boundaries
+    on_ask = None if broker is None else broker.answer
     with sandbox.start(WORKER_HANDLER, preload=_preload(opened)) as worker:
-        _load_worker(worker, opened, applied, placebo, now, tolerance, candidate, from_cut)
+        _load_worker(worker, opened, applied, placebo, now, tolerance, candidate, from_cut, names)
         for start in range(0, len(seeds), BATCH_SEEDS):
             chunk = [int(s) for s in seeds[start : start + BATCH_SEEDS]]
-            reply = worker.call({"op": "samples", "seeds": chunk})
+            reply = worker.call({"op": "samples", "seeds": chunk}, on_ask=on_ask)
             samples.extend(parse_samples(reply, chunk, vocabulary))
             if progress:
                 progress(len(chunk))
@@ -477,6 +530,7 @@ def finalize_audit(
         samples=request.samples,
         tolerance=request.tolerances.score,
         vocabulary=_vocabulary_size(runtime, request, preparation),
+        inference=request.inference,
     )
     predicate = build_predicate(
         request=request,
@@ -512,6 +566,8 @@ def finalize_audit(
 def _batch_failure_detail(reason: str) -> str:
     if reason == UNSTABLE:
         return DIFFERED
+    if reason == ModelDrift.code:
+        return DRIFTED
     return REFUSED if reason in _REFUSALS else CONTAMINATED
 
 

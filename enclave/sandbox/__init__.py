@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 from ledger.lazy import deferred
 
 if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on first use
+    from ._errors import AskRefused as AskRefused
     from ._errors import Contaminated as Contaminated
     from ._errors import SandboxUnavailable as SandboxUnavailable
     from ._errors import WorkerClosed as WorkerClosed
@@ -54,6 +55,7 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
 
 _FRONT = {
     "REASONS": "._wire",
+    "AskRefused": "._errors",
     "Contaminated": "._errors",
     "Sandbox": "._supervisor",
     "SandboxLimits": "._wire",

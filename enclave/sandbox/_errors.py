@@ -24,6 +24,13 @@ class Contaminated(AgentFailed):
         self.detail = detail
 
 
+class AskRefused(AgentFailed):
+    """A run asked for something its policy does not allow: raised by a handle's
+    ``on_ask``; the worker is then contaminated (``network``: a live call)."""
+
+    code = "contaminated"
+
+
 class SandboxUnavailable(InfrastructureError):
     """The requested isolation layer cannot be used on this machine."""
 

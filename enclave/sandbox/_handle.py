@@ -24,6 +24,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
@@ -31,13 +32,14 @@ from typing import Any, Protocol
 import orjson
 
 from enclave.sandbox import _checks, _wire
-from enclave.sandbox._errors import Contaminated, SandboxUnavailable, WorkerClosed
+from enclave.sandbox._errors import AskRefused, Contaminated, SandboxUnavailable, WorkerClosed
 from enclave.sandbox._wire import (
     CPU_LIMIT,
     FILE_SIZE_LIMIT,
     FORBIDDEN_OPERATION,
     HANDLER_ERROR,
     MEMORY_LIMIT,
+    NETWORK,
     REASON_BY_EXIT_CODE,
     WALL_CLOCK_TIMEOUT,
     WORKER_CRASHED,
@@ -65,6 +67,9 @@ _BUILTIN_EXCEPTIONS = frozenset(
     if isinstance(value, type) and issubclass(value, BaseException)
 )
 _REAP_SECONDS = 5.0
+ASK_REFUSED = "ask refused"
+#: answers a run's ask: (the run's tag from the template, the ask's body) -> answer body
+Ask = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
 
 
 class WorkerHandle:
@@ -112,8 +117,20 @@ class WorkerHandle:
         writes to a private tmpfs instead, and this directory stays empty)."""
         return self._scratch
 
-    def call(self, request: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
+    def call(
+        self,
+        request: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        on_ask: Ask | None = None,
+    ) -> dict[str, Any]:
         """Send one request and return the handler's reply.
+
+        A run may ask, before the reply, for what its record does not hold (an ``ask``
+        frame with the tag of the run that asked, relayed by the template): ``on_ask(tag,
+        body)`` answers it, or raises ``AskRefused`` and the worker is contaminated
+        (``network``: as a live call); anything else it raises ends the worker and
+        propagates. Without ``on_ask`` every ask is refused.
 
         Raises :class:`Contaminated` if the worker tripped, died, broke a limit or
         ran past ``timeout`` (default: ``limits.wall_seconds``).
@@ -135,6 +152,10 @@ class WorkerHandle:
                 self._sock.settimeout(wall)
                 self._sock.sendall(frame)
                 message = _wire.recv(self._sock, deadline=deadline)
+                while message.get("type") == "ask":
+                    answer = self._answer(message, on_ask)
+                    self._sock.sendall(_wire.encode({"type": "answer", "body": answer}))
+                    message = _wire.recv(self._sock, deadline=deadline)
             except (_wire.FrameTimeout, TimeoutError):
                 raise self._contaminate(WALL_CLOCK_TIMEOUT, "wall clock") from None
             except _wire.PeerClosed:
@@ -152,6 +173,21 @@ class WorkerHandle:
                 body: dict[str, Any] = message["body"]
                 return body
             raise self._from_message(message) from None
+
+    def _answer(self, message: dict[str, Any], on_ask: Ask | None) -> dict[str, Any]:
+        tag, body = message.get("tag"), message.get("body")
+        if len(message) != 3 or not isinstance(tag, dict) or not isinstance(body, dict):
+            raise_unchained(self._contaminate(WORKER_CRASHED, "protocol violation"))
+        if on_ask is None:
+            raise_unchained(self._contaminate(NETWORK, ASK_REFUSED))
+        try:
+            return on_ask(tag, body)
+        except AskRefused:
+            raise_unchained(self._contaminate(NETWORK, ASK_REFUSED))
+        except BaseException:
+            self._kill()
+            self._reap(wait=_REAP_SECONDS)
+            raise
 
     def close(self) -> None:
         """End the worker, kill its process group, remove its scratch directory."""

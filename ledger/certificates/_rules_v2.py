@@ -41,7 +41,7 @@ import math
 from typing import Any
 
 from ._schema import _on_grid, _rule_problems, _schema_problems
-from ._schema_v2 import EFFECT_LABELS, PREDICATE_SCHEMA, SERVED_COLUMNS
+from ._schema_v2 import EFFECT_LABELS, INFERENCE_COLUMN, PREDICATE_SCHEMA, SERVED_COLUMNS
 from ._vocabulary import AuditabilityClass, AuditLabel
 from .statistics import MIN_FLIPS, clopper_pearson, effect_label, flip_mde
 
@@ -187,8 +187,12 @@ def _served_by(p: dict[str, Any], n: int) -> list[str]:
     problems = []
     if len({(r["arm"], r["call"]) for r in rows}) != len(rows):
         problems.append("/served_by: an (arm, call) row appears twice")
-    if any(sum(r[c] for c in SERVED_COLUMNS) != n for r in rows):
+    if any(sum(r[c] for c in SERVED_COLUMNS) + r.get(INFERENCE_COLUMN, 0) != n for r in rows):
         problems.append("/served_by: a row's counts do not sum to the sample count")
+    if len({INFERENCE_COLUMN in r for r in rows}) > 1:
+        problems.append("/served_by: the inference column is on some rows only")
+    if any(r.get(INFERENCE_COLUMN) for r in rows) and p.get("inference") is None:
+        problems.append("/served_by: calls answered by inference no grant authorised")
     if any(r["arm"] == "baseline" and r["intervention"] for r in rows):
         problems.append("/served_by: the baseline arm has no intervened call")
     new = [r for r in rows if r["call"] == "new calls"]

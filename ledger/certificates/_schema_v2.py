@@ -17,7 +17,11 @@ v2 is v1 (``_schema``) with these changes (``docs/certificate-v2.md``):
 ``served_by``       or null: per (``arm``, ``call``) the samples whose call was served by
                     ``record`` / ``substitute`` / ``intervention`` / ``unservable``, left
                     ``unused``, or ``absent``; calls the record does not know are one
-                    ``new calls`` row per arm.
+                    ``new calls`` row per arm. An audit whose calls were answered by
+                    governed inference has an ``inference`` column on every row.
+``inference``       optional (an audit that authorised no inference has none): the
+                    grants and, per arm, the calls answered live and from the audit's
+                    record and the tokens used (``docs/inference.md``).
 ``substitute_answers`` optional (certificates issued before it have none):
                     {``boundaries``, ``samples``}: the boundaries whose substitute
                     answered, in some arm, a request the record does not hold (one the
@@ -41,7 +45,14 @@ from typing import Any
 from ._schema import _BOUNDED, _UNIT, _UNIT_INTERVAL, PREDICATE_SCHEMA_V1, _closed, _nullable, _str
 from ._vocabulary import AuditabilityClass, AuditLabel
 
-__all__ = ["ARMS", "EFFECT_LABELS", "LAYER_NAMES", "PREDICATE_SCHEMA", "SERVED_COLUMNS"]
+__all__ = [
+    "ARMS",
+    "EFFECT_LABELS",
+    "INFERENCE_COLUMN",
+    "LAYER_NAMES",
+    "PREDICATE_SCHEMA",
+    "SERVED_COLUMNS",
+]
 
 EFFECT_LABELS = tuple(label.value for label in AuditLabel if label.is_effect)
 LABELS = (
@@ -52,6 +63,7 @@ LABELS = (
 LAYER_NAMES = ("score", "decision", "proposal", "evidence", "policy", "effects", "readback")
 ARMS = ("baseline", "intervened", "placebo")
 SERVED_COLUMNS = ("record", "substitute", "intervention", "unservable", "unused", "absent")
+INFERENCE_COLUMN = "inference"  # present on every row, or on none
 _MAX_SAMPLES = 100_000
 _COUNT = {"type": "integer", "minimum": 0, "maximum": _MAX_SAMPLES}
 _DECISION = _str(64)
@@ -178,9 +190,44 @@ _SERVED_BY = _nullable(
         "items": _closed(
             ["arm", "call", *SERVED_COLUMNS],
             {"arm": {"enum": list(ARMS)}, "call": _str(256)}
-            | {column: _COUNT for column in SERVED_COLUMNS},
+            | {column: _COUNT for column in (*SERVED_COLUMNS, INFERENCE_COLUMN)},
         ),
     }
+)
+_TALLY = {"type": "integer", "minimum": 0, "maximum": 2**53 - 1}
+_INFERENCE_ARM = _closed(
+    ["asked", "from_record", "input_tokens", "output_tokens"],
+    {name: _TALLY for name in ("asked", "from_record", "input_tokens", "output_tokens")},
+)
+_INFERENCE = _closed(
+    ["grants", "seeded", "arms"],
+    {
+        "grants": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 16,
+            "items": _closed(
+                ["boundary", "endpoint", "model", "vary", "caps"],
+                {
+                    "boundary": _str(128),
+                    "endpoint": _str(64),
+                    "model": _str(256),
+                    "vary": {"type": "array", "maxItems": 16, "items": _str(64)},
+                    "caps": _closed(
+                        ["calls", "input_tokens", "output_tokens", "wall_seconds"],
+                        {
+                            name: _TALLY
+                            for name in ("calls", "input_tokens", "output_tokens", "wall_seconds")
+                        },
+                    ),
+                },
+            ),
+        },
+        "seeded": {"type": "boolean"},
+        "arms": _closed(
+            ["preparation", *ARMS], {name: _INFERENCE_ARM for name in ("preparation", *ARMS)}
+        ),
+    },
 )
 
 
@@ -201,6 +248,7 @@ def _v2() -> dict[str, Any]:
     properties["substitute_fidelity"] = _SUBSTITUTE_FIDELITY
     properties["cut"] = _CUT  # not required
     properties["substitute_answers"] = _SUBSTITUTE_ANSWERS  # not required
+    properties["inference"] = _INFERENCE  # not required
     properties["request"]["properties"]["authoritative_substitutes"] = _AUTHORITATIVE
     properties["request"]["properties"]["from_cut"] = _str(64, pattern=_CUT_NAME)
     # a code revision (a candidate release) is an intervention of its own

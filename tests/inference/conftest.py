@@ -79,6 +79,9 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServ
                 # test ask for a verdict, and a model left to run on writes until its
                 # context is full
                 *("--n-predict", "96"),
+                # greedy where a request names no temperature: the same request gets the
+                # same answer, at capture and when an audit asks again
+                *("--temp", "0"),
                 "--jinja",  # the chat template the model file carries
                 "--metrics",
                 "--no-webui",

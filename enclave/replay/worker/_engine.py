@@ -64,6 +64,13 @@ Invariants:
    and, once the batch has settled (``_SETTLE`` idle turns), the waiting call answered
    first at capture is served first; a call the record does not hold is served at once.
    Every arm follows the same rule, so the order alone never tells arms apart.
+11. Governed inference. After departure, a call of a boundary in ``governed`` that the
+   record does not hold is asked of ``inference`` (in the sandbox: the supervisor, over
+   the run's channel, under the audit's inference policy) instead of a substitute; it is
+   marked ``inference``. Before departure nothing is asked: every call is the record's —
+   except in a run that re-asks (``reask``: the baseline's check that the provider
+   still behaves as recorded), where every governed call is asked, the record's answer
+   never served, and the run departs at the first: what follows may differ in text.
 """
 
 from __future__ import annotations
@@ -100,7 +107,7 @@ from .._errors import (
 from .._model import RecordedStep, RunResult, Trajectory, is_hole, layers_of
 from ._tracked import TrackedResponse
 
-__all__ = ["ReplayContext", "replay_run"]
+__all__ = ["Inference", "ReplayContext", "replay_run"]
 
 _NON_CALLS = {StepKind.INPUT.value, StepKind.OUTCOME.value}
 _AMBIENT = StepKind.AMBIENT.value
@@ -111,6 +118,8 @@ _CUT = StepKind.CUT.value
 # means the call a turn depends on never comes
 _SETTLE = 8
 _PATIENCE = 10_000
+#: asks a governed boundary's answer of the supervisor: (boundary, request) -> answer
+Inference = Callable[[str, dict[str, Any]], Mapping[str, Any]]
 
 
 def _canon(value: Mapping[str, Any]) -> bytes:
@@ -132,8 +141,14 @@ class ReplayContext(Context):
         unfaithful: frozenset[str] = frozenset(),
         departed: bool = False,
         from_cut: str | None = None,
+        inference: Inference | None = None,
+        governed: frozenset[str] = frozenset(),
+        reask: bool = False,
     ) -> None:
         super().__init__()
+        self._reask = reask
+        self._inference = inference
+        self._governed = frozenset(governed) if inference is not None else frozenset()
         self._recorded = [s for s in trajectory.steps if s.kind not in _NON_CALLS]
         self._calls = [s for s in self._recorded if s.kind != _AMBIENT]
         # ambient reads by content (invariant 9): (name, canonical request) -> step
@@ -295,6 +310,19 @@ class ReplayContext(Context):
             self.served.append((call_id, "unservable"))  # agent code: its error ends the run
             raise
         self.served.append((call_id, how))
+        return answer
+
+    def _ask(
+        self, spec: BoundarySpec, request: Mapping[str, Any], call_id: str
+    ) -> Mapping[str, Any]:
+        """Invariant 11: the supervisor's answer to a request the record does not hold."""
+        assert self._inference is not None
+        try:
+            answer: dict[str, Any] = dict(self._inference(spec.name, dict(request)))
+        except BaseException:
+            self.served.append((call_id, "unservable"))
+            raise
+        self.served.append((call_id, "inference"))
         return answer
 
     # -- concurrent calls (invariant 10) ---------------------------------------------
@@ -473,6 +501,10 @@ class ReplayContext(Context):
                 request,
                 lambda s: self._world_as_recorded(spec, s),
             )
+        if spec.name in self._governed and (step is None or self._reask):
+            if step is not None:  # re-asked: from here on, matched by content
+                self.departed = True
+            return self._ask(spec, request, call_id if step is None else step.call_id)
         if step is None:  # after departure, a call the record does not hold
             resolved = next((s.resolved for s in self._calls if s.name == spec.name), None)
             answer = self._substitute(spec, request, resolved, call_id, "substitute")
@@ -545,6 +577,9 @@ def replay_run(
     unfaithful: frozenset[str] = frozenset(),
     departed: bool = False,
     from_cut: str | None = None,
+    inference: Inference | None = None,
+    governed: frozenset[str] = frozenset(),
+    reask: bool = False,
 ) -> RunResult:
     """Replay once. Branch failures become a ``RunResult`` with ``failure`` set to a
     code from ``RUN_FAILURES``: anything else the agent raises — whatever its class, code
@@ -552,7 +587,9 @@ def replay_run(
     ``unfaithful`` are served without their substitute (``check_substitutes``).
     ``departed``: the run departs from the record before its first call (a code
     revision's arms), so calls are matched by content, not position. ``from_cut``: the
-    run starts from that cut's recorded state (invariant 8)."""
+    run starts from that cut's recorded state (invariant 8). ``inference`` answers the
+    ``governed`` boundaries' calls the record does not hold (invariant 11), and every one
+    of them if ``reask``."""
     ctx = ReplayContext(
         trajectory=trajectory,
         seed=seed,
@@ -560,6 +597,9 @@ def replay_run(
         unfaithful=unfaithful,
         departed=departed,
         from_cut=from_cut,
+        inference=inference,
+        governed=governed,
+        reask=reask,
     )
     ctx.credentials = agent.credentials
     try:

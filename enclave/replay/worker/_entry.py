@@ -35,8 +35,9 @@ from ._outgoing import run_wire, summarize_seed
 
 __all__ = ["handle"]
 
-#: Runs ``fn`` in a fresh process forked from the template; returns what it sent.
-Fresh = Callable[[Callable[[], dict[str, Any]]], dict[str, Any]]
+#: Runs ``fn`` in a fresh process forked from the template; returns what it sent. The
+#: optional tag (seed and arm) goes with the run's asks to the supervisor.
+Fresh = Callable[..., dict[str, Any]]
 Operation = Callable[[dict[str, Any], Fresh], dict[str, Any]]
 ARMS = ("baseline", "intervened", "placebo")
 
@@ -81,10 +82,12 @@ def _load(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
         frozenset(step.name for step in baseline.steps),
     )
     _job["unfaithful"] = frozenset(name for name, c in checked.items() if not c["faithful"])
+    # boundaries whose calls the record lacks are asked of the supervisor (its policy)
+    _job["governed"] = frozenset(str(name) for name in request.get("inference", ()))
     return {"loaded": sorted(_job["variants"]), "fidelity": checked}
 
 
-def _replay(fresh: Fresh, variant: str, seed: int) -> RunResult:
+def _replay(fresh: Fresh, variant: str, seed: int, reask: bool = False) -> RunResult:
     """One run of ``variant`` on ``seed`` in a process of its own. In a code revision
     the intervened arm runs the candidate and both it and the placebo arm depart from
     the record at the start (the placebo reruns the captured code so)."""
@@ -104,14 +107,19 @@ def _replay(fresh: Fresh, variant: str, seed: int) -> RunResult:
             import_root=root,
             departed=candidate is not None and variant != "baseline",
             from_cut=_job["from_cut"],
-        )
+            governed=_job["governed"],
+            reask=reask and bool(_job["governed"]),
+        ),
+        {"seed": seed, "arm": variant},
     )
     return result_from_child(reply, seed=seed, variant=variant)
 
 
 def _run(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
-    runs = [(str(run["variant"]), int(run["seed"])) for run in request["runs"]]
-    return {"results": [run_wire(_replay(fresh, variant, seed)) for variant, seed in runs]}
+    runs = [
+        (str(run["variant"]), int(run["seed"]), run.get("reask") is True) for run in request["runs"]
+    ]
+    return {"results": [run_wire(_replay(fresh, *run)) for run in runs]}
 
 
 def _samples(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:

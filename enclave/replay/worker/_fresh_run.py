@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 from ..._errors import BadInput
 from ...capture import AgentSpec, available_agents, import_agent
-from .._errors import RUN_FAILURES, ReplyInvalid
+from .._errors import RUN_FAILURES, ReplyInvalid, Unservable
 from .._model import RunResult, Trajectory
 from ._engine import replay_run
 from ._fidelity import check_substitutes
@@ -91,9 +91,12 @@ def replay_child(
     import_root: str | None = None,
     departed: bool = False,
     from_cut: str | None = None,
+    governed: frozenset[str] = frozenset(),
+    reask: bool = False,
 ) -> dict[str, Any]:
     """In the run's own process: import the agent (a candidate's from ``import_root``,
-    put first on this process's import path), replay once, encode the result."""
+    put first on this process's import path), replay once, encode the result. Calls of
+    the ``governed`` boundaries the record does not hold are asked of the supervisor."""
     result = replay_run(
         trajectory=trajectory,
         agent=_import(target, import_root),
@@ -103,6 +106,9 @@ def replay_child(
         unfaithful=unfaithful,
         departed=departed,
         from_cut=from_cut,
+        inference=_ask_supervisor if governed else None,
+        governed=governed,
+        reask=reask,
     )
     wire: dict[str, Any] = {
         "seed": result.seed,
@@ -121,6 +127,15 @@ def replay_child(
         return {"run": json.dumps({**wire, "layers": layers, "uncomparable": False})}
     except (TypeError, ValueError, RecursionError):
         return {"run": json.dumps({**wire, "layers": None, "uncomparable": True})}
+
+
+def _ask_supervisor(boundary: str, request: dict[str, Any]) -> dict[str, Any]:
+    from ...sandbox.inside import AskRefused, ask
+
+    try:
+        return ask({"boundary": boundary, "request": request})
+    except AskRefused:
+        raise Unservable("the supervisor gave no answer") from None
 
 
 def fidelity_child(

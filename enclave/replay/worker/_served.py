@@ -8,7 +8,8 @@ row sums to N.
 
 What a mark may say is closed: ``intervention`` only in the intervened and placebo arms
 (the baseline has no intervened call); a call the record does not know (``new_call #k``)
-only ``substitute`` or ``unservable``; ``unused`` only for recorded calls. An ambient
+only ``substitute``, ``inference`` (answered under the audit's inference policy, by the
+supervisor) or ``unservable``; ``unused`` only for recorded calls. An ambient
 input the record does not hold is reported by the closed name of its kind
 (``AMBIENT_MISSING``: ``ambient:env``...), only ever ``unservable``; it ends the run
 ``ambient_input``, so its row never reaches a certificate (a failed audit issues none).
@@ -16,7 +17,8 @@ input the record does not hold is reported by the closed name of its kind
 Calls the record does not know are numbered per run in order of appearance, so
 ``new_call #0`` of one sample need not be the same call as in another: the table counts
 them together, per arm, as one ``NEW_CALLS`` row — per sample ``unservable`` if any of
-them was, else ``substitute`` if there was one, else ``absent``.
+them was, else ``substitute`` if there was one, else ``inference`` if there was one,
+else ``absent``.
 
 Which boundaries' substitutes answered a *request* the record does not hold is kept
 apart, per sample, as (arm, boundary) pairs (``extrapolated``): a substitute is checked
@@ -50,11 +52,14 @@ __all__ = [
 ]
 
 ARMS = ("baseline", "intervened", "placebo")
-HOWS = ("record", "substitute", "intervention", "unservable")
+HOWS = ("record", "substitute", "intervention", "unservable", "inference")
 UNUSED = "unused"
+INFERENCE = "inference"  # a column only in a table of an audit that asked (else dropped)
 ABSENT = "absent"
 COLUMNS = (*HOWS, UNUSED, ABSENT)
-_NEW_CALL_HOWS = frozenset({"substitute", "unservable"})
+_NEW_CALL_HOWS = frozenset({"substitute", "unservable", "inference"})
+# which mark a sample's new calls of one arm take together: the first of these it met
+_NEW_CALL_ORDER = ("unservable", "substitute", "inference")
 NEW_CALL_PREFIX = "new_call #"
 NEW_CALLS = "new calls"
 # how a boundary outside the record's own names is reported: its name is not disclosed
@@ -103,22 +108,27 @@ def extrapolated(runs: Iterable[RunResult], names: frozenset[str]) -> tuple[tupl
 def served_by_table(
     marks: Iterable[Sequence[tuple[str, str, str]]], samples: int
 ) -> list[dict[str, Any]]:
-    """Rows ``{arm, call, record, substitute, intervention, unservable, unused, absent}``
+    """Rows ``{arm, call, record, substitute, intervention, unservable, inference, unused,
+    absent}`` (``inference`` only if some call was answered so)
     ordered by arm then call; each row's counts sum to ``samples``."""
     counts: dict[tuple[str, str], dict[str, int]] = {}
     for sample in marks:
         new: dict[str, str] = {}  # arm -> the sample's mark for its unknown calls
         for arm, call, how in sample:
             if call.startswith(NEW_CALL_PREFIX):
-                if new.get(arm) != "unservable":
+                earlier = new.get(arm)
+                if earlier is None or _NEW_CALL_ORDER.index(how) < _NEW_CALL_ORDER.index(earlier):
                     new[arm] = how
                 continue
             row = counts.setdefault((arm, call), dict.fromkeys(COLUMNS, 0))
             row[how] += 1
         for arm, how in new.items():
             counts.setdefault((arm, NEW_CALLS), dict.fromkeys(COLUMNS, 0))[how] += 1
-    rows = []
+    asked = any(row[INFERENCE] for row in counts.values())
+    rows: list[dict[str, Any]] = []
     for (arm, call), row in sorted(counts.items(), key=lambda kv: (ARMS.index(kv[0][0]), kv[0][1])):
         row[ABSENT] = samples - sum(row[c] for c in COLUMNS if c != ABSENT)
+        if not asked:  # an audit without inference: no such column
+            del row[INFERENCE]
         rows.append({"arm": arm, "call": call, **row})
     return rows

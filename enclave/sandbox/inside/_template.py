@@ -20,9 +20,13 @@ template, and returns the dict the child sent back. Invariants:
 5. **Nothing written survives a run**: scratch is the only place a run can write
    (bubblewrap's read-only view, Landlock), and the template empties it after each run
    and checks that it is empty.
-6. **Compiled once**: a run reports the modules it imported, and the template compiles
+6. **Asks are relayed, never answered here**: a run may send ``ask`` frames before its
+   reply (``_ask``); the template forwards each to the supervisor with the tag the
+   trusted caller gave ``run`` and passes the supervisor's answer back. A run with no
+   tag may not ask (protocol violation).
+7. **Compiled once**: a run reports the modules it imported, and the template compiles
    their sources for the runs after it (``_codecache``: compiling runs no code).
-7. **The CPU budget is the job's**: a child's RLIMIT_CPU count restarts at fork, so the
+8. **The CPU budget is the job's**: a child's RLIMIT_CPU count restarts at fork, so the
    template adds up its runs' CPU time after each and, past the budget, ends with the
    status of SIGXCPU (``cpu_limit``), as a worker that ran them all would have.
 """
@@ -45,7 +49,7 @@ from enclave.sandbox._wire import (
     HANDLER_ERROR,
     WORKER_CRASHED,
 )
-from enclave.sandbox.inside import _tripwire
+from enclave.sandbox.inside import _ask, _tripwire
 from enclave.sandbox.inside._channel import Channel
 from enclave.sandbox.inside._codecache import MAX_MODULES, CodeCache
 
@@ -72,8 +76,10 @@ class Template:
         self._cpu_seconds = cpu_seconds
         self._code = CodeCache()
 
-    def run(self, fn: Run) -> dict[str, Any]:
-        """Run ``fn`` in a fresh child; its reply, or the worker ends as the child did."""
+    def run(self, fn: Run, tag: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run ``fn`` in a fresh child; its reply, or the worker ends as the child did.
+        ``tag`` (from trusted code: the run's seed and arm) goes with each of the run's
+        asks to the supervisor; without it the run may not ask."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         gc.freeze()  # the template's objects stay shared: a run's collector skips them
         imported = frozenset(sys.modules)
@@ -83,7 +89,7 @@ class Template:
             self._child(fn, theirs, imported)
         theirs.close()
         try:
-            message: dict[str, Any] | None = _wire.recv(ours)
+            message: dict[str, Any] | None = self._relay_asks(ours, tag)
         except _wire.PeerClosed:
             message = None
         except (_wire.FrameError, OSError):
@@ -105,6 +111,24 @@ class Template:
         self._code.learn(message.get("modules"))
         return body
 
+    def _relay_asks(self, ours: socket.socket, tag: dict[str, Any] | None) -> dict[str, Any]:
+        """The run's first frame that is not an ask; each ask before it relayed."""
+        while True:
+            message = _wire.recv(ours)
+            if message.get("type") != "ask":
+                return message
+            body = message.get("body")
+            if tag is None or len(message) != 2 or not isinstance(body, dict):
+                self._supervisor.fail(WORKER_CRASHED, "protocol violation")
+            with self._supervisor.lock:
+                self._supervisor.sock.sendall(
+                    _wire.encode({"type": "ask", "tag": tag, "body": body})
+                )
+                answer = _wire.recv(self._supervisor.sock)  # the supervisor: trusted
+            if answer.get("type") != "answer" or not isinstance(answer.get("body"), dict):
+                self._supervisor.fail(WORKER_CRASHED, "protocol violation")
+            ours.sendall(_wire.encode({"type": "answer", "body": answer["body"]}))
+
     def _clean(self) -> None:
         try:
             empty_scratch(self._scratch)
@@ -123,6 +147,7 @@ class Template:
             if self._seal is not None and not self._seal():
                 raise OSError("filter not loaded")
             channel = Channel(sock)
+            _ask.adopt(channel)
             _tripwire.arm(scratch=self._scratch, report_fd=sock.fileno(), send_lock=channel.lock)
         except BaseException:  # noqa: BLE001 - not sealed: no agent code may run
             os._exit(EXIT_CODES[WORKER_CRASHED])

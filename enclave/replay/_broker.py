@@ -1,0 +1,298 @@
+"""The supervisor's side of governed inference: checks a run's ask, asks the endpoint.
+
+A run that needs an answer its record does not hold for a governed boundary sends an
+``ask`` (``enclave.sandbox.inside.ask``) with the boundary and the request as the wire
+adapter keys it; the template adds the run's tag (seed and arm). ``InferenceBroker.answer``
+is the handle's ``on_ask``. Invariants, checked in this order:
+
+1. **Shape.** The ask is ``{"boundary", "request"}`` within ``MAX_ASK_BYTES``; the tag's
+   arm is an arm and its seed one of the stage's seeds. Else ``AskRefused``.
+2. **Policy.** The boundary has a grant; the request is a POST to a URL the record holds
+   for that boundary, with a JSON object body whose ``model`` (the name it asks for) and
+   sampling parameters (``SAMPLING_PARAMETERS``) equal a recorded request's, except those
+   the grant names in ``vary``; every recorded answer carries the pinned identity. Else
+   ``AskRefused`` (the branch is contaminated, as a live call is).
+3. **Pairing.** A grant that varies ``seed`` gets the sample's seed as the provider seed,
+   the same for every arm of the sample: arms that ask the same thing get the same draw.
+4. **Caps.** Once the audit's caps (answers, input and output tokens, counted over every
+   stage; wall seconds spent asking) are spent, every ask is refused; an answer that
+   takes the tokens past a cap is refused and not recorded. Answers from the record count
+   as asked ones do, so a re-run of an audit meets its caps exactly as the first run did.
+5. **The audit's record first.** An answer the record holds for exactly this ask is
+   served from it (``from_record``); otherwise the endpoint is asked.
+6. **Asked with the operator's credential.** The endpoint is the operator's (``_endpoints``);
+   the credential is the supervisor's and goes in no frame, record or log.
+7. **Pinned.** An answer whose ``model`` is not the pinned identity is ``ModelDrift``.
+   An error status, a transport failure or no JSON is ``InferenceUnavailable``.
+8. **Sealed.** The answer is filed in the audit's record (``_inference_record``) and
+   counted per arm; only counts leave this module.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from ledger import CanonicalizationError, canonical_json
+
+from .._errors import Refused
+from ..sandbox import AskRefused
+from ._endpoints import Endpoint
+from ._errors import InferenceUnavailable, ModelDrift
+from ._inference_grant import SAMPLING_PARAMETERS, InferenceGrant
+from ._inference_record import InferenceRecord
+from ._model import Trajectory, is_hole
+
+__all__ = ["MAX_ASK_BYTES", "InferenceBroker", "Tally"]
+
+MAX_ASK_BYTES = 1 << 20
+# equal to a recorded request's unless a grant varies them: the model the request names
+# (the alias: the answer carries the resolved identity) and how the answer is drawn
+_FIXED = SAMPLING_PARAMETERS | {"model"}
+_ARMS = ("baseline", "intervened", "placebo")
+
+
+@dataclass
+class Tally:
+    """What one arm (or a stage) asked: of the endpoint, of the record; tokens used."""
+
+    asked: int = 0
+    from_record: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "asked": self.asked,
+            "from_record": self.from_record,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+    def add(self, other: Mapping[str, int]) -> None:
+        for name in ("asked", "from_record", "input_tokens", "output_tokens"):
+            setattr(self, name, getattr(self, name) + int(other.get(name, 0)))
+
+
+@dataclass(frozen=True)
+class _Recorded:
+    """What the record says of a governed boundary: its URLs and sampling parameters."""
+
+    urls: frozenset[str]
+    sampling: tuple[dict[str, Any], ...]
+
+
+def _recorded(trajectory: Trajectory, grant: InferenceGrant) -> _Recorded:
+    urls, sampling = set(), []
+    for step in trajectory.steps:
+        if step.name != grant.boundary:
+            continue
+        url, body = step.request.get("url"), step.request.get("body")
+        answer = step.response.get("body")
+        if is_hole(url) or is_hole(body) or is_hole(answer):
+            raise Refused(
+                "the record withholds what a governed call is checked against",
+                code="inference_not_pinned",
+            )
+        json_body = body.get("json") if isinstance(body, dict) else None
+        answered = answer.get("json") if isinstance(answer, dict) else None
+        model = answered.get("model") if isinstance(answered, dict) else None
+        if not isinstance(json_body, dict) or model != grant.model:
+            raise Refused(
+                "the pinned model is not the identity the record's answers carry",
+                code="inference_not_pinned",
+            )
+        urls.add(str(url))
+        sampling.append({k: v for k, v in json_body.items() if k in _FIXED})
+    if not urls:
+        raise Refused(
+            "the record holds no call of the governed boundary", code="inference_not_pinned"
+        )
+    return _Recorded(frozenset(urls), tuple(sampling))
+
+
+class InferenceBroker:
+    """One stage's asks, under the audit's grants; see the module's invariants."""
+
+    def __init__(
+        self,
+        *,
+        grants: Sequence[InferenceGrant],
+        endpoints: Mapping[str, Endpoint],
+        trajectory: Trajectory,
+        record: InferenceRecord,
+        seeds: frozenset[int],
+        spent: Mapping[str, int | float] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        transport: Any = None,
+    ) -> None:
+        self._grants = {g.boundary: g for g in grants}
+        missing = {g.endpoint for g in grants} - set(endpoints)
+        if missing:
+            raise Refused(
+                "a grant names an endpoint the operator has not configured",
+                code="inference_endpoint_unknown",
+            )
+        self._endpoints = endpoints
+        self._recorded = {g.boundary: _recorded(trajectory, g) for g in grants}
+        self._record = record
+        self._seeds = seeds
+        self._clock = clock
+        self._transport = transport
+        prior = dict(spent or {})
+        self.calls = int(prior.get("calls", 0))
+        self.input_tokens = int(prior.get("input_tokens", 0))
+        self.output_tokens = int(prior.get("output_tokens", 0))
+        self.seconds = float(prior.get("seconds", 0.0))
+        self.stage_seconds = 0.0  # spent asking in this stage alone
+        self.arms: dict[str, Tally] = {arm: Tally() for arm in _ARMS}
+
+    @property
+    def boundaries(self) -> tuple[str, ...]:
+        return tuple(self._grants)
+
+    # -- the handle's on_ask -----------------------------------------------------------
+    def answer(self, tag: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        grant, request, arm, seed = self._checked(tag, body)
+        payload = dict(request["body"]["json"])
+        if grant.seeded:
+            payload["seed"] = seed
+        path = urlsplit(request["url"]).path
+        asked = {
+            "boundary": grant.boundary,
+            "endpoint": grant.endpoint,
+            "model": grant.model,
+            "path": path,
+            "body": payload,
+        }
+        key = self._record.key_of(asked)
+        self._within_caps(grant)
+        answer = self._record.get(key)
+        tally = self.arms[arm]
+        if answer is None:
+            answer = self._ask(grant, path, payload)
+            fresh = True
+            tally.asked += 1
+        else:
+            fresh = False
+            tally.from_record += 1
+        used = _usage(answer)
+        self.calls += 1
+        self.input_tokens += used[0]
+        self.output_tokens += used[1]
+        caps = grant.caps
+        if self.input_tokens > caps.input_tokens or self.output_tokens > caps.output_tokens:
+            raise AskRefused("the answer takes the audit past its token caps")
+        if fresh:  # only an answer within the caps is kept: a re-run meets the same caps
+            self._record.put(key, answer)
+        tally.input_tokens += used[0]
+        tally.output_tokens += used[1]
+        return answer
+
+    def spent(self) -> dict[str, int | float]:
+        """Totals over this stage and those before it: what the caps count."""
+        return {
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "seconds": self.seconds,
+        }
+
+    # -- 1. and 2. ------------------------------------------------------------------------
+    def _checked(
+        self, tag: dict[str, Any], body: dict[str, Any]
+    ) -> tuple[InferenceGrant, dict[str, Any], str, int]:
+        try:
+            size = len(canonical_json(body))
+        except CanonicalizationError:
+            raise AskRefused("an ask that is no JSON") from None
+        if size > MAX_ASK_BYTES or set(body) != {"boundary", "request"}:
+            raise AskRefused("an ask out of shape")
+        arm, seed = tag.get("arm"), tag.get("seed")
+        if arm not in _ARMS or type(seed) is not int or seed not in self._seeds:
+            raise AskRefused("an ask from no run of this stage")
+        grant = self._grants.get(str(body["boundary"]))
+        request = body["request"]
+        if grant is None or not isinstance(request, dict):
+            raise AskRefused("an ask of a boundary no grant names")
+        recorded = self._recorded[grant.boundary]
+        payload = request.get("body")
+        json_body = payload.get("json") if isinstance(payload, dict) else None
+        if (
+            request.get("method") != "POST"
+            or request.get("url") not in recorded.urls
+            or not isinstance(payload, dict)
+            or set(payload) != {"json"}
+            or not isinstance(json_body, dict)
+        ):
+            raise AskRefused("an ask of another API")
+        sampling = {k: v for k, v in json_body.items() if k in _FIXED and k not in grant.vary}
+        allowed = [{k: v for k, v in r.items() if k not in grant.vary} for r in recorded.sampling]
+        if sampling not in allowed:  # the model it names (an alias) or how it samples
+            raise AskRefused("an ask of another model or with other sampling parameters")
+        return grant, request, str(arm), seed
+
+    # -- 5. to 7. ------------------------------------------------------------------------
+    def _within_caps(self, grant: InferenceGrant) -> None:
+        caps = grant.caps
+        if (
+            self.calls >= caps.calls
+            or self.input_tokens >= caps.input_tokens
+            or self.output_tokens >= caps.output_tokens
+            or self.seconds >= caps.wall_seconds
+        ):
+            raise AskRefused("the audit's inference caps are spent")
+
+    def _ask(self, grant: InferenceGrant, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+        caps = grant.caps
+        endpoint = self._endpoints[grant.endpoint]
+        headers = {"content-type": "application/json", "accept": "application/json"}
+        credential = endpoint.credential()
+        if credential is not None:
+            headers["authorization"] = f"Bearer {credential}"
+        import httpx  # the supervisor's own client: only an audit that asks loads it
+
+        from ..adapters.http import answer_record
+
+        started = self._clock()
+        try:
+            with httpx.Client(
+                transport=self._transport, timeout=caps.wall_seconds - self.seconds
+            ) as client:
+                response = client.post(
+                    endpoint.origin + path, content=canonical_json(payload), headers=headers
+                )
+                content = response.read()
+        except httpx.HTTPError:
+            raise InferenceUnavailable("the inference endpoint could not be reached") from None
+        finally:
+            elapsed = self._clock() - started
+            self.seconds += elapsed
+            self.stage_seconds += elapsed
+        answer = answer_record(response, content)
+        body = answer.get("body")
+        json_body = body.get("json") if isinstance(body, dict) else None
+        if not 200 <= response.status_code < 300 or not isinstance(json_body, dict):
+            raise InferenceUnavailable("the inference endpoint answered with no answer")
+        if json_body.get("model") != grant.model:
+            raise ModelDrift("the endpoint answered with another model identity")
+        _usage(answer)
+        return answer
+
+
+def _usage(answer: dict[str, Any]) -> tuple[int, int]:
+    """(input, output) tokens an answer reports using."""
+    body = answer.get("body")
+    json_body = body.get("json") if isinstance(body, dict) else None
+    usage = json_body.get("usage") if isinstance(json_body, dict) else None
+    return _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
+
+
+def _count(usage: Any, name: str) -> int:
+    value = usage.get(name) if isinstance(usage, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InferenceUnavailable("the inference endpoint's answer counts no tokens")
+    return value

@@ -1,0 +1,106 @@
+"""Governed inference in an audit's stages: a broker per stage, its counts kept.
+
+Each stage that replays (preparation, every sample batch) asks through its own
+``InferenceBroker`` over the audit's own record; the caps are the audit's, so a stage
+starts from what the stages before it spent. What a stage asked is metadata — counts and
+tokens per arm, never content — kept with the stage's result and in the ledger
+(``inference.used``), and summed into the certificate's ``inference`` section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .._runtime import Runtime
+from ._broker import InferenceBroker, Tally
+from ._endpoints import endpoints_of
+from ._inference_record import InferenceRecord
+from ._load import OpenedSpecimen
+from ._request import AuditRequest
+
+__all__ = ["ARMS", "USED", "inference_broker", "inference_section", "stage_usage"]
+
+ARMS = ("preparation", "baseline", "intervened", "placebo")
+USED = "inference.used"
+
+
+def inference_broker(
+    runtime: Runtime,
+    request: AuditRequest,
+    opened: OpenedSpecimen,
+    *,
+    audit_id: str,
+    seeds: Iterable[int],
+) -> InferenceBroker | None:
+    """The stage's broker, starting from what the audit's earlier stages spent (the
+    ledger's ``inference.used``), or None when the request authorises no inference."""
+    if not request.inference:
+        return None
+    return InferenceBroker(
+        grants=request.inference,
+        endpoints=endpoints_of(runtime.home.config),
+        trajectory=opened.trajectory,
+        record=InferenceRecord(
+            runtime.home.root,
+            tenant_id=opened.record.tenant_id,
+            specimen_id=request.specimen_id,
+            key=opened.record_key,
+        ),
+        seeds=frozenset(int(s) for s in seeds),
+        spent=_spent_before(runtime, audit_id),
+    )
+
+
+def _spent_before(runtime: Runtime, audit_id: str) -> dict[str, int | float]:
+    spent: dict[str, int | float] = {"calls": 0, "input_tokens": 0, "output_tokens": 0}
+    seconds = 0.0
+    for entry in runtime.ledger.entries(kind=USED, subject=audit_id):
+        for tally in entry.body["arms"].values():
+            spent["calls"] += int(tally["asked"]) + int(tally["from_record"])
+            spent["input_tokens"] += int(tally["input_tokens"])
+            spent["output_tokens"] += int(tally["output_tokens"])
+        seconds += float(entry.body["seconds"])
+    return {**spent, "seconds": seconds}
+
+
+def stage_usage(
+    runtime: Runtime,
+    broker: InferenceBroker | None,
+    *,
+    audit_id: str,
+    job_id: str,
+    stage: str,
+) -> dict[str, Any] | None:
+    """What the stage asked, per arm (appended to the ledger as ``inference.used``), or
+    None without a broker."""
+    if broker is None:
+        return None
+    arms = {arm: tally.to_dict() for arm, tally in broker.arms.items()}
+    usage = {"stage": stage, "arms": arms, "seconds": round(broker.stage_seconds, 3)}
+    runtime.ledger.append(USED, audit_id, {"audit_id": audit_id, "job_id": job_id, **usage})
+    return usage
+
+
+def inference_section(
+    request: AuditRequest,
+    preparation: Mapping[str, Any] | None,
+    batches: Sequence[Mapping[str, Any] | None],
+) -> dict[str, Any] | None:
+    """The certificate's ``inference``: the grants, whether samples were paired by a
+    provider seed, and per arm what was asked (the preparation's runs as one arm)."""
+    if not request.inference:
+        return None
+    totals = {arm: Tally() for arm in ARMS}
+    if preparation:
+        for tally in preparation["arms"].values():
+            totals["preparation"].add(tally)
+    for usage in batches:
+        if usage:
+            for arm, tally in usage["arms"].items():
+                totals[arm].add(tally)
+    return {
+        "grants": [g.to_dict() for g in request.inference],
+        "seeded": all(g.seeded for g in request.inference),
+        "arms": {arm: tally.to_dict() for arm, tally in totals.items()},
+    }

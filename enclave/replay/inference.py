@@ -1,0 +1,27 @@
+"""Governed inference: after departure, a model call the record does not hold may be
+asked of the operator's endpoint — by the supervisor, never the sandbox — under the
+audit's grants (``InferenceGrant``: the boundary, the endpoint's name, the pinned model
+identity, the parameters that may vary, the caps). ``InferenceBroker`` checks each ask
+and asks; ``InferenceRecord`` seals the answers into the audit's own record, keyed to
+the specimen (erased with it: ``erase_inference_record``); ``endpoints_of`` reads the
+operator's endpoints from a home's configuration. See ``docs/inference.md``.
+"""
+
+from ._broker import MAX_ASK_BYTES, InferenceBroker, Tally
+from ._endpoints import Endpoint, endpoints_of
+from ._inference_grant import SAMPLING_PARAMETERS, InferenceCaps, InferenceGrant
+from ._inference_record import InferenceRecord, erase_inference_record, record_key
+
+__all__ = [
+    "MAX_ASK_BYTES",
+    "SAMPLING_PARAMETERS",
+    "Endpoint",
+    "InferenceBroker",
+    "InferenceCaps",
+    "InferenceGrant",
+    "InferenceRecord",
+    "Tally",
+    "endpoints_of",
+    "erase_inference_record",
+    "record_key",
+]

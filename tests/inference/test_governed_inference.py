@@ -1,0 +1,118 @@
+"""Governed inference against the real model: an evidence intervention on an LLM agent is
+``unservable`` without an inference grant and completes with one — the model asked again
+by the supervisor (never the sandbox), pinned to the recorded identity, counted in the
+certificate, sealed into the audit's own record, so a second identical audit asks the
+server nothing and comes out the same. A server answering as another model is
+``model_drift``: no certificate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from enclave import Runtime
+from enclave.capture import capture
+from enclave.replay import (
+    AuditRequest,
+    InferenceCaps,
+    InferenceGrant,
+    Intervention,
+    Strategy,
+    run_audit,
+)
+from enclave.sandbox import SandboxLimits
+from tests.agents import http_agents as ha
+from tests.inference.conftest import ModelServer, assert_sealed, audit_time
+
+SEED = 5
+LIMITS = SandboxLimits(wall_seconds=300.0)
+ENDPOINT = "local"
+CAPS = InferenceCaps(calls=400, input_tokens=200_000, output_tokens=100_000, wall_seconds=600)
+
+
+def configure(runtime: Runtime, server: ModelServer, name: str = ENDPOINT) -> None:
+    origin = server.url.removesuffix("/v1")
+    with (runtime.home.root / "config.toml").open("a") as fh:
+        fh.write(f'\n[inference.endpoints.{name}]\nurl = "{origin}"\n')
+
+
+def grant(server: ModelServer, **changes: Any) -> InferenceGrant:
+    values: dict[str, Any] = {
+        "boundary": "risk-model",
+        "endpoint": ENDPOINT,
+        "model": server.model,
+        "caps": CAPS,
+        "vary": ("seed",),
+    }
+    return InferenceGrant(**{**values, **changes})
+
+
+def captured(runtime: Runtime, server: ModelServer) -> str:
+    inputs = {"applicant": "A-7", "base_url": server.url}
+    with ha.serve_model():  # the risk tool's live answer (its model server is not asked)
+        return capture(runtime, ha.HTTP_AGENT, inputs, tenant_id="acme", seed=SEED).specimen_id
+
+
+def audit(runtime: Runtime, specimen: str, *grants: InferenceGrant, samples: int = 6) -> Any:
+    request = AuditRequest(
+        specimen_id=specimen,
+        intervention=Intervention(
+            Strategy.REPLACE, call_id="main/risk#0", field="/risk", value=0.2
+        ),
+        requester="test",
+        samples=samples,
+        seed=1,
+        purpose="did the risk score cause the decision",
+        inference=grants,
+    )
+    return run_audit(runtime, request, now=audit_time(), limits=LIMITS)
+
+
+def predicate(outcome: Any) -> dict[str, Any]:
+    import base64
+    import json
+
+    statement = json.loads(base64.b64decode(outcome.envelope["payload"]))
+    found: dict[str, Any] = statement["predicate"]
+    return found
+
+
+def test_an_evidence_intervention_is_unservable_without_a_grant_and_completes_with_one(
+    runtime: Runtime, model_server: ModelServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure(runtime, model_server)
+    specimen = captured(runtime, model_server)
+    refused = audit(runtime, specimen)
+    assert refused.failure == "unservable" and refused.envelope is None
+
+    before = model_server.prompt_tokens()
+    first = audit(runtime, specimen, grant(model_server))
+    assert first.failure is None, (first.failure, first.failure_detail)
+    asked = model_server.prompt_tokens() - before
+    assert asked > 0  # the server was asked: by the supervisor
+    found = predicate(first)["inference"]
+    assert found["grants"] == [grant(model_server).to_dict()]
+    assert found["arms"]["intervened"]["asked"] >= 1
+    assert found["arms"]["intervened"]["input_tokens"] > 0
+    assert found["arms"]["baseline"]["asked"] == 0  # the baseline is the record's
+    assert found["arms"]["preparation"]["asked"] >= 1  # the baseline re-asked, once
+    rows = predicate(first)["served_by"]
+    assert all("inference" in row for row in rows)
+    assert any(row["arm"] == "intervened" and row["inference"] for row in rows)
+    assert any("pinned model revision" in s for s in predicate(first)["not_established"])
+
+    # a second identical audit: every answer from the audit's record, nothing asked
+    before = model_server.prompt_tokens()
+    second = audit(runtime, specimen, grant(model_server))
+    assert model_server.prompt_tokens() == before
+    assert second.classification == first.classification
+    assert second.effect == first.effect
+    again = predicate(second)["inference"]["arms"]
+    assert all(tally["asked"] == 0 for tally in again.values())
+    assert (
+        again["intervened"]["from_record"]
+        == found["arms"]["intervened"]["asked"] + found["arms"]["intervened"]["from_record"]
+    )
+    assert_sealed(runtime, first.envelope, capsys, ha.CANARY)
