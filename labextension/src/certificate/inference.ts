@@ -1,8 +1,9 @@
 /**
- * A certificate's governed inference (``docs/inference.md``): the grants the audit asked
- * a model under, and per arm the calls the operator's endpoint answered, those served
- * again from the audit's own sealed record, and the tokens they used. Counts and names
- * only: the certificate carries no prompt or answer, so neither can this view.
+ * A certificate's governed inference (its ``inference`` section, ``_schema_v2.py``): the
+ * grants the audit asked a model under, and per arm the calls the operator's endpoint
+ * answered, those served again from the audit's own sealed record, and the tokens they
+ * used. Counts and names only: the certificate carries no prompt or answer, so neither
+ * can this view.
  */
 
 import { el, section, table, text } from './dom';
