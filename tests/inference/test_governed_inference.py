@@ -8,12 +8,14 @@ server nothing and comes out the same. A server answering as another model is
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from enclave import Runtime
+from enclave import Runtime, erase_specimen
 from enclave.capture import capture
+from enclave.errors import Refused
 from enclave.replay import (
     AuditRequest,
     InferenceCaps,
@@ -23,8 +25,9 @@ from enclave.replay import (
     run_audit,
 )
 from enclave.sandbox import SandboxLimits
+from examples.local_model import PORT
 from tests.agents import http_agents as ha
-from tests.inference.conftest import ModelServer, assert_sealed, audit_time
+from tests.inference.conftest import ModelServer, assert_sealed, audit_time, serving
 
 SEED = 5
 LIMITS = SandboxLimits(wall_seconds=300.0)
@@ -36,6 +39,11 @@ def configure(runtime: Runtime, server: ModelServer, name: str = ENDPOINT) -> No
     origin = server.url.removesuffix("/v1")
     with (runtime.home.root / "config.toml").open("a") as fh:
         fh.write(f'\n[inference.endpoints.{name}]\nurl = "{origin}"\n')
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_endpoint(runtime: Runtime, model_server: ModelServer) -> None:
+    configure(runtime, model_server)
 
 
 def grant(server: ModelServer, **changes: Any) -> InferenceGrant:
@@ -82,7 +90,6 @@ def predicate(outcome: Any) -> dict[str, Any]:
 def test_an_evidence_intervention_is_unservable_without_a_grant_and_completes_with_one(
     runtime: Runtime, model_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    configure(runtime, model_server)
     specimen = captured(runtime, model_server)
     refused = audit(runtime, specimen)
     assert refused.failure == "unservable" and refused.envelope is None
@@ -116,3 +123,41 @@ def test_an_evidence_intervention_is_unservable_without_a_grant_and_completes_wi
         == found["arms"]["intervened"]["asked"] + found["arms"]["intervened"]["from_record"]
     )
     assert_sealed(runtime, first.envelope, capsys, ha.CANARY)
+
+
+def test_an_endpoint_answering_as_another_model_fails_model_drift(
+    runtime: Runtime, model_server: ModelServer, tmp_path: Path
+) -> None:
+    specimen = captured(runtime, model_server)
+    # the same weights served under another identity: what a provider's silent swap of the
+    # model behind a name looks like from outside
+    with serving("smollm2-135m-2026-12-01", PORT + 1, tmp_path / "server.log") as drifted:
+        configure(runtime, drifted, name="drifted")
+        outcome = audit(runtime, specimen, grant(model_server, endpoint="drifted"))
+    assert outcome.classification == "failed" and outcome.failure == "model_drift"
+    assert outcome.envelope is None
+    assert not list((runtime.home.root / "inference" / "acme" / specimen).glob("*.ct"))
+
+
+def test_a_grant_pinned_to_another_identity_than_the_record_s_is_refused(
+    runtime: Runtime, model_server: ModelServer
+) -> None:
+    specimen = captured(runtime, model_server)
+    with pytest.raises(Refused) as refused:
+        audit(runtime, specimen, grant(model_server, model="smollm2-135m-2026-12-01"))
+    assert refused.value.code == "inference_not_pinned"
+
+
+def test_erasing_the_specimen_erases_the_audit_s_answers(
+    runtime: Runtime, model_server: ModelServer
+) -> None:
+    specimen = captured(runtime, model_server)
+    outcome = audit(runtime, specimen, grant(model_server), samples=2)
+    assert outcome.failure is None, outcome.failure
+    answers = runtime.home.root / "inference" / "acme" / specimen
+    assert list(answers.glob("*.ct"))
+    erase_specimen(runtime, specimen, now=audit_time())
+    assert not answers.exists()
+    with pytest.raises(Refused) as refused:
+        audit(runtime, specimen, grant(model_server), samples=2)
+    assert refused.value.code == "unresolvable"

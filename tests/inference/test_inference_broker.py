@@ -1,0 +1,150 @@
+"""The supervisor's checks of a run's ask (``InferenceBroker``), each against the stand-in
+model server that speaks the OpenAI API (``http_agents.serve_model``) and against the real
+server: an ask a grant covers is asked once and then served from the audit's sealed
+record; every other ask is refused before anything is sent; caps hold over stages; the
+operator's credential goes to the endpoint and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from enclave import Runtime
+from enclave.capture import capture
+from enclave.replay import InferenceCaps, InferenceGrant
+from enclave.replay.inference import Endpoint, InferenceBroker, InferenceRecord
+from enclave.replay.runs import Trajectory, open_specimen
+from enclave.sandbox import AskRefused
+from tests.agents import http_agents as ha
+from tests.inference.conftest import ModelServer, audit_time
+from tests.support.canary import scan_tree
+
+CREDENTIAL = "CANARY-ENDPOINT-KEY-51d0e7"
+CAPS = InferenceCaps(calls=10, input_tokens=100_000, output_tokens=50_000, wall_seconds=300)
+
+
+@pytest.fixture(params=["stand-in", "real"])
+def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+    """(base URL, the model identity its answers carry)."""
+    if request.param == "real":
+        real: ModelServer = request.getfixturevalue("model_server")
+        yield real.url, real.model
+    else:
+        with ha.serve_model() as url:
+            yield url, ha.MODEL_NAME
+
+
+def opened(runtime: Runtime, base_url: str) -> tuple[Trajectory, bytes]:
+    inputs = {"applicant": "A-7", "base_url": base_url}
+    with ha.serve_model():  # the risk tool's live answer
+        specimen = capture(runtime, ha.HTTP_AGENT, inputs, tenant_id="acme", seed=5).specimen_id
+    found = open_specimen(runtime, specimen, job_id="broker", lease_seconds=60, now=audit_time())
+    return found.trajectory, found.record_key
+
+
+def broker(
+    runtime: Runtime, server: tuple[str, str], root: Path, caps: InferenceCaps = CAPS
+) -> tuple[InferenceBroker, Trajectory]:
+    base, model = server
+    trajectory, key = opened(runtime, base)
+    origin = base.removesuffix("/v1")
+    endpoint = Endpoint(
+        name="local", origin=origin, credential_env="MODEL_KEY", environ={"MODEL_KEY": CREDENTIAL}
+    )
+    grant = InferenceGrant(boundary="risk-model", endpoint="local", model=model, caps=caps)
+    record = InferenceRecord(root, tenant_id="acme", specimen_id=trajectory.specimen_id, key=key)
+    built = InferenceBroker(
+        grants=[grant],
+        endpoints={"local": endpoint},
+        trajectory=trajectory,
+        record=record,
+        seeds=frozenset({1, 2}),
+    )
+    return built, trajectory
+
+
+def ask_of(trajectory: Trajectory, content: str, **changes: Any) -> dict[str, Any]:
+    """An ask as the engine sends it: the recorded request with another prompt."""
+    (step,) = [s for s in trajectory.steps if s.name == "risk-model"]
+    request = dict(step.request)
+    body = {**request["body"]["json"], "messages": [{"role": "user", "content": content}]}
+    request["body"] = {"json": {**body, **changes}}
+    return {"boundary": "risk-model", "request": request}
+
+
+TAG = {"seed": 1, "arm": "intervened"}
+
+
+def test_an_ask_the_grant_covers_is_asked_once_then_served_from_the_record(
+    runtime: Runtime, server: tuple[str, str], tmp_path: Path
+) -> None:
+    asker, trajectory = broker(runtime, server, tmp_path)
+    first = asker.answer(TAG, ask_of(trajectory, "risk of the applicant 0.1"))
+    assert first["status"] == 200 and first["body"]["json"]["model"] == server[1]
+    again = asker.answer(
+        {"seed": 2, "arm": "baseline"}, ask_of(trajectory, "risk of the applicant 0.1")
+    )
+    assert again == first
+    assert asker.arms["intervened"].asked == 1 and asker.arms["baseline"].from_record == 1
+    assert asker.arms["intervened"].input_tokens > 0
+    # sealed: the file holds neither the prompt nor the credential
+    assert scan_tree(tmp_path, ["risk of the applicant", CREDENTIAL]) == {}
+
+
+@pytest.mark.parametrize(
+    ("change", "tag"),
+    [
+        ({"model": "another-model"}, TAG),
+        ({"temperature": 1.5}, TAG),
+        ({"seed": 7}, TAG),  # a provider seed the grant does not let the run choose
+        ({}, {"seed": 3, "arm": "intervened"}),  # a seed of no run of this stage
+        ({}, {"seed": 1, "arm": "elsewhere"}),
+    ],
+)
+def test_an_ask_outside_the_grant_is_refused_before_anything_is_sent(
+    runtime: Runtime,
+    server: tuple[str, str],
+    tmp_path: Path,
+    change: dict[str, Any],
+    tag: dict[str, Any],
+) -> None:
+    asker, trajectory = broker(runtime, server, tmp_path)
+    with pytest.raises(AskRefused):
+        asker.answer(tag, ask_of(trajectory, "risk of the applicant 0.1", **change))
+    assert asker.calls == 0 and not list(tmp_path.rglob("*.ct"))
+
+
+def test_asks_of_another_boundary_api_or_shape_are_refused(
+    runtime: Runtime, server: tuple[str, str], tmp_path: Path
+) -> None:
+    asker, trajectory = broker(runtime, server, tmp_path)
+    good = ask_of(trajectory, "risk of the applicant 0.1")
+    other_boundary = {**good, "boundary": "risk"}
+    other_url = {**good, "request": {**good["request"], "url": "http://127.0.0.1/v1/embeddings"}}
+    other_method = {**good, "request": {**good["request"], "method": "GET"}}
+    not_json = {**good, "request": {**good["request"], "body": {"text": "hello"}}}
+    extra = {**good, "also": 1}
+    oversize = ask_of(trajectory, "x" * (1 << 20))
+    for forged in (other_boundary, other_url, other_method, not_json, extra, oversize):
+        with pytest.raises(AskRefused):
+            asker.answer(TAG, forged)
+    assert asker.calls == 0
+
+
+def test_the_caps_hold_over_stages(
+    runtime: Runtime, server: tuple[str, str], tmp_path: Path
+) -> None:
+    one = InferenceCaps(calls=1, input_tokens=100_000, output_tokens=50_000, wall_seconds=300)
+    asker, trajectory = broker(runtime, server, tmp_path, one)
+    asker.answer(TAG, ask_of(trajectory, "risk of the applicant 0.1"))
+    with pytest.raises(AskRefused):  # a second answer, even one the record holds
+        asker.answer(TAG, ask_of(trajectory, "risk of the applicant 0.1"))
+    tiny = InferenceCaps(calls=5, input_tokens=1, output_tokens=50_000, wall_seconds=300)
+    asker, trajectory = broker(runtime, server, tmp_path / "tiny", tiny)
+    with pytest.raises(AskRefused):  # the answer took the audit past its token cap
+        asker.answer(TAG, ask_of(trajectory, "risk of the applicant 0.2"))
+    assert not list((tmp_path / "tiny").rglob("*.ct"))  # not kept: a re-run meets the cap
