@@ -50,8 +50,8 @@ from .._runtime import Runtime
 from ..replay import AuditRequest
 from ..replay.disclosure import VocabularySize, disclosure_bound
 from ._analysts import Analyst
+from ._budget import BITS_PER_AUDIT
 from ._eligibility import AuditDraft, Eligible, check_eligibility
-from ._policy import BITS_PER_AUDIT
 
 __all__ = [
     "Admitted",

@@ -15,6 +15,13 @@ requests the record does not hold only for those (``enclave.replay``: otherwise 
 is capped at inconclusive); each must be a boundary the specimen's agent declares with a
 substitute (checked at eligibility).
 
+A policy may carry ``[[inference]]`` tables, each an ``InferenceGrant`` (the boundary,
+the operator's endpoint name, the pinned model identity, ``vary`` and an
+``[inference.caps]`` table): after departure, a call of that boundary the record does not
+hold may be asked of the endpoint (``enclave.replay.inference``). The grants travel with
+every request the policy authorises; eligibility checks them against the specimen's
+metadata, Cedar decides whether the purpose allows the data flow.
+
 Every policy also carries a disclosure ``budget`` per analyst per (specimen, field)
 within a window, in bits: each admitted audit is charged its certificate's disclosure
 bound (``enclave.replay`` — what its agent-influenced content can carry); ``audits``
@@ -39,12 +46,12 @@ from ledger import CanonicalizationError, canonical_json, loads
 
 from .._errors import BadInput
 from ..replay import Strategy
+from ..replay.inference import InferenceGrant
 from ..replay.targets import parse_pointer
 from ..store import validate_id
+from ._budget import BUDGET_KEYS, Budget
 
 __all__ = [
-    "BITS_PER_AUDIT",
-    "Budget",
     "InterventionPolicy",
     "PolicyParams",
     "PolicyStatus",
@@ -56,8 +63,6 @@ _POLICY_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,127}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:/#-]{0,127}")
 _FIELD = re.compile(r"/[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _MAX_ALTERNATES = 64
-_MAX_WINDOW = 366 * 24 * 3600
-_BUDGET_KEYS = {"audits", "bits", "window_seconds"}
 _TOP_KEYS = {
     "id",
     "version",
@@ -72,10 +77,12 @@ _TOP_KEYS = {
     "params",
     "budget",
     "authoritative_substitutes",
+    "inference",
 }
 # a boundary name as it appears in call ids (no "/" or "#")
 _BOUNDARY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
 _MAX_AUTHORITATIVE = 64
+_MAX_GRANTS = 16  # as many as one audit request carries
 
 
 class PolicyStatus(StrEnum):
@@ -83,61 +90,6 @@ class PolicyStatus(StrEnum):
     VALIDATED = "validated"
     ACTIVE = "active"
     RETIRED = "retired"
-
-
-# What one audit of a budget given as a count stands for: above the disclosure bound of
-# a 1,000-sample audit of a specimen with a few dozen calls (about 3,800 bits, most of it
-# the per-sample decision rows). A larger audit discloses more and is charged its own
-# bound: a budget in bits admits it only if the policy grants that much.
-BITS_PER_AUDIT = 4096.0
-_MAX_BITS = 1e9
-
-
-@dataclass(frozen=True, kw_only=True)
-class Budget:
-    """Per analyst per (specimen, field) per window: at most ``bits`` of disclosure bound
-    in total and, if given, at most ``audits`` requests. ``bits`` defaults to
-    ``audits × BITS_PER_AUDIT``; one of the two must be given."""
-
-    window_seconds: int
-    audits: int | None = None
-    bits: float | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("audits", "window_seconds"):
-            value = getattr(self, name)
-            if name == "audits" and value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise BadInput(f"policy budget.{name} must be an integer")
-        if self.audits is not None and not 1 <= self.audits <= 10_000:
-            raise BadInput("policy budget.audits must lie in 1..10000")
-        if not 60 <= self.window_seconds <= _MAX_WINDOW:
-            raise BadInput("policy budget.window_seconds must lie in 60..31622400")
-        bits = self.bits
-        if bits is None:
-            if self.audits is None:
-                raise BadInput("policy budget needs bits or audits")
-            object.__setattr__(self, "bits", float(self.audits * BITS_PER_AUDIT))
-        elif (
-            isinstance(bits, bool)
-            or not isinstance(bits, int | float)
-            or not 1 <= bits <= _MAX_BITS
-        ):
-            raise BadInput("policy budget.bits must be a number in 1..1e9")
-        else:
-            object.__setattr__(self, "bits", float(bits))
-
-    @property
-    def bits_total(self) -> float:
-        assert self.bits is not None  # set in __post_init__
-        return self.bits
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"window_seconds": self.window_seconds, "bits": self.bits}
-        if self.audits is not None:
-            out["audits"] = self.audits
-        return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -224,6 +176,7 @@ class InterventionPolicy:
     activated_at: str | None = None
     retired_at: str | None = None
     authoritative_substitutes: tuple[str, ...] = ()
+    inference: tuple[InferenceGrant, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not _POLICY_ID.fullmatch(self.id):
@@ -252,6 +205,14 @@ class InterventionPolicy:
             or len(set(names)) != len(names)
         ):
             raise BadInput("policy authoritative_substitutes must be distinct boundary names")
+        grants = self.inference
+        if (
+            not isinstance(grants, tuple)
+            or len(grants) > _MAX_GRANTS
+            or not all(isinstance(g, InferenceGrant) for g in grants)
+            or len({g.boundary for g in grants}) != len(grants)
+        ):
+            raise BadInput("policy inference grants name distinct boundaries, at most 16")
 
     @property
     def key(self) -> tuple[str, int]:
@@ -265,6 +226,8 @@ class InterventionPolicy:
         out = {**self.params.to_dict(), "budget": self.budget.to_dict()}
         if self.authoritative_substitutes:
             out["authoritative_substitutes"] = list(self.authoritative_substitutes)
+        if self.inference:
+            out["inference"] = [g.to_dict() for g in self.inference]
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -301,6 +264,7 @@ class InterventionPolicy:
             "strategy": self.strategy.value,
             "provider": self.provider,
             "source_digest": self.source_digest,
+            **({"inference": [g.to_dict() for g in self.inference]} if self.inference else {}),
         }
 
     # -- parsing ------------------------------------------------------------------
@@ -351,7 +315,7 @@ class InterventionPolicy:
         if set(raw_params) - {"alternates", "delta", "revision_point"}:
             raise BadInput("policy params has unknown keys")
         keys = set(raw_budget)
-        if "window_seconds" not in keys or not keys & {"audits", "bits"} or keys - _BUDGET_KEYS:
+        if "window_seconds" not in keys or not keys & {"audits", "bits"} or keys - BUDGET_KEYS:
             raise BadInput("policy budget needs window_seconds and bits or audits (or both)")
         return cls(
             id=doc["id"],
@@ -372,6 +336,7 @@ class InterventionPolicy:
             description=doc.get("description", ""),
             source_digest=source_digest,
             authoritative_substitutes=tuple(authoritative),
+            inference=_grants(doc.get("inference", [])),
         )
 
     @classmethod
@@ -382,6 +347,7 @@ class InterventionPolicy:
         budget = params.pop("budget")
         description = params.pop("description", "")
         authoritative = params.pop("authoritative_substitutes", [])
+        grants = _grants(params.pop("inference", []))
         return cls(
             id=row["id"],
             version=int(row["version"]),
@@ -402,6 +368,7 @@ class InterventionPolicy:
             activated_at=row["activated_at"],
             retired_at=row["retired_at"],
             authoritative_substitutes=tuple(authoritative),
+            inference=grants,
         )
 
     def to_row(self) -> dict[str, Any]:
@@ -442,3 +409,16 @@ def _params(raw: Mapping[str, Any]) -> PolicyParams:
         bounds = (float(delta[0]), float(delta[1]))
     point = raw.get("revision_point")
     return PolicyParams(alternates=tuple(alternates), delta=bounds, revision_point=point)
+
+
+def _grants(raw: Any) -> tuple[InferenceGrant, ...]:
+    """``[[inference]]`` tables as grants; a message names the key, never a value."""
+    if not isinstance(raw, list):
+        raise BadInput("policy inference must be [[inference]] tables")
+    grants = []
+    for table in raw:
+        try:
+            grants.append(InferenceGrant.from_dict(table))
+        except BadInput as exc:  # the grant's own message: the key at fault, no value
+            raise BadInput(f"policy {exc}") from None
+    return tuple(grants)
