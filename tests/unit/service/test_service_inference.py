@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,7 +40,13 @@ PLANNER_GRANT = {
     "vary": ["seed"],
     "caps": CAPS,
 }
-DECIDER_GRANT = {"boundary": "decider", "endpoint": "local", "model": "r1", "vary": [], "caps": CAPS}
+DECIDER_GRANT = {
+    "boundary": "decider",
+    "endpoint": "local",
+    "model": "r1",
+    "vary": [],
+    "caps": CAPS,
+}
 
 
 def with_grant(shipped: str, grant: dict[str, Any]) -> InterventionPolicy:
@@ -201,4 +206,3 @@ def test_the_openapi_document_types_the_inference_sections(
         "vary",
         "caps",
     }
-
