@@ -29,6 +29,7 @@ PACKAGES = [
     "enclave.replay",
     "enclave.replay.certificates",
     "enclave.replay.disclosure",
+    "enclave.replay.inference",
     "enclave.replay.layers",
     "enclave.replay.reply",
     "enclave.replay.requests",
@@ -437,6 +438,8 @@ PINNED = {
         "AuditRequest",
         "BranchError",
         "CandidateCode",
+        "InferenceCaps",
+        "InferenceGrant",
         "CandidateDistribution",
         "DivergenceError",
         "Intervention",
@@ -546,7 +549,9 @@ PINNED = {
         "summarize_seed",
     },
     "enclave.sandbox.inside": {
+        "AskRefused",
         "KNOWN_EVENTS",
+        "ask",
     },
     "enclave.sandbox.inside.landlock": {
         "abi",
@@ -724,6 +729,7 @@ PINNED = {
     },
     "enclave.sandbox": {
         "REASONS",
+        "AskRefused",
         "Contaminated",
         "Sandbox",
         "SandboxLimits",
