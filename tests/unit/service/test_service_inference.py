@@ -1,19 +1,24 @@
 """Governed inference through the HTTP service: a policy's grants travel with the request
 and are named in the answer; Cedar is asked about the data flow they open — restricted
 content goes to the provider only for a purpose the access policy allows, and a refusal
-is recorded and charged nothing; the OpenAPI document types the inference sections."""
+is recorded and charged nothing; the OpenAPI document types the inference sections, and
+a certificate's summary carries its signed inference section."""
 
 from __future__ import annotations
 
+import base64
 import json
+import threading
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
 
 from enclave import Home, Runtime, utc_now
+from enclave.capture import capture
 from enclave.cli import capture_incidents
 from enclave.governance import (
     InterventionPolicy,
@@ -23,7 +28,10 @@ from enclave.governance import (
     policies_root,
     validate_policy,
 )
+from enclave.replay import AuditRequest, Intervention, Strategy
+from enclave.replay.inference import InferenceCaps, InferenceGrant
 from enclave.service import create_app
+from tests.agents import http_agents as ha
 from tests.support.canary import INCIDENT_CANARIES, find_canaries
 
 with warnings.catch_warnings():
@@ -206,3 +214,66 @@ def test_the_openapi_document_types_the_inference_sections(
         "vary",
         "caps",
     }
+
+
+def test_a_certificate_summary_types_the_signed_inference_section(tmp_path: Path) -> None:
+    """An audit granted inference on an agent that asks a hosted model through the real
+    openai client, queued and run by a real worker, the endpoint a server speaking the
+    OpenAI API: the summary's ``inference`` is the signed section, counts only."""
+    from enclave.jobs import run_worker, submit_audit
+
+    home = Home.init(tmp_path / "home")
+    grant = InferenceGrant(
+        boundary="risk-model",
+        endpoint="local",
+        model=ha.MODEL_NAME,
+        caps=InferenceCaps(**CAPS),
+        vary=("seed",),
+    )
+    runtime = Runtime.open(home, env={})
+    try:
+        with ha.serve_model() as url:
+            inputs = {"applicant": "A-7", "base_url": url}
+            specimen = capture(runtime, ha.HTTP_AGENT, inputs, tenant_id="acme", seed=5)
+        request = AuditRequest(
+            specimen_id=specimen.specimen_id,
+            intervention=Intervention(
+                Strategy.REPLACE, call_id="main/risk#0", field="/risk", value=0.2
+            ),
+            purpose=PERMITTING,
+            requester="alice",
+            samples=2,
+            inference=(grant,),
+        )
+        queued = submit_audit(runtime, request, tenant_id="acme", now=utc_now())
+        _, token = add_analyst(
+            runtime,
+            "alice",
+            tenant="acme",
+            roles=["auditor", "restricted-clearance"],
+            now=utc_now(),
+        )
+    finally:
+        runtime.close()
+    with ha.serve_model() as endpoint:
+        with (home.root / "config.toml").open("a") as fh:
+            fh.write(f'\n[inference.endpoints.local]\nurl = "{endpoint.removesuffix("/v1")}"\n')
+        run_worker(
+            lambda: Runtime.open(home, env={}), worker_id="w1", stop=threading.Event(), once=True
+        )
+    auth = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(lambda: Runtime.open(home, env={}))) as client:
+        done = client.get(f"{API}/audits/{queued.audit_id}", headers=auth).json()
+        assert done["status"] == "COMPLETED", done
+        envelope = client.get(f"{API}/certificates/{queued.audit_id}", headers=auth).json()
+        signed = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+        summary = client.get(f"{API}/certificates/{queued.audit_id}/summary", headers=auth)
+    assert summary.status_code == 200
+    body = summary.json()
+    assert body == signed  # every member as signed, nothing added or dropped
+    section = body["inference"]
+    assert section["grants"] == [grant.to_dict()]
+    assert section["arms"]["baseline"]["asked"] == 0
+    arm = section["arms"]["intervened"]
+    assert arm["asked"] + arm["from_record"] >= 1 and arm["input_tokens"] > 0
+    assert ha.CANARY not in summary.text
