@@ -44,9 +44,9 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._intake import budget_used as budget_used
     from ._intake import check_purpose as check_purpose
     from ._intake import record_refusal as record_refusal
+    from ._params import PolicyParams as PolicyParams
     from ._policy import IDENTITY_FIELD as IDENTITY_FIELD
     from ._policy import InterventionPolicy as InterventionPolicy
-    from ._policy import PolicyParams as PolicyParams
     from ._policy import PolicyStatus as PolicyStatus
     from ._preview import Preview as Preview
     from ._preview import PreviewParameter as PreviewParameter
@@ -97,7 +97,7 @@ _FRONT = {
     "IDENTITY_FIELD": "._policy",
     "Budget": "._budget",
     "InterventionPolicy": "._policy",
-    "PolicyParams": "._policy",
+    "PolicyParams": "._params",
     "PolicyStatus": "._policy",
     "Preview": "._preview",
     "PreviewParameter": "._preview",
