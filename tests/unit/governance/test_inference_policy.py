@@ -102,6 +102,22 @@ def draft(specimen: str, **changes: Any) -> AuditDraft:
     return AuditDraft(**base)
 
 
+def reseal(runtime: Runtime, specimen_id: str, new_id: str, *, steps: Any) -> str:
+    """Seal a copy of a specimen's metadata with other step records (no payloads)."""
+    record = runtime.ledger.get_specimen(specimen_id)
+    manifest = json.loads(json.dumps(record.manifest))
+    manifest["specimen_id"] = new_id
+    copy = dataclasses.replace(
+        record,
+        specimen_id=new_id,
+        manifest=manifest,
+        manifest_digest=canonical_digest(manifest),
+        steps=steps,
+    )
+    runtime.ledger.seal_specimen(copy)
+    return new_id
+
+
 def refusal(runtime: Runtime, d: AuditDraft) -> str:
     with pytest.raises(Refused) as caught:
         check_eligibility(runtime, d, requester="alice", tenant="acme")
@@ -193,8 +209,17 @@ def test_an_eligible_request_carries_the_policys_grants(
 def test_a_grant_of_a_boundary_the_specimen_did_not_record_is_refused(
     runtime: Runtime, captured: dict[str, str]
 ) -> None:
-    active(runtime, policy_text({**DECIDER, "boundary": "oracle"}))
-    assert refusal(runtime, draft(captured["procurement"])) == "inference_boundary_unknown"
+    # the agent declares the decider (the policy validates); this run never crossed it
+    record = runtime.ledger.get_specimen(captured["procurement"])
+    steps = tuple(
+        s._replace(name="decider-then", call_id=s.call_id.replace("decider", "decider-then"))
+        if s.name == "decider"
+        else s
+        for s in record.steps
+    )
+    specimen = reseal(runtime, captured["procurement"], "sp-no-decider", steps=steps)
+    active(runtime, policy_text(DECIDER))
+    assert refusal(runtime, draft(specimen)) == "inference_boundary_unknown"
 
 
 def test_a_grant_pinning_another_model_than_the_recorded_one_is_refused(
@@ -217,17 +242,7 @@ def test_an_identity_held_only_in_ciphertext_is_left_to_the_supervisor(
         s._replace(resolved=sealed if s.seq % 2 else None) if s.name == "decider" else s
         for s in record.steps
     )
-    manifest = json.loads(json.dumps(record.manifest))
-    manifest["specimen_id"] = "sp-sealed-identity"
-    runtime.ledger.seal_specimen(
-        dataclasses.replace(
-            record,
-            specimen_id="sp-sealed-identity",
-            manifest=manifest,
-            manifest_digest=canonical_digest(manifest),
-            steps=steps,
-        )
-    )
+    reseal(runtime, captured["procurement"], "sp-sealed-identity", steps=steps)
     policy = active(runtime, policy_text({**DECIDER, "model": "r2"}))
     eligible = check_eligibility(
         runtime, draft("sp-sealed-identity"), requester="alice", tenant="acme"
@@ -305,3 +320,16 @@ def test_a_remembered_decision_is_never_reused_for_another_inference_context() -
     assert flowing.code == "inference_purpose_not_allowed"
     again = access.authorize(CLEARED, Action.REQUEST_AUDIT, RESTRICTED_SPECIMEN, **ask)
     assert again.allowed
+
+
+@pytest.mark.parametrize("boundary", ["oracle", "supplier-docs", "supplier_risk"])
+def test_validation_refuses_a_grant_of_no_model_boundary_the_agent_declares(
+    runtime: Runtime, boundary: str
+) -> None:
+    """A grant opens a model boundary: one the tool's agent does not declare, or declares
+    as a retrieval or a tool, fails validation, naming the grant's position."""
+    grants = (DECIDER, {**PLANNER, "boundary": boundary})
+    policy = load_policy(runtime, InterventionPolicy.from_toml(policy_text(*grants)), now=T0)
+    report = validate_policy(runtime, policy.id, now=T0)
+    assert not report.ok
+    assert report.problems == ("inference_boundary_unknown:inference[1]",)
