@@ -14,6 +14,7 @@ from typing import Any
 
 from ._errors import EnclaveClientError, ServiceRefused
 from ._histogram import binned_histogram_svg, histogram_svg
+from ._inference_view import inference_html, inference_lines
 from ._wire import AuditStatus, VerifyReport
 
 __all__ = [
@@ -189,7 +190,7 @@ def _lineage_item(link: Mapping[str, Any]) -> str:
 
 def certificate_html(summary: Mapping[str, Any], *, audit_id: str | None = None) -> str:
     """The certificate's predicate as a card (badge, baseline layers, effect with a
-    histogram, placebo, lineage, what is not established)."""
+    histogram, placebo, governed inference, lineage, what is not established)."""
     aud = summary.get("auditability") or {}
     aud_class = aud.get("class") if isinstance(aud, Mapping) else aud
     request = summary.get("request") or {}
@@ -281,6 +282,7 @@ def certificate_html(summary: Mapping[str, Any], *, audit_id: str | None = None)
         )
     else:
         parts.append('<p class="enclave-placebo" data-passed="none">Placebo control: not run</p>')
+    parts.append(inference_html(summary))
     parts.append(_disclosure_html(summary.get("disclosure")))
     lineage = [link for link in summary.get("lineage") or [] if isinstance(link, Mapping)]
     parts.append(
@@ -357,6 +359,7 @@ def certificate_text(summary: Mapping[str, Any], *, audit_id: str | None = None)
     placebo = summary.get("placebo")
     if isinstance(placebo, Mapping):
         lines.append(f"placebo: {'passed' if placebo.get('passed') else 'FAILED'}")
+    lines.extend(inference_lines(summary))
     bits = _disclosure_bits(summary.get("disclosure"))
     if bits is not None:
         lines.append(f"disclosure bound: {bits:.2f} bits")

@@ -13,7 +13,10 @@ operations, with what ``ledger.certificates.predicate_problems`` says of it: its
 * ``figures``: consistent v2 predicates recomputed for other sample counts, flips,
   confidences and powers (exact intervals, minimum detectable flip rate, label), and the
   same nudged just inside and just outside the rules' tolerance;
-* ``random``: seeded random stacks of the above.
+* ``random``: seeded random stacks of the above;
+* the same for an audit whose new calls governed inference answered (``inference_ops``):
+  schema changes at the nodes of its ``inference`` section and served-by column, and each
+  rule of the column broken on its own.
 
 Every changed predicate is passed through canonical JSON (RFC 8785) first, as a signed
 certificate's would be; a change that cannot be (an integer beyond 2**53 - 1) is left
@@ -337,6 +340,128 @@ def _substitute_cases() -> Iterator[tuple[str, list[Op]]]:
     )
 
 
+# A consistent v2 predicate of an audit whose new calls were answered by governed
+# inference: the golden's 13 intervened samples of new calls that a substitute answered
+# are answered by the model endpoint instead, every row carries the inference column, and
+# the inference section counts them (the preparation asked once, the baseline and the
+# placebo never leave the record).
+INFERENCE_SECTION: dict[str, Any] = {
+    "grants": [
+        {
+            "boundary": "llm",
+            "endpoint": "local-llm",
+            "model": "qwen2.5-0.5b-instruct-q4_k_m.gguf",
+            "vary": ["seed", "temperature"],
+            "caps": {
+                "calls": 64,
+                "input_tokens": 65536,
+                "output_tokens": 8192,
+                "wall_seconds": 600,
+            },
+        }
+    ],
+    "seeded": True,
+    "arms": {
+        "preparation": {"asked": 1, "from_record": 0, "input_tokens": 212, "output_tokens": 9},
+        "baseline": {"asked": 0, "from_record": 0, "input_tokens": 0, "output_tokens": 0},
+        "intervened": {"asked": 13, "from_record": 0, "input_tokens": 2756, "output_tokens": 117},
+        "placebo": {"asked": 0, "from_record": 0, "input_tokens": 0, "output_tokens": 0},
+    },
+}
+
+
+def inference_ops(base: dict[str, Any]) -> list[Op]:
+    """Operations that turn the v2 golden into ``INFERENCE_SECTION``'s audit."""
+    ops: list[Op] = []
+    for index, row in enumerate(base["served_by"]):
+        answered = row["substitute"] if row["call"] == "new calls" else 0
+        ops.append((["served_by", index, "inference"], answered))
+        if answered:
+            ops.append((["served_by", index, "substitute"], 0))
+    return [*ops, (["inference"], INFERENCE_SECTION)]
+
+
+def _inference_cases(base: dict[str, Any]) -> Iterator[tuple[str, str, list[Op]]]:
+    """The inference section and column: schema mutations at their nodes, and each served-by
+    rule of the column broken on its own."""
+    ops = inference_ops(base)
+    yield "rule", "inference", ops
+    governed = apply(base, ops)
+    nodes = [(["inference"], governed["inference"])]
+    nodes += [
+        (["served_by", i, "inference"], row["inference"])
+        for i, row in enumerate(governed["served_by"])
+    ]
+    for start, value in nodes:
+        for path, node in _nodes(value, start):
+            where = "/" + "/".join(map(str, path))
+            for index, variant in enumerate(_variants(node)):
+                yield "schema", f"inference schema {where} #{index}", [*ops, (path, variant)]
+    new = next(i for i, row in enumerate(governed["served_by"]) if row["inference"])
+    s = ["served_by"]
+    yield "rule", "inference column on some rows only", [*ops, ([*s, 0, "inference"], DELETE)]
+    yield (
+        "rule",
+        "inference column on the new calls only",
+        [
+            *ops,
+            *[
+                ([*s, i, "inference"], DELETE)
+                for i in range(len(governed["served_by"]))
+                if i != new
+            ],
+        ],
+    )
+    yield "rule", "inference without a grant", [*ops, (["inference"], DELETE)]
+    yield "rule", "inference null", [*ops, (["inference"], None)]
+    yield (
+        "rule",
+        "inference column of zeros without a grant",
+        [
+            *ops,
+            ([*s, new, "substitute"], 13),
+            ([*s, new, "inference"], 0),
+            (["inference"], DELETE),
+        ],
+    )
+    yield (
+        "rule",
+        "inference granted, none answered",
+        [
+            *ops,
+            ([*s, new, "substitute"], 13),
+            ([*s, new, "inference"], 0),
+        ],
+    )
+    yield "rule", "inference column beyond the sample count", [*ops, ([*s, new, "inference"], 14)]
+    yield (
+        "rule",
+        "inference answered a call the record knows",
+        [
+            *ops,
+            ([*s, 3, "unused"], 0),
+            ([*s, 3, "inference"], 13),
+        ],
+    )
+    yield (
+        "rule",
+        "inference in the baseline",
+        [
+            *ops,
+            ([*s, 0, "record"], 19),
+            ([*s, 0, "inference"], 1),
+        ],
+    )
+    yield (
+        "rule",
+        "ambient input the record does not hold",
+        [
+            *ops,
+            ([*s, new, "call"], "ambient:env#0"),
+        ],
+    )
+
+
 def _v1_rule_cases() -> Iterator[tuple[str, list[Op]]]:
     e = ["effect"]
     yield "disclosure bits off", [(["disclosure", "bits"], 1.0)]
@@ -499,6 +624,7 @@ def cases() -> Iterator[dict[str, Any]]:
         if version == "v2":  # after the random stacks, which they would reshuffle
             generated += [("rule", n, ops) for n, ops in _cut_cases()]
             generated += [("rule", n, ops) for n, ops in _substitute_cases()]
+            generated += list(_inference_cases(base))
         for kind, name, ops in generated:
             try:
                 ops = [(path, _canonical(value)) for path, value in ops]

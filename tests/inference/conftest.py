@@ -16,6 +16,7 @@ import os
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -56,24 +57,29 @@ def _healthy(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
+def _binaries() -> tuple[Path, Path]:
     binary, model = HOME / "bin" / "llama-server", HOME / "model.gguf"
     if not (binary.is_file() and model.is_file()):
         message = f"no inference server in {HOME}: run scripts/inference-server.sh"
         if os.environ.get("REPLAY_ENCLAVE_REQUIRE_INFERENCE") == "1":
             pytest.fail(message)
         pytest.skip(message)
-    base = f"http://127.0.0.1:{PORT}"
+    return binary, model
+
+
+@contextmanager
+def serving(alias: str, port: int, log: Path) -> Iterator[ModelServer]:
+    """The real server on loopback ``port``, answering as ``alias``, until the block ends."""
+    binary, model = _binaries()
+    base = f"http://127.0.0.1:{port}"
     if _healthy(base):
-        pytest.fail(f"port {PORT} already serves something: stop it first")
-    log = tmp_path_factory.mktemp("inference") / "server.log"
+        pytest.fail(f"port {port} already serves something: stop it first")
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [
                 str(binary),
-                *("--model", str(model), "--alias", MODEL),
-                *("--host", "127.0.0.1", "--port", str(PORT)),
+                *("--model", str(model), "--alias", alias),
+                *("--host", "127.0.0.1", "--port", str(port)),
                 *("--ctx-size", "4096", "--parallel", "1", "--threads", "2"),
                 # at most 96 tokens where a request sets no limit: the agents under
                 # test ask for a verdict, and a model left to run on writes until its
@@ -95,10 +101,16 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServ
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"the inference server did not start; its log: {log}")
             time.sleep(0.2)
-        yield ModelServer(url=base + "/v1", model=MODEL, process=process)
+        yield ModelServer(url=base + "/v1", model=alias, process=process)
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
+    with serving(MODEL, PORT, tmp_path_factory.mktemp("inference") / "server.log") as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

@@ -61,3 +61,22 @@ export function interval(pair: unknown, digits = 4, signed = true): string {
   }
   return `[${fmt(pair[0], digits, signed)}, ${fmt(pair[1], digits, signed)}]`;
 }
+
+/** A titled section, labelled by its heading. */
+export function section(title: string, className: string, ...children: Array<Node | null>): HTMLElement {
+  const id = `enclave-h-${Math.random().toString(36).slice(2, 10)}`;
+  return el(
+    'section',
+    { class: `enclave-section ${className}`, 'aria-labelledby': id },
+    el('h3', { id }, title),
+    ...children
+  );
+}
+
+/** A certificate value as display text ("—" when absent). */
+export function text(value: unknown): string {
+  if (value === null || value === undefined) {
+    return '—';
+  }
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}

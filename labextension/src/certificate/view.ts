@@ -1,29 +1,13 @@
 /**
  * The certificate rendered as DOM: classification, the question, baseline layers, the
- * comparison with its intervals and charts, served-by and disclosure (v2), lineage and
- * what is not established. Used by the document viewer and by the MIME renderer.
+ * comparison with its intervals and charts, served-by, governed inference and disclosure
+ * (v2), lineage and what is not established. Used by the document viewer and by the MIME renderer.
  */
 
 import { flipRateChart, histogramChart } from './charts';
-import { el, fmt, interval, table } from './dom';
+import { el, fmt, interval, section, table, text } from './dom';
+import { inference, INFERENCE_COLUMN } from './inference';
 import { asArray, asObject, CertificateView, Json } from './model';
-
-function section(title: string, className: string, ...children: Array<Node | null>): HTMLElement {
-  const id = `enclave-h-${Math.random().toString(36).slice(2, 10)}`;
-  return el(
-    'section',
-    { class: `enclave-section ${className}`, 'aria-labelledby': id },
-    el('h3', { id }, title),
-    ...children
-  );
-}
-
-function text(value: unknown): string {
-  if (value === null || value === undefined) {
-    return '—';
-  }
-  return typeof value === 'object' ? JSON.stringify(value) : String(value);
-}
 
 function badge(predicate: Json): HTMLElement {
   const classification = text(predicate.classification);
@@ -158,6 +142,9 @@ function servedBy(predicate: Json): HTMLElement | null {
     return null;
   }
   const columns = ['arm', 'call', 'record', 'substitute', 'intervention', 'unservable', 'unused', 'absent'];
+  if (rows.some(r => Object.hasOwn(r, INFERENCE_COLUMN))) {
+    columns.push(INFERENCE_COLUMN); // on every row of a governed audit (the verifier checks it)
+  }
   return section(
     'Served by',
     'enclave-served-by',
@@ -207,6 +194,7 @@ export function renderCertificate(view: CertificateView): HTMLElement {
     baseline(p),
     comparison(p),
     servedBy(p),
+    inference(p),
     disclosure(p),
     lineage(p),
     notEstablished(p),

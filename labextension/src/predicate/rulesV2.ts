@@ -9,7 +9,9 @@
  *    intervals (recomputed); rates are counts out of N; the score tolerance is the
  *    request's; ``mde.flip_rate`` is the one N implies; the label is ``effectLabel``;
  * 4.–5. per-sample rows and the recorded seed agree with the effect;
- * 6. served-by rows: one per (arm, call), each summing to N, and served as allowed;
+ * 6. served-by rows: one per (arm, call), each summing to N (the inference column, on
+ *    every row or on none, counted in), served as allowed, and answered by inference only
+ *    under a grant the ``inference`` section reports;
  * 7. a cut is named exactly when the request replays from it (``docs/cuts.md``);
  * 8. substitute answers to requests the record does not hold: a count exactly when
  *    boundaries are named, bounded by the served-by table; one the request does not
@@ -26,6 +28,7 @@ import { onGrid, Predicate, ruleProblems } from './rulesV1';
 const CLOSE = 1e-9;
 const EFFECT_LABELS = ['influential', 'equivalent', 'inconclusive'];
 const SERVED_COLUMNS = ['record', 'substitute', 'intervention', 'unservable', 'unused', 'absent'];
+const INFERENCE_COLUMN = 'inference'; // present on every row, or on none
 
 function close(a: number, b: number): boolean {
   return isClose(a, b, CLOSE, CLOSE);
@@ -210,8 +213,15 @@ function servedBy(p: Predicate, n: number): string[] {
   if (new Set(served.map(r => JSON.stringify([r.arm, r.call]))).size !== served.length) {
     problems.push("/served_by: an (arm, call) row appears twice");
   }
-  if (served.some(r => SERVED_COLUMNS.reduce((total, c) => total + (r[c] as number), 0) !== n)) {
+  const inferred = (r: Predicate): number => (Object.hasOwn(r, INFERENCE_COLUMN) ? (r[INFERENCE_COLUMN] as number) : 0);
+  if (served.some(r => SERVED_COLUMNS.reduce((total, c) => total + (r[c] as number), 0) + inferred(r) !== n)) {
     problems.push("/served_by: a row's counts do not sum to the sample count");
+  }
+  if (new Set(served.map(r => Object.hasOwn(r, INFERENCE_COLUMN))).size > 1) {
+    problems.push('/served_by: the inference column is on some rows only');
+  }
+  if (served.some(r => inferred(r)) && (p.inference ?? null) === null) {
+    problems.push('/served_by: calls answered by inference no grant authorised');
   }
   if (served.some(r => r.arm === 'baseline' && r.intervention)) {
     problems.push('/served_by: the baseline arm has no intervened call');
@@ -219,6 +229,9 @@ function servedBy(p: Predicate, n: number): string[] {
   const calls = served.filter(r => r.call === 'new calls');
   if (calls.some(r => r.record || r.intervention || r.unused)) {
     problems.push('/served_by: a call the record does not know was served from it');
+  }
+  if (served.some(r => (r.call as string).startsWith('ambient:'))) {
+    problems.push('/served_by: an ambient input the record does not hold abstains');
   }
   const fidelity: Predicate = p.substitute_fidelity ?? {};
   const unfaithful = new Set(
