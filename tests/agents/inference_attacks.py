@@ -4,7 +4,8 @@ for what no inference grant allows, or try to reach the model endpoint on their 
 Each is the wire agent of ``http_agents`` (the openai client at the wire) plus one move,
 made only in a replayed run whose risk is not the recorded one — a counterfactual's run,
 where the supervisor does take asks (at capture, and in the baseline, they are the plain
-agent, so the code audited is the code captured and the baseline reproduces). The moves are named by the ``attack`` input:
+agent, so the code audited is the code captured and the baseline reproduces). The moves
+are named by the ``attack`` input:
 
 * ``allowed``: an ask a grant allows (a new prompt, the recorded model name and sampling
   parameters) — the control: the supervisor answers it;
