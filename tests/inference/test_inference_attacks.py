@@ -46,9 +46,7 @@ def captured(runtime: Runtime, agent: AgentSpec, server: ModelServer, **inputs: 
 
 
 def audit(runtime: Runtime, specimen: str, server: ModelServer, caps: InferenceCaps) -> Any:
-    grant = InferenceGrant(
-        boundary="risk-model", endpoint="local", model=server.model, caps=caps
-    )
+    grant = InferenceGrant(boundary="risk-model", endpoint="local", model=server.model, caps=caps)
     request = AuditRequest(
         specimen_id=specimen,
         intervention=Intervention(
