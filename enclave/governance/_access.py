@@ -250,9 +250,9 @@ class AccessPolicy:
 class _DecisionMemo:
     """The most recent decisions, keyed by everything Cedar sees: the analyst's name,
     tenant and roles, the action, the purpose, the inference flow, the time (in seconds,
-    as the context carries it) and the resource (a frozen value: its kind and every attribute its
-    entity is built from) — with its id blanked when the policy set is blind to resource
-    ids. Shared by the threads of one process."""
+    as the context carries it) and the resource (a frozen value: its kind and every
+    attribute its entity is built from) — with its id blanked when the policy set is
+    blind to resource ids. Shared by the threads of one process."""
 
     SIZE = 4096
 
