@@ -13,6 +13,7 @@ import typer
 
 from .._errors import BadInput
 from ._app import HomeOption, JsonOption, command_group, open_runtime
+from ._inference_view import inference_rows, parse_grants
 from ._output import console, emit_json, pairs, rich_console, table
 
 if TYPE_CHECKING:  # the replay engine, signer and database load with the command
@@ -164,7 +165,7 @@ def _recorded_seed_row(seen: dict[str, Any]) -> str:
 
 _AUDIT_ID = re.compile(r"au-[0-9a-f]{16}")
 
-SERVED_WAYS = ("record", "substitute", "intervention", "unservable", "unused")
+SERVED_WAYS = ("record", "substitute", "intervention", "inference", "unservable", "unused")
 
 
 def show_outcome(outcome: AuditOutcome) -> None:
@@ -200,6 +201,8 @@ def show_outcome(outcome: AuditOutcome) -> None:
         else "(none: failed audits are not certified)"
     )
     pairs("audit result", data)
+    if isinstance(predicate.get("inference"), dict):
+        pairs("governed inference", inference_rows(predicate["inference"]))
     served = predicate.get("served_by")
     if served:
         rows = (
@@ -259,6 +262,16 @@ def audit_cmd(
             "(the work before it is not re-run; the target must lie after it)."
         ),
     ] = None,
+    inference: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--inference",
+            help="An inference grant as a JSON object (repeatable): boundary, endpoint "
+            "(the operator's name for it), model (the pinned identity), vary, caps "
+            "(calls, input_tokens, output_tokens, wall_seconds). After departure, a call "
+            "of that boundary the record does not hold is asked of the endpoint.",
+        ),
+    ] = None,
     file: Annotated[
         bool,
         typer.Option(
@@ -292,13 +305,18 @@ def audit_cmd(
         tolerances=Tolerances.parse(tolerance or []),
         from_cut=from_cut,
         authoritative_substitutes=tuple(authoritative or ()),
+        inference=parse_grants(inference or ()),
     )
     with open_runtime(home) as runtime:
         outcome = run_with_progress(runtime, request, quiet=json_out)
         if file:
             outcome = with_exported_certificate(runtime, outcome)
     if json_out:
-        emit_json(outcome.to_dict())
+        out = outcome.to_dict()
+        section = _predicate(outcome).get("inference")
+        if isinstance(section, dict):  # as the signed certificate states it
+            out["inference"] = section
+        emit_json(out)
     else:
         show_outcome(outcome)
     if outcome.failure:

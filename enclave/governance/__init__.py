@@ -28,11 +28,14 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._analysts import revoke_analyst as revoke_analyst
     from ._analysts import rotate_token as rotate_token
     from ._analysts import token_hash as token_hash
+    from ._budget import BITS_PER_AUDIT as BITS_PER_AUDIT
+    from ._budget import Budget as Budget
     from ._eligibility import AuditDraft as AuditDraft
     from ._eligibility import Eligible as Eligible
     from ._eligibility import check_eligibility as check_eligibility
     from ._eligibility import check_specimen as check_specimen
     from ._eligibility import is_categorical as is_categorical
+    from ._inference import inference_classification as inference_classification
     from ._intake import Admitted as Admitted
     from ._intake import BudgetExhausted as BudgetExhausted
     from ._intake import InvalidPurpose as InvalidPurpose
@@ -41,11 +44,9 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._intake import budget_used as budget_used
     from ._intake import check_purpose as check_purpose
     from ._intake import record_refusal as record_refusal
-    from ._policy import BITS_PER_AUDIT as BITS_PER_AUDIT
+    from ._params import PolicyParams as PolicyParams
     from ._policy import IDENTITY_FIELD as IDENTITY_FIELD
-    from ._policy import Budget as Budget
     from ._policy import InterventionPolicy as InterventionPolicy
-    from ._policy import PolicyParams as PolicyParams
     from ._policy import PolicyStatus as PolicyStatus
     from ._preview import Preview as Preview
     from ._preview import PreviewParameter as PreviewParameter
@@ -83,6 +84,7 @@ _FRONT = {
     "check_eligibility": "._eligibility",
     "check_specimen": "._eligibility",
     "is_categorical": "._eligibility",
+    "inference_classification": "._inference",
     "Admitted": "._intake",
     "BudgetExhausted": "._intake",
     "InvalidPurpose": "._intake",
@@ -91,11 +93,11 @@ _FRONT = {
     "budget_used": "._intake",
     "check_purpose": "._intake",
     "record_refusal": "._intake",
-    "BITS_PER_AUDIT": "._policy",
+    "BITS_PER_AUDIT": "._budget",
     "IDENTITY_FIELD": "._policy",
-    "Budget": "._policy",
+    "Budget": "._budget",
     "InterventionPolicy": "._policy",
-    "PolicyParams": "._policy",
+    "PolicyParams": "._params",
     "PolicyStatus": "._policy",
     "Preview": "._preview",
     "PreviewParameter": "._preview",

@@ -13,6 +13,12 @@ resource attributes, not one per row. Leaving the resource's id out of that key 
 sound only when no policy can tell two resources with the same attributes apart; the
 policy set is checked for that when loaded (``_blind_to_resource_ids``), and when it
 can, the id stays in the key.
+
+The context carries the stated purpose, the time and the data flow governed inference
+would open: ``inference`` (whether the audit may ask a model again) and
+``inference_classification`` (the highest classification of the governed boundaries'
+recorded fields, ``""`` when none is asked). Sending restricted content to the provider
+that saw it at capture is a flow the purpose must allow (``enclave.cedar``).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import cedarpy
+
+from ledger import Classification
 
 from .._errors import BadInput
 from .._policies import policies_root
@@ -139,8 +147,13 @@ class AccessPolicy:
         *,
         purpose: str = "",
         now: datetime,
+        inference: Classification | None = None,
     ) -> AccessDecision:
-        return self.authorize_many(analyst, action, [resource], purpose=purpose, now=now)[0]
+        """``inference``: the highest classification of the fields of the boundaries the
+        audit may ask a model about (``inference_classification``); None: it asks none."""
+        return self.authorize_many(
+            analyst, action, [resource], purpose=purpose, now=now, inference=inference
+        )[0]
 
     def authorize_many(
         self,
@@ -150,6 +163,7 @@ class AccessPolicy:
         *,
         purpose: str = "",
         now: datetime,
+        inference: Classification | None = None,
     ) -> list[AccessDecision]:
         """One decision per resource, in order, from one Cedar evaluation call (a page of
         listed audits costs one call, not one per row); each request is decided on its own."""
@@ -158,8 +172,24 @@ class AccessPolicy:
         if len({(r.kind, r.id) for r in resources}) != len(set(resources)):
             raise ValueError("two different resources share a kind and an id")
         seconds = int(now.timestamp())
-        context: dict[str, Any] = {"purpose": purpose, "time": seconds}
-        asked = (analyst.name, analyst.tenant, tuple(analyst.roles), action.value, purpose)
+        flow = "" if inference is None else Classification(inference).value
+        context: dict[str, Any] = {
+            "purpose": purpose,
+            "time": seconds,
+            "inference": inference is not None,
+            "inference_classification": flow,
+        }
+        # everything the context holds is in the memo's key: a decision without inference
+        # is never reused for one with it
+        asked = (
+            analyst.name,
+            analyst.tenant,
+            tuple(analyst.roles),
+            action.value,
+            purpose,
+            inference is not None,
+            flow,
+        )
         keys = [self._memo.key(asked, seconds, r) for r in resources]
         found: dict[Any, AccessDecision] = {}
         missing: dict[Any, Resource] = {}
@@ -219,10 +249,10 @@ class AccessPolicy:
 
 class _DecisionMemo:
     """The most recent decisions, keyed by everything Cedar sees: the analyst's name,
-    tenant and roles, the action, the purpose, the time (in seconds, as the context
-    carries it) and the resource (a frozen value: its kind and every attribute its
-    entity is built from) — with its id blanked when the policy set is blind to resource
-    ids. Shared by the threads of one process."""
+    tenant and roles, the action, the purpose, the inference flow, the time (in seconds,
+    as the context carries it) and the resource (a frozen value: its kind and every
+    attribute its entity is built from) — with its id blanked when the policy set is
+    blind to resource ids. Shared by the threads of one process."""
 
     SIZE = 4096
 

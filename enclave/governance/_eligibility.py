@@ -36,6 +36,12 @@ that does not refuses with a code naming it (``Refused.code``). Steps, in order:
 7. ``parameter_not_authorised`` the value / delta / identity is one the policy allows;
    ``substitute_not_declared`` every substitute the policy declares authoritative is
                             one the agent declares (the request then carries them).
+8. the policy's inference grants (``_inference``), metadata only:
+   ``inference_boundary_unknown`` each names a boundary of the specimen's recorded steps;
+   ``inference_not_pinned`` its model is the identity those steps' answers carry, where
+                            the ledger holds that identity in clear (otherwise the
+                            supervisor checks it before the first ask). The request
+                            then carries the grants.
 
 The disclosure budget is checked after this (``_budget``).
 """
@@ -62,6 +68,7 @@ from .._runtime import Runtime
 from ..capture import AgentSpec, load_agent
 from ..replay import AuditRequest, Intervention, Strategy, Tolerances
 from ..replay.targets import check_cut_in_record, parse_pointer, schema_at
+from ._inference import check_grants
 from ._policy import IDENTITY_FIELD, InterventionPolicy, PolicyStatus
 from ._registry import list_policies
 
@@ -356,6 +363,7 @@ def check_eligibility(
     policy = _policy(runtime, record, step, field, intervention, draft.policy_id)
     _authorised(policy, intervention)
     _substitutes(agent, policy)
+    check_grants(record, policy.inference)  # 8.
     request = AuditRequest(
         specimen_id=request.specimen_id,
         intervention=intervention,
@@ -367,6 +375,7 @@ def check_eligibility(
         policy=(policy.id, policy.version),
         from_cut=request.from_cut,
         authoritative_substitutes=policy.authoritative_substitutes,
+        inference=policy.inference,
     )
     return Eligible(
         request=request, policy=policy, record=record, target_call_id=step.call_id, field=field

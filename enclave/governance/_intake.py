@@ -3,7 +3,10 @@
 0. What cannot be right or cannot change anything is refused before it is charged: a
    purpose must be visible text (``invalid_purpose``), a perturbation's delta a normal,
    non-zero number (``no_effect``: a subnormal shift is lost in any field it is added to).
-1. ``check_eligibility`` (fail closed, one refusal code per unmet condition).
+1. ``check_eligibility`` (fail closed, one refusal code per unmet condition); then the
+   caller's ``authorize`` of what only eligibility knows — the inference grants of the
+   policy that matched (the service asks Cedar about the data flow they open). A
+   refusal there is charged nothing.
 2. Disclosure budget, in bits: the request is charged the disclosure bound its
    certificate can state at most (``enclave.replay.disclosure_bound`` from the request
    and the sealed manifest's vocabulary, known before anything runs; the recorded
@@ -50,8 +53,8 @@ from .._runtime import Runtime
 from ..replay import AuditRequest
 from ..replay.disclosure import VocabularySize, disclosure_bound
 from ._analysts import Analyst
+from ._budget import BITS_PER_AUDIT
 from ._eligibility import AuditDraft, Eligible, check_eligibility
-from ._policy import BITS_PER_AUDIT
 
 __all__ = [
     "Admitted",
@@ -262,12 +265,15 @@ def admit_audit(
     analyst: Analyst,
     now: datetime,
     submit: Callable[[AuditRequest, str], T],
+    authorize: Callable[[Eligible], None] | None = None,
 ) -> Admitted[T]:
     # 0.
     check_purpose(draft.purpose)
     _check_effect(draft)
     # 1.
     eligible = check_eligibility(runtime, draft, requester=analyst.name, tenant=analyst.tenant)
+    if authorize is not None:
+        authorize(eligible)
     request_id = f"rq-{secrets.token_hex(8)}"
     refunded = refunded_requests(runtime, eligible.record.specimen_id)
     # 2. + 3. the budget is checked and the admission recorded in one ledger transaction,

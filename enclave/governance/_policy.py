@@ -15,6 +15,13 @@ requests the record does not hold only for those (``enclave.replay``: otherwise 
 is capped at inconclusive); each must be a boundary the specimen's agent declares with a
 substitute (checked at eligibility).
 
+A policy may carry ``[[inference]]`` tables, each an ``InferenceGrant`` (the boundary,
+the operator's endpoint name, the pinned model identity, ``vary`` and an
+``[inference.caps]`` table): after departure, a call of that boundary the record does not
+hold may be asked of the endpoint (``enclave.replay.inference``). The grants travel with
+every request the policy authorises; eligibility checks them against the specimen's
+metadata, Cedar decides whether the purpose allows the data flow.
+
 Every policy also carries a disclosure ``budget`` per analyst per (specimen, field)
 within a window, in bits: each admitted audit is charged its certificate's disclosure
 bound (``enclave.replay`` — what its agent-influenced content can carry); ``audits``
@@ -27,7 +34,6 @@ the offending key, never a value.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -35,29 +41,19 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ledger import CanonicalizationError, canonical_json, loads
+from ledger import canonical_json, loads
 
 from .._errors import BadInput
 from ..replay import Strategy
-from ..replay.targets import parse_pointer
+from ..replay.inference import InferenceGrant
 from ..store import validate_id
+from ._budget import BUDGET_KEYS, Budget
+from ._params import IDENTITY_FIELD, PolicyParams, check_params, params_of
 
-__all__ = [
-    "BITS_PER_AUDIT",
-    "Budget",
-    "InterventionPolicy",
-    "PolicyParams",
-    "PolicyStatus",
-    "IDENTITY_FIELD",
-]
+__all__ = ["IDENTITY_FIELD", "InterventionPolicy", "PolicyParams", "PolicyStatus"]
 
-IDENTITY_FIELD = "#identity"
 _POLICY_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,127}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:/#-]{0,127}")
-_FIELD = re.compile(r"/[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
-_MAX_ALTERNATES = 64
-_MAX_WINDOW = 366 * 24 * 3600
-_BUDGET_KEYS = {"audits", "bits", "window_seconds"}
 _TOP_KEYS = {
     "id",
     "version",
@@ -72,10 +68,12 @@ _TOP_KEYS = {
     "params",
     "budget",
     "authoritative_substitutes",
+    "inference",
 }
 # a boundary name as it appears in call ids (no "/" or "#")
 _BOUNDARY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
 _MAX_AUTHORITATIVE = 64
+_MAX_GRANTS = 16  # as many as one audit request carries
 
 
 class PolicyStatus(StrEnum):
@@ -83,124 +81,6 @@ class PolicyStatus(StrEnum):
     VALIDATED = "validated"
     ACTIVE = "active"
     RETIRED = "retired"
-
-
-# What one audit of a budget given as a count stands for: above the disclosure bound of
-# a 1,000-sample audit of a specimen with a few dozen calls (about 3,800 bits, most of it
-# the per-sample decision rows). A larger audit discloses more and is charged its own
-# bound: a budget in bits admits it only if the policy grants that much.
-BITS_PER_AUDIT = 4096.0
-_MAX_BITS = 1e9
-
-
-@dataclass(frozen=True, kw_only=True)
-class Budget:
-    """Per analyst per (specimen, field) per window: at most ``bits`` of disclosure bound
-    in total and, if given, at most ``audits`` requests. ``bits`` defaults to
-    ``audits × BITS_PER_AUDIT``; one of the two must be given."""
-
-    window_seconds: int
-    audits: int | None = None
-    bits: float | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("audits", "window_seconds"):
-            value = getattr(self, name)
-            if name == "audits" and value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise BadInput(f"policy budget.{name} must be an integer")
-        if self.audits is not None and not 1 <= self.audits <= 10_000:
-            raise BadInput("policy budget.audits must lie in 1..10000")
-        if not 60 <= self.window_seconds <= _MAX_WINDOW:
-            raise BadInput("policy budget.window_seconds must lie in 60..31622400")
-        bits = self.bits
-        if bits is None:
-            if self.audits is None:
-                raise BadInput("policy budget needs bits or audits")
-            object.__setattr__(self, "bits", float(self.audits * BITS_PER_AUDIT))
-        elif (
-            isinstance(bits, bool)
-            or not isinstance(bits, int | float)
-            or not 1 <= bits <= _MAX_BITS
-        ):
-            raise BadInput("policy budget.bits must be a number in 1..1e9")
-        else:
-            object.__setattr__(self, "bits", float(bits))
-
-    @property
-    def bits_total(self) -> float:
-        assert self.bits is not None  # set in __post_init__
-        return self.bits
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"window_seconds": self.window_seconds, "bits": self.bits}
-        if self.audits is not None:
-            out["audits"] = self.audits
-        return out
-
-
-@dataclass(frozen=True, kw_only=True)
-class PolicyParams:
-    alternates: tuple[Any, ...] = ()
-    delta: tuple[float, float] | None = None
-    revision_point: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.alternates:
-            out["alternates"] = list(self.alternates)
-        if self.delta is not None:
-            out["delta"] = list(self.delta)
-        if self.revision_point is not None:
-            out["revision_point"] = self.revision_point
-        return out
-
-
-def _is_field(target: str) -> bool:
-    """A JSON Pointer to a response member, each of its names a plain field name."""
-    keys = parse_pointer(target)
-    return bool(keys) and all(_FIELD.fullmatch("/" + key) for key in keys or ())
-
-
-def _check_params(strategy: Strategy, target: str, params: PolicyParams) -> None:
-    if strategy is Strategy.CODE:  # a candidate release is no policy's to authorise
-        raise BadInput("policy strategy must be nullify, replace, perturb or revision")
-    if strategy is Strategy.REVISION:
-        if target != IDENTITY_FIELD:
-            raise BadInput(f"a revision policy's field must be {IDENTITY_FIELD}")
-    elif not _is_field(target):
-        raise BadInput("policy field must be a response field pointer like /name or /a/b")
-    wants = {
-        Strategy.NULLIFY: set(),
-        Strategy.REPLACE: {"alternates"},
-        Strategy.PERTURB: {"delta"},
-        Strategy.REVISION: {"alternates", "revision_point"},
-    }[strategy]
-    given = set(params.to_dict())
-    if given != wants:
-        names = ", ".join(sorted(wants)) or "no parameters"
-        raise BadInput(f"a {strategy.value} policy takes exactly: {names}")
-    if params.alternates:
-        if len(params.alternates) > _MAX_ALTERNATES:
-            raise BadInput(f"policy params.alternates holds at most {_MAX_ALTERNATES} values")
-        try:
-            encoded = [canonical_json(v) for v in params.alternates]
-        except CanonicalizationError:
-            raise BadInput(
-                "policy params.alternates holds a value with no canonical form"
-            ) from None
-        if len(set(encoded)) != len(encoded):
-            raise BadInput("policy params.alternates repeats a value")
-    if strategy is Strategy.REVISION:
-        if not all(isinstance(v, str) and _NAME.fullmatch(v) for v in params.alternates):
-            raise BadInput("revision alternates must be identity names")
-        if not isinstance(params.revision_point, str) or not _NAME.fullmatch(params.revision_point):
-            raise BadInput("policy params.revision_point must be a revision point name")
-    if params.delta is not None:
-        low, high = params.delta
-        if not (math.isfinite(low) and math.isfinite(high)) or not low < high:
-            raise BadInput("policy params.delta must be [min, max] with finite min < max")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -224,6 +104,7 @@ class InterventionPolicy:
     activated_at: str | None = None
     retired_at: str | None = None
     authoritative_substitutes: tuple[str, ...] = ()
+    inference: tuple[InferenceGrant, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not _POLICY_ID.fullmatch(self.id):
@@ -243,7 +124,7 @@ class InterventionPolicy:
             raise BadInput("policy strategy must be nullify, replace, perturb or revision")
         if not isinstance(self.description, str) or len(self.description) > 1000:
             raise BadInput("policy description must be text of at most 1000 characters")
-        _check_params(self.strategy, self.field, self.params)
+        check_params(self.strategy, self.field, self.params)
         names = self.authoritative_substitutes
         if (
             not isinstance(names, tuple)
@@ -252,6 +133,14 @@ class InterventionPolicy:
             or len(set(names)) != len(names)
         ):
             raise BadInput("policy authoritative_substitutes must be distinct boundary names")
+        grants = self.inference
+        if (
+            not isinstance(grants, tuple)
+            or len(grants) > _MAX_GRANTS
+            or not all(isinstance(g, InferenceGrant) for g in grants)
+            or len({g.boundary for g in grants}) != len(grants)
+        ):
+            raise BadInput("policy inference grants name distinct boundaries, at most 16")
 
     @property
     def key(self) -> tuple[str, int]:
@@ -265,6 +154,8 @@ class InterventionPolicy:
         out = {**self.params.to_dict(), "budget": self.budget.to_dict()}
         if self.authoritative_substitutes:
             out["authoritative_substitutes"] = list(self.authoritative_substitutes)
+        if self.inference:
+            out["inference"] = [g.to_dict() for g in self.inference]
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -301,6 +192,7 @@ class InterventionPolicy:
             "strategy": self.strategy.value,
             "provider": self.provider,
             "source_digest": self.source_digest,
+            **({"inference": [g.to_dict() for g in self.inference]} if self.inference else {}),
         }
 
     # -- parsing ------------------------------------------------------------------
@@ -351,7 +243,7 @@ class InterventionPolicy:
         if set(raw_params) - {"alternates", "delta", "revision_point"}:
             raise BadInput("policy params has unknown keys")
         keys = set(raw_budget)
-        if "window_seconds" not in keys or not keys & {"audits", "bits"} or keys - _BUDGET_KEYS:
+        if "window_seconds" not in keys or not keys & {"audits", "bits"} or keys - BUDGET_KEYS:
             raise BadInput("policy budget needs window_seconds and bits or audits (or both)")
         return cls(
             id=doc["id"],
@@ -362,7 +254,7 @@ class InterventionPolicy:
             schema_version=str(doc["schema_version"]),
             field=doc["field"],
             strategy=strategy,
-            params=_params(raw_params),
+            params=params_of(raw_params),
             budget=Budget(
                 window_seconds=raw_budget["window_seconds"],
                 audits=raw_budget.get("audits"),
@@ -372,6 +264,7 @@ class InterventionPolicy:
             description=doc.get("description", ""),
             source_digest=source_digest,
             authoritative_substitutes=tuple(authoritative),
+            inference=_grants(doc.get("inference", [])),
         )
 
     @classmethod
@@ -382,6 +275,7 @@ class InterventionPolicy:
         budget = params.pop("budget")
         description = params.pop("description", "")
         authoritative = params.pop("authoritative_substitutes", [])
+        grants = _grants(params.pop("inference", []))
         return cls(
             id=row["id"],
             version=int(row["version"]),
@@ -391,7 +285,7 @@ class InterventionPolicy:
             schema_version=row["schema_version"],
             field=row["field"],
             strategy=Strategy(row["strategy"]),
-            params=_params(params),
+            params=params_of(params),
             budget=Budget(**budget),
             provider=row["provider"],
             status=PolicyStatus(row["status"]),
@@ -402,6 +296,7 @@ class InterventionPolicy:
             activated_at=row["activated_at"],
             retired_at=row["retired_at"],
             authoritative_substitutes=tuple(authoritative),
+            inference=grants,
         )
 
     def to_row(self) -> dict[str, Any]:
@@ -426,19 +321,14 @@ class InterventionPolicy:
         }
 
 
-def _params(raw: Mapping[str, Any]) -> PolicyParams:
-    alternates = raw.get("alternates", [])
-    if not isinstance(alternates, list):
-        raise BadInput("policy params.alternates must be a list")
-    delta = raw.get("delta")
-    bounds: tuple[float, float] | None = None
-    if delta is not None:
-        if (
-            not isinstance(delta, list)
-            or len(delta) != 2
-            or any(isinstance(v, bool) or not isinstance(v, int | float) for v in delta)
-        ):
-            raise BadInput("policy params.delta must be [min, max]")
-        bounds = (float(delta[0]), float(delta[1]))
-    point = raw.get("revision_point")
-    return PolicyParams(alternates=tuple(alternates), delta=bounds, revision_point=point)
+def _grants(raw: Any) -> tuple[InferenceGrant, ...]:
+    """``[[inference]]`` tables as grants; a message names the key, never a value."""
+    if not isinstance(raw, list):
+        raise BadInput("policy inference must be [[inference]] tables")
+    grants = []
+    for table in raw:
+        try:
+            grants.append(InferenceGrant.from_dict(table))
+        except BadInput as exc:  # the grant's own message: the key at fault, no value
+            raise BadInput(f"policy {exc}") from None
+    return tuple(grants)

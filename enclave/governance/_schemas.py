@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ledger import StepKind
 from ledger.certificates import is_valid, schema_is_valid
 
 from .._errors import BadInput, Refused
@@ -81,6 +82,21 @@ def _valid(value: Any, schema: Mapping[str, Any]) -> bool:
 def parameter_problems(policy: InterventionPolicy, tool: ToolDeclaration) -> list[str]:
     """Refusal codes (with the parameter's position, never its value) for a policy's
     parameters against its tool's declaration. Empty when everything fits."""
+    return _inference_problems(policy, tool) + _strategy_problems(policy, tool)
+
+
+def _inference_problems(policy: InterventionPolicy, tool: ToolDeclaration) -> list[str]:
+    """Each grant names a model boundary the tool's agent declares: a grant opens a
+    model call to the provider, never a retrieval or a tool."""
+    models = {b.name for b in tool.agent.boundaries if b.kind is StepKind.MODEL}
+    return [
+        f"inference_boundary_unknown:inference[{i}]"
+        for i, grant in enumerate(policy.inference)
+        if grant.boundary not in models
+    ]
+
+
+def _strategy_problems(policy: InterventionPolicy, tool: ToolDeclaration) -> list[str]:
     if policy.strategy is Strategy.REVISION:
         point = tool.agent.revisions.get(policy.params.revision_point or "")
         if point is None or point.call_name != policy.tool:

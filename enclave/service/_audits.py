@@ -2,8 +2,11 @@
 
 ``POST /audits`` is the one route that starts work. In order: the specimen must
 exist (else 403 ``unknown_specimen``), Cedar must allow ``request_audit`` on it with
-the stated purpose, then ``governance.admit_audit`` checks eligibility and the
-disclosure budget, records the admission and submits the job. Every refusal is
+the stated purpose, then ``governance.admit_audit`` checks eligibility — and, when the
+policy that matched grants inference, Cedar is asked again with the data flow those
+grants open (the highest classification of the governed boundaries' fields) before
+anything is charged — then the disclosure budget, records the admission and submits
+the job; the answer names the inference grants the request carries. Every refusal is
 recorded in the ledger (``audit.refused``) with its code.
 """
 
@@ -21,13 +24,30 @@ from ledger import CLASSIFICATION_RANK, LedgerError, NotFound, loads
 from ledger.certificates import load_public_key_pem, verify_certificate
 
 from .._errors import BadInput, Refused
-from ..governance import Action, AuditDraft, Resource, admit_audit, record_refusal
+from ..governance import (
+    Action,
+    AuditDraft,
+    Eligible,
+    Resource,
+    admit_audit,
+    inference_classification,
+    record_refusal,
+)
 from ..replay.certificates import RuntimeLedgerLookup
 from . import _jobs as jobs
 from ._auth import CurrentAnalyst, State, require
 from ._cursor import audits_cursor, read_audits_cursor
 from ._errors import ERROR_RESPONSES, ServiceError
-from ._models import NO_CONTROL, AuditBody, AuditList, AuditStatusModel, CancelBody, VerifyReport
+from ._models import (
+    NO_CONTROL,
+    AuditBody,
+    AuditList,
+    AuditRequestedModel,
+    AuditStatusModel,
+    CancelBody,
+    CertificateSummary,
+    VerifyReport,
+)
 from ._state import ServiceState
 from ._views import specimen_resource
 
@@ -63,7 +83,7 @@ def _authorised_status(state: ServiceState, analyst: Any, audit_id: str, action:
 @router.post(
     "/audits",
     status_code=202,
-    response_model=AuditStatusModel,
+    response_model=AuditRequestedModel,
     summary="Request an audit (queued; refusals name the unmet condition)",
 )
 def request_audit(state: State, analyst: CurrentAnalyst, body: AuditBody) -> dict[str, Any]:
@@ -99,6 +119,22 @@ def request_audit(state: State, analyst: CurrentAnalyst, body: AuditBody) -> dic
         policy_id=body.policy_id,
         from_cut=body.from_cut,
     )
+
+    def inference_flow(eligible: Eligible) -> None:
+        flow = inference_classification(eligible.record, eligible.request.inference)
+        if flow is None:
+            return
+        decision = state.access.authorize(
+            analyst,
+            Action.REQUEST_AUDIT,
+            specimen_resource(record),
+            purpose=body.purpose,
+            now=now,
+            inference=flow,
+        )
+        if not decision.allowed:
+            raise Refused("access denied by policy", code=decision.code)
+
     try:
         admitted = admit_audit(
             runtime,
@@ -108,12 +144,14 @@ def request_audit(state: State, analyst: CurrentAnalyst, body: AuditBody) -> dic
             submit=lambda request, key: jobs.submit_audit(
                 runtime, request, tenant_id=analyst.tenant, now=now, idempotency_key=key
             ),
+            authorize=inference_flow,
         )
     except (Refused, BadInput) as exc:
         refuse(exc.code, record.specimen_id)
         raise
     result = admitted.status.to_dict()
     assert isinstance(result, dict)
+    result["inference"] = [g.to_dict() for g in admitted.eligible.request.inference]
     return result
 
 
@@ -233,7 +271,9 @@ def certificate(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> JSO
 
 @router.get(
     "/certificates/{audit_id}/summary",
-    response_model=dict[str, Any],
+    response_model=CertificateSummary,
+    # members a certificate does not carry stay absent (no ``"inference": null``)
+    response_model_exclude_unset=True,
     summary="The certificate's predicate, decoded (metadata only)",
 )
 def certificate_summary(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> Any:

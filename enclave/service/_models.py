@@ -27,13 +27,20 @@ from ..governance import check_purpose
 __all__ = [
     "AuditBody",
     "AuditList",
+    "AuditRequestedModel",
     "AuditStatusModel",
     "CallModel",
     "CancelBody",
+    "CertificateSummary",
     "CutModel",
     "ErrorBody",
     "ErrorDetail",
     "FieldModel",
+    "InferenceArms",
+    "InferenceCapsModel",
+    "InferenceGrantModel",
+    "InferenceSummary",
+    "InferenceTally",
     "LedgerHead",
     "LedgerVerify",
     "NO_CONTROL",
@@ -238,6 +245,70 @@ class AuditStatusModel(BaseModel):
     has_certificate: bool
     created_at: str
     updated_at: str
+
+
+class InferenceCapsModel(BaseModel):
+    """Per audit, over every stage: answers asked, tokens read and written, seconds."""
+
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    wall_seconds: int
+
+
+class InferenceGrantModel(BaseModel):
+    """One governed boundary an audit may ask a model about after departure
+    (``enclave.replay.inference.InferenceGrant``): the operator's endpoint by name, the
+    pinned model identity, the sampling parameters that may differ from the record's."""
+
+    boundary: str
+    endpoint: str
+    model: str
+    vary: list[str]
+    caps: InferenceCapsModel
+
+
+class AuditRequestedModel(AuditStatusModel):
+    """The answer to ``POST /audits``: the queued audit and the inference grants its
+    request carries, from the policy that authorised it (empty: none)."""
+
+    inference: list[InferenceGrantModel]
+
+
+class InferenceTally(BaseModel):
+    """What one arm asked: answers from the endpoint, answers from the audit's record,
+    tokens read and written. Counts only."""
+
+    asked: int
+    from_record: int
+    input_tokens: int
+    output_tokens: int
+
+
+class InferenceArms(BaseModel):
+    preparation: InferenceTally
+    baseline: InferenceTally
+    intervened: InferenceTally
+    placebo: InferenceTally
+
+
+class InferenceSummary(BaseModel):
+    """A certificate's ``inference`` section: the grants, whether the supervisor seeded
+    each paired sample's draw, and per arm what was asked."""
+
+    grants: list[InferenceGrantModel]
+    seeded: bool
+    arms: InferenceArms
+
+
+class CertificateSummary(BaseModel):
+    """A certificate's predicate, decoded: every member of the signed predicate as it is
+    (certificate v2, ``docs/certificate-v2.md``); ``inference`` is typed here and present
+    only when the audit was granted inference."""
+
+    model_config = ConfigDict(extra="allow")
+
+    inference: InferenceSummary | None = None
 
 
 class AuditList(BaseModel):

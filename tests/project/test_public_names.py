@@ -639,6 +639,7 @@ PINNED = {
         "field_schema",
         "find_tool",
         "get_policy",
+        "inference_classification",
         "is_categorical",
         "list_analysts",
         "list_policies",

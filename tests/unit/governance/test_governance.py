@@ -1112,7 +1112,12 @@ def test_remembered_decisions_equal_fresh_ones(
     Cedar answers for that resource alone, asked afresh."""
     who, now = person(*roles), T0 + timedelta(seconds=seconds)
     fresh = AccessPolicy.load()
-    context: dict[str, Any] = {"purpose": "", "time": int(now.timestamp())}
+    context: dict[str, Any] = {
+        "purpose": "",
+        "time": int(now.timestamp()),
+        "inference": False,
+        "inference_classification": "",
+    }
     expected = [fresh._evaluate(who, action, [r], context)[0] for r in resources]
     remembering = AccessPolicy.load()
     assert remembering.authorize_many(who, action, resources, now=now) == expected
