@@ -63,7 +63,7 @@ def captured(runtime: Runtime, server: ModelServer) -> str:
         return capture(runtime, ha.HTTP_AGENT, inputs, tenant_id="acme", seed=SEED).specimen_id
 
 
-def audit(runtime: Runtime, specimen: str, *grants: InferenceGrant, samples: int = 6) -> Any:
+def audit(runtime: Runtime, specimen: str, *grants: InferenceGrant, samples: int = 4) -> Any:
     request = AuditRequest(
         specimen_id=specimen,
         intervention=Intervention(

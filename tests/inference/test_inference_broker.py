@@ -47,7 +47,11 @@ def opened(runtime: Runtime, base_url: str) -> tuple[Trajectory, bytes]:
 
 
 def broker(
-    runtime: Runtime, server: tuple[str, str], root: Path, caps: InferenceCaps = CAPS
+    runtime: Runtime,
+    server: tuple[str, str],
+    root: Path,
+    caps: InferenceCaps = CAPS,
+    vary: tuple[str, ...] = (),
 ) -> tuple[InferenceBroker, Trajectory]:
     base, model = server
     trajectory, key = opened(runtime, base)
@@ -55,7 +59,9 @@ def broker(
     endpoint = Endpoint(
         name="local", origin=origin, credential_env="MODEL_KEY", environ={"MODEL_KEY": CREDENTIAL}
     )
-    grant = InferenceGrant(boundary="risk-model", endpoint="local", model=model, caps=caps)
+    grant = InferenceGrant(
+        boundary="risk-model", endpoint="local", model=model, caps=caps, vary=vary
+    )
     record = InferenceRecord(root, tenant_id="acme", specimen_id=trajectory.specimen_id, key=key)
     built = InferenceBroker(
         grants=[grant],
@@ -148,3 +154,16 @@ def test_the_caps_hold_over_stages(
     with pytest.raises(AskRefused):  # the answer took the audit past its token cap
         asker.answer(TAG, ask_of(trajectory, "risk of the applicant 0.2"))
     assert not list((tmp_path / "tiny").rglob("*.ct"))  # not kept: a re-run meets the cap
+
+
+def test_a_seeded_grant_pairs_the_arms_of_a_sample_and_draws_anew_per_sample(
+    runtime: Runtime, server: tuple[str, str], tmp_path: Path
+) -> None:
+    asker, trajectory = broker(runtime, server, tmp_path, vary=("seed",))
+    ask = ask_of(trajectory, "risk of the applicant 0.1")
+    first = asker.answer({"seed": 1, "arm": "intervened"}, ask)
+    paired = asker.answer({"seed": 1, "arm": "placebo"}, ask)
+    assert paired == first  # the same sample's arms: the same draw
+    asker.answer({"seed": 2, "arm": "intervened"}, ask)
+    assert asker.arms["intervened"].asked == 2  # another sample: its own provider seed
+    assert asker.arms["placebo"].from_record == 1
