@@ -14,15 +14,27 @@ from typing import Any
 
 from .._runtime import Runtime
 from ._broker import InferenceBroker, Tally
+from ._compare import compare_layers, recorded_layers
 from ._endpoints import endpoints_of
 from ._inference_record import InferenceRecord
 from ._load import OpenedSpecimen
+from ._model import RunResult, Trajectory
 from ._request import AuditRequest
 
-__all__ = ["ARMS", "USED", "inference_broker", "inference_section", "stage_usage"]
+__all__ = [
+    "ARMS",
+    "USED",
+    "governed",
+    "inference_broker",
+    "inference_section",
+    "reasked_baseline",
+    "stage_usage",
+]
 
 ARMS = ("preparation", "baseline", "intervened", "placebo")
 USED = "inference.used"
+# what a re-asked baseline must reproduce: the typed decision and the score, not the words
+REASKED_LAYERS = ("decision", "score")
 
 
 def inference_broker(
@@ -76,6 +88,7 @@ def stage_usage(
     None without a broker."""
     if broker is None:
         return None
+    broker.close()
     arms = {arm: tally.to_dict() for arm, tally in broker.arms.items()}
     usage = {"stage": stage, "arms": arms, "seconds": round(broker.stage_seconds, 3)}
     runtime.ledger.append(USED, audit_id, {"audit_id": audit_id, "job_id": job_id, **usage})
@@ -104,3 +117,25 @@ def inference_section(
         "seeded": all(g.seeded for g in request.inference),
         "arms": {arm: tally.to_dict() for arm, tally in totals.items()},
     }
+
+
+def governed(request: AuditRequest) -> list[str]:
+    """The boundaries whose unrecorded calls the worker asks of the supervisor."""
+    return [grant.boundary for grant in request.inference]
+
+
+def reasked_baseline(
+    trajectory: Trajectory,
+    reasked: RunResult,
+    request: AuditRequest,
+    layers: dict[str, Any],
+) -> dict[str, Any]:
+    """The baseline gate, with the re-asked run's typed decision and score in place of
+    the served run's: the model asked again must reach the recorded decision (its words
+    may differ), or the baseline is not reproduced."""
+    assert reasked.layers is not None
+    again = compare_layers(recorded_layers(trajectory.steps), reasked.layers, request.tolerances)
+    for name in REASKED_LAYERS:
+        if name in again:
+            layers = {**layers, name: again[name]}
+    return {"reproduced": all(v["ok"] for v in layers.values()), "layers": layers}

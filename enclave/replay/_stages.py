@@ -36,7 +36,7 @@ from ._cuts import check_from_cut, cut_summary
 from ._disclosure import VocabularySize, disclosure_bound
 from ._errors import ModelDrift, ReplyInvalid, ReplyRefused, ValueOutOfRange
 from ._frameworks import worker_preload
-from ._inference_stage import inference_broker, stage_usage
+from ._inference_stage import governed, inference_broker, reasked_baseline, stage_usage
 from ._interventions import (
     AppliedIntervention,
     apply_code_revision,
@@ -76,8 +76,6 @@ CONTAMINATED = "the replay worker was contaminated"
 DIFFERED = "a sample came out otherwise on a second fresh worker"
 REFUSED = "the replay worker's reply was refused"
 DRIFTED = "the inference endpoint answered with another model identity"
-# what a re-asked baseline must reproduce: the typed decision and the score, not the words
-REASKED_LAYERS = ("decision", "score")
 _REFUSALS = frozenset({ReplyInvalid.code, ValueOutOfRange.code})
 
 
@@ -258,6 +256,9 @@ def prepare_audit(
         failure = (exc.code, REFUSED)
     except ModelDrift:
         failure = (ModelDrift.code, DRIFTED)
+    finally:
+        if broker is not None:  # an endpoint's failure propagates: its client closed
+            broker.close()
     usage = stage_usage(runtime, broker, audit_id=audit_id, job_id=audit_id, stage="preparation")
     if failure is None and reasked is not None and reasked.failure is not None:
         failure = (reasked.failure, "the baseline re-asked of the model on the recorded seed")
@@ -274,7 +275,7 @@ def prepare_audit(
         else:
             baseline = {"reproduced": all(v["ok"] for v in layers.values()), "layers": layers}
             if reasked is not None and reasked.layers is not None and baseline["reproduced"]:
-                baseline = _reasked_baseline(opened.trajectory, reasked, request, layers)
+                baseline = reasked_baseline(opened.trajectory, reasked, request, layers)
     gate_facts = (
         []
         if gate is None
@@ -312,28 +313,6 @@ def prepare_audit(
         cut=None if request.from_cut is None else cut_summary(opened.trajectory, request.from_cut),
         inference=usage,
     )
-
-
-def governed(request: AuditRequest) -> list[str]:
-    """The boundaries whose unrecorded calls the worker asks of the supervisor."""
-    return [grant.boundary for grant in request.inference]
-
-
-def _reasked_baseline(
-    trajectory: Trajectory,
-    reasked: RunResult,
-    request: AuditRequest,
-    layers: dict[str, Any],
-) -> dict[str, Any]:
-    """The baseline gate, with the re-asked run's typed decision and score in place of
-    the served run's: the model asked again must reach the recorded decision (its words
-    may differ), or the baseline is not reproduced."""
-    assert reasked.layers is not None
-    again = compare_layers(recorded_layers(trajectory.steps), reasked.layers, request.tolerances)
-    for name in REASKED_LAYERS:
-        if name in again:
-            layers = {**layers, name: again[name]}
-    return {"reproduced": all(v["ok"] for v in layers.values()), "layers": layers}
 
 
 def repeat_seeds(seeds: Sequence[int]) -> list[int]:
@@ -408,6 +387,9 @@ def run_sample_batch(
         by_seed = {s.seed: s for s in samples}
         if any(by_seed.get(s.seed) != s for s in repeated):
             failure = UNSTABLE
+    finally:
+        if broker is not None:  # an endpoint's failure propagates: its client closed
+            broker.close()
     return BatchResult(
         job_id=job_id,
         seeds=tuple(seeds),

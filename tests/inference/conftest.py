@@ -68,8 +68,9 @@ def _binaries() -> tuple[Path, Path]:
 
 
 @contextmanager
-def serving(alias: str, port: int, log: Path) -> Iterator[ModelServer]:
-    """The real server on loopback ``port``, answering as ``alias``, until the block ends."""
+def serving(alias: str, port: int, log: Path, temperature: float = 0.0) -> Iterator[ModelServer]:
+    """The real server on loopback ``port``, answering as ``alias``, until the block ends;
+    ``temperature`` where a request names none (greedy by default)."""
     binary, model = _binaries()
     base = f"http://127.0.0.1:{port}"
     if _healthy(base):
@@ -87,7 +88,7 @@ def serving(alias: str, port: int, log: Path) -> Iterator[ModelServer]:
                 *("--n-predict", "96"),
                 # greedy where a request names no temperature: the same request gets the
                 # same answer, at capture and when an audit asks again
-                *("--temp", "0"),
+                *("--temp", str(temperature)),
                 "--jinja",  # the chat template the model file carries
                 "--metrics",
                 "--no-webui",

@@ -139,6 +139,20 @@ def test_an_endpoint_answering_as_another_model_fails_model_drift(
     assert not list((runtime.home.root / "inference" / "acme" / specimen).glob("*.ct"))
 
 
+def test_a_provider_that_no_longer_answers_as_recorded_fails_the_baseline(
+    runtime: Runtime, model_server: ModelServer, tmp_path: Path
+) -> None:
+    specimen = captured(runtime, model_server)
+    # the same model under the same name, now sampling hot where the request names no
+    # temperature: asked again, the recorded baseline no longer reaches its decision
+    with serving(model_server.model, PORT + 2, tmp_path / "hot.log", temperature=1.8) as hot:
+        configure(runtime, hot, name="hot")
+        outcome = audit(runtime, specimen, grant(model_server, endpoint="hot"))
+    assert outcome.classification == "baseline-not-reproduced", outcome.failure
+    assert outcome.envelope is not None  # a certificate that concludes nothing
+    assert not predicate(outcome)["baseline"]["reproduced"]
+
+
 def test_a_grant_pinned_to_another_identity_than_the_record_s_is_refused(
     runtime: Runtime, model_server: ModelServer
 ) -> None:
