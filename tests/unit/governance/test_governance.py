@@ -8,7 +8,6 @@ import dataclasses
 import hashlib
 import json
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -60,18 +59,6 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 POLICY_DIR = policies_root() / "interventions"
 SUPPLIER_CALL = "main/supplier_risk#0"
 FRAUD_CALL = "main/fraud_score#0"
-
-
-@pytest.fixture
-def runtime(tmp_path: Path) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path / "home"), env={})
-    yield rt
-    rt.close()
-
-
-@pytest.fixture
-def captured(runtime: Runtime) -> dict[str, str]:
-    return capture_incidents(runtime)
 
 
 def policy_text(**changes: Any) -> bytes:

@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from enclave import BadInput, Home, Refused, Runtime
-from enclave.cli import capture_incidents
+from enclave import BadInput, Refused, Runtime
 from enclave.governance import (
     AccessPolicy,
     Action,
@@ -66,18 +63,6 @@ def policy_text(*grants: dict[str, Any], **changes: Any) -> bytes:
             lines.append("[inference.caps]")
             lines += [f"{k} = {json.dumps(v)}" for k, v in caps.items()]
     return ("\n".join(lines) + "\n").encode()
-
-
-@pytest.fixture
-def runtime(tmp_path: Path) -> Iterator[Runtime]:
-    rt = Runtime.open(Home.init(tmp_path / "home"), env={})
-    yield rt
-    rt.close()
-
-
-@pytest.fixture
-def captured(runtime: Runtime) -> dict[str, str]:
-    return capture_incidents(runtime)
 
 
 def active(runtime: Runtime, data: bytes) -> InterventionPolicy:
