@@ -8,7 +8,7 @@ reply the supervisor would not accept.
 
 from __future__ import annotations
 
-from .._errors import AgentFailed, EnclaveError, InfrastructureError
+from .._errors import AgentFailed, InfrastructureError, IntegrityFailure
 
 __all__ = [
     "AGENT_ERROR",
@@ -98,12 +98,11 @@ class ValueOutOfRange(ReplyRefused):
     code = VALUE_OUT_OF_RANGE
 
 
-class ModelDrift(EnclaveError):
+class ModelDrift(IntegrityFailure):
     """The endpoint answered with a model identity other than the pinned one: the audit
     fails with no certificate (the provider is not serving what was recorded)."""
 
     code = "model_drift"
-    exit_code = 4
 
 
 class InferenceUnavailable(InfrastructureError):

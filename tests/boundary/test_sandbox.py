@@ -91,6 +91,7 @@ def alive(pid: int) -> bool:
 def test_public_names() -> None:
     assert enclave.sandbox.__all__ == [
         "REASONS",
+        "AskRefused",
         "Contaminated",
         "Sandbox",
         "SandboxLimits",

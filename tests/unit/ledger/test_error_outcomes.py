@@ -69,10 +69,12 @@ OUTCOMES: dict[str, tuple[int, int, bool]] = {
     "KeyServerUnavailable": (3, 503, True),
     "GrantServiceUnavailable": (3, 503, True),
     "CopyMismatch": (3, 503, True),
+    "InferenceUnavailable": (3, 503, True),
     # integrity
     "DecryptionFailed": (1, 503, False),
     "CertificateInvalid": (1, 503, False),
     "_LineageBroken": (1, 503, False),
+    "ModelDrift": (1, 503, False),
     # the agent's own failure
     "AgentCrashed": (4, 503, False),
     "BranchError": (4, 503, False),
@@ -85,6 +87,7 @@ OUTCOMES: dict[str, tuple[int, int, bool]] = {
     "ValueOutOfRange": (4, 503, False),
     "Contaminated": (4, 503, False),
     "WorkerClosed": (4, 503, False),
+    "AskRefused": (4, 503, False),
 }
 BRANCHES = (BadInput, Refused, InfrastructureError, IntegrityFailure, AgentFailed)
 
