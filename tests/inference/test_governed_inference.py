@@ -32,6 +32,8 @@ from tests.inference.conftest import ModelServer, assert_sealed, audit_time, ser
 SEED = 5
 LIMITS = SandboxLimits(wall_seconds=300.0)
 ENDPOINT = "local"
+CREDENTIAL_ENV = "REPLAY_TEST_MODEL_KEY"
+CREDENTIAL = "CANARY-ENDPOINT-CREDENTIAL-9b3e"
 CAPS = InferenceCaps(calls=400, input_tokens=200_000, output_tokens=100_000, wall_seconds=600)
 
 
@@ -88,19 +90,28 @@ def predicate(outcome: Any) -> dict[str, Any]:
 
 
 def test_an_evidence_intervention_is_unservable_without_a_grant_and_completes_with_one(
-    runtime: Runtime, model_server: ModelServer, capsys: pytest.CaptureFixture[str]
+    runtime: Runtime,
+    model_server: ModelServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # the operator's credential for the endpoint: in the supervisor's environment only
+    monkeypatch.setenv(CREDENTIAL_ENV, CREDENTIAL)
+    with (runtime.home.root / "config.toml").open("a") as fh:
+        origin = model_server.url.removesuffix("/v1")
+        fh.write(f'\n[inference.endpoints.keyed]\nurl = "{origin}"\n')
+        fh.write(f'credential_env = "{CREDENTIAL_ENV}"\n')
     specimen = captured(runtime, model_server)
     refused = audit(runtime, specimen)
     assert refused.failure == "unservable" and refused.envelope is None
 
     before = model_server.prompt_tokens()
-    first = audit(runtime, specimen, grant(model_server))
+    first = audit(runtime, specimen, grant(model_server, endpoint="keyed"))
     assert first.failure is None, (first.failure, first.failure_detail)
     asked = model_server.prompt_tokens() - before
     assert asked > 0  # the server was asked: by the supervisor
     found = predicate(first)["inference"]
-    assert found["grants"] == [grant(model_server).to_dict()]
+    assert found["grants"] == [grant(model_server, endpoint="keyed").to_dict()]
     assert found["arms"]["intervened"]["asked"] >= 1
     assert found["arms"]["intervened"]["input_tokens"] > 0
     assert found["arms"]["baseline"]["asked"] == 0  # the baseline is the record's
@@ -112,7 +123,7 @@ def test_an_evidence_intervention_is_unservable_without_a_grant_and_completes_wi
 
     # a second identical audit: every answer from the audit's record, nothing asked
     before = model_server.prompt_tokens()
-    second = audit(runtime, specimen, grant(model_server))
+    second = audit(runtime, specimen, grant(model_server, endpoint="keyed"))
     assert model_server.prompt_tokens() == before
     assert second.classification == first.classification
     assert second.effect == first.effect
@@ -123,6 +134,11 @@ def test_an_evidence_intervention_is_unservable_without_a_grant_and_completes_wi
         == found["arms"]["intervened"]["asked"] + found["arms"]["intervened"]["from_record"]
     )
     assert_sealed(runtime, first.envelope, capsys, ha.CANARY)
+    # the credential: in no certificate, output or file, and not in the worker's fixed
+    # environment (the certificate names every variable it has)
+    assert_sealed(runtime, first.envelope, capsys, CREDENTIAL)
+    names = predicate(first)["environment"]["process_environment"]
+    assert CREDENTIAL_ENV not in names
 
 
 def test_an_endpoint_answering_as_another_model_fails_model_drift(
