@@ -267,7 +267,10 @@ class InferenceBroker:
         started = self._clock()
         try:
             if self._client is None:  # one per stage: building one costs ~20 ms (TLS)
-                self._client = httpx.Client(transport=self._transport)
+                # no idle connection left open between asks: a stage that ends in an
+                # exception leaves no socket behind
+                limits = httpx.Limits(max_keepalive_connections=0)
+                self._client = httpx.Client(transport=self._transport, limits=limits)
             response = self._client.post(
                 endpoint.origin + path,
                 content=canonical_json(payload),

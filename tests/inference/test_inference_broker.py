@@ -46,6 +46,20 @@ def opened(runtime: Runtime, base_url: str) -> tuple[Trajectory, bytes]:
     return found.trajectory, found.record_key
 
 
+@pytest.fixture(autouse=True)
+def closing() -> Iterator[list[InferenceBroker]]:
+    """Every broker a test builds, closed at its end (as a stage closes its own)."""
+    built: list[InferenceBroker] = []
+    _BUILT.append(built)
+    yield built
+    _BUILT.pop()
+    for each in built:
+        each.close()
+
+
+_BUILT: list[list[InferenceBroker]] = []
+
+
 def broker(
     runtime: Runtime,
     server: tuple[str, str],
@@ -70,6 +84,7 @@ def broker(
         record=record,
         seeds=frozenset({1, 2}),
     )
+    _BUILT[-1].append(built)
     return built, trajectory
 
 
