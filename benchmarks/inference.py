@@ -16,7 +16,7 @@ share the machine's load), medians over the repetitions of each path's mean per 
   client — the reference;
 - *(2) supervisor's broker*: ``InferenceBroker.answer(tag, ask)`` with the ask a run
   sends (``{"boundary", "request"}``, the request in the wire adapter's key form): the
-  checks against the grant and the record, a new client per ask, the endpoint's answer,
+  checks against the grant and the record, the endpoint's answer on the stage's client,
   the pinned identity checked, the answer sealed (AES-GCM, fsync) into the record;
 - *(3) sandboxed run asking*: one worker call per answer on a real sandboxed worker
   (bubblewrap where the system has it): the template forks a fresh run, the run builds

@@ -5,6 +5,11 @@ answers are recorded at capture and served at replay. A model that small does no
 tools: the desk's dynamic instructions read the order service themselves, through ``ctx``
 (a boundary the adapter does not know, declared beside it).
 
+``WIRE`` is the same desk with its model captured at the wire: the model's client is
+built for each run on the wire adapter (``async_client(ctx, REFUND_MODEL)``), so each
+exchange with the server is recorded as it was sent and answered — the form governed
+inference can ask again when an intervention changes what the model is asked.
+
     PYTHONPATH=examples replay-enclave capture openai_agents_hosted_agent:HOSTED --input run.json
 """
 
@@ -21,6 +26,7 @@ from local_model import API_KEY, MODEL, URL
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from openai_agents_agent import Refund
 
+from enclave.adapters.http import async_client, http_boundary
 from enclave.adapters.openai_agents import agent_spec
 from enclave.capture import BoundarySpec, Context, policy
 from ledger import StepKind
@@ -79,6 +85,20 @@ hosted_desk: Agent[Desk] = Agent(
     model_settings=ModelSettings(temperature=0.0, max_tokens=128),  # greedy decoding
 )
 
+REFUND_MODEL = http_boundary("refund-model")
+
+
+def wire_model(ctx: Context) -> Model:
+    """The model of ``WIRE``: its client on the wire adapter, made for one run."""
+    client = AsyncOpenAI(
+        base_url=URL,
+        api_key=API_KEY,
+        max_retries=0,  # a retry's timing is the client's, not the run's
+        http_client=async_client(ctx, REFUND_MODEL, library="httpx2"),
+    )
+    return OpenAIChatCompletionsModel(MODEL, openai_client=client)
+
+
 HOSTED = agent_spec(
     hosted_desk,
     name="refund-desk-hosted",
@@ -91,4 +111,15 @@ HOSTED = agent_spec(
     # the transport core the model's client imports when first built: imported once by
     # the replay worker's template, not in a run (where its first import spawns a process)
     frameworks=("httpcore2",),
+)
+
+WIRE = agent_spec(
+    hosted_desk,
+    name="refund-desk-wire",
+    version="1.0.0",
+    model=wire_model,
+    decision="decision",
+    context=lambda ctx, inputs: Desk(ctx),
+    boundaries=(ORDER_SERVICE, REFUND_MODEL),
+    frameworks=("httpcore2", "openai", "enclave.adapters.http"),
 )

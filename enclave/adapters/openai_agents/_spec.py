@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
@@ -36,12 +37,26 @@ def _proposal(output: Any) -> Any:
     return to_jsonable_python(output)
 
 
+def _takes_ctx(model: Callable[..., Model]) -> bool:
+    try:
+        return bool(inspect.signature(model).parameters)
+    except (TypeError, ValueError):  # a callable without a signature: made without one
+        return False
+
+
+def _maker(model: Callable[..., Model]) -> Callable[[Context], Model]:
+    """The run's model from its ``ctx``, which a ``model`` taking an argument is given."""
+    if _takes_ctx(model):
+        return model
+    return lambda _ctx: model()
+
+
 def agent_spec(
     agent: Agent[Any],
     *,
     name: str,
     version: str,
-    model: Callable[[], Model],
+    model: Callable[[], Model] | Callable[[Context], Model],
     decision: str,
     hosted: str | None = None,
     score: str | None = None,
@@ -61,20 +76,23 @@ def agent_spec(
 
     ``model`` makes the run's model, fresh each run (``lambda: ScriptedModel([...])``, or a
     hosted model); ``hosted`` names its alias when the model is a boundary, else it runs
-    as agent code. ``decision`` (and optionally ``score``, within ``score_bounds``) names
-    the member of the final output that is the decision; the outcome's proposal is the
-    whole final output. ``agents``: further agents reachable only through ``Handoff``
-    objects (their tools are declared too). ``context`` builds the SDK's run context from
-    the run's ``ctx`` and inputs: code the SDK hands it to (tools taking a
-    ``RunContextWrapper``, dynamic instructions, hooks) crosses the further
+    as agent code. A ``model`` that takes an argument is given the run's ``ctx``, to build
+    its client on the wire adapter (``enclave.adapters.http.async_client(ctx, BOUNDARY)``,
+    the boundary declared in ``boundaries``): the model is then captured at the wire,
+    where governed inference can ask it again. ``decision`` (and optionally ``score``,
+    within ``score_bounds``) names the member of the final output that is the decision;
+    the outcome's proposal is the whole final output. ``agents``: further agents reachable
+    only through ``Handoff`` objects (their tools are declared too). ``context`` builds the
+    SDK's run context from the run's ``ctx`` and inputs: code the SDK hands it to (tools
+    taking a ``RunContextWrapper``, dynamic instructions, hooks) crosses the further
     ``boundaries`` it declares with ``await ctx.acall(...)``. ``tool_schemas`` gives a
     tool's output JSON Schema where its return type does not. Each of the agents'
     ``mcp_servers`` is one MCP boundary named as the server (``enclave.adapters.mcp``):
-    ``mcp_targets`` names, by server name, what a capture connects to where the server's
-    own type does not say (an in-process ``mcp.server.MCPServer``...); ``mcp_schemas``
-    gives, by server name, its tools' output schemas. ``module`` is the agent's
-    module (by default the caller's): the spec's import reference and, with this
-    adapter, its code identity. Other keywords go to ``AgentSpec``."""
+    ``mcp_targets`` names, by server name, what a capture connects to where the server's own
+    type does not say (an in-process ``mcp.server.MCPServer``...); ``mcp_schemas`` gives, by
+    server name, its tools' output schemas. ``module`` is the agent's module (by default the
+    caller's): the spec's import reference and, with this adapter, its code identity.
+    Other keywords go to ``AgentSpec``."""
     everyone = walk([agent, *agents])
     tools: dict[str, tuple[BoundarySpec, TypeAdapter[Any] | None]] = {}
     function_tools: list[FunctionTool] = []
@@ -104,6 +122,9 @@ def agent_spec(
         *(spec for spec, _ in servers.values()),
         *boundaries,
     ]
+    if hosted is not None and _takes_ctx(model):
+        raise ValueError("a model captured at the wire is not also a hosted boundary")
+    made = _maker(model)
     model_spec = None
     if hosted is not None:
         model_spec = model_boundary(hosted, tools=function_tools, outputs=outputs)
@@ -136,7 +157,7 @@ def agent_spec(
                 context=None if context is None else context(ctx, run_inputs),
                 max_turns=max_turns,
                 run_config=RunConfig(
-                    model=RoutedModel(model(), ctx, model_spec), tracing_disabled=True
+                    model=RoutedModel(made(ctx), ctx, model_spec), tracing_disabled=True
                 ),
             )
         proposal = _proposal(result.final_output)

@@ -17,6 +17,7 @@ one more entry in ``_OPERATIONS`` that calls ``fresh``.
 from __future__ import annotations
 
 import functools
+import secrets
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -40,6 +41,7 @@ __all__ = ["handle"]
 Fresh = Callable[..., dict[str, Any]]
 Operation = Callable[[dict[str, Any], Fresh], dict[str, Any]]
 ARMS = ("baseline", "intervened", "placebo")
+_ORDER = secrets.SystemRandom()  # no state: each draw is the kernel's
 
 _job: dict[str, Any] = {}
 
@@ -58,7 +60,9 @@ def _load(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
     _job["audit_time"] = datetime.fromisoformat(str(request["audit_time"]))
     from_cut = request.get("from_cut")
     _job["from_cut"] = None if from_cut is None else str(from_cut)
-    fresh(functools.partial(load_only, target))
+    # the load step's runs (the agent imported, the substitutes checked) teach the
+    # template what to compile once; no later run does
+    fresh(functools.partial(load_only, target), learn=True)
     # a code revision: the intervened arm imports the candidate from its source root
     candidate = request.get("candidate")
     _job["candidate"] = None
@@ -66,7 +70,7 @@ def _load(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
         target_, root = str(candidate["target"]), str(candidate["root"])
         _job["candidate"] = (target_, root)
         name = _job["variants"]["baseline"].agent
-        fresh(functools.partial(load_only, target_, import_root=root, name=name))
+        fresh(functools.partial(load_only, target_, import_root=root, name=name), learn=True)
     # every declared substitute against the record, once per worker: one that does not
     # reproduce what was recorded serves no call (its calls become unservable)
     baseline = _job["variants"]["baseline"]
@@ -77,7 +81,8 @@ def _load(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
                 target=target,
                 trajectory=baseline,
                 score_tolerance=float(request["score_tolerance"]),
-            )
+            ),
+            learn=True,
         ),
         frozenset(step.name for step in baseline.steps),
     )
@@ -122,6 +127,16 @@ def _run(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
     return {"results": [run_wire(_replay(fresh, *run)) for run in runs]}
 
 
+def _paired(fresh: Fresh, seed: int) -> list[RunResult]:
+    """The three arms of one sample, in ``ARMS`` order, run in an order drawn afresh
+    from the system's randomness: a run's place among its worker's runs (its pid shows
+    it) then says nothing of its arm, so no run can tell the placebo from the baseline."""
+    order = list(ARMS)
+    _ORDER.shuffle(order)
+    done = {variant: _replay(fresh, variant, seed) for variant in order}
+    return [done[variant] for variant in ARMS]
+
+
 def _samples(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
     # whole paired samples, reduced here: only metadata crosses back to the supervisor
     baseline = _job["variants"]["baseline"]
@@ -129,8 +144,9 @@ def _samples(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
     names = boundary_names((step.kind, step.name) for step in baseline.steps)
     samples = []
     for seed in map(int, request["seeds"]):
-        runs = [_replay(fresh, variant, seed) for variant in ARMS]
-        summary = summarize_seed(*runs, recorded_decision=recorded, boundaries=names)
+        summary = summarize_seed(
+            *_paired(fresh, seed), recorded_decision=recorded, boundaries=names
+        )
         samples.append(summary.to_dict())
     return {"samples": samples}
 

@@ -18,14 +18,16 @@ template, and returns the dict the child sent back. Invariants:
    contamination frame, or ends with the run's exit status (128 + signal after a
    signal), so the supervisor reads it exactly as it read a worker's death.
 5. **Nothing written survives a run**: scratch is the only place a run can write
-   (bubblewrap's read-only view, Landlock), and the template empties it after each run
-   and checks that it is empty.
+   (bubblewrap's read-only view, Landlock), and the template empties it before the
+   first run and after each, resets its own mode and times, and checks both.
 6. **Asks are relayed, never answered here**: a run may send ``ask`` frames before its
    reply (``_ask``); the template forwards each to the supervisor with the tag the
    trusted caller gave ``run`` and passes the supervisor's answer back. A run with no
    tag may not ask (protocol violation).
-7. **Compiled once**: a run reports the modules it imported, and the template compiles
-   their sources for the runs after it (``_codecache``: compiling runs no code).
+7. **Compiled once, at load**: a run of the load step reports the modules it imported,
+   and the template compiles their sources for the runs after it (``_codecache``:
+   compiling runs no code). Later runs' imports are not learnt: which modules a run
+   imported would otherwise decide how every run after it loads them.
 8. **The CPU budget is the job's**: a child's RLIMIT_CPU count restarts at fork, so the
    template adds up its runs' CPU time after each and, past the budget, ends with the
    status of SIGXCPU (``cpu_limit``), as a worker that ran them all would have.
@@ -59,6 +61,9 @@ Run = Callable[[], dict[str, Any]]
 _REPORTABLE = frozenset(EXIT_CODES)
 _DETAILS = frozenset({"MemoryError", "start-up failed", "protocol violation"})
 _NAME_BYTES = 256
+# what every run finds as the scratch directory's own mode and times
+SCRATCH_MODE = stat.S_IRWXU
+SCRATCH_TIME_NS = 946_684_800 * 10**9  # 2000-01-01T00:00:00Z
 
 
 class Template:
@@ -75,11 +80,18 @@ class Template:
         self._seal = seal  # None: no seccomp filter here, so none to narrow
         self._cpu_seconds = cpu_seconds
         self._code = CodeCache()
+        try:  # the first run finds scratch as every later one does
+            empty_scratch(scratch)
+        except (OSError, RecursionError):
+            supervisor.fail(WORKER_CRASHED, "start-up failed")
 
-    def run(self, fn: Run, tag: dict[str, Any] | None = None) -> dict[str, Any]:
+    def run(
+        self, fn: Run, tag: dict[str, Any] | None = None, *, learn: bool = False
+    ) -> dict[str, Any]:
         """Run ``fn`` in a fresh child; its reply, or the worker ends as the child did.
         ``tag`` (from trusted code: the run's seed and arm) goes with each of the run's
-        asks to the supervisor; without it the run may not ask."""
+        asks to the supervisor; without it the run may not ask. ``learn``: a run of the
+        load step, whose imports the template compiles for the runs after it."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         gc.freeze()  # the template's objects stay shared: a run's collector skips them
         imported = frozenset(sys.modules)
@@ -108,7 +120,8 @@ class Template:
         if message.get("type") != "reply" or len(message) != 3 or not isinstance(body, dict):
             self._supervisor.fail(WORKER_CRASHED, "protocol violation")
         self._clean()
-        self._code.learn(message.get("modules"))
+        if learn:  # never from a sample's run: what it imports would mark later runs
+            self._code.learn(message.get("modules"))
         return body
 
     def _relay_asks(self, ours: socket.socket, tag: dict[str, Any] | None) -> dict[str, Any]:
@@ -185,10 +198,21 @@ def _reap(pid: int) -> int:
 
 
 def empty_scratch(scratch: str) -> None:
-    """Empty ``scratch`` and check that it is empty (OSError if not)."""
+    """Empty ``scratch`` and reset its own metadata, and check both (OSError if not): a
+    run finds it as every run does, whatever the run before it left in its timestamps
+    or mode. (Its change time is the reset's: that is the clock, not a mark.)"""
     _empty(scratch)
     if os.listdir(scratch):
         raise OSError("scratch not empty")
+    os.chmod(scratch, SCRATCH_MODE)
+    os.utime(scratch, ns=(SCRATCH_TIME_NS, SCRATCH_TIME_NS))
+    found = os.stat(scratch)
+    if (found.st_mode & 0o7777, found.st_atime_ns, found.st_mtime_ns) != (
+        SCRATCH_MODE,
+        SCRATCH_TIME_NS,
+        SCRATCH_TIME_NS,
+    ):
+        raise OSError("scratch not reset")
 
 
 def _empty(directory: str) -> None:

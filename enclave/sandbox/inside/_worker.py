@@ -229,7 +229,7 @@ def main(argv: list[str]) -> NoReturn:
             return template_handler(body, template.run)
 
     else:
-        template.run(lambda: {"loaded": callable(_load_handler(spec))})
+        template.run(lambda: {"loaded": callable(_load_handler(spec))}, learn=True)
 
         def handler(body: dict[str, Any]) -> dict[str, Any]:
             return template.run(lambda: _load_handler(spec)(body))

@@ -409,3 +409,22 @@ def test_a_hosted_model_needs_its_alias_and_handoffs_on_other_models_are_refused
         _named(triage)
     with pytest.raises(TypeError):
         _named("not an agent")  # type: ignore[arg-type]
+
+
+def test_a_model_that_takes_an_argument_is_made_from_the_run_s_ctx(runtime: Runtime) -> None:
+    given: list[Any] = []
+
+    def from_ctx(ctx: Any) -> Any:
+        given.append(ctx)
+        return oa.scripted()
+
+    spec = agent_spec(oa.triage, name="wire", version="1", model=from_ctx, decision="decision")
+    trajectory = captured(runtime, spec)
+    run = replayed(trajectory, spec)
+    assert run.failure is None, run.failure_detail
+    # a model made for each run from that run's ctx: the capture's and the replay's
+    assert len(given) == 2 and given[0] is not given[1]
+    assert all(hasattr(ctx, "acall") for ctx in given)
+    # a model is captured at one place: at the wire, or at the SDK's Model interface
+    with pytest.raises(ValueError, match="not also a hosted boundary"):
+        agent_spec(oa.triage, name="w", version="1", model=from_ctx, hosted="m", decision="d")

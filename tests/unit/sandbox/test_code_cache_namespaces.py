@@ -1,5 +1,5 @@
-"""The template's code cache and namespace packages: a run that imported a module of a
-nested namespace package (``opentelemetry.trace``, installed without ``__init__.py``
+"""The template's code cache and namespace packages: a load step that imported a module
+of a nested namespace package (``opentelemetry.trace``, installed without ``__init__.py``
 files) reports it, and the template — which never imported the parent — must skip it,
 not fail the next run."""
 
@@ -18,9 +18,10 @@ def test_a_module_in_a_nested_namespace_package_does_not_break_the_next_run(
     leaf = code / "nsparent_under_test" / "nschild" / "leaf.py"  # no __init__.py anywhere
     leaf.parent.mkdir(parents=True)
     leaf.write_text("VALUE = 7\n")
+    # imported by the handler's module: at the load step, whose imports the template learns
     (code / "ns_handler_under_test.py").write_text(
+        "from nsparent_under_test.nschild import leaf\n"
         "def handle(request):\n"
-        "    from nsparent_under_test.nschild import leaf\n"
         "    return {'value': leaf.VALUE}\n"
     )
     sandbox = Sandbox(
