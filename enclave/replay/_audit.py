@@ -116,6 +116,7 @@ def run_audit(
                     limits=limits,
                     lease_seconds=lease_seconds,
                     progress=advance,
+                    shards=None,  # one audit, its samples on every core
                 )
             )
         return finalize_audit(

@@ -50,6 +50,7 @@ from ._predicate import build_predicate, publish_digests
 from ._reply import FAILURE_REASONS, Vocabulary, parse_loaded, parse_runs, parse_samples
 from ._request import AuditRequest
 from ._results import BatchResult, SampleSummary, seeds_of
+from ._shards import budget_share, in_parallel, split_seeds
 from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide
 from .worker import substitute_calls
 
@@ -337,9 +338,11 @@ def run_sample_batch(
     limits: SandboxLimits | None = None,
     lease_seconds: int = 300,
     progress: Any = None,
+    shards: int | None = 1,
 ) -> BatchResult:
-    """Replay ``seeds`` in one isolated worker (every run a fresh process), then
-    :func:`repeat_seeds` of them on a second fresh worker: a sample that comes out
+    """Replay ``seeds`` in isolated workers (every run a fresh process): ``shards`` of
+    them at once on contiguous shares of the seeds (``None``: one per core; ``_shards``),
+    then :func:`repeat_seeds` of them on another fresh worker: a sample that comes out
     otherwise there depends on something that differs between worker processes, and
     the batch fails ``unstable`` rather than report it."""
     opened, applied, placebo = _open(
@@ -349,22 +352,28 @@ def run_sample_batch(
     failure: str | None = None
     broker = inference_broker(runtime, request, opened, audit_id=audit_id, seeds=seeds)
     try:
-        sandbox = stage_sandbox(runtime, isolation, limits, request.candidate)
         tolerance = request.tolerances.score
-        samples = _sample_worker(
-            sandbox,
-            opened,
-            applied,
-            placebo,
-            now,
-            seeds,
-            vocabulary,
-            tolerance,
-            progress,
-            candidate=request.candidate,
-            from_cut=request.from_cut,
-            broker=broker,
-        )
+        parts = split_seeds(seeds, 1 if broker is not None else shards)
+
+        def shard(part: list[int], advance: Any) -> list[SampleSummary]:
+            share = budget_share(limits, len(part), len(seeds))
+            return _sample_worker(
+                stage_sandbox(runtime, isolation, share, request.candidate),
+                opened,
+                applied,
+                placebo,
+                now,
+                part,
+                vocabulary,
+                tolerance,
+                advance,
+                candidate=request.candidate,
+                from_cut=request.from_cut,
+                broker=broker,
+            )
+
+        samples = in_parallel(parts, shard, progress)
+        sandbox = stage_sandbox(runtime, isolation, limits, request.candidate)
         again = repeat_seeds(seeds)
         repeated = _sample_worker(
             sandbox,

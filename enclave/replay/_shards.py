@@ -1,0 +1,76 @@
+"""A batch's seeds on every core: contiguous shards, each replayed by a fresh worker of
+its own, all at once, the samples joined in seed order.
+
+A shard's worker is started and checked as any worker is, with scratch, namespaces and
+pid space of its own, so no run of one shard sees a run of another; every run is still
+a fresh fork of its worker's template. The CPU budget stays the batch's: each shard's
+worker gets the share of it its seeds are of the batch's. A batch that asks a governed
+endpoint is not split (its broker counts caps in one place, one ask at a time).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from ..sandbox import SandboxLimits
+
+__all__ = ["MIN_SHARD_SEEDS", "budget_share", "in_parallel", "split_seeds"]
+
+# below this many seeds a shard saves less than its worker's start costs
+MIN_SHARD_SEEDS = 50
+T = TypeVar("T")
+
+
+def split_seeds(seeds: Sequence[int], shards: int | None) -> list[list[int]]:
+    """``seeds`` in contiguous shards of near-equal size: ``shards`` of them (``None``:
+    one per core this process may run on), fewer where a shard would hold fewer than
+    :data:`MIN_SHARD_SEEDS`; always at least one."""
+    wanted = len(os.sched_getaffinity(0)) if shards is None else shards
+    count = max(1, min(wanted, len(seeds) // MIN_SHARD_SEEDS))
+    size, extra = divmod(len(seeds), count)
+    parts, start = [], 0
+    for index in range(count):
+        end = start + size + (1 if index < extra else 0)
+        parts.append([int(seed) for seed in seeds[start:end]])
+        start = end
+    return parts
+
+
+def budget_share(limits: SandboxLimits | None, part: int, whole: int) -> SandboxLimits:
+    """A shard's worker limits: the batch's, its CPU budget in proportion to its seeds."""
+    base = limits if limits is not None else SandboxLimits()
+    if part == whole:
+        return base
+    seconds = max(1, math.ceil(base.cpu_seconds * part / whole))
+    return dataclasses.replace(base, cpu_seconds=seconds)
+
+
+def in_parallel(
+    shards: Sequence[list[int]],
+    work: Callable[[list[int], Any], list[T]],
+    progress: Callable[[int], None] | None,
+) -> list[T]:
+    """``work(shard, progress)`` for every shard at once, one thread each; the results
+    concatenated in shard order. The first shard's failure (in shard order) is raised,
+    once every shard has ended."""
+    if len(shards) == 1:
+        return work(shards[0], progress)
+    lock = threading.Lock()
+
+    def advance(samples: int) -> None:
+        if progress is not None:
+            with lock:
+                progress(samples)
+
+    with ThreadPoolExecutor(max_workers=len(shards), thread_name_prefix="shard") as pool:
+        futures = [pool.submit(work, shard, advance) for shard in shards]
+    joined: list[T] = []
+    for future in futures:
+        joined.extend(future.result())
+    return joined
