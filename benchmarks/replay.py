@@ -285,8 +285,7 @@ def _table(m: dict[str, Any]) -> str:
         ratio = enclave_ms / bare_ms
         verdict = "met" if ratio <= target else "MISSED"
         lines.append(
-            f"{label:<26}{enclave_ms:>14.3f}{bare_ms:>12.3f}"
-            f"{ratio:>7.2f}x{target:>8g}x  {verdict}"
+            f"{label:<26}{enclave_ms:>14.3f}{bare_ms:>12.3f}{ratio:>7.2f}x{target:>8g}x  {verdict}"
         )
     # every run is a process of its own: what one costs, worker starts included
     runs = 3 * (n + len(repeat_seeds(range(n))))

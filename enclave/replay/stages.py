@@ -7,13 +7,16 @@ isolated worker, a share of them repeated on a second one: ``repeat_seeds``) and
 ``finalize_audit`` (verdict and certificate); the objects they hand each other
 (metadata and bounded numbers only); and the handler, preload list
 (``worker_preload``: with the agent's frameworks) and sandbox a stage starts its worker
-with. A user runs all of them at once with ``enclave.replay.run_audit``.
+with, and how a batch's seeds are split into shards replayed at once
+(``split_seeds``, each shard's worker its ``budget_share`` of the CPU budget). A user
+runs all of them at once with ``enclave.replay.run_audit``.
 """
 
 from ._audit import record_request
 from ._frameworks import worker_preload
 from ._outcome import Preparation
 from ._results import BatchResult, SampleSummary
+from ._shards import MIN_SHARD_SEEDS, budget_share, split_seeds
 from ._stages import (
     WORKER_HANDLER,
     WORKER_PRELOAD,
@@ -25,16 +28,19 @@ from ._stages import (
 )
 
 __all__ = [
+    "MIN_SHARD_SEEDS",
     "WORKER_HANDLER",
     "WORKER_PRELOAD",
     "BatchResult",
     "Preparation",
+    "budget_share",
     "SampleSummary",
     "finalize_audit",
     "prepare_audit",
     "record_request",
     "repeat_seeds",
     "run_sample_batch",
+    "split_seeds",
     "stage_sandbox",
     "worker_preload",
 ]

@@ -513,6 +513,9 @@ PINNED = {
         "replay_run",
     },
     "enclave.replay.stages": {
+        "MIN_SHARD_SEEDS",
+        "budget_share",
+        "split_seeds",
         "BatchResult",
         "Preparation",
         "SampleSummary",
@@ -551,6 +554,7 @@ PINNED = {
     "enclave.replay.worker": {
         "AMBIENT_MISSING",
         "ARMS",
+        "arm_order",
         "HOWS",
         "ReplayContext",
         "UNRECORDED",

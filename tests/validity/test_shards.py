@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +14,7 @@ from enclave import Home, Runtime
 from enclave.capture import capture
 from enclave.incidents import procurement
 from enclave.replay import AuditRequest, Intervention, Strategy
-from enclave.replay._shards import MIN_SHARD_SEEDS, budget_share, split_seeds
-from enclave.replay.stages import run_sample_batch
+from enclave.replay.stages import MIN_SHARD_SEEDS, budget_share, run_sample_batch, split_seeds
 from enclave.sandbox import SandboxLimits
 from tests.agents import validity_isolation_agents as isolation
 from tests.agents.replay_agents import capture_specimen

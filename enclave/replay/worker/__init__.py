@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._served import ARMS as ARMS
     from ._served import HOWS as HOWS
     from ._served import UNRECORDED as UNRECORDED
+    from ._served import arm_order as arm_order
     from ._served import mark_allowed as mark_allowed
     from ._served import served_by_table as served_by_table
 
@@ -36,6 +37,7 @@ _FRONT = {
     "HOWS": "._served",
     "UNRECORDED": "._served",
     "ReplayContext": "._engine",
+    "arm_order": "._served",
     "check_substitutes": "._fidelity",
     "mark_allowed": "._served",
     "replay_run": "._engine",

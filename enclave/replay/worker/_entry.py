@@ -17,7 +17,6 @@ one more entry in ``_OPERATIONS`` that calls ``fresh``.
 from __future__ import annotations
 
 import functools
-import secrets
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -33,6 +32,7 @@ from ._fresh_run import (
     result_from_child,
 )
 from ._outgoing import run_wire, summarize_seed
+from ._served import ARMS, arm_order
 
 __all__ = ["handle"]
 
@@ -40,8 +40,6 @@ __all__ = ["handle"]
 #: optional tag (seed and arm) goes with the run's asks to the supervisor.
 Fresh = Callable[..., dict[str, Any]]
 Operation = Callable[[dict[str, Any], Fresh], dict[str, Any]]
-ARMS = ("baseline", "intervened", "placebo")
-_ORDER = secrets.SystemRandom()  # no state: each draw is the kernel's
 
 _job: dict[str, Any] = {}
 
@@ -128,12 +126,8 @@ def _run(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
 
 
 def _paired(fresh: Fresh, seed: int) -> list[RunResult]:
-    """The three arms of one sample, in ``ARMS`` order, run in an order drawn afresh
-    from the system's randomness: a run's place among its worker's runs (its pid shows
-    it) then says nothing of its arm, so no run can tell the placebo from the baseline."""
-    order = list(ARMS)
-    _ORDER.shuffle(order)
-    done = {variant: _replay(fresh, variant, seed) for variant in order}
+    """The three arms of one sample, in ``ARMS`` order, run in ``arm_order()``."""
+    done = {variant: _replay(fresh, variant, seed) for variant in arm_order()}
     return [done[variant] for variant in ARMS]
 
 

@@ -31,6 +31,7 @@ A boundary the record never called is named ``UNRECORDED``.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -52,6 +53,18 @@ __all__ = [
 ]
 
 ARMS = ("baseline", "intervened", "placebo")
+_ORDER = secrets.SystemRandom()  # no state: each draw is the kernel's
+
+
+def arm_order() -> list[str]:
+    """The arms of one sample in the order they run, drawn afresh from the system's
+    randomness: a run's place among its worker's runs (its pid shows it) then says
+    nothing of its arm, so no run can tell the placebo from the baseline."""
+    order = list(ARMS)
+    _ORDER.shuffle(order)
+    return order
+
+
 HOWS = ("record", "substitute", "intervention", "unservable", "inference")
 UNUSED = "unused"
 INFERENCE = "inference"  # a column only in a table of an audit that asked (else dropped)
