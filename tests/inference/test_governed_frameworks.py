@@ -88,7 +88,9 @@ def test_a_tool_result_intervention_completes_with_live_answers_pinned_and_count
     before = model_server.prompt_tokens()
     outcome = audit(runtime, specimen, grant)
     assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
-    assert outcome.classification in {"influential", "no-detected-effect"}
+    # a verdict, whichever the model's answers make it: a certificate, not a failure
+    assert outcome.classification in {"influential", "equivalent", "inconclusive"}
+    assert outcome.envelope is not None
     assert model_server.prompt_tokens() > before  # asked, by the supervisor
     found = predicate(outcome)["inference"]
     assert found["grants"] == [grant.to_dict()]
