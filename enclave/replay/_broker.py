@@ -18,6 +18,9 @@ is the handle's ``on_ask``. Invariants, checked in this order:
    stage; wall seconds spent asking) are spent, every ask is refused; an answer that
    takes the tokens past a cap is refused and not recorded. Answers from the record count
    as asked ones do, so a re-run of an audit meets its caps exactly as the first run did.
+   A stage given an ``allowance`` (a sample batch: its seeds' share of what the
+   preparation left) is also refused past it, so batches run at once cannot together
+   pass a cap.
 5. **The audit's record first.** An answer the record holds for exactly this ask is
    served from it (``from_record``); otherwise the endpoint is asked.
 6. **Asked with the operator's credential.** The endpoint is the operator's (``_endpoints``);
@@ -126,6 +129,7 @@ class InferenceBroker:
         record: InferenceRecord,
         seeds: frozenset[int],
         spent: Mapping[str, int | float] | None = None,
+        allowance: Mapping[str, int | float] | None = None,
         clock: Callable[[], float] = time.monotonic,
         transport: Any = None,
     ) -> None:
@@ -148,6 +152,8 @@ class InferenceBroker:
         self.input_tokens = int(prior.get("input_tokens", 0))
         self.output_tokens = int(prior.get("output_tokens", 0))
         self.seconds = float(prior.get("seconds", 0.0))
+        self._start = self.spent()
+        self._allowance = dict(allowance or {})  # what this stage alone may spend
         self.stage_seconds = 0.0  # spent asking in this stage alone
         self.arms: dict[str, Tally] = {arm: Tally() for arm in _ARMS}
 
@@ -193,6 +199,8 @@ class InferenceBroker:
         caps = grant.caps
         if self.input_tokens > caps.input_tokens or self.output_tokens > caps.output_tokens:
             raise AskRefused("the answer takes the audit past its token caps")
+        if self._past_allowance(("input_tokens", "output_tokens"), strict=True):
+            raise AskRefused("the answer takes the stage past its share of the caps")
         if fresh:  # only an answer within the caps is kept: a re-run meets the same caps
             self._record.put(key, answer)
         tally.input_tokens += used[0]
@@ -252,6 +260,20 @@ class InferenceBroker:
             or self.seconds >= caps.wall_seconds
         ):
             raise AskRefused("the audit's inference caps are spent")
+        if self._past_allowance(("calls", "input_tokens", "output_tokens", "seconds")):
+            raise AskRefused("the stage's share of the inference caps is spent")
+
+    def _past_allowance(self, names: Sequence[str], *, strict: bool = False) -> bool:
+        """Whether this stage alone has spent its allowance of any of ``names`` (reached
+        it; with ``strict``, gone past it)."""
+        now = self.spent()
+        for name in names:
+            if name not in self._allowance:
+                continue
+            used, allowed = now[name] - self._start[name], self._allowance[name]
+            if used > allowed or (not strict and used >= allowed):
+                return True
+        return False
 
     def _ask(self, grant: InferenceGrant, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         caps = grant.caps

@@ -1,14 +1,17 @@
 """Governed inference in an audit's stages: a broker per stage, its counts kept.
 
 Each stage that replays (preparation, every sample batch) asks through its own
-``InferenceBroker`` over the audit's own record; the caps are the audit's, so a stage
-starts from what the stages before it spent. What a stage asked is metadata — counts and
-tokens per arm, never content — kept with the stage's result and in the ledger
-(``inference.used``), and summed into the certificate's ``inference`` section.
+``InferenceBroker`` over the audit's own record; the caps are the audit's: the
+preparation may spend them, and each sample batch its seeds' share of what the
+preparation left (so batches the service runs at once cannot together pass a cap).
+What a stage asked is metadata — counts and tokens per arm, never content — kept with
+the stage's result and in the ledger (``inference.used``), and summed into the
+certificate's ``inference`` section.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,6 +27,7 @@ from ._request import AuditRequest
 __all__ = [
     "ARMS",
     "USED",
+    "batch_allowance",
     "governed",
     "inference_broker",
     "inference_section",
@@ -44,11 +48,18 @@ def inference_broker(
     *,
     audit_id: str,
     seeds: Iterable[int],
+    batch: bool = False,
 ) -> InferenceBroker | None:
-    """The stage's broker, starting from what the audit's earlier stages spent (the
-    ledger's ``inference.used``), or None when the request authorises no inference."""
+    """The stage's broker, or None when the request authorises no inference. The
+    preparation starts from nothing spent; a sample ``batch`` from what the preparation
+    spent (the ledger's ``inference.used``), with an allowance of its seeds' share of
+    what is left under the tightest grant's caps: batches run at once, or one after
+    another, spend together at most what the caps leave."""
     if not request.inference:
         return None
+    seeds = frozenset(int(s) for s in seeds)
+    spent = _spent_before(runtime, audit_id) if batch else None
+    allowance = batch_allowance(request, spent, len(seeds)) if spent is not None else None
     return InferenceBroker(
         grants=request.inference,
         endpoints=endpoints_of(runtime.home.config),
@@ -59,15 +70,37 @@ def inference_broker(
             specimen_id=request.specimen_id,
             key=opened.record_key,
         ),
-        seeds=frozenset(int(s) for s in seeds),
-        spent=_spent_before(runtime, audit_id),
+        seeds=seeds,
+        spent=spent,
+        allowance=allowance,
     )
 
 
+def batch_allowance(
+    request: AuditRequest, spent: Mapping[str, int | float], seeds: int
+) -> dict[str, int | float]:
+    """A batch's allowance: its seeds' share of what the preparation left under the
+    tightest cap of each kind (whole answers and tokens, rounded down)."""
+    caps = [grant.caps for grant in request.inference]
+    left = {
+        "calls": min(c.calls for c in caps) - spent["calls"],
+        "input_tokens": min(c.input_tokens for c in caps) - spent["input_tokens"],
+        "output_tokens": min(c.output_tokens for c in caps) - spent["output_tokens"],
+        "seconds": min(c.wall_seconds for c in caps) - spent["seconds"],
+    }
+    share = {name: max(0.0, value) * seeds / request.samples for name, value in left.items()}
+    return {
+        name: (value if name == "seconds" else math.floor(value)) for name, value in share.items()
+    }
+
+
 def _spent_before(runtime: Runtime, audit_id: str) -> dict[str, int | float]:
+    """What the audit's preparation spent (the batches' shares are their own)."""
     spent: dict[str, int | float] = {"calls": 0, "input_tokens": 0, "output_tokens": 0}
     seconds = 0.0
     for entry in runtime.ledger.entries(kind=USED, subject=audit_id):
+        if entry.body.get("stage") != "preparation":
+            continue
         for tally in entry.body["arms"].values():
             spent["calls"] += int(tally["asked"]) + int(tally["from_record"])
             spent["input_tokens"] += int(tally["input_tokens"])

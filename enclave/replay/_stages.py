@@ -350,7 +350,7 @@ def run_sample_batch(
     )
     vocabulary = Vocabulary.of(opened.trajectory)
     failure: str | None = None
-    broker = inference_broker(runtime, request, opened, audit_id=audit_id, seeds=seeds)
+    broker = inference_broker(runtime, request, opened, audit_id=audit_id, seeds=seeds, batch=True)
     try:
         tolerance = request.tolerances.score
         parts = split_seeds(seeds, 1 if broker is not None else shards)

@@ -66,6 +66,7 @@ def broker(
     root: Path,
     caps: InferenceCaps = CAPS,
     vary: tuple[str, ...] = (),
+    allowance: dict[str, int | float] | None = None,
 ) -> tuple[InferenceBroker, Trajectory]:
     base, model = server
     trajectory, key = opened(runtime, base)
@@ -83,6 +84,7 @@ def broker(
         trajectory=trajectory,
         record=record,
         seeds=frozenset({1, 2}),
+        allowance=allowance,
     )
     _BUILT[-1].append(built)
     return built, trajectory
@@ -169,6 +171,21 @@ def test_the_caps_hold_over_stages(
     with pytest.raises(AskRefused):  # the answer took the audit past its token cap
         asker.answer(TAG, ask_of(trajectory, "risk of the applicant 0.2"))
     assert not list((tmp_path / "tiny").rglob("*.ct"))  # not kept: a re-run meets the cap
+
+
+def test_a_batch_is_held_to_its_share_of_the_caps(
+    runtime: Runtime, server: tuple[str, str], tmp_path: Path
+) -> None:
+    # two batches at once, each allowed one answer of the audit's two: together, two
+    for batch in ("first", "second"):
+        asker, trajectory = broker(runtime, server, tmp_path / batch, allowance={"calls": 1})
+        asker.answer(TAG, ask_of(trajectory, "risk of the applicant 0.1"))
+        with pytest.raises(AskRefused):  # within the audit's caps, past the batch's share
+            asker.answer(TAG, ask_of(trajectory, "risk of the applicant 0.1"))
+    asker, trajectory = broker(runtime, server, tmp_path / "tokens", allowance={"input_tokens": 1})
+    with pytest.raises(AskRefused):  # the answer took the batch past its token share
+        asker.answer(TAG, ask_of(trajectory, "risk of the applicant 0.2"))
+    assert not list((tmp_path / "tokens").rglob("*.ct"))
 
 
 def test_a_seeded_grant_pairs_the_arms_of_a_sample_and_draws_anew_per_sample(

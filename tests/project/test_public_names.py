@@ -458,6 +458,7 @@ PINNED = {
         "InferenceGrant",
         "InferenceRecord",
         "Tally",
+        "batch_allowance",
         "endpoints_of",
         "erase_inference_record",
         "record_key",

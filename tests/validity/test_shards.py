@@ -6,6 +6,7 @@ sample of the others kept."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -24,8 +25,10 @@ NOW = datetime.now(UTC) + timedelta(minutes=5)
 
 
 @pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Runtime:
-    return Runtime.open(Home.init(tmp_path_factory.mktemp("shards") / "home"))
+def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
+    opened = Runtime.open(Home.init(tmp_path_factory.mktemp("shards") / "home"))
+    yield opened
+    opened.close()
 
 
 def revision(specimen: str, samples: int) -> AuditRequest:

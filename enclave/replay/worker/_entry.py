@@ -87,10 +87,15 @@ def _load(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
     _job["unfaithful"] = frozenset(name for name, c in checked.items() if not c["faithful"])
     # boundaries whose calls the record lacks are asked of the supervisor (its policy)
     _job["governed"] = frozenset(str(name) for name in request.get("inference", ()))
+    # one replay of the recorded baseline, its result unused: what a replay imports is
+    # compiled once here, and the same for every worker of the job, whatever its seeds
+    _replay(fresh, "baseline", baseline.seed, learn=True)
     return {"loaded": sorted(_job["variants"]), "fidelity": checked}
 
 
-def _replay(fresh: Fresh, variant: str, seed: int, reask: bool = False) -> RunResult:
+def _replay(
+    fresh: Fresh, variant: str, seed: int, reask: bool = False, *, learn: bool = False
+) -> RunResult:
     """One run of ``variant`` on ``seed`` in a process of its own. In a code revision
     the intervened arm runs the candidate and both it and the placebo arm depart from
     the record at the start (the placebo reruns the captured code so)."""
@@ -114,6 +119,7 @@ def _replay(fresh: Fresh, variant: str, seed: int, reask: bool = False) -> RunRe
             reask=reask and bool(_job["governed"]),
         ),
         {"seed": seed, "arm": variant},
+        learn=learn,
     )
     return result_from_child(reply, seed=seed, variant=variant)
 
