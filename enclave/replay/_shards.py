@@ -1,5 +1,5 @@
 """A batch's seeds on every core: contiguous shards, each replayed by a fresh worker of
-its own, all at once, the samples joined in seed order.
+its own, all at once (with the repeat worker), the samples joined in seed order.
 
 A shard's worker is started and checked as any worker is, with scratch, namespaces and
 pid space of its own, so no run of one shard sees a run of another; every run is still
@@ -16,11 +16,11 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ..sandbox import SandboxLimits
 
-__all__ = ["MIN_SHARD_SEEDS", "budget_share", "in_parallel", "split_seeds"]
+__all__ = ["MIN_SHARD_SEEDS", "budget_share", "in_parallel", "locked", "split_seeds"]
 
 # below this many seeds a shard saves less than its worker's start costs
 MIN_SHARD_SEEDS = 50
@@ -51,26 +51,26 @@ def budget_share(limits: SandboxLimits | None, part: int, whole: int) -> Sandbox
     return dataclasses.replace(base, cpu_seconds=seconds)
 
 
-def in_parallel(
-    shards: Sequence[list[int]],
-    work: Callable[[list[int], Any], list[T]],
-    progress: Callable[[int], None] | None,
-) -> list[T]:
-    """``work(shard, progress)`` for every shard at once, one thread each; the results
-    concatenated in shard order. The first shard's failure (in shard order) is raised,
-    once every shard has ended."""
-    if len(shards) == 1:
-        return work(shards[0], progress)
+def locked(progress: Callable[[int], None] | None) -> Callable[[int], None] | None:
+    """``progress`` callable from several threads at once."""
+    if progress is None:
+        return None
     lock = threading.Lock()
+    report = progress
 
     def advance(samples: int) -> None:
-        if progress is not None:
-            with lock:
-                progress(samples)
+        with lock:
+            report(samples)
 
-    with ThreadPoolExecutor(max_workers=len(shards), thread_name_prefix="shard") as pool:
-        futures = [pool.submit(work, shard, advance) for shard in shards]
-    joined: list[T] = []
-    for future in futures:
-        joined.extend(future.result())
-    return joined
+    return advance
+
+
+def in_parallel(tasks: Sequence[Callable[[], T]], *, at_once: bool = True) -> list[T]:
+    """Each task's result, in task order: run at once, one thread each (or one after
+    another without ``at_once``). The first failure in task order is raised, once
+    every task has ended."""
+    if not at_once or len(tasks) == 1:
+        return [task() for task in tasks]
+    with ThreadPoolExecutor(max_workers=len(tasks), thread_name_prefix="shard") as pool:
+        futures = [pool.submit(task) for task in tasks]
+    return [future.result() for future in futures]

@@ -17,6 +17,7 @@ kept; a refused reply fails the audit with the refusal's code (``worker_reply_in
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from datetime import datetime
@@ -50,7 +51,7 @@ from ._predicate import build_predicate, publish_digests
 from ._reply import FAILURE_REASONS, Vocabulary, parse_loaded, parse_runs, parse_samples
 from ._request import AuditRequest
 from ._results import BatchResult, SampleSummary, seeds_of
-from ._shards import budget_share, in_parallel, split_seeds
+from ._shards import budget_share, in_parallel, locked, split_seeds
 from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide
 from .worker import substitute_calls
 
@@ -353,11 +354,11 @@ def run_sample_batch(
     broker = inference_broker(runtime, request, opened, audit_id=audit_id, seeds=seeds, batch=True)
     try:
         tolerance = request.tolerances.score
-        parts = split_seeds(seeds, 1 if broker is not None else shards)
+        advance = locked(progress)
 
-        def shard(part: list[int], advance: Any) -> list[SampleSummary]:
-            share = budget_share(limits, len(part), len(seeds))
-            return _sample_worker(
+        def replayed(part: list[int], share: SandboxLimits | None, report: Any) -> Any:
+            return functools.partial(
+                _sample_worker,
                 stage_sandbox(runtime, isolation, share, request.candidate),
                 opened,
                 applied,
@@ -366,28 +367,21 @@ def run_sample_batch(
                 part,
                 vocabulary,
                 tolerance,
-                advance,
+                report,
                 candidate=request.candidate,
                 from_cut=request.from_cut,
                 broker=broker,
             )
 
-        samples = in_parallel(parts, shard, progress)
-        sandbox = stage_sandbox(runtime, isolation, limits, request.candidate)
-        again = repeat_seeds(seeds)
-        repeated = _sample_worker(
-            sandbox,
-            opened,
-            applied,
-            placebo,
-            now,
-            again,
-            vocabulary,
-            tolerance,
-            candidate=request.candidate,
-            from_cut=request.from_cut,
-            broker=broker,
-        )
+        # the shards and the repeat worker at once; one after another when a broker
+        # counts asks (one ask at a time) or the batch is not split (a durable job: its
+        # workers come from this thread's zygotes, and jobs run a thread each)
+        at_once = broker is None and shards != 1
+        parts = split_seeds(seeds, shards if at_once else 1)
+        tasks = [replayed(p, budget_share(limits, len(p), len(seeds)), advance) for p in parts]
+        tasks.append(replayed(repeat_seeds(seeds), limits, None))
+        *done, repeated = in_parallel(tasks, at_once=at_once)
+        samples = [sample for part in done for sample in part]
     except (Contaminated, ReplyRefused) as exc:
         failure = exc.reason if isinstance(exc, Contaminated) else exc.code
     except ModelDrift:
