@@ -10,10 +10,14 @@ is the handle's ``on_ask``. Invariants, checked in this order:
 2. **Policy.** The boundary has a grant; the request is a POST to a URL the record holds
    for that boundary, with a JSON object body whose ``model`` (the name it asks for) and
    sampling parameters (``SAMPLING_PARAMETERS``) equal a recorded request's, except those
-   the grant names in ``vary``; every recorded answer carries the pinned identity. Else
+   the grant names in ``vary``, and whose API version headers (``API_HEADERS``) equal a
+   recorded request's; every recorded answer carries the pinned identity. Else
    ``AskRefused`` (the branch is contaminated, as a live call is).
 3. **Pairing.** A grant that varies ``seed`` gets the sample's seed as the provider seed,
    the same for every arm of the sample: arms that ask the same thing get the same draw.
+   An endpoint whose API takes no seed (Anthropic's) cannot pair samples so: such a
+   grant is refused before anything is asked (``inference_unseeded``); unseeded, a
+   sample's arms are paired only as far as the provider answers alike.
 4. **Caps.** Once the audit's caps (answers, input and output tokens, counted over every
    stage; wall seconds spent asking) are spent, every ask is refused; an answer that
    takes the tokens past a cap is refused and not recorded. Answers from the record count
@@ -24,11 +28,14 @@ is the handle's ``on_ask``. Invariants, checked in this order:
 5. **The audit's record first.** An answer the record holds for exactly this ask is
    served from it (``from_record``); otherwise the endpoint is asked.
 6. **Asked with the operator's credential.** The endpoint is the operator's (``_endpoints``);
-   the credential is the supervisor's and goes in no frame, record or log.
+   the credential is the supervisor's, sent as the endpoint's API takes it, and goes in
+   no frame, record or log. The request's API version headers go with it.
 7. **Pinned.** An answer whose ``model`` is not the pinned identity is ``ModelDrift``.
    An error status, a transport failure or no JSON is ``InferenceUnavailable``.
 8. **Sealed.** The answer is filed in the audit's record (``_inference_record``) and
-   counted per arm; only counts leave this module.
+   counted per arm, in the usage form of either API (``prompt_tokens`` and
+   ``completion_tokens``; or ``input_tokens``, the cache's input tokens and
+   ``output_tokens``); only counts leave this module.
 """
 
 from __future__ import annotations
@@ -49,13 +56,18 @@ from ._inference_grant import SAMPLING_PARAMETERS, InferenceGrant
 from ._inference_record import InferenceRecord
 from ._model import Trajectory, is_hole
 
-__all__ = ["MAX_ASK_BYTES", "InferenceBroker", "Tally"]
+__all__ = ["API_HEADERS", "MAX_ASK_BYTES", "InferenceBroker", "Tally"]
 
 MAX_ASK_BYTES = 1 << 20
 # equal to a recorded request's unless a grant varies them: the model the request names
 # (the alias: the answer carries the resolved identity) and how the answer is drawn
 _FIXED = SAMPLING_PARAMETERS | {"model"}
 _ARMS = ("baseline", "intervened", "placebo")
+# the request headers that choose the API's version or features: asked with, and equal
+# to a recorded request's
+API_HEADERS = ("anthropic-beta", "anthropic-version", "openai-beta")
+# input tokens too, in an answer of the Anthropic messages API (null when not used)
+_CACHE_INPUT = ("cache_creation_input_tokens", "cache_read_input_tokens")
 
 
 @dataclass
@@ -86,10 +98,11 @@ class _Recorded:
 
     urls: frozenset[str]
     sampling: tuple[dict[str, Any], ...]
+    versions: tuple[dict[str, str], ...]  # the API_HEADERS of each recorded request
 
 
 def _recorded(trajectory: Trajectory, grant: InferenceGrant) -> _Recorded:
-    urls, sampling = set(), []
+    urls, sampling, versions = set(), [], []
     for step in trajectory.steps:
         if step.name != grant.boundary:
             continue
@@ -110,11 +123,19 @@ def _recorded(trajectory: Trajectory, grant: InferenceGrant) -> _Recorded:
             )
         urls.add(str(url))
         sampling.append({k: v for k, v in json_body.items() if k in _FIXED})
+        versions.append(_api_headers(step.request.get("headers")))
     if not urls:
         raise Refused(
             "the record holds no call of the governed boundary", code="inference_not_pinned"
         )
-    return _Recorded(frozenset(urls), tuple(sampling))
+    return _Recorded(frozenset(urls), tuple(sampling), tuple(versions))
+
+
+def _api_headers(headers: Any) -> dict[str, str]:
+    """The API version headers of a request's headers (as the wire adapter keys them)."""
+    if not isinstance(headers, dict):
+        return {}
+    return {name: str(headers[name]) for name in API_HEADERS if name in headers}
 
 
 class InferenceBroker:
@@ -139,6 +160,11 @@ class InferenceBroker:
             raise Refused(
                 "a grant names an endpoint the operator has not configured",
                 code="inference_endpoint_unknown",
+            )
+        if any(g.seeded and not endpoints[g.endpoint].takes_seed for g in grants):
+            raise Refused(
+                "a grant varies the seed of an endpoint whose API takes none",
+                code="inference_unseeded",
             )
         self._endpoints = endpoints
         self._recorded = {g.boundary: _recorded(trajectory, g) for g in grants}
@@ -174,6 +200,7 @@ class InferenceBroker:
         if grant.seeded:
             payload["seed"] = seed
         path = urlsplit(request["url"]).path
+        versions = _api_headers(request.get("headers"))
         asked = {
             "boundary": grant.boundary,
             "endpoint": grant.endpoint,
@@ -181,12 +208,14 @@ class InferenceBroker:
             "path": path,
             "body": payload,
         }
+        if versions:  # only then: the keys of answers asked without any stay as they were
+            asked["headers"] = versions
         key = self._record.key_of(asked)
         self._within_caps(grant)
         answer = self._record.get(key)
         tally = self.arms[arm]
         if answer is None:
-            answer = self._ask(grant, path, payload)
+            answer = self._ask(grant, path, payload, versions)
             fresh = True
             tally.asked += 1
         else:
@@ -248,6 +277,9 @@ class InferenceBroker:
         allowed = [{k: v for k, v in r.items() if k not in grant.vary} for r in recorded.sampling]
         if sampling not in allowed:  # the model it names (an alias) or how it samples
             raise AskRefused("an ask of another model or with other sampling parameters")
+        headers = request.get("headers", {})
+        if not isinstance(headers, dict) or _api_headers(headers) not in recorded.versions:
+            raise AskRefused("an ask of another version of the API")
         return grant, request, str(arm), seed
 
     # -- 5. to 7. ------------------------------------------------------------------------
@@ -275,13 +307,18 @@ class InferenceBroker:
                 return True
         return False
 
-    def _ask(self, grant: InferenceGrant, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def _ask(
+        self,
+        grant: InferenceGrant,
+        path: str,
+        payload: dict[str, Any],
+        versions: Mapping[str, str],
+    ) -> dict[str, Any]:
         caps = grant.caps
         endpoint = self._endpoints[grant.endpoint]
         headers = {"content-type": "application/json", "accept": "application/json"}
-        credential = endpoint.credential()
-        if credential is not None:
-            headers["authorization"] = f"Bearer {credential}"
+        headers |= versions
+        headers |= endpoint.credential_headers()
         import httpx  # the supervisor's own client: only an audit that asks loads it
 
         from ..adapters.http import answer_record
@@ -318,10 +355,14 @@ class InferenceBroker:
 
 
 def _usage(answer: dict[str, Any]) -> tuple[int, int]:
-    """(input, output) tokens an answer reports using."""
+    """(input, output) tokens an answer reports using, in the OpenAI API's usage form or
+    the Anthropic messages API's (where the cache's input tokens are input too)."""
     body = answer.get("body")
     json_body = body.get("json") if isinstance(body, dict) else None
     usage = json_body.get("usage") if isinstance(json_body, dict) else None
+    if isinstance(usage, dict) and "prompt_tokens" not in usage and "input_tokens" in usage:
+        cached = sum(_count(usage, name) for name in _CACHE_INPUT if usage.get(name) is not None)
+        return _count(usage, "input_tokens") + cached, _count(usage, "output_tokens")
     return _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
 
 

@@ -5,6 +5,11 @@
     [inference.endpoints.local]
     url = "http://127.0.0.1:8931"          # scheme, host and port: the path is the API's
     credential_env = "LOCAL_MODEL_KEY"     # optional: where the operator keeps the key
+    api = "openai"                         # or "anthropic": the API the endpoint speaks
+
+The API decides how the credential is sent (``Authorization: Bearer`` for the OpenAI
+API and those compatible with it, ``x-api-key`` for the Anthropic messages API) and
+whether the provider takes a seed (the Anthropic API does not).
 
 The credential is read from the supervisor's own environment when it asks, like the
 Vault/OpenBao token: it is never written to the home, the ledger or a request, and the
@@ -22,8 +27,11 @@ from urllib.parse import urlsplit
 
 from .._errors import BadInput
 
-__all__ = ["Endpoint", "endpoints_of"]
+__all__ = ["APIS", "Endpoint", "endpoints_of"]
 
+# the APIs an endpoint may speak: (the header its credential goes in, whether the
+# provider takes a seed)
+APIS = {"openai": ("authorization", True), "anthropic": ("x-api-key", False)}
 _ENV = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
 
 
@@ -32,6 +40,7 @@ class Endpoint:
     name: str
     origin: str  # scheme://host[:port]
     credential_env: str | None = None
+    api: str = "openai"
     environ: Mapping[str, str] = field(
         default_factory=lambda: os.environ, repr=False, compare=False
     )
@@ -43,6 +52,18 @@ class Endpoint:
         if not value:
             raise BadInput(f"endpoint {self.name}'s credential variable is not set")
         return value
+
+    def credential_headers(self) -> dict[str, str]:
+        """The credential as the endpoint's API takes it (none when none is configured)."""
+        value = self.credential()
+        if value is None:
+            return {}
+        header = APIS[self.api][0]
+        return {header: f"Bearer {value}" if header == "authorization" else value}
+
+    @property
+    def takes_seed(self) -> bool:
+        return APIS[self.api][1]
 
 
 def _origin(url: Any, name: str) -> str:
@@ -69,15 +90,19 @@ def endpoints_of(
         raise BadInput("config.toml [inference.endpoints] must be a table of tables")
     found = {}
     for name, entry in endpoints.items():
-        if not isinstance(entry, Mapping) or set(entry) - {"url", "credential_env"}:
-            raise BadInput("an inference endpoint has url and, optionally, credential_env")
+        if not isinstance(entry, Mapping) or set(entry) - {"url", "credential_env", "api"}:
+            raise BadInput("an inference endpoint has url and, optionally, credential_env and api")
         env = entry.get("credential_env")
         if env is not None and (not isinstance(env, str) or not _ENV.fullmatch(env)):
             raise BadInput(f"endpoint {name}'s credential_env must name a variable")
+        api = entry.get("api", "openai")
+        if not isinstance(api, str) or api not in APIS:
+            raise BadInput(f"endpoint {name}'s api must be one of {', '.join(sorted(APIS))}")
         found[str(name)] = Endpoint(
             name=str(name),
             origin=_origin(entry.get("url"), str(name)),
             credential_env=env,
+            api=api,
             environ=os.environ if environ is None else environ,
         )
     return found

@@ -33,6 +33,7 @@ SAMPLING_PARAMETERS = frozenset(
         "max_tokens",
         "max_completion_tokens",
         "stop",
+        "stop_sequences",
         "presence_penalty",
         "frequency_penalty",
         "repeat_penalty",
@@ -41,6 +42,7 @@ SAMPLING_PARAMETERS = frozenset(
         "top_logprobs",
         "stream",
         "reasoning_effort",
+        "thinking",
     }
 )
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
