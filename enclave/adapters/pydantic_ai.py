@@ -18,6 +18,11 @@ a ``pydantic_ai.Agent``. Its run function is asynchronous: it runs
   decision``) — also where the provider's structured-output mode (``NativeOutput``)
   answers it as JSON text, kept verbatim beside its value. An in-process model
   (``FunctionModel``, ``TestModel``) runs as agent code.
+* The model, captured at the wire (``wire_model=factory``): each run puts
+  ``factory(ctx)`` in the agent's place (``agent.override(model=...)``), a model whose
+  client the factory builds on the wire adapter (``enclave.adapters.http.async_client``,
+  its boundary declared in ``boundaries``): each exchange with the endpoint is recorded
+  as it was sent and answered, the form governed inference can ask again.
 
 Invariants:
 
@@ -29,20 +34,26 @@ Invariants:
 3. What the agent is handed is always the decoded record, at capture as at replay, so
    both see equal objects.
 4. A replay never goes live: model requests are disallowed
-   (``override_allow_model_requests(False)``), so a hosted model that is no declared
-   boundary raises; an instrumented agent (OpenTelemetry egress) is refused.
+   (``override_allow_model_requests``), so a hosted model that is no declared boundary
+   raises; an instrumented agent (OpenTelemetry egress) is refused. The one exception is
+   the wire model's own request, and what it awaits (``_WireModel``): the allowance is a
+   context variable of that request, so no other task, nor the run's own code before or
+   after the request, is allowed meanwhile; the wire client it goes out through serves
+   the record and asks nothing the record does not hold.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 import sys
 import typing
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager, nullcontext
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager, nullcontext
+from contextvars import ContextVar
 from typing import Any
 
 import pydantic
@@ -378,6 +389,65 @@ class _BoundaryModel(WrapperModel):
         yield  # pragma: no cover - an async generator
 
 
+# Whether the current task is inside the wire model's request. A context variable: the
+# task running the request sees it, and so do tasks the request itself starts; a task
+# started before it (by a tool, by the run's own code) keeps its own value, False.
+_IN_WIRE_REQUEST: ContextVar[bool] = ContextVar("replay_enclave_wire_request", default=False)
+
+
+class _WireAllowance:
+    """What ``pydantic_ai.models.ALLOW_MODEL_REQUESTS`` holds during a replay: true only
+    inside the wire model's request. The framework's guard reads the setting as a truth
+    value (``check_allow_model_requests``: ``if not ALLOW_MODEL_REQUESTS``), and it is one
+    process-wide value: set to True around the request, it would also let through any
+    model another task asks while the request awaits its answer."""
+
+    def __bool__(self) -> bool:
+        return _IN_WIRE_REQUEST.get()
+
+
+@contextmanager
+def _replay_guard() -> Iterator[None]:
+    """Model requests disallowed for the run, except the wire model's own."""
+    with override_allow_model_requests(typing.cast(bool, _WireAllowance())):
+        yield
+
+
+class _WireModel(WrapperModel):
+    """The run's model captured at the wire: its requests go out through the client the
+    factory built on the wire adapter, which records them (capture) or serves the record
+    (replay). At replay its request, and no other, passes the framework's guard."""
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        token = _IN_WIRE_REQUEST.set(True)
+        try:
+            return await self.wrapped.request(messages, model_settings, model_request_parameters)
+        finally:
+            _IN_WIRE_REQUEST.reset(token)
+
+    @asynccontextmanager
+    async def request_stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[StreamedResponse]:
+        raise NotImplementedError("streamed model requests are not captured; use agent.run")
+        yield  # pragma: no cover - an async generator
+
+
+def _with_ctx(deps: Callable[..., Any]) -> Callable[[Context, Mapping[str, Any]], Any]:
+    """The run's dependencies from its ``ctx`` and inputs: a ``deps`` that takes two
+    arguments is given both, one that takes one the inputs alone."""
+    try:
+        takes = len(inspect.signature(deps).parameters)
+    except (TypeError, ValueError):  # a callable without a signature: the inputs alone
+        takes = 1
+    if takes >= 2:
+        return deps
+    return lambda _ctx, inputs: deps(inputs)
+
+
 # -- the spec ---------------------------------------------------------------------------
 
 
@@ -395,8 +465,12 @@ def agent_spec(
     decision: str | Outcome,
     score: str | Outcome | None = None,
     model: str | None = None,
-    deps: Callable[[Mapping[str, Any]], Any] | None = None,
+    wire_model: Callable[[Context], Model] | None = None,
+    deps: Callable[[Mapping[str, Any]], Any]
+    | Callable[[Context, Mapping[str, Any]], Any]
+    | None = None,
     extra_inputs: tuple[str, ...] = (),
+    boundaries: tuple[BoundarySpec, ...] = (),
     classification: str = "confidential",
     credentials: tuple[str, ...] = (),
     code_modules: tuple[str, ...] = (),
@@ -405,31 +479,48 @@ def agent_spec(
 ) -> AgentSpec:
     """An ``AgentSpec`` for ``agent``. ``decision`` (and ``score``) name an attribute of
     the typed output, or compute it from the output. ``model`` declares the model a
-    hosted boundary of that name; without it the model must run in process
-    (``FunctionModel``, ``TestModel``). ``deps(inputs)`` builds the run's dependencies;
-    ``extra_inputs`` are input fields besides ``input`` (the prompt), sealed alike.
-    ``frameworks`` are further installed packages the agent's module imports (a hosted
-    model's client, ``openai``): the replay worker's template imports them once.
-    ``module`` is the module that holds the agent (by default the caller's): the run is
-    attributed to it, so the specimen records where to import the spec from and its
-    code identity covers the agent's code (and this adapter's)."""
+    hosted boundary of that name; ``wire_model(ctx)`` instead makes each run's model, its
+    client built on the wire adapter (``async_client(ctx, BOUNDARY, library="httpx2")``,
+    ``BOUNDARY`` declared in ``boundaries``), so the model is captured at the wire, where
+    governed inference can ask it again; without either the model must run in process
+    (``FunctionModel``, ``TestModel``). ``deps(inputs)`` builds the run's dependencies,
+    or ``deps(ctx, inputs)`` when it takes two arguments: code the framework hands them
+    to (tools, instructions) then crosses the further ``boundaries`` it declares with
+    ``await ctx.acall(...)``. ``extra_inputs`` are input fields besides ``input`` (the
+    prompt), sealed alike. ``frameworks`` are further installed packages the agent's
+    module imports (a hosted model's client, ``openai``): the replay worker's template
+    imports them once. ``module`` is the module that holds the agent (by default the
+    caller's): the run is attributed to it, so the specimen records where to import the
+    spec from and its code identity covers the agent's code (and this adapter's)."""
     if module is None:
         module = str(sys._getframe(1).f_globals["__name__"])
     rule = policy(classification)
     tools = _function_tools(agent, rule)
-    boundaries = tuple(tool.spec for tool in tools.values())
+    declared = tuple(tool.spec for tool in tools.values())
+    if any(boundary.name in tools for boundary in boundaries):
+        raise ValueError("a declared boundary's name is taken by a tool")
     model_spec = None
-    if model is not None:
+    if wire_model is not None:
+        if model is not None:
+            raise ValueError("a model captured at the wire is not also a hosted boundary")
+        if not any(boundary.kind is StepKind.MODEL for boundary in boundaries):
+            raise ValueError(
+                "a model captured at the wire crosses a model boundary declared in "
+                "boundaries (enclave.adapters.http.http_boundary)"
+            )
+    elif model is not None:
         if model in tools:
             raise ValueError("the model boundary's name is taken by a tool")
         model_spec = _model_spec(model, agent, tools, rule)
-        boundaries += (model_spec,)
+        declared += (model_spec,)
     elif not isinstance(agent.model, IN_PROCESS_MODELS):
         raise ValueError(
             "a model that does not run in process must be declared a boundary (model=...)"
         )
+    declared += boundaries
     decide, scored = _reader(decision), _reader(score)
     assert decide is not None
+    dependencies = _with_ctx(deps) if deps is not None else None
 
     async def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
         if ctx.serves_record and agent.instrument:
@@ -441,16 +532,17 @@ def agent_spec(
         # would disagree on the stream's recorded opening. Ids are in no request.
         uuid.uuid4()
         capability = _ToolBoundaries(ctx, tools)
-        hosted = (
-            agent.override(model=_BoundaryModel(_model_of(agent), ctx, model_spec))
-            if model_spec is not None
-            else nullcontext()
-        )
-        guard = override_allow_model_requests(False) if ctx.serves_record else nullcontext()
+        if wire_model is not None:
+            hosted: Any = agent.override(model=_WireModel(wire_model(ctx)))
+        elif model_spec is not None:
+            hosted = agent.override(model=_BoundaryModel(_model_of(agent), ctx, model_spec))
+        else:
+            hosted = nullcontext()
+        guard = _replay_guard() if ctx.serves_record else nullcontext()
         with guard, hosted:
             result = await agent.run(
                 inputs["input"],
-                deps=deps(inputs) if deps is not None else None,
+                deps=dependencies(ctx, inputs) if dependencies is not None else None,
                 capabilities=[capability],
             )
         output = result.output
@@ -477,7 +569,7 @@ def agent_spec(
             "evidence": policy("internal"),
         },
         score_bounds=(0.0, 1.0) if score is not None else None,
-        boundaries=boundaries,
+        boundaries=declared,
         credentials=credentials,
         code_modules=code_modules,
         # imported once by the replay worker's template, not in every run (the adapter
