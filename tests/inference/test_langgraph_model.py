@@ -1,11 +1,13 @@
 """A LangGraph agent on a hosted ``ChatOpenAI`` against a real model: the example's hosted
 form (``examples/langgraph_hosted_agent.py``) captured against llama.cpp's server with
 SmolLM2-135M-Instruct, replayed from the record without asking it again, and audited in
-the sandbox; the prompt's canary stays sealed.
+the sandbox (the model's answer replaced by the other verdict); the prompt's canary stays
+sealed.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -40,7 +42,8 @@ def test_the_model_s_answer_replays_from_the_record_without_asking_it(
     trajectory = opened.trajectory
     (model_call,) = [s for s in trajectory.steps if s.kind == "model"]
     assert model_call.call_id == "main/screener#0"
-    assert trajectory.outcome["decision"]  # the real model's words, whatever they are
+    # the real model's verdict, whichever it is: the server holds the answer to the schema
+    assert trajectory.outcome["decision"] in {"APPROVE", "REJECT"}
     asked = model_server.prompt_tokens()
     for _ in range(20):
         run = replay_run(
@@ -55,13 +58,15 @@ def test_the_model_s_answer_replays_from_the_record_without_asking_it(
 def test_an_audit_of_the_model_s_answer_in_the_sandbox(
     runtime: Runtime, specimen: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    opened = open_specimen(runtime, specimen, job_id="lg", lease_seconds=60, now=audit_time())
+    other = "APPROVE" if opened.trajectory.outcome["decision"] == "REJECT" else "REJECT"
     request = AuditRequest(
         specimen_id=specimen,
         intervention=Intervention(
             Strategy.REPLACE,
             call_id="main/screener#0",
             field="/message/kwargs/content",
-            value="A decision no small model would word like this.",
+            value=json.dumps({"decision": other}),
         ),
         requester="test",
         samples=20,

@@ -3,7 +3,8 @@
 
 ``agent_spec(graph, name=..., version=..., decision=...)`` derives an ``AgentSpec`` from a
 compiled graph: a ``langchain.agents.create_agent`` agent or a hand-built ``StateGraph``
-with ``ToolNode`` s. Its run is asynchronous: ``graph.ainvoke({"messages": [input]})``.
+with ``ToolNode`` s — or from a function of the run's ``ctx`` that builds such a graph for
+each run. Its run is asynchronous: ``graph.ainvoke({"messages": [input]})``.
 
 Why this seam. The graph arrives compiled: ``create_agent`` middleware
 (``wrap_tool_call``, ``wrap_model_call``) and a ``ToolNode``'s ``wrap_tool_call`` are
@@ -36,6 +37,11 @@ Invariants:
    on a fresh saver seeded with it, never on the capture-time saver (``_thread``).
 8. A retriever made a tool and declared in ``retrievals`` is a RETRIEVAL boundary; its
    documents are recorded in LangChain's codec (``dumpd``/``load``).
+9. A graph built per run (``agent_spec(build)``) is built with each run's own ``ctx``,
+   so its chat model's client can be the run's wire client: the model is then captured
+   at the wire (a boundary declared in ``boundaries``), never also as a hosted alias.
+   The spec's tools are those of the graph built when it is declared, with a context
+   that answers nothing; each run's graph must have the same (``_per_run``).
 """
 
 from .. import _warm_ups

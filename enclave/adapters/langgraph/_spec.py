@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -21,12 +21,14 @@ from langsmith.run_helpers import tracing_context
 from ...capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
 from .._schemas import inline_refs
 from ._model import RunCache, StreamGuard, model_spec
+from ._per_run import Build, declared_graph, run_graph, same_tools
 from ._thread import read_thread, seeded_saver, thread_spec
 from ._tools import Tool, check_tool_node, route_tools, tool_nodes
 
 __all__ = ["agent_spec", "final_output", "from_object"]
 
 Outcome = Callable[[Any], Any]
+Graph = Pregel[Any, Any, Any, Any]
 FRAMEWORKS = (
     "langchain_core",
     "langgraph.graph",
@@ -57,9 +59,7 @@ def _reader(pick: str | Outcome | None) -> Outcome | None:
     return lambda output: output[pick] if isinstance(output, Mapping) else getattr(output, pick)
 
 
-def _tools_of(
-    graph: Pregel[Any, Any, Any, Any], rule: FieldPolicy, retrievals: tuple[str, ...]
-) -> dict[str, Tool]:
+def _tools_of(graph: Graph, rule: FieldPolicy, retrievals: tuple[str, ...]) -> dict[str, Tool]:
     tools: dict[str, Tool] = {}
     for node in tool_nodes(graph).values():
         check_tool_node(node)
@@ -76,6 +76,21 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     return json.loads(json.dumps(value, default=str))
+
+
+def _tool_objects(graph: Graph) -> dict[str, int]:
+    return {
+        name: id(tool)
+        for node in tool_nodes(graph).values()
+        for name, tool in node.tools_by_name.items()
+    }
+
+
+def _check_checkpointer(graph: Graph, thread: str | None) -> None:
+    if thread is not None and not isinstance(graph.checkpointer, BaseCheckpointSaver):
+        raise ValueError("a thread needs a graph compiled with a checkpointer")
+    if thread is None and graph.checkpointer not in (None, False):
+        raise ValueError("a graph compiled with a checkpointer needs thread=<input field>")
 
 
 @contextmanager
@@ -95,7 +110,7 @@ def _model_routed(ctx: Context, spec: BoundarySpec | None) -> Iterator[None]:
 
 
 def agent_spec(
-    graph: Pregel[Any, Any, Any, Any],
+    graph: Graph | Build,
     *,
     name: str,
     version: str,
@@ -106,6 +121,7 @@ def agent_spec(
     extra_inputs: tuple[str, ...] = (),
     thread: str | None = None,
     retrievals: tuple[str, ...] = (),
+    boundaries: Sequence[BoundarySpec] = (),
     frameworks: tuple[str, ...] = (),
     classification: str = "confidential",
     credentials: tuple[str, ...] = (),
@@ -123,40 +139,69 @@ def agent_spec(
     graph compiled with a checkpointer: the thread's prior state is then an input
     (``_thread``). ``retrievals`` names tools that are retrievals (a retriever made a
     tool, ``create_retriever_tool``): their boundaries are RETRIEVAL, their documents
-    recorded in LangChain's codec. ``frameworks`` are further installed packages the
-    graph's module imports (a provider's, ``langchain_openai``): the replay worker's
+    recorded in LangChain's codec. ``boundaries`` are further boundaries the graph's own
+    code crosses through ``ctx`` (the wire boundary of a model whose client is on the
+    wire adapter, a client a tool calls). ``frameworks`` are further installed packages
+    the graph's module imports (a provider's, ``langchain_openai``): the replay worker's
     template imports them once, before any run.
-    ``module`` is the module that holds the graph (by default the caller's)."""
+    ``module`` is the module that holds the graph (by default the caller's).
+
+    ``graph`` may instead be a function that builds the graph from a run's ``ctx``
+    (``_per_run``): called with each run's own ``ctx``, it can give the chat model the
+    run's wire client (``ChatOpenAI(http_async_client=async_client(ctx, BOUNDARY,
+    library="httpx2"))``, the boundary declared in ``boundaries``), and the model is
+    then captured at the wire, where governed inference can ask it again. It is called
+    once more when the spec is declared, with a context that answers nothing: building
+    the graph crosses no boundary. Such a graph's model takes no hosted alias."""
     if module is None:
         module = str(sys._getframe(1).f_globals["__name__"])
+    build: Build | None = None
     if not isinstance(graph, Pregel):
-        raise TypeError("agent_spec takes a compiled graph (create_agent, StateGraph.compile)")
+        if not callable(graph):
+            raise TypeError(
+                "agent_spec takes a compiled graph (create_agent, StateGraph.compile) "
+                "or a function of the run's ctx that builds one"
+            )
+        if model is not None:
+            raise ValueError(
+                "the model is captured in one place: a graph built per run takes no "
+                "hosted alias ('model'); capture its model at the wire"
+            )
+        build, graph = graph, declared_graph(graph)
     rule = policy(classification)
     tools = _tools_of(graph, rule, retrievals)
-    boundaries = tuple(tool.spec for tool in tools.values())
+    declared_tools = {name: tool.spec for name, tool in tools.items()}
+    boundaries = (*(tool.spec for tool in tools.values()), *boundaries)
+    if len({b.name for b in boundaries}) != len(boundaries):
+        raise ValueError("a declared boundary's name is taken by a tool or another boundary")
     hosted = None
     if model is not None:
-        if model in tools:
-            raise ValueError("the model boundary's name is taken by a tool")
+        if model in {b.name for b in boundaries}:
+            raise ValueError("the model boundary's name is taken by a tool or a boundary")
         proposals = {name: tool.parameters for name, tool in tools.items()}
         if structured is not None:
             proposals[structured.__name__] = inline_refs(structured.model_json_schema())
         hosted = model_spec(model, proposals, rule)
         boundaries += (hosted,)
+    _check_checkpointer(graph, thread)
     state_spec = None
     if thread is not None:
-        if not isinstance(graph.checkpointer, BaseCheckpointSaver):
-            raise ValueError("a thread needs a graph compiled with a checkpointer")
         state_spec = thread_spec(rule)
         boundaries += (state_spec,)
-    elif graph.checkpointer not in (None, False):
-        raise ValueError("a graph compiled with a checkpointer needs thread=<input field>")
     decide, scored = _reader(decision), _reader(score)
     assert decide is not None
+    declared, declared_objects = graph, _tool_objects(graph)
 
     async def run(ctx: Context, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        graph, run_tools = declared, tools
+        if build is not None:  # the run's own graph, built with its ctx
+            graph = run_graph(build, ctx)
+            if _tool_objects(graph) != declared_objects:  # else the declared tools, as they are
+                run_tools = _tools_of(graph, rule, retrievals)
+                same_tools(declared_tools, {name: tool.spec for name, tool in run_tools.items()})
+            _check_checkpointer(graph, thread)
         called: list[str] = []
-        routed = route_tools(graph, ctx, tools, called)
+        routed = route_tools(graph, ctx, run_tools, called)
         context = {field: inputs[field] for field in extra_inputs} or None
         config: dict[str, Any] = {"callbacks": [StreamGuard()]}
         if state_spec is not None:

@@ -37,6 +37,7 @@ from enclave.replay.runs import RunResult, Trajectory, apply_intervention, open_
 from enclave.sandbox import SandboxLimits
 from ledger import StepKind
 from tests.agents import langgraph_agents as lg
+from tests.agents import langgraph_per_run_agents as per_run
 from tests.support.canary import find_canaries, scan_tree
 
 SEED = 5
@@ -572,7 +573,7 @@ def tracing_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         server.server_close()
 
 
-@pytest.mark.parametrize("agent", AGENTS, ids=AGENT_IDS)
+@pytest.mark.parametrize("agent", [*AGENTS, per_run.FAKE], ids=[*AGENT_IDS, "built-per-run"])
 def test_langsmith_tracing_switched_on_by_environment_sends_nothing(
     runtime: Runtime, agent: AgentSpec, tracing_endpoint: list[str]
 ) -> None:
