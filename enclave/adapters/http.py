@@ -15,8 +15,8 @@ client likewise); so does everything built on them::
         client = AsyncOpenAI(http_client=async_client(ctx, MODEL))
         ...
 
-A request is recorded as its *key* (``request_key``): the method, the URL's path and
-query, the headers that decide the answer, and the body — JSON as a JSON value, so a
+A request is recorded as its *key* (``request_key``): the method, the URL (scheme, host,
+port, path and query), the headers that decide the answer, and the body — JSON as a JSON value, so a
 field of it is addressable by a JSON Pointer (``/body/messages/0/content``); anything
 else as base64. Headers that carry credentials (``authorization``, ``x-api-key``...) are
 never recorded, and headers that differ between two identical runs (retry counts,
@@ -158,7 +158,9 @@ def request_key(request: Any) -> dict[str, Any]:
     url = request.url
     return {
         "method": request.method,
-        "url": f"{url.scheme}://{url.host}{url.raw_path.decode('ascii')}",
+        # host and port (a scheme's default port is left out, as the client may): two
+        # servers on one host are two endpoints
+        "url": f"{url.scheme}://{url.netloc.decode('ascii')}{url.raw_path.decode('ascii')}",
         "headers": _headers(request.headers.multi_items(), volatile=True),
         "body": _body(request.content, request.headers.get("content-type", "")),
     }

@@ -208,3 +208,14 @@ def test_no_credential_or_sealed_content_leaves_the_payload_store(
     assert ha.CANARY not in out.out + out.err
     # the client's api key is neither recorded nor sealed: it appears nowhere at all
     assert scan_tree(runtime.home.root, [ha.CANARY, "placeholder-key"]) == {}
+
+
+def test_requests_to_two_ports_of_one_host_have_two_keys() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    one = httpx.Request("POST", "http://127.0.0.1:8931/v1/chat", json=body)
+    other = httpx.Request("POST", "http://127.0.0.1:8932/v1/chat", json=body)
+    assert request_key(one) != request_key(other)
+    assert request_key(one)["url"] == "http://127.0.0.1:8931/v1/chat"
+    # a scheme's default port is the URL without one, as the client writes either
+    default = httpx.Request("POST", "https://h:443/v1/chat", json=body)
+    assert request_key(default)["url"] == "https://h/v1/chat"

@@ -148,7 +148,7 @@ def test_the_wire_form_records_each_exchange_with_the_model(
     (call,) = [s for s in trajectory.steps if s.kind == "model"]
     assert call.call_id == "main/screening-model#0"
     assert call.request["method"] == "POST"
-    assert call.request["url"] == "http://127.0.0.1/v1/chat/completions"  # as keyed
+    assert call.request["url"] == f"http://127.0.0.1:{pr.PORT}/v1/chat/completions"
     assert call.request["body"]["json"]["model"] == pr.MODEL
     assert "risk 0.7" in call.request["body"]["json"]["messages"][1]["content"]
     assert call.response["body"]["json"]["model"] == pr.MODEL
