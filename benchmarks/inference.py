@@ -71,6 +71,7 @@ from enclave.replay.inference import (  # noqa: E402
 )
 from enclave.replay.runs import RecordedStep, Trajectory  # noqa: E402
 from enclave.sandbox import Sandbox, SandboxLimits, WorkerHandle  # noqa: E402
+from enclave.store import PayloadStore  # noqa: E402
 from ledger import canonical_json  # noqa: E402
 
 HOME = Path(os.environ.get("REPLAY_ENCLAVE_INFERENCE_HOME", ROOT / ".inference"))
@@ -210,7 +211,10 @@ class Paths:
             endpoints={"bench": Endpoint(name="bench", origin=self.origin)},
             trajectory=self._trajectory,
             record=InferenceRecord(
-                self._folder, tenant_id="bench", specimen_id=f"r{self._records}", key=os.urandom(32)
+                PayloadStore(root=self._folder),
+                tenant_id="bench",
+                specimen_id=f"r{self._records}",
+                key=os.urandom(32),
             ),
             seeds=frozenset(range(seeds)),
         )

@@ -1,12 +1,13 @@
 """Per-specimen crypto-shredding and key lifecycle operations.
 
 ``erase_specimen``: the ledger records the erasure first (it refuses a specimen under
-legal hold, and then nothing is destroyed); then the specimen's wrapped data key and
-its ciphertext are deleted. The ledger keeps the specimen's digests and manifest —
-metadata only — so history stays verifiable, and any later audit is refused as
-unresolvable. Run-time identities (idempotency tokens, undeclared aliases and resolved
-identities) are keyed digests in the ledger and plaintext only in the ciphertext, so
-they go with it.
+legal hold, and then nothing is destroyed); then the payload store deletes the
+specimen's wrapped data key, its ciphertext and the answers its audits obtained by
+governed inference (sealed under a key derived from the data key). The ledger keeps the
+specimen's digests and manifest — metadata only — so history stays verifiable, and any
+later audit is refused as unresolvable. Run-time identities (idempotency tokens,
+undeclared aliases and resolved identities) are keyed digests in the ledger and
+plaintext only in the ciphertext, so they go with it.
 
 ``rewrap_tenant``: after a KEK rotation, re-wrap every specimen's data key under the
 newest version. ``trim`` (provider-specific) then destroys old versions: every data
@@ -16,13 +17,16 @@ retention bucket), not per specimen.
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 from datetime import datetime
+from pathlib import Path
 
 from ledger import Conflict, NotFound, SpecimenFilter
 
 from ._errors import Refused
 from ._runtime import Runtime
-from .replay.inference import erase_inference_record
+from .store import validate_id
 
 __all__ = ["erase_specimen", "rewrap_tenant"]
 
@@ -38,10 +42,17 @@ def erase_specimen(runtime: Runtime, specimen_id: str, *, now: datetime) -> int:
         raise Refused(
             "the specimen is under legal hold or already erased", code="erasure_refused"
         ) from None
-    runtime.payloads.erase(record.tenant_id, specimen_id)
-    # the audits' answers were sealed under a key derived from the data key just erased
-    erase_inference_record(runtime.home.root, record.tenant_id, specimen_id)
+    runtime.payloads.erase(record.tenant_id, specimen_id)  # the audits' answers too
+    _erase_answers_kept_apart(runtime.home.root, record.tenant_id, specimen_id)
     return position.index
+
+
+def _erase_answers_kept_apart(home_root: Path, tenant_id: str, specimen_id: str) -> None:
+    """Inference answers a home kept in ``<home>/inference/<tenant>/<specimen>/`` before
+    its payload store held them: unreadable once the data key is erased, removed too."""
+    folder = home_root / "inference" / validate_id(tenant_id, what="tenant id")
+    with contextlib.suppress(FileNotFoundError):
+        shutil.rmtree(folder / validate_id(specimen_id, what="specimen id"))
 
 
 def rewrap_tenant(runtime: Runtime, tenant_id: str) -> int:

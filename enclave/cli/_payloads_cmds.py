@@ -58,9 +58,10 @@ def payloads_migrate(
     ] = False,
     json_out: JsonOption = False,
 ) -> None:
-    """Move every specimen's wrapped key and ciphertext to the other store, verify each
-    copy frame by frame (nothing is decrypted), re-bind the home, then remove the old
-    copies. Safe to re-run after an interruption."""
+    """Move every specimen's wrapped key, ciphertext and sealed inference answers to the
+    other store, verify each copy frame by frame and answer by answer (nothing is
+    decrypted), re-bind the home, then remove the old copies. Safe to re-run after an
+    interruption."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from .._runtime import Runtime
@@ -116,5 +117,6 @@ def payloads_migrate(
         f"payloads are in {to}: {summary.copied} specimen(s) copied, "
         f"{summary.already_copied} already there, {summary.frames} frame(s) verified, "
         f"{summary.removed} old copy(ies) removed from {source}"
+        + (f"; {summary.answers} inference answer(s) verified" if summary.answers else "")
         + (f"; {summary.unsealed} never sealed" if summary.unsealed else "")
     )

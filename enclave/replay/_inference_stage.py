@@ -65,7 +65,7 @@ def inference_broker(
         endpoints=endpoints_of(runtime.home.config),
         trajectory=opened.trajectory,
         record=InferenceRecord(
-            runtime.home.root,
+            runtime.payloads,
             tenant_id=opened.record.tenant_id,
             specimen_id=request.specimen_id,
             key=opened.record_key,

@@ -3,15 +3,16 @@ asked of the operator's endpoint — by the supervisor, never the sandbox — un
 audit's grants (``InferenceGrant``: the boundary, the endpoint's name, the pinned model
 identity, the parameters that may vary, the caps). ``InferenceBroker`` checks each ask
 and asks; ``InferenceRecord`` seals the answers into the audit's own record, keyed to
-the specimen (erased with it: ``erase_inference_record``); ``endpoints_of`` reads the
-operator's endpoints from a home's configuration; ``batch_allowance`` is a sample
-batch's share of the caps. See ``docs/inference.md``.
+the specimen and kept by the home's payload store beside its ciphertext (files or the
+database; erased with it); ``endpoints_of`` reads the operator's endpoints from a
+home's configuration; ``batch_allowance`` is a sample batch's share of the caps. See
+``docs/inference.md``.
 """
 
 from ._broker import MAX_ASK_BYTES, InferenceBroker, Tally
 from ._endpoints import Endpoint, endpoints_of
 from ._inference_grant import SAMPLING_PARAMETERS, InferenceCaps, InferenceGrant
-from ._inference_record import InferenceRecord, erase_inference_record, record_key
+from ._inference_record import InferenceRecord, record_key
 from ._inference_stage import batch_allowance
 
 __all__ = [
@@ -25,6 +26,5 @@ __all__ = [
     "Tally",
     "batch_allowance",
     "endpoints_of",
-    "erase_inference_record",
     "record_key",
 ]

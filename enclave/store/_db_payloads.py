@@ -7,7 +7,11 @@ for workers on other hosts that share nothing but the database and the key servi
 - ``payload_chunks``: the specimen's frames (``enclave.store._frames``) in order, whole
   frames only, one row per ~1 MiB (per step when ``durable``), numbered from 0; the last
   row ends with the sealed ``#end`` frame. Concatenated they are the file store's
-  ``payloads.ct``, byte for byte.
+  ``payloads.ct``, byte for byte;
+- ``inference_answers``: the answers audits of the specimen obtained by governed
+  inference, one row each, as the file store's ``answers/<key>.ct`` holds them (sealed
+  by ``InferenceRecord``). A row is inserted once and never updated: the first answer
+  kept under a key stays (``INSERT ... ON CONFLICT DO NOTHING``).
 
 A field's reference is the file store's, ``<tenant>/<specimen>/payloads.ct``: the ledger
 records the same reference whichever store holds the ciphertext.
@@ -18,8 +22,8 @@ were written, so a dropped, duplicated, reordered or truncated chunk or frame, o
 moved from another specimen, fails as ``DecryptionFailed`` — rows are easier to shuffle
 than the bytes of one file.
 
-Erasing a specimen deletes its key row and its chunk rows in one transaction
-(crypto-shredding; see ``docs/payloads.md`` for what WAL and backups still hold).
+Erasing a specimen deletes its key row, its chunk rows and its answer rows in one
+transaction (crypto-shredding; see ``docs/payloads.md`` for what WAL and backups still hold).
 Database failures leave as ``InfrastructureError`` naming no value.
 """
 
@@ -38,13 +42,13 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 
 from ledger import Conflict, LedgerError, raise_unchained
-from ledger.transactions import WRITE_OPTION, guarded, is_driver_error, read, write
+from ledger.transactions import WRITE_OPTION, guarded, insert_new, is_driver_error, read, write
 
 from .._errors import BadInput, DecryptionFailed, InfrastructureError
 from ..keys import WrappedKey
 from ._frames import FrameOpener, FrameSealer, field_key, pack_frame, split_frames
 from ._payloads import PAYLOAD_FILE
-from ._refs import validate_id
+from ._refs import validate_answer_key, validate_id
 
 __all__ = ["DatabasePayloadStore", "DatabaseSpecimenWriter", "field_key"]
 
@@ -305,18 +309,17 @@ def _insert_chunk(
 
 
 def _delete(conn: sa.Connection, tenant_id: str, specimen_id: str) -> bool:
-    """Delete a specimen's key row and chunk rows (in the caller's transaction)."""
-    from ledger.tables import PayloadChunkRow, PayloadKeyRow, table_of
+    """Delete a specimen's key row, chunk rows and answer rows (in the caller's
+    transaction)."""
+    from ledger.tables import InferenceAnswerRow, PayloadChunkRow, PayloadKeyRow, table_of
 
-    payload_chunks = table_of(PayloadChunkRow)
-    payload_keys = table_of(PayloadKeyRow)
-    keys = conn.execute(
-        sa.delete(payload_keys).where(_specimen(payload_keys, tenant_id, specimen_id))
-    )
-    chunks = conn.execute(
-        sa.delete(payload_chunks).where(_specimen(payload_chunks, tenant_id, specimen_id))
-    )
-    return bool(keys.rowcount or chunks.rowcount)
+    deleted = 0
+    for row in (PayloadKeyRow, PayloadChunkRow, InferenceAnswerRow):
+        table = table_of(row)
+        deleted += conn.execute(
+            sa.delete(table).where(_specimen(table, tenant_id, specimen_id))
+        ).rowcount
+    return bool(deleted)
 
 
 class DatabasePayloadStore:
@@ -482,7 +485,64 @@ class DatabasePayloadStore:
             _insert_chunk(self._engine, tenant_id, specimen_id, number, frames)
 
     def erase(self, tenant_id: str, specimen_id: str) -> bool:
-        """Crypto-shred: delete the wrapped key row and the chunk rows in one transaction."""
+        """Crypto-shred: delete the wrapped key row, the chunk rows and the answer rows in
+        one transaction."""
         _ids(tenant_id, specimen_id)
         with _database("erase"), write(self._engine, operation="payload_erase") as conn:
             return _delete(conn, tenant_id, specimen_id)
+
+    # -- governed inference: the audits' sealed answers ---------------------------------
+
+    def answer(self, tenant_id: str, specimen_id: str, key: str) -> bytes | None:
+        """The sealed answer kept under ``key``, or None."""
+        from ledger.tables import InferenceAnswerRow, table_of
+
+        answers = table_of(InferenceAnswerRow)
+        _ids(tenant_id, specimen_id)
+        validate_answer_key(key)
+        query = sa.select(answers.c.sealed).where(
+            _specimen(answers, tenant_id, specimen_id), answers.c.answer_key == key
+        )
+        with _database("read answer"), read(self._engine, operation="inference_answer") as conn:
+            sealed = conn.execute(query).scalar_one_or_none()
+        return None if sealed is None else bytes(sealed)
+
+    def keep_answer(self, tenant_id: str, specimen_id: str, key: str, sealed: bytes) -> None:
+        """Keep ``sealed`` under ``key`` unless an answer is kept there already."""
+        from ledger.tables import InferenceAnswerRow, table_of
+
+        answers = table_of(InferenceAnswerRow)
+        _ids(tenant_id, specimen_id)
+        validate_answer_key(key)
+        row = {
+            "tenant_id": tenant_id,
+            "specimen_id": specimen_id,
+            "answer_key": key,
+            "sealed": bytes(sealed),
+        }
+        with _database("keep answer"), write(self._engine, operation="inference_answer") as conn:
+            conn.execute(insert_new(conn, answers).values(row))
+
+    def answers(self, tenant_id: str, specimen_id: str) -> Iterator[tuple[str, bytes]]:
+        """Every (key, sealed answer) of the specimen, in key order, read in one
+        snapshot a few rows at a time."""
+        _ids(tenant_id, specimen_id)
+        return self._answers(tenant_id, specimen_id)
+
+    def _answers(self, tenant_id: str, specimen_id: str) -> Iterator[tuple[str, bytes]]:
+        from ledger.tables import InferenceAnswerRow, table_of
+
+        answers = table_of(InferenceAnswerRow)
+        query = (
+            sa.select(answers.c.answer_key, answers.c.sealed)
+            .where(_specimen(answers, tenant_id, specimen_id))
+            .order_by(answers.c.answer_key)
+            .execution_options(yield_per=16)
+        )
+        with (
+            _database("read answers"),
+            read(self._engine, snapshot=True, operation="inference_answers") as conn,
+            conn.execute(query) as rows,  # closed before the transaction ends, even early
+        ):
+            for key, sealed in rows:
+                yield validate_answer_key(str(key)), bytes(sealed)

@@ -1,8 +1,9 @@
 """A home's payloads are either in use or moving, never both.
 
 A runtime takes a shared ``flock`` on ``<home>/payloads.lock`` the first time it touches
-payloads (a capture's writer, a replay's read, a grant's wrapped key, an erasure) and
-keeps it until it is closed; ``payloads migrate`` takes the lock exclusively. So:
+payloads (a capture's writer, a replay's read, a grant's wrapped key, an audit's
+inference answer, an erasure) and keeps it until it is closed; ``payloads migrate``
+takes the lock exclusively. So:
 
 - a migration refuses to start while a capture, a worker or the service of the home
   holds payloads, instead of copying a capture half-written and then deleting the file
@@ -144,6 +145,15 @@ class GuardedPayloads:
 
     def erase(self, tenant_id: str, specimen_id: str) -> bool:
         return self._held().erase(tenant_id, specimen_id)
+
+    def answer(self, tenant_id: str, specimen_id: str, key: str) -> bytes | None:
+        return self._held().answer(tenant_id, specimen_id, key)
+
+    def keep_answer(self, tenant_id: str, specimen_id: str, key: str, sealed: bytes) -> None:
+        self._held().keep_answer(tenant_id, specimen_id, key, sealed)
+
+    def answers(self, tenant_id: str, specimen_id: str) -> Iterator[tuple[str, bytes]]:
+        return self._held().answers(tenant_id, specimen_id)
 
     def specimens(self) -> list[tuple[str, str]]:
         return self._held().specimens()

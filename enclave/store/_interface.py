@@ -1,6 +1,6 @@
 """What a payload store is: the interface the file store (``PayloadStore``) and the
 database store (``DatabasePayloadStore``) both implement, so that capture, replay,
-erasure and rotation never know which one a home uses."""
+governed inference, erasure and rotation never know which one a home uses."""
 
 from __future__ import annotations
 
@@ -28,7 +28,11 @@ class SpecimenWriter(Protocol):
 
 
 class PayloadBackend(Protocol):
-    """Ciphertext and wrapped data keys, one specimen at a time."""
+    """Ciphertext and wrapped data keys, one specimen at a time; beside them, the sealed
+    answers audits of the specimen obtained by governed inference
+    (``enclave.replay.inference.InferenceRecord`` seals and opens them; the store only
+    keeps the bytes). An answer's ``key`` is 64 lowercase hex characters, refused
+    (``BadInput``) otherwise; ``erase`` removes the answers with the specimen."""
 
     def open_writer(
         self,
@@ -51,6 +55,24 @@ class PayloadBackend(Protocol):
     ) -> dict[tuple[int, str, str], bytes]: ...
 
     def erase(self, tenant_id: str, specimen_id: str) -> bool: ...
+
+    # governed inference: the audits' sealed answers
+
+    def answer(self, tenant_id: str, specimen_id: str, key: str) -> bytes | None:
+        """The sealed answer kept under ``key``, or None."""
+        ...
+
+    def keep_answer(self, tenant_id: str, specimen_id: str, key: str, sealed: bytes) -> None:
+        """Keep ``sealed`` under ``key`` unless an answer is kept there already: the first
+        one kept stays. Batches of an audit run at once may ask the same thing and keep
+        each its own answer; keeping the first means an answer, once any run could have
+        been served it from the record, never changes under a later reader."""
+        ...
+
+    def answers(self, tenant_id: str, specimen_id: str) -> Iterator[tuple[str, bytes]]:
+        """Every (key, sealed answer) of the specimen, in key order (``payloads migrate``
+        copies them with the specimen's frames)."""
+        ...
 
     # whole specimens, no key needed: ``replay-enclave payloads migrate``
 

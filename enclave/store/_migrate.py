@@ -1,22 +1,24 @@
 """Moving a home's payloads between the file store and the database store.
 
-``migrate`` copies wrapped keys and frames as they are: no data key is unwrapped and
-nothing is decrypted. The steps, in order:
+``migrate`` copies wrapped keys, frames and the audits' sealed inference answers as
+they are: no data key is unwrapped and nothing is decrypted. The steps, in order:
 
 1. While the home is bound to the source: copies left in the target by an interrupted
    run of specimens the ledger records as erased are erased there. Nothing else in the
    target is touched: homes on other hosts sharing the ledger's database keep theirs.
-2. Each source specimen is copied unless the target already holds an identical copy
-   (a re-run after an interruption); a partial copy (the source's wrapped key and a
-   prefix of its frames, as an interrupted run leaves) is erased and copied again. Any
+2. Each source specimen is copied (wrapped key, frames, then answers) unless the target
+   already holds an identical copy (a re-run after an interruption); a partial copy (the
+   source's wrapped key, a prefix of its frames and some of its answers, as an
+   interrupted run leaves: each answer is written whole) is erased and copied again. Any
    other copy in the target is refused, never erased: it is another home's specimen
    under the same name, or not a copy at all. A specimen the ledger records as erased
    is not copied (its key must not outlive the erasure in a new place), and its target
    copy, if any, is erased. Every copy is verified against its source: the same wrapped
-   key, the same number of frames, each frame byte-equal, and the end frame present
-   where the source has one (a source without one, a capture that never sealed, is
-   copied as it is and counted as unsealed). Specimens sealed into the source meanwhile
-   are picked up by listing it again until nothing new appears.
+   key, the same number of frames, each frame byte-equal, the end frame present where
+   the source has one (a source without one, a capture that never sealed, is copied as
+   it is and counted as unsealed), and the same answers under the same keys. Specimens
+   sealed into the source meanwhile are picked up by listing it again until nothing new
+   appears.
 3. Only when every copy is verified is the home re-bound to the target (``switch``).
 4. Then the source copies are removed, each only after its copy was verified.
 
@@ -30,6 +32,7 @@ a worker or the service of the home holds them, and they refuse while it runs.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from itertools import zip_longest
@@ -52,6 +55,7 @@ class MigrationSummary:
     already_copied: int
     unsealed: int
     frames: int  # frames verified
+    answers: int  # inference answers verified
     removed: int  # source copies removed
     stale_removed: int  # leftovers of an interrupted run erased from the target
 
@@ -63,11 +67,19 @@ class CopyMismatch(InfrastructureError):
     """A copy does not match its source (the home stays bound to the source)."""
 
 
+def _digests(store: PayloadBackend, tenant_id: str, specimen_id: str) -> dict[str, bytes]:
+    """Each answer's key and the SHA-256 of its sealed bytes (not the bytes: a specimen
+    may hold many answers)."""
+    answers = store.answers(tenant_id, specimen_id)
+    return {key: hashlib.sha256(sealed).digest() for key, sealed in answers}
+
+
 def _verify(
     source: PayloadBackend, target: PayloadBackend, tenant_id: str, specimen_id: str
-) -> tuple[int, bool]:
-    """(frames, sealed) once the target's copy equals the source's; ``CopyMismatch``
-    otherwise. Compares wrapped keys and raw frames only."""
+) -> tuple[int, bool, int]:
+    """(frames, sealed, answers) once the target's copy equals the source's;
+    ``CopyMismatch`` otherwise. Compares wrapped keys, raw frames and sealed answers
+    only."""
     if source.wrapped_key(tenant_id, specimen_id) != target.wrapped_key(tenant_id, specimen_id):
         raise CopyMismatch(f"the copy of specimen {specimen_id} has another wrapped key")
     count, last = 0, b""
@@ -77,14 +89,17 @@ def _verify(
         if mine is None or copy is None or mine != copy:
             raise CopyMismatch(f"the copy of specimen {specimen_id} differs from its source")
         count, last = count + 1, mine[0]
-    return count, last == END_KEY
+    answers = _digests(source, tenant_id, specimen_id)
+    if _digests(target, tenant_id, specimen_id) != answers:
+        raise CopyMismatch(f"the copy of specimen {specimen_id} differs from its source")
+    return count, last == END_KEY, len(answers)
 
 
 def verify_copy(
     source: PayloadBackend, target: PayloadBackend, tenant_id: str, specimen_id: str
-) -> tuple[int, bool]:
-    """(frames, sealed) when the target holds an exact copy; ``CopyMismatch`` if not
-    (a missing key or unreadable frames included)."""
+) -> tuple[int, bool, int]:
+    """(frames, sealed, answers) when the target holds an exact copy; ``CopyMismatch``
+    if not (a missing key or unreadable frames included)."""
     from .._errors import DecryptionFailed
 
     try:
@@ -98,8 +113,8 @@ def _partial_copy(
     source: PayloadBackend, target: PayloadBackend, tenant_id: str, specimen_id: str
 ) -> bool:
     """Whether the target's copy is what an interrupted copy of the source leaves: the
-    same wrapped key (or none yet) and frames equal to the source's first ones, the last
-    possibly cut short."""
+    same wrapped key (or none yet), frames equal to the source's first ones, the last
+    possibly cut short, and answers the source holds, byte-equal."""
     from .._errors import DecryptionFailed
 
     try:
@@ -114,7 +129,11 @@ def _partial_copy(
                 return False
     except DecryptionFailed:
         pass  # a frame cut short where the copy stopped
-    return True
+    answers = _digests(source, tenant_id, specimen_id)
+    return all(
+        answers.get(key) == digest
+        for key, digest in _digests(target, tenant_id, specimen_id).items()
+    )
 
 
 def migrate(
@@ -130,11 +149,11 @@ def migrate(
     """Move every specimen from ``source`` to ``target`` (the module docstring's steps).
     ``switch`` re-binds the home; ``erased(specimen_id)`` says whether the ledger
     records the specimen as erased."""
-    copied = already = unsealed = frames = removed = stale = 0
+    copied = already = unsealed = frames = answers = removed = stale = 0
     verified: list[tuple[str, str]] = []
 
     def copy(tenant: str, specimen: str) -> None:
-        nonlocal copied, unsealed, frames
+        nonlocal copied, unsealed, frames, answers
         target.erase(tenant, specimen)  # whatever an interrupted run left unlisted
         target.import_specimen(
             tenant,
@@ -142,8 +161,11 @@ def migrate(
             wrapped=source.wrapped_key(tenant, specimen),
             frames=source.frames(tenant, specimen),
         )
-        count, sealed = verify_copy(source, target, tenant, specimen)
+        for key, answer in source.answers(tenant, specimen):
+            target.keep_answer(tenant, specimen, key, answer)
+        count, sealed, kept = verify_copy(source, target, tenant, specimen)
         copied, frames, unsealed = copied + 1, frames + count, unsealed + (not sealed)
+        answers += kept
 
     if not bound_to_target:
         in_source = set(source.specimens())
@@ -165,12 +187,13 @@ def migrate(
                         stale += 1
                 elif (tenant, specimen) in present:
                     try:
-                        count, sealed = verify_copy(source, target, tenant, specimen)
+                        count, sealed, kept = verify_copy(source, target, tenant, specimen)
                         already, frames, unsealed = (
                             already + 1,
                             frames + count,
                             unsealed + (not sealed),
                         )
+                        answers += kept
                     except CopyMismatch:
                         if not _partial_copy(source, target, tenant, specimen):
                             raise CopyMismatch(
@@ -204,6 +227,7 @@ def migrate(
         already_copied=already,
         unsealed=unsealed,
         frames=frames,
+        answers=answers,
         removed=removed,
         stale_removed=stale,
     )

@@ -4,6 +4,9 @@ Layout under the store root::
 
     <tenant>/<specimen>/datakey.json   the wrapped data key (useless without the KEK)
     <tenant>/<specimen>/payloads.ct    frames: u32 key length, key, u32 blob length, blob
+    <tenant>/<specimen>/answers/<key>.ct
+                                       an answer audits of the specimen obtained by
+                                       governed inference, sealed by ``InferenceRecord``
 
 A field's reference is ``<tenant>/<specimen>/payloads.ct`` plus its field key
 ``<seq>/<side><path>``; the key selects a frame and never touches the filesystem.
@@ -12,8 +15,11 @@ before it: a reader refuses a file without it, with frames after it, with a diff
 number of frames or with a field key twice, so a dropped, duplicated or truncated frame
 fails like any other tampering (``DecryptionFailed``). Every blob is bound to its place
 by its associated data, so frames cannot be moved between fields or specimens either.
-Erasing a specimen deletes its folder: with the wrapped key gone the ciphertext is
-unrecoverable even from backups (crypto-shredding).
+An answer's file is written whole (a private temporary, fsynced, then linked in place)
+and never replaced: the first answer kept under a key stays, and a write cut short
+leaves only a temporary that no reader lists. Erasing a specimen deletes its folder,
+answers included: with the wrapped key gone the ciphertext is unrecoverable even from
+backups (crypto-shredding).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -29,12 +36,13 @@ from ledger import raise_unchained
 from .._errors import BadInput, DecryptionFailed, InfrastructureError
 from ..keys import WrappedKey
 from ._frames import FrameOpener, FrameSealer, field_key, pack_frame, read_frames
-from ._refs import resolve_ref, validate_id
+from ._refs import ANSWER_KEY, resolve_ref, validate_answer_key, validate_id
 
 __all__ = ["FileSpecimenWriter", "PayloadStore", "field_key"]
 
 PAYLOAD_FILE = "payloads.ct"
 DATAKEY_FILE = "datakey.json"
+ANSWERS_DIR = "answers"
 _BUFFER_BYTES = 1 << 20  # batched frames reach the file in ~1 MiB writes
 _WRITEBACK_BYTES = 4 << 20  # and go to the kernel's writeback every ~4 MiB
 _ADVISE = getattr(os, "posix_fadvise", None)  # not on macOS: there the seal's fsync does it all
@@ -233,3 +241,65 @@ class PayloadStore:
         (folder / DATAKEY_FILE).unlink(missing_ok=True)
         shutil.rmtree(folder)
         return True
+
+    # -- governed inference: the audits' sealed answers ---------------------------------
+
+    def _answer_path(self, tenant_id: str, specimen_id: str, key: str) -> Path:
+        validate_answer_key(key)
+        return self._folder(tenant_id, specimen_id) / ANSWERS_DIR / f"{key}.ct"
+
+    def answer(self, tenant_id: str, specimen_id: str, key: str) -> bytes | None:
+        """The sealed answer kept under ``key``, or None."""
+        try:
+            return self._answer_path(tenant_id, specimen_id, key).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise InfrastructureError("inference answer is unreadable") from exc
+
+    def keep_answer(self, tenant_id: str, specimen_id: str, key: str, sealed: bytes) -> None:
+        """Keep ``sealed`` under ``key`` unless an answer is kept there already."""
+        path = self._answer_path(tenant_id, specimen_id, key)
+        try:
+            self._keep(path, sealed)
+        except OSError as exc:
+            raise InfrastructureError("inference answer could not be kept") from exc
+
+    def _keep(self, path: Path, sealed: bytes) -> None:
+        folder = path.parent
+        for each in (self._root, folder.parent.parent, folder.parent, folder):
+            # mkdir(parents=True) would create these with the default mode
+            each.mkdir(exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.stem}.", suffix=".tmp")
+        try:
+            with open(fd, "wb") as out:
+                out.write(sealed)
+                out.flush()
+                os.fsync(out.fileno())
+            try:
+                os.link(tmp, path)  # atomic, and never over an answer already kept
+            except FileExistsError:
+                pass  # the first answer kept stays
+        finally:
+            os.unlink(tmp)
+
+    def answers(self, tenant_id: str, specimen_id: str) -> Iterator[tuple[str, bytes]]:
+        """Every (key, sealed answer) of the specimen, in key order."""
+        folder = self._folder(tenant_id, specimen_id) / ANSWERS_DIR
+        return self._answers(folder)
+
+    def _answers(self, folder: Path) -> Iterator[tuple[str, bytes]]:
+        try:
+            names = sorted(os.listdir(folder))
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise InfrastructureError("inference answers are unreadable") from exc
+        for name in names:
+            key = name.removesuffix(".ct")
+            if key == name or not ANSWER_KEY.fullmatch(key):
+                continue  # a temporary a write cut short left behind
+            try:
+                yield key, (folder / name).read_bytes()
+            except OSError as exc:
+                raise InfrastructureError("inference answer is unreadable") from exc

@@ -2,8 +2,9 @@
 
 One module per concern: the chain (``_chain``), audit jobs (``_jobs``), governance
 (``_governance``), grants (``_grants``), the specimen library (``_library``), the
-database payload store (``_payloads``) and the signed documents (``_documents``). None
-of them holds plaintext: the payload store's rows are ciphertext and wrapped keys.
+database payload store with the audits' sealed inference answers (``_payloads``) and
+the signed documents (``_documents``). None of them holds plaintext: the payload
+store's rows are ciphertext and wrapped keys.
 
 Alembic revisions in ``ledger/migrations/versions`` create the tables (never
 ``create_all``); ``METADATA`` is what the migration environment compares against, and
@@ -36,7 +37,7 @@ from ._governance import GOVERNANCE_TABLES, AnalystRow, InterventionPolicyRow
 from ._grants import GRANT_TABLES, AdmissionRow, WorkerTokenRow
 from ._jobs import AUDIT_STATUSES, JOB_KINDS, JOB_STATUSES, JOB_TABLES, AuditRow, JobRow
 from ._library import LIBRARY_TABLES, LibraryTagRow
-from ._payloads import PAYLOAD_TABLES, PayloadChunkRow, PayloadKeyRow
+from ._payloads import PAYLOAD_TABLES, InferenceAnswerRow, PayloadChunkRow, PayloadKeyRow
 
 #: The metadata every table above is declared on (SQLModel's own).
 METADATA: Final[sa.MetaData] = SQLModel.metadata
@@ -72,6 +73,7 @@ __all__ = [
     "CheckpointRow",
     "EntryRow",
     "FieldRowModel",
+    "InferenceAnswerRow",
     "InterventionPolicyRow",
     "JobRow",
     "LibraryTagRow",

@@ -1,9 +1,11 @@
-"""The database payload store's tables: ciphertext frames and wrapped data keys only.
+"""The database payload store's tables: ciphertext and wrapped data keys only.
 
 The ledger's database holds them (a worker on another host shares only the database),
-but nothing here can read them: the frames are sealed under data keys that only a key
-provider unwraps. Revision ``ledger/migrations/versions/0008_payload_store.py`` creates
-them; ``enclave.store`` writes and reads them.
+but nothing here can read them: the frames and the audits' inference answers are sealed
+under data keys (or keys derived from them) that only a key provider unwraps. Revisions
+``ledger/migrations/versions/0008_payload_store.py`` (keys, chunks) and
+``0010_inference_answers.py`` (answers) create them; ``enclave.store`` writes and reads
+them.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-__all__ = ["PAYLOAD_TABLES", "PayloadChunkRow", "PayloadKeyRow"]
+__all__ = ["PAYLOAD_TABLES", "InferenceAnswerRow", "PayloadChunkRow", "PayloadKeyRow"]
 
 
 class PayloadKeyRow(SQLModel, table=True):
@@ -37,4 +39,16 @@ class PayloadChunkRow(SQLModel, table=True):
     frames: bytes = Field(sa_column=sa.Column("frames", sa.LargeBinary, nullable=False))
 
 
-PAYLOAD_TABLES: tuple[str, ...] = ("payload_keys", "payload_chunks")
+class InferenceAnswerRow(SQLModel, table=True):
+    """One answer an audit obtained by governed inference, sealed under a key derived
+    from the specimen's data key; ``answer_key`` is a keyed digest of what was asked."""
+
+    __tablename__ = "inference_answers"
+
+    tenant_id: str = Field(sa_column=sa.Column("tenant_id", sa.Text, primary_key=True))
+    specimen_id: str = Field(sa_column=sa.Column("specimen_id", sa.Text, primary_key=True))
+    answer_key: str = Field(sa_column=sa.Column("answer_key", sa.Text, primary_key=True))
+    sealed: bytes = Field(sa_column=sa.Column("sealed", sa.LargeBinary, nullable=False))
+
+
+PAYLOAD_TABLES: tuple[str, ...] = ("payload_keys", "payload_chunks", "inference_answers")

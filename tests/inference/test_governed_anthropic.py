@@ -23,6 +23,7 @@ from enclave.replay import AuditRequest, InferenceGrant, Intervention, Strategy,
 from enclave.replay.inference import Endpoint, InferenceBroker, InferenceRecord, endpoints_of
 from enclave.replay.runs import Trajectory, open_specimen
 from enclave.sandbox import AskRefused, SandboxLimits
+from enclave.store import PayloadStore
 from tests.agents import anthropic_agents as aa
 from tests.agents import http_agents as ha
 from tests.inference.conftest import ModelServer, assert_sealed, audit_time
@@ -97,7 +98,9 @@ def broker(
         api="anthropic",
         environ={"MODEL_KEY": CREDENTIAL},
     )
-    record = InferenceRecord(root, tenant_id="acme", specimen_id=trajectory.specimen_id, key=key)
+    record = InferenceRecord(
+        PayloadStore(root=root), tenant_id="acme", specimen_id=trajectory.specimen_id, key=key
+    )
     return (
         InferenceBroker(
             grants=[grant(model, **grant_changes)],

@@ -152,7 +152,7 @@ def test_an_endpoint_answering_as_another_model_fails_model_drift(
         outcome = audit(runtime, specimen, grant(model_server, endpoint="drifted"))
     assert outcome.classification == "failed" and outcome.failure == "model_drift"
     assert outcome.envelope is None
-    assert not list((runtime.home.root / "inference" / "acme" / specimen).glob("*.ct"))
+    assert not list(runtime.payloads.answers("acme", specimen))
 
 
 def test_a_provider_that_no_longer_answers_as_recorded_fails_the_baseline(
@@ -184,10 +184,11 @@ def test_erasing_the_specimen_erases_the_audit_s_answers(
     specimen = captured(runtime, model_server)
     outcome = audit(runtime, specimen, grant(model_server), samples=2)
     assert outcome.failure is None, outcome.failure
-    answers = runtime.home.root / "inference" / "acme" / specimen
-    assert list(answers.glob("*.ct"))
+    folder = runtime.home.payloads_dir / "acme" / specimen / "answers"
+    assert list(runtime.payloads.answers("acme", specimen)) and list(folder.glob("*.ct"))
     erase_specimen(runtime, specimen, now=audit_time())
-    assert not answers.exists()
+    assert list(runtime.payloads.answers("acme", specimen)) == []
+    assert not folder.exists()
     with pytest.raises(Refused) as refused:
         audit(runtime, specimen, grant(model_server), samples=2)
     assert refused.value.code == "unresolvable"

@@ -62,8 +62,8 @@ def audit(runtime: Runtime, specimen: str, server: ModelServer, caps: InferenceC
 
 
 def answers_filed(runtime: Runtime, specimen: str) -> int:
-    """Answers in the audit's sealed record of ``specimen`` (files on disk)."""
-    return len(list((runtime.home.root / "inference" / "acme" / specimen).glob("*.ct")))
+    """Answers in the audit's sealed record of ``specimen`` (in the home's payload store)."""
+    return len(list(runtime.payloads.answers("acme", specimen)))
 
 
 def asked(runtime: Runtime, outcome: Any) -> int:

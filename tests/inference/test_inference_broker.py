@@ -19,6 +19,7 @@ from enclave.replay import InferenceCaps, InferenceGrant
 from enclave.replay.inference import Endpoint, InferenceBroker, InferenceRecord
 from enclave.replay.runs import Trajectory, open_specimen
 from enclave.sandbox import AskRefused
+from enclave.store import PayloadStore
 from tests.agents import http_agents as ha
 from tests.inference.conftest import ModelServer, audit_time
 from tests.support.canary import scan_tree
@@ -77,7 +78,9 @@ def broker(
     grant = InferenceGrant(
         boundary="risk-model", endpoint="local", model=model, caps=caps, vary=vary
     )
-    record = InferenceRecord(root, tenant_id="acme", specimen_id=trajectory.specimen_id, key=key)
+    record = InferenceRecord(
+        PayloadStore(root=root), tenant_id="acme", specimen_id=trajectory.specimen_id, key=key
+    )
     built = InferenceBroker(
         grants=[grant],
         endpoints={"local": endpoint},
@@ -114,7 +117,7 @@ def test_an_ask_the_grant_covers_is_asked_once_then_served_from_the_record(
     assert again == first
     assert asker.arms["intervened"].asked == 1 and asker.arms["baseline"].from_record == 1
     assert asker.arms["intervened"].input_tokens > 0
-    # sealed: the file holds neither the prompt nor the credential
+    # sealed: the answer's file holds neither the prompt nor the credential
     assert scan_tree(tmp_path, ["risk of the applicant", CREDENTIAL]) == {}
 
 

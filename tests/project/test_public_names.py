@@ -460,7 +460,6 @@ PINNED = {
         "Tally",
         "batch_allowance",
         "endpoints_of",
-        "erase_inference_record",
         "record_key",
     },
     "enclave.replay.certificates": {

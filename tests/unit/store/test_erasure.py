@@ -62,6 +62,21 @@ def test_erased_specimen_keeps_digests_and_refuses_audits(runtime: Runtime, tmp_
     assert not runtime.ledger.entries(kind="certificate.issued")
 
 
+def test_erasure_removes_answers_a_home_kept_before_its_payload_store_held_them(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    """A home made before the payload store kept inference answers has them under
+    ``<home>/inference/<tenant>/<specimen>/``: erasure removes them too, and only them."""
+    specimen, other = _capture(runtime), _capture(runtime)
+    legacy = tmp_path / "home" / "inference" / "acme"
+    for each in (specimen, other):
+        (legacy / each).mkdir(parents=True)
+        (legacy / each / f"{'ab' * 32}.ct").write_bytes(b"sealed")
+    erase_specimen(runtime, specimen, now=utc_now())
+    assert not (legacy / specimen).exists()
+    assert (legacy / other / f"{'ab' * 32}.ct").exists()
+
+
 def test_erasing_twice_or_unknown_is_refused(runtime: Runtime) -> None:
     specimen = _capture(runtime)
     erase_specimen(runtime, specimen, now=utc_now())
