@@ -231,7 +231,12 @@ class InferenceBroker:
         if self._past_allowance(("input_tokens", "output_tokens"), strict=True):
             raise AskRefused("the answer takes the stage past its share of the caps")
         if fresh:  # only an answer within the caps is kept: a re-run meets the same caps
-            self._record.put(key, answer)
+            kept = self._record.put(key, answer)
+            if kept != answer:  # another batch's, kept first: served, and counted, instead
+                again = _usage(kept)
+                self.input_tokens += again[0] - used[0]
+                self.output_tokens += again[1] - used[1]
+                answer, used = kept, again
         tally.input_tokens += used[0]
         tally.output_tokens += used[1]
         return answer

@@ -72,8 +72,13 @@ class InferenceRecord:
             raise DecryptionFailed()
         return answer
 
-    def put(self, key: str, answer: dict[str, Any]) -> None:
+    def put(self, key: str, answer: dict[str, Any]) -> dict[str, Any]:
         """Seal ``answer`` and keep it under ``key``, unless the record holds one there
-        already (an audit's batches run at once may both ask): the first one stays."""
+        already (an audit's batches run at once may both ask): the first one stays, and
+        is returned — the answer to serve, so every sample can be re-derived."""
         blob = seal(self._cipher, canonical_json(answer), self._aad + key.encode())
         self._payloads.keep_answer(self._tenant, self._specimen, key, blob)
+        kept = self.get(key)
+        if kept is None:  # kept a moment ago: only an erasure meanwhile removes it
+            raise DecryptionFailed()
+        return kept

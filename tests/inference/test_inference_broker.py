@@ -202,3 +202,37 @@ def test_a_seeded_grant_pairs_the_arms_of_a_sample_and_draws_anew_per_sample(
     asker.answer({"seed": 2, "arm": "intervened"}, ask)
     assert asker.arms["intervened"].asked == 2  # another sample: its own provider seed
     assert asker.arms["placebo"].from_record == 1
+
+
+def test_two_batches_asking_the_same_at_once_serve_the_answer_the_record_keeps(
+    runtime: Runtime, server: tuple[str, str], tmp_path: Path
+) -> None:
+    # the other batch keeps its answer between this batch's look-up and its keep: the
+    # record keeps the first, and this batch serves that one too, so every sample can be
+    # re-derived from the record
+    asker, trajectory = broker(runtime, server, tmp_path)
+    record = asker._record  # noqa: SLF001 - the race is staged on the broker's own record
+    theirs = {
+        "status": 200,
+        "headers": {},
+        "body": {
+            "json": {
+                "model": server[1],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 3},
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "APPROVE"}}],
+            }
+        },
+    }
+    looked_up = record.get
+
+    def racing(key: str) -> Any:
+        record.get = looked_up  # type: ignore[method-assign]
+        found = looked_up(key)
+        record.put(key, theirs)  # the other batch, meanwhile
+        return found
+
+    record.get = racing  # type: ignore[method-assign]
+    served = asker.answer(TAG, ask_of(trajectory, "risk of the applicant 0.1"))
+    assert served == theirs
+    assert asker.arms["intervened"].input_tokens == 7
+    assert asker.arms["intervened"].output_tokens == 3
