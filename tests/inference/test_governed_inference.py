@@ -8,6 +8,7 @@ server nothing and comes out the same. A server answering as another model is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,42 @@ def predicate(outcome: Any) -> dict[str, Any]:
     statement = json.loads(base64.b64decode(outcome.envelope["payload"]))
     found: dict[str, Any] = statement["predicate"]
     return found
+
+
+def assert_governed(
+    model_server: ModelServer,
+    capsys: pytest.CaptureFixture[str],
+    runtime: Runtime,
+    audit: Callable[..., Any],
+    *,
+    boundary: str,
+    canary: str,
+) -> None:
+    """An agent whose model is captured at the wire, audited with an intervention its
+    model reads: ``unservable`` without a grant, the server not asked; with a seeded
+    grant a certificate whose answers the supervisor asked, pinned and counted, the
+    canary sealed. ``audit(*grants)`` runs the audit."""
+    before = model_server.prompt_tokens()
+    refused = audit()
+    assert refused.failure == "unservable" and refused.envelope is None
+    assert model_server.prompt_tokens() == before  # a replay never asks the model
+    grant = InferenceGrant(
+        boundary=boundary, endpoint=ENDPOINT, model=model_server.model, caps=CAPS, vary=("seed",)
+    )
+    outcome = audit(grant)
+    assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
+    # a verdict, whichever the model's answers make it: a certificate, not a failure
+    assert outcome.classification in {"influential", "equivalent", "inconclusive"}
+    assert outcome.envelope is not None
+    assert model_server.prompt_tokens() > before  # asked, by the supervisor
+    found = predicate(outcome)["inference"]
+    assert found["grants"] == [grant.to_dict()]
+    assert found["arms"]["intervened"]["asked"] >= 1
+    assert found["arms"]["intervened"]["output_tokens"] > 0
+    assert found["arms"]["baseline"]["asked"] == 0  # the baseline is the record's
+    assert found["arms"]["preparation"]["asked"] >= 1  # re-asked once, and reproduced
+    assert any(row["inference"] for row in predicate(outcome)["served_by"])
+    assert_sealed(runtime, outcome.envelope, capsys, canary)
 
 
 def test_an_evidence_intervention_is_unservable_without_a_grant_and_completes_with_one(

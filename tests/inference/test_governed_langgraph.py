@@ -19,8 +19,8 @@ from enclave import Runtime
 from enclave.capture import capture
 from enclave.replay import AuditRequest, InferenceGrant, Intervention, Strategy, run_audit
 from enclave.sandbox import SandboxLimits
-from tests.inference.conftest import ModelServer, assert_sealed, audit_time
-from tests.inference.test_governed_inference import CAPS, configure, predicate
+from tests.inference.conftest import ModelServer, audit_time
+from tests.inference.test_governed_inference import assert_governed, configure
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import langgraph_hosted_agent as screener  # noqa: E402
@@ -79,29 +79,11 @@ def test_a_tool_result_intervention_completes_with_live_answers_pinned_and_count
     model_server: ModelServer,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    before = model_server.prompt_tokens()
-    refused = audit(runtime, specimen)
-    assert refused.failure == "unservable" and refused.envelope is None
-    assert model_server.prompt_tokens() == before  # a replay never asks the model
-
-    grant = InferenceGrant(
+    assert_governed(
+        model_server,
+        capsys,
+        runtime,
+        lambda *grants: audit(runtime, specimen, *grants),
         boundary="screening-model",
-        endpoint="local",
-        model=model_server.model,
-        caps=CAPS,
-        vary=("seed",),
+        canary=CANARY,
     )
-    outcome = audit(runtime, specimen, grant)
-    assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
-    # a verdict, whichever the model's answers make it: a certificate, not a failure
-    assert outcome.classification in {"influential", "equivalent", "inconclusive"}
-    assert outcome.envelope is not None
-    assert model_server.prompt_tokens() > before  # asked, by the supervisor
-    found = predicate(outcome)["inference"]
-    assert found["grants"] == [grant.to_dict()]
-    assert found["arms"]["intervened"]["asked"] >= 1
-    assert found["arms"]["intervened"]["output_tokens"] > 0
-    assert found["arms"]["baseline"]["asked"] == 0  # the baseline is the record's
-    assert found["arms"]["preparation"]["asked"] >= 1  # re-asked once, and reproduced
-    assert any(row["inference"] for row in predicate(outcome)["served_by"])
-    assert_sealed(runtime, outcome.envelope, capsys, CANARY)

@@ -21,8 +21,8 @@ from enclave.replay import AuditRequest, InferenceGrant, Intervention, Strategy,
 from enclave.replay.layers import recorded_layers
 from enclave.replay.runs import Trajectory, open_specimen, replay_run
 from enclave.sandbox import SandboxLimits
-from tests.inference.conftest import ModelServer, assert_sealed, audit_time
-from tests.inference.test_governed_inference import CAPS, configure, predicate
+from tests.inference.conftest import ModelServer, audit_time
+from tests.inference.test_governed_inference import assert_governed, configure
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import pydantic_ai_hosted_agent as router  # noqa: E402
@@ -96,28 +96,11 @@ def test_an_account_intervention_completes_with_live_answers_pinned_and_counted(
     model_server: ModelServer,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    refused = audit(runtime, specimen)
-    assert refused.failure == "unservable" and refused.envelope is None
-
-    grant = InferenceGrant(
+    assert_governed(
+        model_server,
+        capsys,
+        runtime,
+        lambda *grants: audit(runtime, specimen, *grants),
         boundary="router-model",
-        endpoint="local",
-        model=model_server.model,
-        caps=CAPS,
-        vary=("seed",),
+        canary=CANARY,
     )
-    before = model_server.prompt_tokens()
-    outcome = audit(runtime, specimen, grant)
-    assert outcome.failure is None, (outcome.failure, outcome.failure_detail)
-    # a verdict, whichever the model's answers make it: a certificate, not a failure
-    assert outcome.classification in {"influential", "equivalent", "inconclusive"}
-    assert outcome.envelope is not None
-    assert model_server.prompt_tokens() > before  # asked, by the supervisor
-    found = predicate(outcome)["inference"]
-    assert found["grants"] == [grant.to_dict()]
-    assert found["arms"]["intervened"]["asked"] >= 1
-    assert found["arms"]["intervened"]["output_tokens"] > 0
-    assert found["arms"]["baseline"]["asked"] == 0  # the baseline is the record's
-    assert found["arms"]["preparation"]["asked"] >= 1  # re-asked once, and reproduced
-    assert any(row["inference"] for row in predicate(outcome)["served_by"])
-    assert_sealed(runtime, outcome.envelope, capsys, CANARY)
