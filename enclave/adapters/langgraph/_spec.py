@@ -18,6 +18,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 from langsmith.run_helpers import tracing_context
 
+from enclave.adapters._outcome import outcome_policies
+
 from ...capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
 from .._schemas import inline_refs
 from ._model import RunCache, StreamGuard, model_spec
@@ -235,12 +237,7 @@ def agent_spec(
             **{field: rule for field in extra_inputs},
             **({thread: rule} if thread is not None else {}),
         },
-        outcome={
-            **({"score": policy("internal")} if score is not None else {}),
-            "decision": policy("internal"),
-            "proposal": rule,
-            "evidence": policy("internal"),
-        },
+        outcome=outcome_policies(rule, scored=score is not None),
         score_bounds=(0.0, 1.0) if score is not None else None,
         boundaries=boundaries,
         credentials=credentials,

@@ -17,6 +17,8 @@ from agents.tracing import set_trace_provider
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_jsonable_python
 
+from enclave.adapters._outcome import outcome_policies
+
 from ...capture import AgentSpec, BoundarySpec, Context, FieldPolicy, policy
 from ._codec import ServerStateRefused
 from ._model import RoutedModel, model_boundary
@@ -182,13 +184,7 @@ def agent_spec(
     frameworks = (*declared.pop("frameworks", ()), "agents", _ADAPTER)
     if servers:  # the MCP SDK and adapter too, imported (and warmed) once
         frameworks += ("mcp", "enclave.adapters.mcp", f"{_ADAPTER}._mcp")
-    outcome_fields = {
-        "decision": policy("internal"),
-        "proposal": _SEALED,
-        "evidence": policy("internal"),
-    }
-    if score is not None:
-        outcome_fields["score"] = policy("internal")
+    outcome_fields = outcome_policies(_SEALED, scored=score is not None)
     return AgentSpec(
         name=name,
         version=version,

@@ -17,6 +17,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.test import TestModel
 
+from enclave.adapters._outcome import outcome_policies
 from ledger import StepKind
 
 from ...capture import AgentSpec, BoundarySpec, Context, policy
@@ -156,12 +157,7 @@ def agent_spec(
         # an asynchronous agent: ``AgentSpec.run`` runs it on an event loop of its own
         function=typing.cast(Callable[..., Mapping[str, Any]], run),
         inputs={"input": rule, **{field: rule for field in extra_inputs}},
-        outcome={
-            **({"score": policy("internal")} if score is not None else {}),
-            "decision": policy("internal"),
-            "proposal": rule,
-            "evidence": policy("internal"),
-        },
+        outcome=outcome_policies(rule, scored=score is not None),
         score_bounds=(0.0, 1.0) if score is not None else None,
         boundaries=declared,
         credentials=credentials,
