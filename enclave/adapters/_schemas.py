@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["inline_refs"]
+__all__ = ["inline_refs", "schema_version"]
 
 _MAX_DEPTH = 16  # a recursive model's schema is cut here, not followed forever
 
@@ -26,3 +28,9 @@ def inline_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
         return {k: walk(v, depth) for k, v in node.items() if k != "$defs"}
 
     return dict(walk(dict(schema), 0))
+
+
+def schema_version(schema: Mapping[str, Any]) -> str:
+    """A tool boundary's schema version: a short digest of its argument schema, so a
+    changed tool is a changed boundary."""
+    return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()[:16]

@@ -18,7 +18,6 @@ the answer is always given the id of the call it answers.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import typing
 from collections.abc import Awaitable, Callable, Mapping
@@ -35,7 +34,7 @@ from langgraph.pregel import Pregel
 from ledger import StepKind
 
 from ...capture import BoundarySpec, Context, FieldPolicy
-from .._schemas import inline_refs
+from .._schemas import inline_refs, schema_version
 from ._codec import decode_tool_message, encode_tool_message
 
 __all__ = ["Tool", "check_tool_node", "route_tools", "tool_nodes"]
@@ -49,10 +48,6 @@ def tool_nodes(graph: Pregel[Any, Any, Any, Any]) -> dict[str, ToolNode]:
     return {
         name: node.bound for name, node in graph.nodes.items() if isinstance(node.bound, ToolNode)
     }
-
-
-def _fingerprint(schema: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _output_schema(tool: BaseTool) -> dict[str, Any]:
@@ -78,7 +73,7 @@ class Tool:
             request={"args": rule},
             response={"output": rule, "form": rule, "status": rule, "artifact": rule},
             schema_id=f"langchain-tool:{tool.name}",
-            schema_version=_fingerprint(self.parameters),
+            schema_version=schema_version(self.parameters),
             json_schema={"type": "object", "properties": {"output": _output_schema(tool)}},
         )
 

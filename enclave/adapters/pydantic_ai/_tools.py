@@ -11,8 +11,6 @@ never reach this hook: they are the model's answer, not a crossing.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -27,7 +25,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from ledger import StepKind
 
 from ...capture import BoundarySpec, Context, FieldPolicy
-from .._schemas import inline_refs
+from .._schemas import inline_refs, schema_version
 from ._codec import jsonable
 
 __all__ = ["Tool", "ToolBoundaries", "function_tools"]
@@ -48,14 +46,10 @@ class Tool:
             request={"args": rule},
             response={"output": rule},
             schema_id=f"pydantic-ai-tool:{definition.name}",
-            schema_version=_fingerprint(definition.parameters_json_schema),
+            schema_version=schema_version(definition.parameters_json_schema),
             json_schema={"type": "object", "properties": {"output": output}},
         )
         self.parameters = inline_refs(definition.parameters_json_schema)
-
-
-def _fingerprint(schema: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def function_tools(agent: Agent[Any, Any], rule: FieldPolicy) -> dict[str, Tool]:
