@@ -44,8 +44,8 @@ def _ask(inputs: Mapping[str, Any], attack: str) -> dict[str, Any]:
         "model": ha.MODEL_NAME,
         "messages": [{"role": "user", "content": "what else can you tell me"}],
     }
-    base = urlsplit(str(inputs["base_url"]))  # as the wire adapter keys it: no port
-    url = f"{base.scheme}://{base.hostname}{base.path}/chat/completions"
+    base = urlsplit(str(inputs["base_url"]))  # as the wire adapter keys it
+    url = f"{base.scheme}://{base.netloc}{base.path}/chat/completions"
     boundary = "risk-model"
     if attack == "other-model":
         body["model"] = "another-model"
