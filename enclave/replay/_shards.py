@@ -3,24 +3,23 @@ its own, all at once (with the repeat worker), the samples joined in seed order.
 
 A shard's worker is started and checked as any worker is, with scratch, namespaces and
 pid space of its own, so no run of one shard sees a run of another; every run is still
-a fresh fork of its worker's template. The CPU budget stays the batch's: each shard's
-worker gets the share of it its seeds are of the batch's. A batch that asks a governed
+a fresh fork of its worker's template. The CPU budget is a worker's, and each shard's
+worker has all of it: every worker pays its template's start (an agent framework's
+import: seconds of CPU for some) before its first run, so a share in proportion to its
+seeds could run out where one worker replaying them all did not, and how the seeds were
+split would decide the audit. A batch that asks a governed
 endpoint is not split (its broker counts caps in one place, one ask at a time).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from ..sandbox import SandboxLimits
-
-__all__ = ["MIN_SHARD_SEEDS", "budget_share", "in_parallel", "locked", "split_seeds"]
+__all__ = ["MIN_SHARD_SEEDS", "in_parallel", "locked", "split_seeds"]
 
 # below this many seeds a shard saves less than its worker's start costs
 MIN_SHARD_SEEDS = 50
@@ -40,15 +39,6 @@ def split_seeds(seeds: Sequence[int], shards: int | None) -> list[list[int]]:
         parts.append([int(seed) for seed in seeds[start:end]])
         start = end
     return parts
-
-
-def budget_share(limits: SandboxLimits | None, part: int, whole: int) -> SandboxLimits:
-    """A shard's worker limits: the batch's, its CPU budget in proportion to its seeds."""
-    base = limits if limits is not None else SandboxLimits()
-    if part == whole:
-        return base
-    seconds = max(1, math.ceil(base.cpu_seconds * part / whole))
-    return dataclasses.replace(base, cpu_seconds=seconds)
 
 
 def locked(progress: Callable[[int], None] | None) -> Callable[[int], None] | None:

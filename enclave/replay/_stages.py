@@ -51,7 +51,7 @@ from ._predicate import build_predicate, publish_digests
 from ._reply import FAILURE_REASONS, Vocabulary, parse_loaded, parse_runs, parse_samples
 from ._request import AuditRequest
 from ._results import BatchResult, SampleSummary, seeds_of
-from ._shards import budget_share, in_parallel, locked, split_seeds
+from ._shards import in_parallel, locked, split_seeds
 from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide
 from .worker import substitute_calls
 
@@ -378,7 +378,7 @@ def run_sample_batch(
         # workers come from this thread's zygotes, and jobs run a thread each)
         at_once = broker is None and shards != 1
         parts = split_seeds(seeds, shards if at_once else 1)
-        tasks = [replayed(p, budget_share(limits, len(p), len(seeds)), advance) for p in parts]
+        tasks = [replayed(p, limits, advance) for p in parts]
         tasks.append(replayed(repeat_seeds(seeds), limits, None))
         *done, repeated = in_parallel(tasks, at_once=at_once)
         samples = [sample for part in done for sample in part]

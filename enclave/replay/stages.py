@@ -8,7 +8,7 @@ isolated worker, a share of them repeated on a second one: ``repeat_seeds``) and
 (metadata and bounded numbers only); and the handler, preload list
 (``worker_preload``: with the agent's frameworks) and sandbox a stage starts its worker
 with, and how a batch's seeds are split into shards replayed at once
-(``split_seeds``, each shard's worker its ``budget_share`` of the CPU budget). A user
+(``split_seeds``, each shard's worker with the whole CPU budget). A user
 runs all of them at once with ``enclave.replay.run_audit``.
 """
 
@@ -16,7 +16,7 @@ from ._audit import record_request
 from ._frameworks import worker_preload
 from ._outcome import Preparation
 from ._results import BatchResult, SampleSummary
-from ._shards import MIN_SHARD_SEEDS, budget_share, split_seeds
+from ._shards import MIN_SHARD_SEEDS, split_seeds
 from ._stages import (
     WORKER_HANDLER,
     WORKER_PRELOAD,
@@ -33,7 +33,6 @@ __all__ = [
     "WORKER_PRELOAD",
     "BatchResult",
     "Preparation",
-    "budget_share",
     "SampleSummary",
     "finalize_audit",
     "prepare_audit",

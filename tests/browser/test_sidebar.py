@@ -13,6 +13,7 @@ saved certificate; light and dark screenshots of the sidebar and the form for th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from collections.abc import Iterator
@@ -75,13 +76,28 @@ def dark(page: Any) -> None:
     )
 
 
+def specimen_count(page: Any, sidebar: Any, expected: str) -> None:
+    """Wait until the specimen list counts ``expected``, or fail with what it shows
+    instead: its count and the service's refusal, if it gave one."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    count = sidebar.locator(".enclave-sb-specimens .enclave-sb-count")
+    error = sidebar.locator(".enclave-sb-specimen-error")
+    with contextlib.suppress(PlaywrightTimeout):  # the assertion below says what it shows
+        page.wait_for_function(
+            "([count, error, expected]) => count.textContent === expected"
+            " || error.textContent !== ''",
+            arg=[count.element_handle(), error.element_handle(), expected],
+        )
+    assert (count.inner_text(), error.inner_text()) == (expected, "")
+
+
 def all_specimens(page: Any, sidebar: Any) -> None:
     """The first page (two of the three), then the rest by the service's cursor."""
-    count = sidebar.locator(".enclave-sb-specimens .enclave-sb-count")
-    page.wait_for_function("(el) => el.textContent === '2 of 3'", arg=count.element_handle())
+    specimen_count(page, sidebar, "2 of 3")
     more = sidebar.locator("button.enclave-sb-more-specimens")
     more.click()
-    page.wait_for_function("(el) => el.textContent === '3 of 3'", arg=count.element_handle())
+    specimen_count(page, sidebar, "3 of 3")
     assert sidebar.locator(".enclave-sb-table tr[data-specimen-id]").count() == 3
     assert more.is_hidden()  # the service's last page: no cursor
 

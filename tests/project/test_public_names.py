@@ -514,7 +514,6 @@ PINNED = {
     },
     "enclave.replay.stages": {
         "MIN_SHARD_SEEDS",
-        "budget_share",
         "split_seeds",
         "BatchResult",
         "Preparation",

@@ -39,6 +39,9 @@ export class EnclaveSidebar extends Widget {
   private readonly formSection: HTMLElement;
   private specimenIds: string[] = [];
   private cursor: string | null = null;
+  // the latest specimen list asked for: an answer to an earlier one is dropped, so a slow
+  // answer to an old filter cannot overwrite the newer one's list
+  private specimenAsk = 0;
   /** Specimens per page (the ``sidebarPageSize`` setting). */
   pageSize = 10;
 
@@ -133,8 +136,12 @@ export class EnclaveSidebar extends Widget {
       auditability: this.auditability.value,
       cursor: more ? this.cursor : null
     };
+    const ask = ++this.specimenAsk;
     try {
       const page = await call<Page<SpecimenSummary>>('GET', 'specimens', { query });
+      if (ask !== this.specimenAsk) {
+        return;
+      }
       if (!more) {
         this.specimenRows.replaceChildren();
         this.specimenIds = [];
@@ -154,7 +161,9 @@ export class EnclaveSidebar extends Widget {
       this.specimenError.replaceChildren();
       this.form.setSpecimens(this.specimenIds);
     } catch (error) {
-      this.specimenError.replaceChildren(errorLine(error));
+      if (ask === this.specimenAsk) {
+        this.specimenError.replaceChildren(errorLine(error));
+      }
     }
   }
 

@@ -41,9 +41,7 @@ from tests.agents import langgraph_per_run_agents as per_run
 from tests.support.canary import find_canaries, scan_tree
 
 SEED = 5
-# a 100-sample audit runs in two shards, each worker with half the CPU budget and each
-# paying LangGraph's import in its template: the default 60 s is within reach of that
-LIMITS = SandboxLimits(wall_seconds=120.0, cpu_seconds=120)
+LIMITS = SandboxLimits(wall_seconds=120.0)
 AGENTS = [lg.AGENT, lg.GRAPH_AGENT]
 AGENT_IDS = ["create_agent", "state-graph"]
 ALL_AGENTS = [*AGENTS, lg.HOSTED_MODEL_AGENT]
