@@ -30,7 +30,13 @@ if TYPE_CHECKING:  # deferred below: a replay worker or a command must start wit
         es6_number,
         loads,
     )
-    from ._chain import GENESIS_HASH, body_json, compute_entry_hash, hash_envelope
+    from ._chain import (
+        GENESIS_HASH,
+        body_json,
+        compute_entry_hash,
+        entry_leaf_hash,
+        hash_envelope,
+    )
     from ._documents import (
         REPORT_ID,
         ReportPage,
@@ -77,6 +83,7 @@ __getattr__ = deferred(
         "GENESIS_HASH": "._chain",
         "body_json": "._chain",
         "compute_entry_hash": "._chain",
+        "entry_leaf_hash": "._chain",
         "hash_envelope": "._chain",
         "REPORT_ID": "._documents",
         "ReportPage": "._documents",
@@ -156,6 +163,7 @@ __all__ = [
     "canonical_json",
     "certificates_by_digest",
     "compute_entry_hash",
+    "entry_leaf_hash",
     "es6_number",
     "exit_code_for",
     "hash_envelope",

@@ -27,12 +27,15 @@ validation walk; anything else (floats, non-ASCII keys, other types) takes
 Invariants:
 
 1. Indexes are dense from 0; ``prev_hash`` of entry *i* is ``entry_hash`` of *i - 1*.
-2. Appends serialise on the single ``ledger_tip`` row: ``SELECT ... FOR UPDATE`` on
+2. Each entry is also a leaf of the ledger's RFC 9162 Merkle tree (``ledger._tree``):
+   leaf hash = SHA-256(0x00 ‖ the entry's canonical bytes, ``entry_bytes``), added in
+   the same transaction as the entry.
+3. Appends serialise on the single ``ledger_tip`` row: ``SELECT ... FOR UPDATE`` on
    PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite (see ``ledger._engine``). The tip read,
    the inserts and the tip update commit together or not at all, so writers on any
    number of processes or hosts extend one chain. The primary key on the index is a
    second guard: a stale tip can only fail (``Conflict``), never fork.
-3. Nothing here updates or deletes an entry.
+4. Nothing here updates or deletes an entry.
 """
 
 from __future__ import annotations
@@ -46,8 +49,10 @@ import orjson
 import sqlalchemy as sa
 
 from ._canonical import canonical_json
-from ._records import LedgerPosition
+from ._records import EntryRecord, LedgerPosition
 from ._statements import select_entries, select_tip
+from ._tree import extend_tree
+from .certificates.tlog import hash_leaf
 
 __all__ = [
     "GENESIS_HASH",
@@ -59,6 +64,9 @@ __all__ = [
     "caller_items",
     "iter_entry_rows",
     "body_json",
+    "entry_bytes",
+    "entry_leaf_hash",
+    "stored_entry_bytes",
 ]
 
 GENESIS_HASH = "sha256:" + "0" * 64
@@ -174,7 +182,15 @@ def compute_entry_hash(
 def _hash(
     index: int, kind: bytes, subject: bytes, body: bytes, prev: bytes, recorded: bytes
 ) -> str:
-    data = b"".join(
+    data = entry_bytes(index, kind, subject, body, prev, recorded)
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def entry_bytes(
+    index: int, kind: bytes, subject: bytes, body: bytes, prev: bytes, recorded: bytes
+) -> bytes:
+    """The entry's canonical bytes: what its hash and its Merkle leaf are computed over."""
+    return b"".join(
         (
             b'{"body":',
             body,
@@ -191,7 +207,34 @@ def _hash(
             b"}",
         )
     )
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def entry_leaf_hash(entry: EntryRecord) -> bytes:
+    """The entry's leaf in the ledger's Merkle tree: SHA-256(0x00 ‖ its canonical bytes)."""
+    return hash_leaf(
+        entry_bytes(
+            entry.index,
+            canonical_json(entry.kind),
+            canonical_json(entry.subject),
+            canonical_json(entry.body),
+            canonical_json(entry.prev_hash),
+            canonical_json(entry.recorded_at),
+        )
+    )
+
+
+def stored_entry_bytes(
+    index: int, kind: str, subject: str, body_json: str, prev_hash: str, recorded_at: str
+) -> bytes:
+    """``entry_bytes`` of a stored row (its columns as the chain keeps them)."""
+    return entry_bytes(
+        index,
+        canonical_json(kind),
+        canonical_json(subject),
+        body_json.encode(),
+        canonical_json(prev_hash),
+        canonical_json(recorded_at),
+    )
 
 
 def lock_tip(conn: sa.Connection) -> Tip:
@@ -246,6 +289,7 @@ def append_rows(
     rows: list[tuple[Any, ...]] = []
     positions: list[LedgerPosition] = []
     names: dict[str, bytes] = {}
+    leaves: list[bytes] = []
     for kind, subject, body in items:
         _check_item(kind, subject, body)
         body_bytes = body_json(body)
@@ -255,7 +299,9 @@ def append_rows(
         subject_bytes = names.get(subject)
         if subject_bytes is None:
             subject_bytes = names[subject] = canonical_json(subject)
-        entry_hash = _hash(index, kind_bytes, subject_bytes, body_bytes, prev, recorded)
+        data = entry_bytes(index, kind_bytes, subject_bytes, body_bytes, prev, recorded)
+        entry_hash = "sha256:" + hashlib.sha256(data).hexdigest()
+        leaves.append(hash_leaf(data))
         rows.append((index, kind, subject, body_bytes.decode(), prev_hash, entry_hash, recorded_at))
         positions.append(LedgerPosition(index=index, entry_hash=entry_hash))
         prev_hash = entry_hash
@@ -264,6 +310,7 @@ def append_rows(
     if not rows:
         return positions, tip
     _insert(conn, rows)
+    extend_tree(conn, tip.length, leaves)
     new_tip = Tip(length=index, head_hash=prev_hash)
     tip_row = table_of(TipRow)
     conn.execute(

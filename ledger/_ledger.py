@@ -49,6 +49,7 @@ from ._specimens import (
 from ._statements import insert_new, select_entries, select_tip
 from ._summaries import SpecimenFilter, SpecimenPage
 from ._transactions import guarded, read, write
+from ._tree import consistency_proof, inclusion_proof, tree_root
 from ._verify import latest_checkpoint, record_checkpoint, verify_ledger
 
 __all__ = ["Ledger", "utc_clock"]
@@ -428,6 +429,40 @@ class Ledger:
             row = conn.execute(select_tip())
             length, head_hash = row.one()
         return None if int(length) == 0 else LedgerPosition(int(length) - 1, str(head_hash))
+
+    def _size(self, conn: sa.Connection, size: int | None) -> int:
+        length = int(conn.execute(select_tip()).one()[0])
+        if size is None:
+            return length
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= length:
+            raise ValueError("the tree size is not one the ledger has had")
+        return size
+
+    @guarded("tree_root")
+    def tree_root(self, size: int | None = None) -> tuple[int, bytes]:
+        """The size and RFC 9162 root of the Merkle tree of the first ``size`` entries
+        (by default all of them, read with the root in one snapshot)."""
+        with read(self._engine, snapshot=True) as conn:
+            size = self._size(conn, size)
+            return size, tree_root(conn, size)
+
+    @guarded("prove_inclusion")
+    def prove_inclusion(self, index: int, size: int) -> list[bytes]:
+        """The audit path of entry ``index`` in the tree of ``size`` entries."""
+        with read(self._engine, snapshot=True) as conn:
+            size = self._size(conn, size)
+            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < size:
+                raise ValueError("the entry is not in a tree of that size")
+            return inclusion_proof(conn, index, size)
+
+    @guarded("prove_consistency")
+    def prove_consistency(self, old: int, new: int) -> list[bytes]:
+        """The proof that the tree of ``old`` entries is a prefix of the tree of ``new``."""
+        with read(self._engine, snapshot=True) as conn:
+            new = self._size(conn, new)
+            if isinstance(old, bool) or not isinstance(old, int) or not 0 < old <= new:
+                raise ValueError("a consistency proof needs 0 < old size <= new size")
+            return consistency_proof(conn, old, new)
 
     @staticmethod
     def _entry(row: Sequence[Any]) -> EntryRecord:

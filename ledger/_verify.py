@@ -13,7 +13,12 @@ The checks, in order (the report names the first that fails, and the first bad i
    what catches a truncation that also moved the tip back, and an edit followed by a
    consistent recomputation of every later hash ("rechain"). A head cannot say *where*
    a rewrite began, so for a rechain the reported index is the saved head's.
-4. **specimens** — each specimen row's stored manifest must be canonical and hash to
+4. **tree** — the Merkle tree (``ledger._tree``) agrees with the entries: every leaf
+   checked is SHA-256(0x00 ‖ the entry's canonical bytes) and every subtree those
+   leaves complete is stored exactly as recomputed, and no stored subtree reaches past
+   the chain. A tree whose nodes were edited, removed or grown apart from the chain
+   fails here: the proofs it would give no longer match the entries.
+5. **specimens** — each specimen row's stored manifest must be canonical and hash to
    its ``manifest_digest``, and must match its ``specimen.sealed`` entry (subject,
    tenant, digest); each ``specimen.sealed`` entry must have its specimen row.
 
@@ -25,7 +30,8 @@ instead of entry 0, after step 0:
    checkpoint's hash, and still hash to it from its contents. A checkpoint whose entry
    was edited (or re-hashed) fails here; it is never trusted.
 
-Steps 1 and 4 then cover only entries (and specimens sealed) after the checkpoint;
+Steps 1, 4 and 5 then cover only entries (and specimens sealed) after the checkpoint
+(step 4 grows the tree from the stored subtrees the checkpoint's size is made of);
 steps 2 and 3 are unchanged (the saved head is compared wherever it lies, reading one
 row if it lies before the checkpoint). A checkpoint lives in the database it vouches
 for, so an edit before it is caught by the saved head when history was rewritten up to
@@ -34,15 +40,18 @@ it, and otherwise only by a full run (no checkpoint): run one regularly.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import sqlalchemy as sa
 
 from ._canonical import canonical_digest, canonical_json, loads
-from ._chain import GENESIS_HASH, compute_entry_hash, iter_entry_rows
+from ._chain import GENESIS_HASH, compute_entry_hash, iter_entry_rows, stored_entry_bytes
 from ._errors import CanonicalizationError
 from ._records import LedgerPosition, VerifyReport
 from ._statements import insert_new, select_entries, select_tip
+from ._tree import Frontier, beyond, first_differing
+from .certificates.tlog import hash_leaf
 
 __all__ = ["latest_checkpoint", "record_checkpoint", "verify_ledger"]
 
@@ -82,7 +91,8 @@ def verify_ledger(
             checked.append("checkpoint")
             _check_checkpoint(conn, checkpoint)
         checked.append("chain")
-        length, head, sealed, saved_hash = _check_chain(conn, saved_head, checkpoint)
+        tree = _TreeCheck(conn, start)
+        length, head, sealed, saved_hash = _check_chain(conn, saved_head, checkpoint, tree)
         checked.append("tip")
         _check_tip(conn, length, head)
         if saved_head is not None:
@@ -90,6 +100,8 @@ def verify_ledger(
             if saved_head.index < start:
                 saved_hash = _stored_hash(conn, saved_head.index)
             _check_saved_head(saved_head, length, saved_hash)
+        checked.append("tree")
+        tree.finish(length)
         checked.append("specimens")
         _check_specimens(conn, sealed, after=start - 1)
     except _Bad as bad:
@@ -138,8 +150,50 @@ def _check_checkpoint(conn: sa.Connection, checkpoint: LedgerPosition) -> None:
         raise _Bad(checkpoint.index, "entry differs from the verified checkpoint")
 
 
+class _TreeCheck:
+    """The tree grown from the entries as the chain is read, compared with the stored
+    one batch by batch; the first difference is kept and reported at step 4."""
+
+    _BATCH = 4096
+
+    def __init__(self, conn: sa.Connection, start: int) -> None:
+        self._conn = conn
+        self._pending: list[tuple[int, int, bytes]] = []
+        self._problem: _Bad | None = None
+        try:
+            self._frontier: Frontier | None = Frontier.stored(conn, start)
+        except LookupError:
+            self._frontier = None
+            self._problem = _Bad(start, "the Merkle tree lacks a subtree of the verified size")
+
+    def add(self, data: bytes) -> None:
+        if self._frontier is None or self._problem is not None:
+            return
+        self._pending.extend(self._frontier.push(hash_leaf(data)))
+        if len(self._pending) >= self._BATCH:
+            self._compare()
+
+    def _compare(self) -> None:
+        bad = first_differing(self._conn, self._pending)
+        self._pending = []
+        if bad is not None:
+            level, index = bad
+            self._problem = _Bad(index << level, "the Merkle tree differs from the entries")
+
+    def finish(self, length: int) -> None:
+        if self._problem is None and self._pending:
+            self._compare()
+        if self._problem is None and beyond(self._conn, length) is not None:
+            self._problem = _Bad(length, "the Merkle tree reaches past the chain")
+        if self._problem is not None:
+            raise self._problem
+
+
 def _check_chain(
-    conn: sa.Connection, saved_head: LedgerPosition | None, checkpoint: LedgerPosition | None
+    conn: sa.Connection,
+    saved_head: LedgerPosition | None,
+    checkpoint: LedgerPosition | None,
+    tree: _TreeCheck,
 ) -> tuple[int, LedgerPosition | None, dict[int, dict[str, Any]], str | None]:
     if checkpoint is None:
         expected, prev = 0, GENESIS_HASH
@@ -156,16 +210,10 @@ def _check_chain(
         body = _canonical_object(body_json)
         if body is None:
             raise _Bad(expected, "entry body is not canonical JSON of an object")
-        recomputed = compute_entry_hash(
-            index=expected,
-            kind=kind,
-            subject=subject,
-            body_json=body_json.encode(),
-            prev_hash=prev_hash,
-            recorded_at=recorded_at,
-        )
-        if recomputed != entry_hash:
+        data = stored_entry_bytes(expected, kind, subject, body_json, prev_hash, recorded_at)
+        if "sha256:" + hashlib.sha256(data).hexdigest() != entry_hash:
             raise _Bad(expected, "entry hash does not match the entry's contents")
+        tree.add(data)
         if kind == _SEALED:
             sealed[expected] = {"subject": subject, "body": body}
         if saved_head is not None and saved_head.index == expected:

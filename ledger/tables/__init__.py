@@ -31,6 +31,7 @@ from ._chain import (
     StepRow,
     TenantRow,
     TipRow,
+    TreeNodeRow,
 )
 from ._documents import DOCUMENT_TABLES, CertificateRow, ReleaseReportRow
 from ._governance import GOVERNANCE_TABLES, AnalystRow, InterventionPolicyRow
@@ -85,6 +86,7 @@ __all__ = [
     "StepRow",
     "TenantRow",
     "TipRow",
+    "TreeNodeRow",
     "WorkerTokenRow",
     "table_of",
 ]

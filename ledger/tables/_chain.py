@@ -20,6 +20,7 @@ __all__ = [
     "EntryRow",
     "TipRow",
     "CheckpointRow",
+    "TreeNodeRow",
     "LEDGER_TABLES",
 ]
 
@@ -243,6 +244,26 @@ class CheckpointRow(SQLModel, table=True):
     verified_at: str = Field(sa_column=sa.Column("verified_at", sa.Text, nullable=False))
 
 
+class TreeNodeRow(SQLModel, table=True):
+    """A perfect subtree of the ledger's RFC 9162 Merkle tree (``ledger._tree``): the
+    hash of entries ``[node_index * 2**level, (node_index + 1) * 2**level)``; level 0
+    holds the entries' leaf hashes. Append-only, written with the entries."""
+
+    __tablename__ = "ledger_tree"
+    __table_args__ = (
+        sa.CheckConstraint("level >= 0 AND level < 64", name="ck_ledger_tree_level"),
+        {"sqlite_with_rowid": False},
+    )
+
+    level: int = Field(
+        sa_column=sa.Column("level", sa.SmallInteger, primary_key=True, autoincrement=False)
+    )
+    node_index: int = Field(
+        sa_column=sa.Column("node_index", sa.BigInteger, primary_key=True, autoincrement=False)
+    )
+    hash: bytes = Field(sa_column=sa.Column("hash", sa.LargeBinary, nullable=False))
+
+
 LEDGER_TABLES: tuple[str, ...] = (
     "tenants",
     "runs",
@@ -252,4 +273,5 @@ LEDGER_TABLES: tuple[str, ...] = (
     "ledger_entries",
     "ledger_tip",
     "ledger_checkpoints",
+    "ledger_tree",
 )

@@ -30,6 +30,7 @@ from ledger import (
     hash_envelope,
     read_saved_head,
 )
+from ledger.certificates.tlog import hash_children, hash_leaf
 from tests.unit.ledger import test_ledger as base
 from tests.unit.ledger.test_ledger import CountingClock, make_specimen
 
@@ -65,7 +66,8 @@ def run_sql(led: Ledger, sql: str, **params: Any) -> None:
 
 
 def rechain_from(led: Ledger, start: int) -> None:
-    """What a careful attacker does after an edit: recompute every later hash and the tip."""
+    """What a careful attacker does after an edit: recompute every later hash, the tip
+    and the whole Merkle tree."""
     with led.engine.begin() as conn:
         rows = conn.execute(
             sa.text(
@@ -89,6 +91,38 @@ def rechain_from(led: Ledger, start: int) -> None:
                 {"i": index},
             ).scalar_one()
         conn.execute(sa.text("UPDATE ledger_tip SET head_hash = :h WHERE id = 1"), {"h": prev})
+        # and the Merkle tree of the rewritten entries, every subtree recomputed
+        rows = conn.execute(
+            sa.text(
+                "SELECT entry_index, kind, subject, body_json, prev_hash, recorded_at "
+                "FROM ledger_entries ORDER BY entry_index"
+            )
+        ).all()
+        nodes = {
+            (0, index): hash_leaf(
+                rfc8785.dumps(
+                    {
+                        "index": index,
+                        "kind": kind,
+                        "subject": subject,
+                        "body": json.loads(body_json),
+                        "prev_hash": prev_hash,
+                        "recorded_at": at,
+                    }
+                )
+            )
+            for index, kind, subject, body_json, prev_hash, at in rows
+        }
+        level = 0
+        while len(rows) >> (level + 1):
+            for i in range(len(rows) >> (level + 1)):
+                nodes[level + 1, i] = hash_children(nodes[level, 2 * i], nodes[level, 2 * i + 1])
+            level += 1
+        conn.execute(sa.text("DELETE FROM ledger_tree"))
+        conn.execute(
+            sa.text("INSERT INTO ledger_tree (level, node_index, hash) VALUES (:l, :i, :h)"),
+            [{"l": lv, "i": ix, "h": h} for (lv, ix), h in nodes.items()],
+        )
 
 
 # -- the rule -----------------------------------------------------------------------------
@@ -242,7 +276,18 @@ def test_truncated_tail_is_caught_by_tip_and_by_saved_head(
     )
     headless = Ledger.open(ledger_url)
     try:
-        assert headless.verify().ok  # honest limit of a chain without a saved head
+        # the Merkle tree still covers the removed entries
+        report = headless.verify()
+        assert (report.ok, report.first_bad_index) == (False, 4)
+        assert "reaches past the chain" in (report.reason or "")
+        for level, first in ((0, 4), (1, 2), (2, 1)):  # every subtree past entry 3
+            run_sql(
+                ledger_db,
+                "DELETE FROM ledger_tree WHERE level = :l AND node_index >= :i",
+                l=level,
+                i=first,
+            )
+        assert headless.verify().ok  # honest limit of a log without a saved head
     finally:
         headless.close()
     report = ledger_db.verify()  # uses the head saved at head_path
