@@ -14,6 +14,7 @@ entries.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -22,7 +23,6 @@ import sqlalchemy as sa
 from .certificates.tlog import (
     Node,
     consistency_ranges,
-    hash_children,
     inclusion_ranges,
     proof_hashes,
     range_nodes,
@@ -119,16 +119,25 @@ class Frontier:
         return cls(size, read_nodes(conn, range_nodes(0, size)))
 
     def push(self, leaf: bytes) -> list[tuple[int, int, bytes]]:
-        node = (0, self.size, leaf)
-        added = [node]
-        # equal levels at the top: the right one completes its parent
-        while self._stack and self._stack[-1][0] == node[0]:
-            left = self._stack.pop()
-            node = (node[0] + 1, node[1] >> 1, hash_children(left[2], node[2]))
-            added.append(node)
-        self._stack.append(node)
-        self.size += 1
+        added: list[tuple[int, int, bytes]] = []
+        self.extend((leaf,), added)
         return added
+
+    def extend(self, leaves: Iterable[bytes], added: list[tuple[int, int, bytes]]) -> None:
+        """Push each of ``leaves``, appending to ``added`` every subtree it adds (the
+        append's hot loop: one SHA-256 per subtree, nothing else)."""
+        stack, size, sha256 = self._stack, self.size, hashlib.sha256
+        for leaf in leaves:
+            level, index, digest = 0, size, leaf
+            added.append((0, index, digest))
+            # equal levels at the top: the right one completes its parent
+            while stack and stack[-1][0] == level:
+                digest = sha256(b"\x01" + stack.pop()[2] + digest).digest()
+                level, index = level + 1, index >> 1
+                added.append((level, index, digest))
+            stack.append((level, index, digest))
+            size += 1
+        self.size = size
 
 
 def extend_tree(conn: sa.Connection, size: int, leaves: Sequence[bytes]) -> None:
@@ -136,8 +145,8 @@ def extend_tree(conn: sa.Connection, size: int, leaves: Sequence[bytes]) -> None
     complete. Runs in the append's transaction, which holds the tip's lock."""
     if not leaves:
         return
-    frontier = Frontier.stored(conn, size)
-    new = [node for leaf in leaves for node in frontier.push(leaf)]
+    new: list[tuple[int, int, bytes]] = []
+    Frontier.stored(conn, size).extend(leaves, new)
     mark = _MARKS.get(conn.dialect.paramstyle)
     if mark is None:  # an unusual driver: let SQLAlchemy bind by name
         rows = [{"level": lv, "node_index": ix, "hash": h} for lv, ix, h in new]
