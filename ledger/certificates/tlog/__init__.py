@@ -1,5 +1,6 @@
 """Transparency-log formats the ledger is published in: RFC 9162 Merkle trees and
-their inclusion and consistency proofs (``_merkle``). Plaintext-free and importable
+their inclusion and consistency proofs (``_merkle``), C2SP signed notes and the
+checkpoints a log signs as one (``_note``). Plaintext-free and importable
 without the enclave: an independent reviewer verifies a proof with this alone."""
 
 from ._merkle import (
@@ -18,8 +19,26 @@ from ._merkle import (
     verify_consistency,
     verify_inclusion,
 )
+from ._note import (
+    Checkpoint,
+    NoteInvalid,
+    NoteVerifier,
+    checkpoint_text,
+    note_key_id,
+    open_note,
+    parse_checkpoint,
+    sign_note,
+)
 
 __all__ = [
+    "Checkpoint",
+    "NoteInvalid",
+    "NoteVerifier",
+    "checkpoint_text",
+    "note_key_id",
+    "open_note",
+    "parse_checkpoint",
+    "sign_note",
     "HASH_SIZE",
     "Node",
     "ProofInvalid",
