@@ -69,6 +69,7 @@ if TYPE_CHECKING:  # deferred below: a replay worker or a command must start wit
         StepRecord,
         VerifyReport,
     )
+    from ._signed import SignedCheckpoint
     from ._summaries import SpecimenFilter, SpecimenPage, read_summaries
     from ._summary_record import Classification, SpecimenSummary
 __getattr__ = deferred(
@@ -84,6 +85,7 @@ __getattr__ = deferred(
         "body_json": "._chain",
         "compute_entry_hash": "._chain",
         "entry_leaf_hash": "._chain",
+        "SignedCheckpoint": "._signed",
         "hash_envelope": "._chain",
         "REPORT_ID": "._documents",
         "ReportPage": "._documents",
@@ -164,6 +166,7 @@ __all__ = [
     "certificates_by_digest",
     "compute_entry_hash",
     "entry_leaf_hash",
+    "SignedCheckpoint",
     "es6_number",
     "exit_code_for",
     "hash_envelope",

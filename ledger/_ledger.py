@@ -37,6 +37,7 @@ from ._records import (
     SpecimenSummary,
     VerifyReport,
 )
+from ._signed import SignedCheckpoint, sign_checkpoint
 from ._specimens import (
     check_record,
     count_specimens,
@@ -51,6 +52,7 @@ from ._summaries import SpecimenFilter, SpecimenPage
 from ._transactions import guarded, read, write
 from ._tree import consistency_proof, inclusion_proof, tree_root
 from ._verify import latest_checkpoint, record_checkpoint, verify_ledger
+from .certificates.tlog import Checkpoint, NoteVerifier
 
 __all__ = ["Ledger", "utc_clock"]
 
@@ -464,6 +466,19 @@ class Ledger:
                 raise ValueError("a consistency proof needs 0 < old size <= new size")
             return consistency_proof(conn, old, new)
 
+    @guarded("sign_checkpoint")
+    def sign_checkpoint(
+        self, *, origin: str, signer: NoteVerifier, sign: Callable[[bytes], bytes]
+    ) -> SignedCheckpoint:
+        """Sign the tree as it is now as a C2SP checkpoint (``ledger._signed``), holding
+        the tip's lock so that no append comes between the proof and the signature;
+        ``Conflict`` if the ledger does not extend the latest checkpoint signed."""
+        with write(self._engine) as conn:
+            lock_tip(conn)
+            return sign_checkpoint(
+                conn, origin=origin, signer=signer, sign=sign, signed_at=self._clock()
+            )
+
     @staticmethod
     def _entry(row: Sequence[Any]) -> EntryRecord:
         body = loads(row[3])
@@ -517,6 +532,7 @@ class Ledger:
         *,
         incremental: bool = False,
         record: bool = False,
+        signed: Checkpoint | None = None,
     ) -> VerifyReport:
         """Check the ledger (see ``ledger._verify``).
 
@@ -524,12 +540,15 @@ class Ledger:
         every entry is checked; ``incremental`` resumes after the latest recorded
         checkpoint (itself checked first). ``record`` saves the head of a run that
         passed as the next checkpoint — what the operator's verify action does.
+        ``signed``, a checkpoint the log signed (its note verified by the caller),
+        replaces the recorded checkpoint: the run proves the ledger extends it and
+        checks the entries after it.
         """
         if saved_head is None and self._head_path is not None:
             saved_head = read_saved_head(self._head_path)
         with read(self._engine, snapshot=True) as conn:
-            checkpoint = latest_checkpoint(conn) if incremental else None
-            report = verify_ledger(conn, saved_head, checkpoint=checkpoint)
+            checkpoint = latest_checkpoint(conn) if incremental and signed is None else None
+            report = verify_ledger(conn, saved_head, checkpoint=checkpoint, signed=signed)
         if record and report.ok and report.head is not None:
             with write(self._engine) as conn:
                 record_checkpoint(conn, report.head, verified_at=self._clock())

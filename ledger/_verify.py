@@ -22,6 +22,13 @@ The checks, in order (the report names the first that fails, and the first bad i
    its ``manifest_digest``, and must match its ``specimen.sealed`` entry (subject,
    tenant, digest); each ``specimen.sealed`` entry must have its specimen row.
 
+**A signed checkpoint** (``--checkpoint FILE``, a C2SP checkpoint the log signed)
+replaces the recorded one: step **S** proves the stored tree extends it (an RFC 9162
+consistency proof from its size and root to the tree now) and that its last entry is
+the one it signed (the entry's leaf, recomputed, is included in the signed root); the
+chain's check resumes after that entry. Entries before it are vouched for by the
+signature, not re-read (``--full`` re-reads them).
+
 **Checkpoints** (incremental runs). A run that succeeds may record its head as a
 checkpoint (``ledger_checkpoints``). An incremental run starts from the latest one
 instead of entry 0, after step 0:
@@ -50,8 +57,21 @@ from ._chain import GENESIS_HASH, compute_entry_hash, iter_entry_rows, stored_en
 from ._errors import CanonicalizationError
 from ._records import LedgerPosition, VerifyReport
 from ._statements import insert_new, select_entries, select_tip
-from ._tree import Frontier, beyond, first_differing
-from .certificates.tlog import hash_leaf
+from ._tree import (
+    Frontier,
+    beyond,
+    consistency_proof,
+    first_differing,
+    inclusion_proof,
+    tree_root,
+)
+from .certificates.tlog import (
+    Checkpoint,
+    ProofInvalid,
+    hash_leaf,
+    verify_consistency,
+    verify_inclusion,
+)
 
 __all__ = ["latest_checkpoint", "record_checkpoint", "verify_ledger"]
 
@@ -81,10 +101,25 @@ def verify_ledger(
     saved_head: LedgerPosition | None,
     *,
     checkpoint: LedgerPosition | None = None,
+    signed: Checkpoint | None = None,
 ) -> VerifyReport:
     checked: list[str] = []
     length = 0
     head: LedgerPosition | None = None
+    if signed is not None and signed.size > 0:
+        checked.append("signed_checkpoint")
+        try:
+            checkpoint = _check_signed(conn, signed)
+        except _Bad as bad:
+            return VerifyReport(
+                ok=False,
+                length=0,
+                head=None,
+                first_bad_index=bad.index,
+                reason=bad.reason,
+                checked=tuple(checked),
+                verified_from=signed.size,
+            )
     start = 0 if checkpoint is None else checkpoint.index + 1
     try:
         if checkpoint is not None:
@@ -127,6 +162,34 @@ def _stored_hash(conn: sa.Connection, index: int) -> str | None:
         sa.select(entries.c.entry_hash).where(entries.c.entry_index == index)
     ).first()
     return None if row is None else str(row[0])
+
+
+def _check_signed(conn: sa.Connection, signed: Checkpoint) -> LedgerPosition:
+    """Step S: the stored tree extends the signed checkpoint (a consistency proof from
+    its size and root to the tree now), and its last entry is the one it signed (that
+    entry's leaf, recomputed, is included in the signed root). Its position is where
+    the chain's check resumes."""
+    from .tables import EntryRow, TipRow, table_of
+
+    index = signed.size - 1
+    length = int(conn.execute(sa.select(table_of(TipRow).c.length)).scalar_one())
+    if signed.size > length:
+        raise _Bad(length, "the chain is shorter than the signed checkpoint (tail removed)")
+    row = conn.execute(select_entries().where(table_of(EntryRow).c.entry_index == index)).first()
+    if row is None:
+        raise _Bad(index, "the signed checkpoint's last entry is missing")
+    _, kind, subject, body_json, prev_hash, entry_hash, recorded_at = row
+    leaf = hash_leaf(stored_entry_bytes(index, kind, subject, body_json, prev_hash, recorded_at))
+    try:
+        verify_inclusion(
+            leaf, index, signed.size, inclusion_proof(conn, index, signed.size), signed.root
+        )
+        root = tree_root(conn, length)
+        proof = consistency_proof(conn, signed.size, length)
+        verify_consistency(signed.size, length, signed.root, root, proof)
+    except (ProofInvalid, LookupError):
+        raise _Bad(index, "the ledger does not extend the signed checkpoint") from None
+    return LedgerPosition(index=index, entry_hash=str(entry_hash))
 
 
 def _check_checkpoint(conn: sa.Connection, checkpoint: LedgerPosition) -> None:

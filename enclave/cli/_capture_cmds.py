@@ -15,8 +15,10 @@ from .._home import Home, default_home
 from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._output import console, emit_json, pairs, table
 
-if TYPE_CHECKING:  # the hash-chain code loads with the commands that check it
+if TYPE_CHECKING:
+    # the hash-chain code loads with the commands that check it
     from ledger import LedgerPosition
+    from ledger.certificates.tlog import Checkpoint
 
 specimens_app = command_group("Sealed specimens (metadata only).")
 ledger_app = command_group("The evidence ledger.")
@@ -267,14 +269,26 @@ def ledger_verify(
     full: Annotated[
         bool, typer.Option("--full", help="Check every entry, trusting no checkpoint.")
     ] = False,
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkpoint",
+            help="A checkpoint this log signed (ledger checkpoint): prove the ledger "
+            "extends it and check the entries after it.",
+        ),
+    ] = None,
 ) -> None:
-    """Verify the hash chain against a saved head from the last verified checkpoint
-    (every entry with --full); name the first bad index; record the new checkpoint."""
+    """Verify the hash chain and Merkle tree against a saved head from the last
+    verified checkpoint, or from a signed one (every entry with --full); name the first
+    bad index; record the new checkpoint."""
     from ledger import read_saved_head
 
+    if full and checkpoint is not None:
+        raise BadInput("--full checks every entry: it takes no --checkpoint")
     with open_runtime(home) as runtime:
+        signed = _signed_checkpoint(runtime.home, checkpoint) if checkpoint else None
         saved = _parse_head(head) if head else read_saved_head(runtime.home.head_path)
-        report = runtime.ledger.verify(saved, incremental=not full, record=True)
+        report = runtime.ledger.verify(saved, incremental=not full, record=True, signed=signed)
     result = {
         "ok": report.ok,
         "length": report.length,
@@ -285,10 +299,12 @@ def ledger_verify(
         "first_bad_index": report.first_bad_index,
         "reason": report.reason,
     }
+    if signed is not None:
+        result["signed_checkpoint"] = signed.size
     if json_out:
         emit_json(result)
     elif report.ok:
-        console.print(_verified_headline(report.length, report.verified_from))
+        console.print(_verified_headline(report.length, report.verified_from, signed is not None))
     else:
         where = report.first_bad_index
         console.print(f"[red]ledger verification FAILED at index {where}: {report.reason}[/red]")
@@ -296,7 +312,27 @@ def ledger_verify(
         raise typer.Exit(1)
 
 
-def _verified_headline(length: int, start: int) -> str:
+def _signed_checkpoint(home: Home, path: Path) -> Checkpoint:
+    """The checkpoint in the signed note at ``path``, verified with the log's key."""
+    from ledger.certificates.tlog import NoteInvalid, open_note, parse_checkpoint
+
+    from .._log_key import LogKey
+
+    try:
+        note = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise BadInput("the checkpoint file cannot be read") from None
+    log = LogKey.of(home)
+    try:
+        signed = parse_checkpoint(open_note(note, [log.verifier])[0])
+    except NoteInvalid:
+        raise BadInput("the checkpoint is not a note this log signed") from None
+    if signed.origin != log.origin:
+        raise BadInput("the checkpoint is another log's")
+    return signed
+
+
+def _verified_headline(length: int, start: int, signed: bool = False) -> str:
     """Say which entries this run read, and that those before its checkpoint were not:
     a resumed run trusts the checkpoint for them (an edit there shows only with --full)."""
     if length == 0:
@@ -304,13 +340,64 @@ def _verified_headline(length: int, start: int) -> str:
     if start == 0:
         return f"ledger verified: all {length} entries (0-{length - 1}) checked, head matches"
     earlier = (
-        f"entries 0-{start - 1} were verified at an earlier checkpoint and are "
+        f"entries 0-{start - 1} are proven by the signed checkpoint of {start} entries "
+        "(a consistency proof to the tree now) and re-read only with --full"
+        if signed
+        else f"entries 0-{start - 1} were verified at an earlier checkpoint and are "
         "re-checked only with --full"
     )
     if start >= length:
         return f"ledger verified: no entries after the checkpoint, head matches; {earlier}"
     span = f"entry {start}" if start == length - 1 else f"entries {start}-{length - 1}"
     return f"ledger verified: {span} checked, head matches; {earlier}"
+
+
+@ledger_app.command("checkpoint")
+def ledger_checkpoint(
+    home: HomeOption = None,
+    json_out: JsonOption = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Also write the signed note to this file.")
+    ] = None,
+) -> None:
+    """Sign the ledger's Merkle tree as it is now as a C2SP checkpoint (a signed note),
+    after proving it extends the last one signed; print the note."""
+    import base64
+
+    from .._log_key import LogKey
+
+    with open_runtime(home) as runtime:
+        log = LogKey.of(runtime.home)
+        signed = runtime.ledger.sign_checkpoint(
+            origin=log.origin, signer=log.verifier, sign=log.sign
+        )
+    if out is not None:
+        try:
+            out.write_text(signed.note, encoding="utf-8")
+        except OSError:
+            raise BadInput("the checkpoint file cannot be written") from None
+    checkpoint = signed.checkpoint
+    if json_out:
+        emit_json(
+            {
+                "origin": checkpoint.origin,
+                "tree_size": checkpoint.size,
+                "root": base64.b64encode(checkpoint.root).decode(),
+                "extends": signed.previous_size,
+                "verifier_key": log.verifier.encode(),
+                "note": signed.note,
+            }
+        )
+        return
+    typer.echo(signed.note, nl=False)
+    proven = (
+        "the first checkpoint of this log"
+        if signed.previous_size is None
+        else f"proven to extend the checkpoint of {signed.previous_size} entries"
+    )
+    # beside the note, not in it: stdout is the note alone
+    typer.echo(f"checkpoint of {checkpoint.size} entries, {proven}", err=True)
+    typer.echo(f"log verifier key: {log.verifier.encode()}", err=True)
 
 
 @ledger_app.command("head")

@@ -21,6 +21,7 @@ __all__ = [
     "TipRow",
     "CheckpointRow",
     "TreeNodeRow",
+    "SignedCheckpointRow",
     "LEDGER_TABLES",
 ]
 
@@ -264,6 +265,20 @@ class TreeNodeRow(SQLModel, table=True):
     hash: bytes = Field(sa_column=sa.Column("hash", sa.LargeBinary, nullable=False))
 
 
+class SignedCheckpointRow(SQLModel, table=True):
+    """A checkpoint the log signed (``ledger._signed``): the tree's size and root, and the
+    C2SP signed note as issued. Each was proven consistent with the one before it."""
+
+    __tablename__ = "ledger_signed_checkpoints"
+
+    tree_size: int = Field(
+        sa_column=sa.Column("tree_size", sa.BigInteger, primary_key=True, autoincrement=False)
+    )
+    root: bytes = Field(sa_column=sa.Column("root", sa.LargeBinary, nullable=False))
+    note: str = Field(sa_column=sa.Column("note", sa.Text, nullable=False))
+    signed_at: str = Field(sa_column=sa.Column("signed_at", sa.Text, nullable=False))
+
+
 LEDGER_TABLES: tuple[str, ...] = (
     "tenants",
     "runs",
@@ -274,4 +289,5 @@ LEDGER_TABLES: tuple[str, ...] = (
     "ledger_tip",
     "ledger_checkpoints",
     "ledger_tree",
+    "ledger_signed_checkpoints",
 )

@@ -114,6 +114,7 @@ PINNED = {
         "certificates_by_digest",
         "compute_entry_hash",
         "entry_leaf_hash",
+        "SignedCheckpoint",
         "es6_number",
         "exit_code_for",
         "hash_envelope",

@@ -13,10 +13,11 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from ._merkle import HASH_SIZE
@@ -93,12 +94,18 @@ def _check_text(text: str) -> None:
         raise NoteInvalid("a note's text ends in a newline and holds no control character")
 
 
-def sign_note(text: str, name: str, key: Ed25519PrivateKey) -> str:
-    """``text`` signed by the key named ``name``: the whole signed note."""
-    _check_name(name)
+def sign_note(text: str, signer: NoteVerifier, sign: Callable[[bytes], bytes]) -> str:
+    """``text`` signed by ``signer``'s key: ``sign`` returns the Ed25519 signature of
+    the bytes it is given (a private key's ``sign``, or a key service's)."""
+    _check_name(signer.name)
     _check_text(text)
-    signature = note_key_id(name, key.public_key()) + key.sign(text.encode())
-    return f"{text}\n{_DASH}{name} {base64.b64encode(signature).decode()}\n"
+    signature = sign(text.encode())
+    try:
+        signer.key.verify(signature, text.encode())
+    except InvalidSignature:
+        raise NoteInvalid("the signature is not the signer's key's") from None
+    encoded = base64.b64encode(signer.key_id + signature).decode()
+    return f"{text}\n{_DASH}{signer.name} {encoded}\n"
 
 
 def open_note(note: str, verifiers: list[NoteVerifier]) -> tuple[str, list[NoteVerifier]]:

@@ -42,7 +42,7 @@ def test_the_reference_note_byte_for_byte() -> None:
     verifier = NoteVerifier("PeterNeumann", key.public_key())
     assert verifier.encode() == VKEY
     assert NoteVerifier.parse(VKEY) == verifier
-    note = sign_note(TEXT, "PeterNeumann", key)
+    note = sign_note(TEXT, verifier, key.sign)
     assert note == TEXT + "\n" + SIGNATURE
     text, signers = open_note(note, [verifier])
     assert (text, signers) == (TEXT, [verifier])
@@ -51,15 +51,19 @@ def test_the_reference_note_byte_for_byte() -> None:
 def test_unknown_signers_are_ignored_and_a_note_needs_a_trusted_one() -> None:
     key, other = peter(), Ed25519PrivateKey.generate()
     trusted = NoteVerifier("PeterNeumann", key.public_key())
-    cosigned = (
-        sign_note(TEXT, "PeterNeumann", key) + sign_note(TEXT, "witness", other).split("\n\n")[1]
-    )
+    witness = NoteVerifier("witness", other.public_key())
+    cosignature = sign_note(TEXT, witness, other.sign).split("\n\n")[1]
+    cosigned = sign_note(TEXT, trusted, key.sign) + cosignature
     assert open_note(cosigned, [trusted]) == (TEXT, [trusted])
     with pytest.raises(NoteInvalid, match="no trusted key"):
-        open_note(sign_note(TEXT, "witness", other), [trusted])
+        open_note(sign_note(TEXT, witness, other.sign), [trusted])
     # the same name with another key: not the trusted key, so not a signature of it
     with pytest.raises(NoteInvalid, match="no trusted key"):
-        open_note(sign_note(TEXT, "PeterNeumann", other), [trusted])
+        impostor = NoteVerifier("PeterNeumann", other.public_key())
+        open_note(sign_note(TEXT, impostor, other.sign), [trusted])
+    # a signer that signs with another key than it names is refused before any note
+    with pytest.raises(NoteInvalid, match="not the signer"):
+        sign_note(TEXT, trusted, other.sign)
 
 
 @pytest.mark.parametrize(
