@@ -30,8 +30,8 @@ from ledger import (
     hash_envelope,
     read_saved_head,
 )
-from ledger.certificates.tlog import hash_children, hash_leaf
 from tests.unit.ledger import test_ledger as base
+from tests.unit.ledger.merkle_reference import independent_leaves, perfect_nodes
 from tests.unit.ledger.test_ledger import CountingClock, make_specimen
 
 # the same real-database fixtures (SQLite file, PostgreSQL server) as test_ledger.py
@@ -92,32 +92,7 @@ def rechain_from(led: Ledger, start: int) -> None:
             ).scalar_one()
         conn.execute(sa.text("UPDATE ledger_tip SET head_hash = :h WHERE id = 1"), {"h": prev})
         # and the Merkle tree of the rewritten entries, every subtree recomputed
-        rows = conn.execute(
-            sa.text(
-                "SELECT entry_index, kind, subject, body_json, prev_hash, recorded_at "
-                "FROM ledger_entries ORDER BY entry_index"
-            )
-        ).all()
-        nodes = {
-            (0, index): hash_leaf(
-                rfc8785.dumps(
-                    {
-                        "index": index,
-                        "kind": kind,
-                        "subject": subject,
-                        "body": json.loads(body_json),
-                        "prev_hash": prev_hash,
-                        "recorded_at": at,
-                    }
-                )
-            )
-            for index, kind, subject, body_json, prev_hash, at in rows
-        }
-        level = 0
-        while len(rows) >> (level + 1):
-            for i in range(len(rows) >> (level + 1)):
-                nodes[level + 1, i] = hash_children(nodes[level, 2 * i], nodes[level, 2 * i + 1])
-            level += 1
+        nodes = perfect_nodes(independent_leaves(conn))
         conn.execute(sa.text("DELETE FROM ledger_tree"))
         conn.execute(
             sa.text("INSERT INTO ledger_tree (level, node_index, hash) VALUES (:l, :i, :h)"),

@@ -26,6 +26,7 @@ from ledger.certificates.tlog import (
     verify_consistency,
     verify_inclusion,
 )
+from tests.unit.ledger.merkle_reference import perfect_nodes
 
 VECTORS = Path(__file__).parents[2] / "data" / "merkle"
 # the leaves of the reference tree the vectors' happy paths are proofs in (RFC 6962's)
@@ -88,16 +89,6 @@ def test_there_are_vectors_of_both_kinds_and_of_both_outcomes() -> None:
 # -- the reference tree: our proofs are the vectors' happy paths, byte for byte ----------
 
 
-def _perfect_nodes(leaves: list[bytes]) -> dict[tuple[int, int], bytes]:
-    nodes = {(0, i): h for i, h in enumerate(leaves)}
-    level = 0
-    while (1 << (level + 1)) <= len(leaves):
-        for i in range(len(leaves) >> (level + 1)):
-            nodes[level + 1, i] = hash_children(nodes[level, 2 * i], nodes[level, 2 * i + 1])
-        level += 1
-    return nodes
-
-
 def _reader(nodes: dict[tuple[int, int], bytes]) -> Any:
     def read(wanted: set[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
         return {node: nodes[node] for node in wanted}
@@ -107,7 +98,7 @@ def _reader(nodes: dict[tuple[int, int], bytes]) -> Any:
 
 def test_proofs_of_the_reference_tree_are_the_vectors_happy_paths() -> None:
     leaves = [hash_leaf(data) for data in REFERENCE_LEAVES]
-    read = _reader(_perfect_nodes(leaves))
+    read = _reader(perfect_nodes(leaves))
     seen = 0
     for case in (c.values[0] for c in _cases("inclusion")):
         if case["desc"] == "happy path":
@@ -169,7 +160,7 @@ sizes = st.integers(min_value=1, max_value=300)
 def test_inclusion_proofs_are_the_rfc_s_and_verify(size: int, data: st.DataObject) -> None:
     leaves = [hash_leaf(i.to_bytes(4, "big")) for i in range(size)]
     index = data.draw(st.integers(min_value=0, max_value=size - 1))
-    read = _reader(_perfect_nodes(leaves))
+    read = _reader(perfect_nodes(leaves))
     proof = proof_hashes(inclusion_ranges(index, size), read)
     root = _mth(leaves)
     assert proof == _path(index, leaves)
@@ -194,7 +185,7 @@ def test_inclusion_proofs_are_the_rfc_s_and_verify(size: int, data: st.DataObjec
 def test_consistency_proofs_are_the_rfc_s_and_verify(new: int, data: st.DataObject) -> None:
     leaves = [hash_leaf(i.to_bytes(4, "big")) for i in range(new)]
     old = data.draw(st.integers(min_value=1, max_value=new))
-    read = _reader(_perfect_nodes(leaves))
+    read = _reader(perfect_nodes(leaves))
     proof = proof_hashes(consistency_ranges(old, new), read)
     assert proof == (_subproof(old, leaves, True) if old < new else [])
     old_root, new_root = _mth(leaves[:old]), _mth(leaves)

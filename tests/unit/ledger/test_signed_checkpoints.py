@@ -10,6 +10,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ledger import Conflict, Ledger
 from ledger.certificates.tlog import (
+    Checkpoint,
     NoteVerifier,
     open_note,
     parse_checkpoint,
@@ -33,15 +34,19 @@ def sign(led: Ledger, key: Ed25519PrivateKey) -> str:
     return led.sign_checkpoint(origin=ORIGIN, signer=signer, sign=key.sign).note
 
 
+def signed_after(led: Ledger, key: Ed25519PrivateKey, entries: int) -> Checkpoint:
+    """``entries`` more entries, then a checkpoint signed, read back from its note."""
+    fill(led, entries)
+    verifier = NoteVerifier(ORIGIN, key.public_key())
+    return parse_checkpoint(open_note(sign(led, key), [verifier])[0])
+
+
 def test_each_checkpoint_names_the_tree_and_extends_the_last(
     ledger_db: Ledger, log_key: Ed25519PrivateKey
 ) -> None:
-    verifier = NoteVerifier(ORIGIN, log_key.public_key())
-    fill(ledger_db, 5)
-    first = parse_checkpoint(open_note(sign(ledger_db, log_key), [verifier])[0])
+    first = signed_after(ledger_db, log_key, 5)
     assert (first.origin, first.size, first.root) == (ORIGIN, *ledger_db.tree_root())
-    fill(ledger_db, 9)
-    second = parse_checkpoint(open_note(sign(ledger_db, log_key), [verifier])[0])
+    second = signed_after(ledger_db, log_key, 9)
     assert second.size == 14
     # what a holder of the first checkpoint checks of the second
     proof = ledger_db.prove_consistency(first.size, second.size)
@@ -84,9 +89,7 @@ def test_a_checkpoint_under_another_key_or_origin_is_refused(
 
 
 def test_verify_from_a_signed_checkpoint(ledger_db: Ledger, log_key: Ed25519PrivateKey) -> None:
-    verifier = NoteVerifier(ORIGIN, log_key.public_key())
-    fill(ledger_db, 7)
-    signed = parse_checkpoint(open_note(sign(ledger_db, log_key), [verifier])[0])
+    signed = signed_after(ledger_db, log_key, 7)
     fill(ledger_db, 5)
     report = ledger_db.verify(signed=signed)
     assert report.ok and report.verified_from == 7 and report.length == 12
@@ -99,9 +102,7 @@ def test_verify_from_a_signed_checkpoint(ledger_db: Ledger, log_key: Ed25519Priv
 def test_verify_refuses_a_ledger_that_does_not_extend_the_signed_checkpoint(
     ledger_db: Ledger, log_key: Ed25519PrivateKey
 ) -> None:
-    verifier = NoteVerifier(ORIGIN, log_key.public_key())
-    fill(ledger_db, 7)
-    signed = parse_checkpoint(open_note(sign(ledger_db, log_key), [verifier])[0])
+    signed = signed_after(ledger_db, log_key, 7)
     fill(ledger_db, 2)
     # history before the checkpoint rewritten consistently: the chain, the tip and the
     # tree agree with each other, not with what the log signed
@@ -119,9 +120,7 @@ def test_verify_refuses_a_ledger_that_does_not_extend_the_signed_checkpoint(
 def test_verify_refuses_a_chain_cut_below_the_signed_checkpoint(
     ledger_db: Ledger, log_key: Ed25519PrivateKey
 ) -> None:
-    verifier = NoteVerifier(ORIGIN, log_key.public_key())
-    fill(ledger_db, 6)
-    signed = parse_checkpoint(open_note(sign(ledger_db, log_key), [verifier])[0])
+    signed = signed_after(ledger_db, log_key, 6)
     run_sql(ledger_db, "DELETE FROM ledger_entries WHERE entry_index >= 4")
     run_sql(ledger_db, "UPDATE ledger_tip SET length = 4 WHERE id = 1")
     report = ledger_db.verify(signed=signed)

@@ -6,12 +6,10 @@ ledger whose entries predate the tree gets it from the migration."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-import rfc8785
 import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
@@ -19,11 +17,11 @@ from alembic.config import Config
 from ledger import Ledger
 from ledger.certificates.tlog import (
     ProofInvalid,
-    hash_leaf,
     root_of_leaves,
     verify_consistency,
     verify_inclusion,
 )
+from tests.unit.ledger import merkle_reference
 from tests.unit.ledger import test_ledger as base
 from tests.unit.ledger.test_ledger import CountingClock
 
@@ -34,29 +32,8 @@ MIGRATIONS = Path(__file__).parents[3] / "ledger" / "migrations"
 
 
 def independent_leaves(led: Ledger) -> list[bytes]:
-    """Each entry's leaf hash from the documented rule, not from ledger code."""
     with led.engine.connect() as conn:
-        rows = conn.execute(
-            sa.text(
-                "SELECT entry_index, kind, subject, body_json, prev_hash, recorded_at "
-                "FROM ledger_entries ORDER BY entry_index"
-            )
-        ).all()
-    return [
-        hash_leaf(
-            rfc8785.dumps(
-                {
-                    "index": index,
-                    "kind": kind,
-                    "subject": subject,
-                    "body": json.loads(body),
-                    "prev_hash": prev,
-                    "recorded_at": at,
-                }
-            )
-        )
-        for index, kind, subject, body, prev, at in rows
-    ]
+        return merkle_reference.independent_leaves(conn)
 
 
 def grow(led: Ledger, batches: list[int]) -> None:
