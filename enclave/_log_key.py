@@ -32,14 +32,19 @@ class LogKey:
     sign: Callable[[bytes], bytes]
 
     @classmethod
-    def of(cls, home: Home) -> LogKey:
+    def of(cls, home: Home, *, create: bool = True) -> LogKey:
+        """The home's log key; without ``create``, ``BadInput`` if it has none yet (it
+        has signed no checkpoint)."""
         from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
         from ledger.certificates.tlog import NoteInvalid, NoteVerifier
 
         from .keys import SigningKey
 
-        key = SigningKey.load_or_create(home.keys_dir / "log-key.pem")
+        path = home.keys_dir / "log-key.pem"
+        if not create and not path.is_file():
+            raise BadInput("this home has signed no checkpoint")
+        key = SigningKey.load_or_create(path)
         raw = key.public_key.public_bytes(Encoding.Raw, PublicFormat.Raw)
         table = home.config.get("ledger", {})
         origin = table.get("origin") if isinstance(table, dict) else None

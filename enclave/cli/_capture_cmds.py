@@ -322,7 +322,7 @@ def _signed_checkpoint(home: Home, path: Path) -> Checkpoint:
         note = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         raise BadInput("the checkpoint file cannot be read") from None
-    log = LogKey.of(home)
+    log = LogKey.of(home, create=False)
     try:
         signed = parse_checkpoint(open_note(note, [log.verifier])[0])
     except NoteInvalid:
@@ -366,6 +366,8 @@ def ledger_checkpoint(
 
     from .._log_key import LogKey
 
+    if out is not None and (out.is_dir() or not out.parent.is_dir()):
+        raise BadInput("the checkpoint file cannot be written")  # before anything is signed
     with open_runtime(home) as runtime:
         log = LogKey.of(runtime.home)
         signed = runtime.ledger.sign_checkpoint(

@@ -257,6 +257,9 @@ PATH_ROLES: dict[tuple[tuple[str, ...], str], str] = {
     (("regress",), "candidate_path"): "folder_in",
     (("regress",), "out"): "file_out",
     (("regress",), "junit"): "file_out",
+    (("ledger", "checkpoint"), "out"): "file_out",
+    # a malformed note, or any note while the home has signed none: one line
+    (("ledger", "verify"), "checkpoint"): "json",
     (("serve",), "ssl_certfile"): "pem",
     # attacked with the certificate file: TLS takes both, and both are given the same file
     (("serve",), "ssl_keyfile"): "skip",

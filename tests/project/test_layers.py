@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "enclave.incidents": 3,  # the reference incidents: agents written against capture
     "enclave.adapters": 3,  # frameworks' seams over capture: agent code imports them
     "enclave._runtime": 3,
+    "enclave._log_key": 3,  # the key that signs the ledger's checkpoints
     "enclave.replay": 4,
     # what runs audits, admits them, gates releases and erases
     "enclave.jobs": 5,
