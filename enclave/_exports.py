@@ -1,14 +1,15 @@
 """Certificates and release reports written out of the ledger as files.
 
 The ledger's database holds the signed envelopes (``ledger._documents``); an export is
-a ``<id>.dsse.json`` per document, for a reviewer who verifies offline.
+a ``<id>.dsse.json`` per document, for a reviewer who verifies offline, and beside a
+certificate its bundle (``<audit>.bundle.json``, made by ``enclave.replay``) when asked.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +24,18 @@ __all__ = ["export_certificates", "export_reports"]
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
 
-def _write(folder: Path, name: str, envelope: Mapping[str, Any]) -> Path:
-    path = folder / f"{name}.dsse.json"
+def _write_document(folder: Path, filename: str, document: Mapping[str, Any]) -> Path:
+    path = folder / filename
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
+        path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     except OSError:
         raise InfrastructureError("the export folder cannot be written") from None
     return path
+
+
+def _write(folder: Path, name: str, envelope: Mapping[str, Any]) -> Path:
+    return _write_document(folder, f"{name}.dsse.json", envelope)
 
 
 def _ids(given: Sequence[str]) -> list[str]:
@@ -39,13 +44,25 @@ def _ids(given: Sequence[str]) -> list[str]:
     return sorted(set(given))
 
 
-def export_certificates(engine: Engine, folder: Path, audit_ids: Sequence[str] = ()) -> list[Path]:
-    """Write ``<audit>.dsse.json`` for each stored certificate named (none named: all)."""
+def export_certificates(
+    engine: Engine,
+    folder: Path,
+    audit_ids: Sequence[str] = (),
+    *,
+    bundle_of: Callable[[str], Mapping[str, Any]] | None = None,
+) -> list[Path]:
+    """Write ``<audit>.dsse.json`` for each stored certificate named (none named: all)
+    and, given ``bundle_of``, its bundle ``<audit>.bundle.json`` beside it. Every
+    bundle is made before anything is written: one that cannot be leaves no file."""
     wanted = _ids(audit_ids) if audit_ids else [c.audit_id for c in list_certificates(engine)]
     found = [stored_certificate(engine, audit_id) for audit_id in wanted]
     if any(c is None for c in found):
         raise BadInput("no stored certificate has one of those audit ids")
-    return [_write(folder, c.audit_id, c.envelope) for c in found if c is not None]
+    stored = [c for c in found if c is not None]
+    bundles = [bundle_of(c.audit_id) for c in stored] if bundle_of is not None else []
+    for certificate, bundle in zip(stored, bundles, strict=False):
+        _write_document(folder, f"{certificate.audit_id}.bundle.json", bundle)
+    return [_write(folder, c.audit_id, c.envelope) for c in stored]
 
 
 def export_reports(engine: Engine, folder: Path, report_ids: Sequence[str] = ()) -> list[Path]:

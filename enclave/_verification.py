@@ -1,4 +1,5 @@
-"""Verifying a certificate against this home: its issuer key and its ledger."""
+"""Verifying a certificate against this home (its issuer key and its ledger), or a
+bundle offline (the issuer key and the log's verifier key, no ledger)."""
 
 from __future__ import annotations
 
@@ -12,17 +13,23 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     from ledger.certificates import VerificationReport
+    from ledger.certificates.tlog import NoteVerifier
 
     from ._runtime import Runtime
 
-__all__ = ["issuer_key", "verify"]
+__all__ = ["issuer_key", "log_verifier", "verify", "verify_offline"]
 
 
-def issuer_key(runtime: Runtime, path: Path | None = None) -> Ed25519PublicKey:
+def issuer_key(runtime: Runtime | None, path: Path | None = None) -> Ed25519PublicKey:
     """The issuer public key in the PEM file ``path`` (default: the home's own)."""
     from ledger.certificates import load_public_key_pem
 
-    key_path = path or Path(f"{runtime.home.signing_key_path}.pub")
+    if path is not None:
+        key_path = path
+    elif runtime is not None:
+        key_path = Path(f"{runtime.home.signing_key_path}.pub")
+    else:
+        raise BadInput("no issuer public key given")
     try:
         data = key_path.read_bytes()
     except FileNotFoundError:
@@ -55,3 +62,31 @@ def verify(
     return verify_certificate(
         envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
     )
+
+
+def log_verifier(runtime: Runtime | None, given: str | None = None) -> NoteVerifier:
+    """The log's verifier key: ``given`` (a C2SP verifier key, as ``ledger checkpoint
+    --public-key`` prints it) or the home's own log key."""
+    from ledger.certificates.tlog import NoteInvalid, NoteVerifier
+
+    from ._log_key import LogKey
+
+    if given is None:
+        if runtime is None:
+            raise BadInput("no log verifier key given")
+        return LogKey.of(runtime.home, create=False).verifier
+    try:
+        return NoteVerifier.parse(given.strip())
+    except NoteInvalid:
+        raise BadInput("the log key is not a C2SP Ed25519 verifier key") from None
+
+
+def verify_offline(
+    bundle: Mapping[str, Any], public_key: Ed25519PublicKey, log_key: NoteVerifier
+) -> VerificationReport:
+    """Verify a certificate bundle with the issuer's key and the log's key alone: the
+    envelope as ``verify`` does, then its entries proven in the log's signed checkpoint
+    instead of looked up (``ledger.certificates.verify_bundle``)."""
+    from ledger.certificates import verify_bundle
+
+    return verify_bundle(bundle, public_key=public_key, log_key=log_key)

@@ -209,18 +209,21 @@ def entry_bytes(
     )
 
 
+def entry_canonical(entry: EntryRecord) -> bytes:
+    """The entry's canonical bytes (``entry_bytes``) from its fields."""
+    return entry_bytes(
+        entry.index,
+        canonical_json(entry.kind),
+        canonical_json(entry.subject),
+        canonical_json(entry.body),
+        canonical_json(entry.prev_hash),
+        canonical_json(entry.recorded_at),
+    )
+
+
 def entry_leaf_hash(entry: EntryRecord) -> bytes:
     """The entry's leaf in the ledger's Merkle tree: SHA-256(0x00 ‖ its canonical bytes)."""
-    return hash_leaf(
-        entry_bytes(
-            entry.index,
-            canonical_json(entry.kind),
-            canonical_json(entry.subject),
-            canonical_json(entry.body),
-            canonical_json(entry.prev_hash),
-            canonical_json(entry.recorded_at),
-        )
-    )
+    return hash_leaf(entry_canonical(entry))
 
 
 def stored_entry_bytes(

@@ -37,7 +37,7 @@ from ._records import (
     SpecimenSummary,
     VerifyReport,
 )
-from ._signed import SignedCheckpoint, sign_checkpoint
+from ._signed import SignedCheckpoint, prove_entries, sign_checkpoint
 from ._specimens import (
     check_record,
     count_specimens,
@@ -52,7 +52,7 @@ from ._summaries import SpecimenFilter, SpecimenPage
 from ._transactions import guarded, read, write
 from ._tree import consistency_proof, inclusion_proof, tree_root
 from ._verify import latest_checkpoint, record_checkpoint, verify_ledger
-from .certificates.tlog import Checkpoint, NoteVerifier
+from .certificates.tlog import Checkpoint, NoteVerifier, TlogProof
 
 __all__ = ["Ledger", "utc_clock"]
 
@@ -477,6 +477,26 @@ class Ledger:
             lock_tip(conn)
             return sign_checkpoint(
                 conn, origin=origin, signer=signer, sign=sign, signed_at=self._clock()
+            )
+
+    @guarded("prove_entries")
+    def prove_entries(
+        self,
+        entries: Sequence[EntryRecord],
+        *,
+        origin: str,
+        signer: NoteVerifier,
+        sign: Callable[[bytes], bytes],
+    ) -> list[tuple[bytes, TlogProof]]:
+        """Proofs that the log holds ``entries`` (each its canonical bytes and a C2SP
+        tlog-proof), all against one signed checkpoint that covers them: the latest one
+        when it does, else one signed now (``ledger._signed``)."""
+        if not entries:
+            raise ValueError("no entries to prove")
+        with write(self._engine) as conn:
+            lock_tip(conn)
+            return prove_entries(
+                conn, entries, origin=origin, signer=signer, sign=sign, signed_at=self._clock()
             )
 
     @staticmethod

@@ -9,26 +9,33 @@ earlier checkpoint can check a later one with the same proof.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
 from ._errors import Conflict
-from ._tree import consistency_proof, tree_root
+from ._tree import consistency_proof, inclusion_proof, tree_root
 from .certificates.tlog import (
     Checkpoint,
     NoteInvalid,
     NoteVerifier,
     ProofInvalid,
+    TlogProof,
     checkpoint_text,
+    hash_leaf,
     open_note,
     parse_checkpoint,
     sign_note,
     verify_consistency,
+    verify_inclusion,
 )
 
-__all__ = ["SignedCheckpoint", "latest_signed", "sign_checkpoint"]
+if TYPE_CHECKING:
+    from ._records import EntryRecord
+
+__all__ = ["SignedCheckpoint", "latest_signed", "prove_entries", "sign_checkpoint"]
 
 
 @dataclass(frozen=True)
@@ -95,3 +102,37 @@ def sign_checkpoint(
 def _note_at(conn: sa.Connection, size: int) -> str:
     table = _table()
     return str(conn.execute(sa.select(table.c.note).where(table.c.tree_size == size)).scalar_one())
+
+
+def prove_entries(
+    conn: sa.Connection,
+    entries: Sequence[EntryRecord],
+    *,
+    origin: str,
+    signer: NoteVerifier,
+    sign: Callable[[bytes], bytes],
+    signed_at: str,
+) -> list[tuple[bytes, TlogProof]]:
+    """Each entry's canonical bytes and C2SP proof against one signed checkpoint: the
+    latest signed if it covers them all, else a new one (``sign_checkpoint``). Every
+    proof is checked before it is returned: a tree that no longer matches its entries
+    yields ``Conflict``, never a proof that will not verify."""
+    from ._chain import entry_canonical
+
+    latest = latest_signed(conn, signer)
+    needed = max(e.index for e in entries) + 1
+    if latest is not None and latest.origin == origin and latest.size >= needed:
+        checkpoint, note = latest, _note_at(conn, latest.size)
+    else:
+        signed = sign_checkpoint(conn, origin=origin, signer=signer, sign=sign, signed_at=signed_at)
+        checkpoint, note = signed.checkpoint, signed.note
+    proven = []
+    for entry in entries:
+        data = entry_canonical(entry)
+        hashes = inclusion_proof(conn, entry.index, checkpoint.size)
+        try:
+            verify_inclusion(hash_leaf(data), entry.index, checkpoint.size, hashes, checkpoint.root)
+        except ProofInvalid:
+            raise Conflict("the ledger's tree does not hold its entries as signed") from None
+        proven.append((data, TlogProof(index=entry.index, hashes=tuple(hashes), note=note)))
+    return proven

@@ -99,15 +99,20 @@ def run_with_progress(runtime: Runtime, request: AuditRequest, *, quiet: bool) -
 
 def with_exported_certificate(runtime: Runtime, outcome: AuditOutcome) -> AuditOutcome:
     """``outcome`` with its stored certificate exported to the home's certificates
-    folder (``certificate_path`` naming the file); unchanged when it has none."""
+    folder (``certificate_path`` naming the file), its bundle beside it; unchanged
+    when it has none."""
     if outcome.envelope is None:
         return outcome
     import dataclasses
 
     from .._exports import export_certificates
+    from ..replay.certificates import certificate_bundle
 
     (path,) = export_certificates(
-        runtime.ledger.engine, runtime.home.certificates_dir, [outcome.audit_id]
+        runtime.ledger.engine,
+        runtime.home.certificates_dir,
+        [outcome.audit_id],
+        bundle_of=partial(certificate_bundle, runtime),
     )
     return dataclasses.replace(outcome, certificate_path=path)
 
@@ -343,17 +348,40 @@ def verify_cmd(
             "(default: those stored in the database)."
         ),
     ] = None,
+    log_key: Annotated[
+        str | None,
+        typer.Option(
+            "--log-key",
+            help="The log's verifier key (ledger checkpoint --public-key), for a bundle: "
+            "with --public-key too, the bundle is verified with no home or database.",
+        ),
+    ] = None,
 ) -> None:
-    """Check a certificate's signature, statement, predicate schema and ledger linkage."""
-    from .._verification import issuer_key, verify
+    """Check a certificate's signature, statement, predicate schema and ledger linkage.
 
-    with open_runtime(home) as runtime:
-        envelope = load_envelope(runtime, certificate)
-        key = issuer_key(runtime, public_key)
-        if isinstance(envelope, dict) and _is_report(envelope):  # a release report
-            verify_report_cmd(envelope, key, runtime, certificates, json_out=json_out)
-            return
-        report = verify(runtime, envelope, public_key=key)
+    A bundle (<audit>.bundle.json) is checked against the log's signed checkpoint
+    instead: with --public-key and --log-key, offline, with no home or database."""
+    from ledger.certificates import is_bundle
+
+    from .._verification import issuer_key, log_verifier, verify, verify_offline
+
+    document = _read_document(certificate)
+    if is_bundle(document) and public_key is not None and log_key is not None:
+        report = verify_offline(document, issuer_key(None, public_key), log_verifier(None, log_key))
+    elif is_bundle(document):
+        with open_runtime(home) as runtime:
+            keys = issuer_key(runtime, public_key), log_verifier(runtime, log_key)
+        report = verify_offline(document, *keys)
+    else:
+        if log_key is not None:
+            raise BadInput("--log-key verifies a bundle (<audit>.bundle.json)")
+        with open_runtime(home) as runtime:
+            envelope = load_envelope(runtime, certificate) if document is _NO_FILE else document
+            key = issuer_key(runtime, public_key)
+            if isinstance(envelope, dict) and _is_report(envelope):  # a release report
+                verify_report_cmd(envelope, key, runtime, certificates, json_out=json_out)
+                return
+            report = verify(runtime, envelope, public_key=key)
     if json_out:
         emit_json(report.to_dict())
     else:
@@ -374,17 +402,32 @@ def verify_cmd(
         )
 
 
-def load_envelope(runtime: Runtime, given: str) -> Any:
-    """The envelope in the file ``given`` or, when no such file exists and ``given`` is
-    a stored certificate's audit id or a stored report's id, the stored one."""
-    from ledger import REPORT_ID, stored_certificate, stored_report
+_NO_FILE = object()
 
+
+def _read_document(given: str) -> Any:
+    """The JSON in the file ``given``, or ``_NO_FILE`` when there is no such file
+    (``given`` may then be a stored document's id)."""
     path = Path(given)
     try:
         is_file = path.exists()
     except OSError:  # e.g. a name longer than the file system takes: no such file
         is_file = False
     if not is_file:
+        return _NO_FILE
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        raise BadInput("certificate file is not valid JSON") from None
+
+
+def load_envelope(runtime: Runtime, given: str) -> Any:
+    """The envelope in the file ``given`` or, when no such file exists and ``given`` is
+    a stored certificate's audit id or a stored report's id, the stored one."""
+    from ledger import REPORT_ID, stored_certificate, stored_report
+
+    document = _read_document(given)
+    if document is _NO_FILE:
         engine = runtime.ledger.engine
         if REPORT_ID.fullmatch(given):
             report = stored_report(engine, given)
@@ -397,10 +440,7 @@ def load_envelope(runtime: Runtime, given: str) -> Any:
                 return stored.envelope
             raise BadInput("no stored certificate has that audit id")
         raise BadInput("certificate file not found")
-    try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        raise BadInput("certificate file is not valid JSON") from None
+    return document
 
 
 def _is_report(envelope: dict[str, Any]) -> bool:
@@ -489,19 +529,30 @@ def certificates_list_cmd(
 
 @certificates_app.command("export")
 def certificates_export_cmd(
-    folder: Annotated[Path, typer.Argument(help="Where to write <audit>.dsse.json files.")],
+    folder: Annotated[
+        Path,
+        typer.Argument(help="Where to write <audit>.dsse.json files and their bundles."),
+    ],
     audit_ids: Annotated[
         list[str] | None, typer.Argument(help="Audit ids (none: every stored certificate).")
     ] = None,
     home: HomeOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Write stored certificates as DSSE JSON files (``verify`` accepts them)."""
+    """Write stored certificates as DSSE JSON files and, beside each, its bundle with
+    the proofs of its ledger entries (``verify`` accepts both)."""
     from .._exports import export_certificates
+    from ..replay.certificates import certificate_bundle
 
     with open_runtime(home) as runtime:
-        paths = export_certificates(runtime.ledger.engine, folder, audit_ids or ())
+        paths = export_certificates(
+            runtime.ledger.engine,
+            folder,
+            audit_ids or (),
+            bundle_of=partial(certificate_bundle, runtime),
+        )
+    bundles = [p.with_name(p.name.replace(".dsse.json", ".bundle.json")) for p in paths]
     if json_out:
-        emit_json({"exported": [str(p) for p in paths]})
+        emit_json({"exported": [str(p) for p in paths], "bundles": [str(p) for p in bundles]})
     else:
         console.print(f"exported {len(paths)} certificate(s) to {folder}")

@@ -359,6 +359,14 @@ def ledger_checkpoint(
     out: Annotated[
         Path | None, typer.Option("--out", help="Also write the signed note to this file.")
     ] = None,
+    public_key: Annotated[
+        bool,
+        typer.Option(
+            "--public-key",
+            help="Print only the log's verifier key (to publish beside the issuer key); "
+            "sign nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Sign the ledger's Merkle tree as it is now as a C2SP checkpoint (a signed note),
     after proving it extends the last one signed; print the note."""
@@ -366,6 +374,16 @@ def ledger_checkpoint(
 
     from .._log_key import LogKey
 
+    if public_key:
+        if out is not None:
+            raise BadInput("--public-key signs nothing: it takes no --out")
+        with open_runtime(home) as runtime:
+            verifier = LogKey.of(runtime.home).verifier.encode()
+        if json_out:
+            emit_json({"verifier_key": verifier})
+        else:
+            typer.echo(verifier)
+        return
     if out is not None and (out.is_dir() or not out.parent.is_dir()):
         raise BadInput("the checkpoint file cannot be written")  # before anything is signed
     with open_runtime(home) as runtime:

@@ -7,7 +7,8 @@ still verified (``docs/certificate-v2.md``). Sign with
 ``sign_statement(build_statement(...), signer)`` (or a ``CertificateSigner``, such
 as ``LocalSigner``); verify offline with
 ``verify_envelope`` or fully (ledger included) with ``verify_certificate``, whose
-numbered steps are listed in ``ledger/certificates/_verify.py``.
+numbered steps are listed in ``ledger/certificates/_verify.py``; a bundle (the envelope
+with C2SP proofs of its ledger entries) with ``verify_bundle``, no ledger at hand.
 """
 
 from typing import TYPE_CHECKING
@@ -16,7 +17,8 @@ from ..lazy import deferred
 from ._errors import BadCertificateInput, CertificateError, CertificateInvalid, PredicateInvalid
 
 if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's start-up
-    from ._checks import CHECK_NAMES, VerificationCheck, VerificationReport
+    from ._bundle import BUNDLE_MEDIA_TYPE, ProvenEntry, is_bundle, make_bundle, verify_bundle
+    from ._checks import BUNDLE_CHECK_NAMES, CHECK_NAMES, VerificationCheck, VerificationReport
     from ._dsse import IN_TOTO_PAYLOAD_TYPE, DsseSignature, Envelope, pae, sign_dsse, verify_dsse
     from ._keys import Signer, keyid_of, load_public_key_pem
     from ._schema import PREDICATE_SCHEMA_V1
@@ -60,6 +62,12 @@ __getattr__ = deferred(
         "sign_statement": "._statement",
         "statement_problems": "._statement",
         "CHECK_NAMES": "._checks",
+        "BUNDLE_CHECK_NAMES": "._checks",
+        "BUNDLE_MEDIA_TYPE": "._bundle",
+        "ProvenEntry": "._bundle",
+        "is_bundle": "._bundle",
+        "make_bundle": "._bundle",
+        "verify_bundle": "._bundle",
         "LedgerLookup": "._verify",
         "StaticLedgerLookup": "._verify",
         "VerificationCheck": "._checks",
@@ -76,6 +84,8 @@ __getattr__ = deferred(
 )
 
 __all__ = [
+    "BUNDLE_CHECK_NAMES",
+    "BUNDLE_MEDIA_TYPE",
     "CHECK_NAMES",
     "IN_TOTO_PAYLOAD_TYPE",
     "PREDICATE_SCHEMA",
@@ -95,15 +105,18 @@ __all__ = [
     "LedgerLookup",
     "LocalSigner",
     "PredicateInvalid",
+    "ProvenEntry",
     "Signer",
     "StaticLedgerLookup",
     "VerificationCheck",
     "VerificationReport",
     "build_statement",
     "envelope_digest",
+    "is_bundle",
     "is_valid",
     "keyid_of",
     "load_public_key_pem",
+    "make_bundle",
     "pae",
     "predicate_problems",
     "schema_is_valid",
@@ -111,6 +124,7 @@ __all__ = [
     "sign_statement",
     "statement_problems",
     "validation_errors",
+    "verify_bundle",
     "verify_certificate",
     "verify_dsse",
     "verify_envelope",

@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CHECK_NAMES", "VerificationCheck", "VerificationReport"]
+__all__ = ["BUNDLE_CHECK_NAMES", "CHECK_NAMES", "VerificationCheck", "VerificationReport"]
 
 CHECK_NAMES = ("envelope", "signature", "statement", "predicate", "subject", "ledger_entry")
+# offline, from a bundle: the log's signed checkpoint, then the two entries proven in it
+BUNDLE_CHECK_NAMES = CHECK_NAMES[:4] + ("checkpoint", "subject", "ledger_entry")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,14 +29,17 @@ class VerificationCheck:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VerificationReport:
-    """Six checks in step order. ``statement`` is set once steps 1–3 passed."""
+    """The checks ``names`` lists, in step order. ``statement`` is set once steps 1–3
+    passed."""
 
     checks: tuple[VerificationCheck, ...]
     statement: dict[str, Any] | None = None
+    names: tuple[str, ...] = CHECK_NAMES
 
     @property
     def ok(self) -> bool:
-        return len(self.checks) == len(CHECK_NAMES) and all(c.ok for c in self.checks)
+        ran = tuple(c.name for c in self.checks)
+        return ran == self.names and all(c.ok for c in self.checks)
 
     @property
     def first_failure(self) -> VerificationCheck | None:

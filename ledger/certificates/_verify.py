@@ -106,6 +106,9 @@ class _State:
     envelope: Envelope | None = None
     accepted: frozenset[str] = frozenset()
     statement: dict[str, Any] | None = None
+    bundle: Mapping[str, Any] | None = None  # offline verification (``_bundle``)
+    log_keys: tuple[Any, ...] = ()  # the log's note verifier, offline
+    checkpoint: Any = None  # the log's checkpoint, once step ``checkpoint`` verified it
 
 
 def _step_envelope(s: _State) -> str:
@@ -213,10 +216,15 @@ def _trusted(
     raise TypeError("trusted keys must be Ed25519 public keys")
 
 
-def _run(state: _State, steps: int) -> VerificationReport:
+def run_steps(
+    state: _State,
+    steps: tuple[Callable[[_State], str], ...] = _STEPS,
+    names: tuple[str, ...] = CHECK_NAMES,
+) -> VerificationReport:
+    """Each step in turn, each one run only if every earlier one passed."""
     checks: list[VerificationCheck] = []
     failed_at: int | None = None
-    for number, (name, step) in enumerate(zip(CHECK_NAMES[:steps], _STEPS[:steps], strict=True), 1):
+    for number, (name, step) in enumerate(zip(names, steps, strict=True), 1):
         if failed_at is not None:
             detail, ok = f"not run: step {failed_at} failed", False
         else:
@@ -225,7 +233,7 @@ def _run(state: _State, steps: int) -> VerificationReport:
             except _Failed as failure:
                 detail, ok, failed_at = failure.detail, False, number
         checks.append(VerificationCheck(step=number, name=name, ok=ok, detail=detail))
-    return VerificationReport(checks=tuple(checks), statement=state.statement)
+    return VerificationReport(checks=tuple(checks), statement=state.statement, names=names)
 
 
 def verify_certificate(
@@ -236,14 +244,15 @@ def verify_certificate(
 ) -> VerificationReport:
     """Run steps 1–6 (module docstring) and report every check."""
     state = _State(raw=envelope, keys=_trusted(public_key), lookup=ledger_lookup)
-    return _run(state, len(_STEPS))
+    return run_steps(state)
 
 
 def verify_envelope(
     envelope: Mapping[str, Any], public_keys: Mapping[str, Ed25519PublicKey]
 ) -> dict[str, Any]:
     """Steps 1–4 without a ledger: the verified Statement, or ``CertificateInvalid``."""
-    report = _run(_State(raw=envelope, keys=_trusted(public_keys), lookup=None), 4)
+    state = _State(raw=envelope, keys=_trusted(public_keys), lookup=None)
+    report = run_steps(state, _STEPS[:4], CHECK_NAMES[:4])
     if not all(c.ok for c in report.checks) or report.statement is None:
         raise CertificateInvalid()
     return report.statement

@@ -1,6 +1,7 @@
 """Transparency-log formats the ledger is published in: RFC 9162 Merkle trees and
 their inclusion and consistency proofs (``_merkle``), C2SP signed notes and the
-checkpoints a log signs as one (``_note``). Plaintext-free and importable
+checkpoints a log signs as one (``_note``), and the C2SP proofs that carry an entry's
+inclusion with the checkpoint it is proven against (``_proof``). Plaintext-free and importable
 without the enclave: an independent reviewer verifies a proof with this alone."""
 
 from ._merkle import (
@@ -29,6 +30,7 @@ from ._note import (
     parse_checkpoint,
     sign_note,
 )
+from ._proof import TlogProof, parse_proof, proof_text
 
 __all__ = [
     "Checkpoint",
@@ -39,6 +41,9 @@ __all__ = [
     "open_note",
     "parse_checkpoint",
     "sign_note",
+    "TlogProof",
+    "parse_proof",
+    "proof_text",
     "HASH_SIZE",
     "Node",
     "ProofInvalid",
