@@ -33,7 +33,7 @@ from ..governance import (
     inference_classification,
     record_refusal,
 )
-from ..replay.certificates import RuntimeLedgerLookup
+from ..replay.certificates import RuntimeLedgerLookup, certificate_bundle
 from . import _jobs as jobs
 from ._auth import CurrentAnalyst, State, require
 from ._cursor import audits_cursor, read_audits_cursor
@@ -266,6 +266,22 @@ def certificate(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> JSO
     return JSONResponse(
         envelope,
         headers={"Content-Disposition": f'attachment; filename="{found_id}.dsse.json"'},
+    )
+
+
+@router.get(
+    "/certificates/{audit_id}/bundle",
+    response_model=dict[str, Any],
+    summary="The certificate with C2SP proofs of its ledger entries, as a download",
+)
+def bundle(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> JSONResponse:
+    """The envelope with tlog-proofs of its ``certificate.issued`` and ``specimen.sealed``
+    entries against a checkpoint the log signed (the latest one when it covers both,
+    else one signed now): verifiable offline with the issuer's and the log's keys."""
+    found_id, _ = _envelope(state, analyst, audit_id)
+    return JSONResponse(
+        certificate_bundle(state.runtime, found_id),
+        headers={"Content-Disposition": f'attachment; filename="{found_id}.bundle.json"'},
     )
 
 

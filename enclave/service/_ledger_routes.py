@@ -1,4 +1,4 @@
-"""Routes for the evidence ledger's head and verification (metadata only)."""
+"""Routes for the evidence ledger's head, verification and log key (metadata only)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from ..governance import Action, Resource
 from ._auth import CurrentAnalyst, State, require
 from ._errors import ERROR_RESPONSES
-from ._models import LedgerHead, LedgerVerify
+from ._models import LedgerHead, LedgerVerify, LogKeyModel
 
 __all__ = ["router"]
 
@@ -23,6 +23,19 @@ def head(state: State, analyst: CurrentAnalyst) -> dict[str, Any]:
     if position is None:
         return {"index": None, "hash": None}
     return {"index": position.index, "hash": position.entry_hash}
+
+
+@router.get(
+    "/ledger/log-key",
+    response_model=LogKeyModel,
+    summary="The log's verifier key: what a bundle's checkpoint must be signed by",
+)
+def log_key(state: State, analyst: CurrentAnalyst) -> dict[str, Any]:
+    from .._log_key import LogKey
+
+    require(state, analyst, Action.READ_LEDGER, Resource.ledger())
+    log = LogKey.of(state.runtime.home)
+    return {"origin": log.origin, "verifier_key": log.verifier.encode()}
 
 
 @router.get(

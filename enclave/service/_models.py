@@ -43,6 +43,7 @@ __all__ = [
     "InferenceTally",
     "LedgerHead",
     "LedgerVerify",
+    "LogKeyModel",
     "NO_CONTROL",
     "PolicyList",
     "PolicyModel",
@@ -335,6 +336,12 @@ class VerifyReport(BaseModel):
 class LedgerHead(BaseModel):
     index: int | None
     hash: str | None
+
+
+class LogKeyModel(BaseModel):
+    origin: str
+    # C2SP verifier key: <origin>+<key id hex>+base64(0x01 || Ed25519 public key)
+    verifier_key: str
 
 
 class LedgerVerify(BaseModel):

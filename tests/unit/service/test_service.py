@@ -32,6 +32,8 @@ from enclave.governance import (
 from enclave.incidents import claims
 from enclave.service import create_app
 from ledger import canonical_digest
+from ledger.certificates import load_public_key_pem, verify_bundle
+from ledger.certificates.tlog import NoteVerifier
 from tests.support.canary import INCIDENT_CANARIES, find_canaries
 
 with warnings.catch_warnings():
@@ -516,7 +518,7 @@ def test_budget_exhausted_is_429(world: World) -> None:
 
 
 def test_ledger_routes(world: World) -> None:
-    for path in ("/ledger/head", "/ledger/verify"):  # the chain spans tenants: operators only
+    for path in ("/ledger/head", "/ledger/verify", "/ledger/log-key"):  # the chain spans tenants: operators only
         assert error_code(world.client.get(API + path, headers=world.auth("vera"))) == (
             "not_permitted"
         )
@@ -530,6 +532,8 @@ def test_ledger_routes(world: World) -> None:
         "reason": None,
         "verified_from": 0,  # the first run has no checkpoint to resume from
     }
+    key = world.client.get(f"{API}/ledger/log-key", headers=world.auth("opal")).json()
+    assert NoteVerifier.parse(key["verifier_key"]).name == key["origin"]
 
 
 def test_openapi_is_published(world: World) -> None:
@@ -616,7 +620,28 @@ def test_request_to_verified_certificate(tmp_path: Path) -> None:
         assert summary["auditability"]["class"] == "counterfactual-admissible"
         conflict = client.post(f"{API}/audits/{audit_id}/cancel", headers=auth)
         assert conflict.status_code == 409 and error_code(conflict) == "conflict"
-        for body in (download.content, json.dumps(summary).encode(), json.dumps(verified).encode()):
+        # the bundle: this envelope with its entries proven against the log's checkpoint,
+        # verified with nothing but the issuer's key and the key the service publishes
+        bundled = client.get(f"{API}/certificates/{audit_id}/bundle", headers=auth)
+        assert bundled.status_code == 200
+        assert f'filename="{audit_id}.bundle.json"' in bundled.headers["content-disposition"]
+        assert bundled.json()["envelope"] == envelope
+        operator = {"Authorization": f"Bearer {tokens['opal']}"}
+        log_key = client.get(f"{API}/ledger/log-key", headers=operator).json()["verifier_key"]
+        issuer = load_public_key_pem(Path(f"{home.signing_key_path}.pub").read_bytes())
+        offline = verify_bundle(
+            bundled.json(), public_key=issuer, log_key=NoteVerifier.parse(log_key)
+        )
+        assert offline.ok, offline.to_dict()
+        other_tenant = {"Authorization": f"Bearer {tokens['otto']}"}
+        outsider = client.get(f"{API}/certificates/{audit_id}/bundle", headers=other_tenant)
+        assert outsider.status_code in (403, 404)
+        for body in (
+            download.content,
+            bundled.content,
+            json.dumps(summary).encode(),
+            json.dumps(verified).encode(),
+        ):
             assert not find_canaries(body, INCIDENT_CANARIES)
 
 
@@ -641,6 +666,7 @@ def test_no_canary_in_any_response_header_or_log(
         ("GET", f"{API}/audits", alice, None),
         ("GET", f"{API}/ledger/head", alice, None),
         ("GET", f"{API}/ledger/verify", alice, None),
+        ("GET", f"{API}/ledger/log-key", alice, None),
         ("GET", "/openapi.json", {}, None),
     ]
     for c in INCIDENT_CANARIES:  # hostile input everywhere: it must never come back
@@ -652,6 +678,7 @@ def test_no_canary_in_any_response_header_or_log(
             ("GET", f"{API}/audits/{c}", alice, None),
             ("GET", f"{API}/certificates/{c}", alice, None),
             ("GET", f"{API}/certificates/{c}/summary", alice, None),
+            ("GET", f"{API}/certificates/{c}/bundle", alice, None),
             ("POST", f"{API}/audits/{c}/cancel", alice, None),
             ("GET", f"{API}/{c}", alice, None),
             ("GET", f"{API}/whoami", {"Authorization": f"Bearer {c}"}, None),
