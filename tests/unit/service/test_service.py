@@ -518,7 +518,8 @@ def test_budget_exhausted_is_429(world: World) -> None:
 
 
 def test_ledger_routes(world: World) -> None:
-    for path in ("/ledger/head", "/ledger/verify", "/ledger/log-key"):  # the chain spans tenants: operators only
+    # the chain spans tenants: operators only
+    for path in ("/ledger/head", "/ledger/verify", "/ledger/log-key"):
         assert error_code(world.client.get(API + path, headers=world.auth("vera"))) == (
             "not_permitted"
         )
