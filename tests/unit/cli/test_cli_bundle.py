@@ -322,3 +322,57 @@ def test_the_public_key_is_the_one_that_signs(demo: tuple[Path, list[Path], str]
     home, _, log_key = demo
     done = cli(home, "ledger", "checkpoint", "--json")
     assert json.loads(done.stdout)["verifier_key"] == log_key
+
+
+# -- a third party's verifier: hashlib and cryptography only -------------------------------
+
+SCRIPT = Path(__file__).resolve().parents[3] / "examples" / "verify_bundle.py"
+
+
+def _third_party(bundle: dict[str, Any], issuer: Path, log_key: str, tmp_path: Path) -> int:
+    import subprocess
+    import sys
+
+    path = tmp_path / "given.bundle.json"
+    path.write_text(json.dumps(bundle))
+    done = subprocess.run(
+        [sys.executable, "-I", str(SCRIPT), str(path), str(issuer), log_key],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    return done.returncode
+
+
+def test_the_documented_standalone_verifier_agrees(
+    demo: tuple[Path, list[Path], str], foreign: tuple[dict[str, Any], str], tmp_path: Path
+) -> None:
+    """``examples/verify_bundle.py``, which imports only the standard library and
+    cryptography, accepts every demo bundle and rejects each tampering the project's
+    verifier rejects."""
+    import ast
+
+    tree = ast.parse(SCRIPT.read_text())
+    imported = {
+        (n.module if isinstance(n, ast.ImportFrom) else a.name).split(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for a in n.names
+    }
+    assert imported == {"base64", "hashlib", "json", "sys", "pathlib", "cryptography"}
+    home, bundles, log_key = demo
+    for bundle in bundles:
+        assert _third_party(_load(bundle), _issuer(home), log_key, tmp_path) == 0
+    others = {
+        "same": _load(bundles[1]),
+        "specimen": _load(bundles[-1]),
+        "early": _load(home / "certificates" / bundles[0].name),
+        "foreign": foreign[0],
+    }
+    for how in sorted(TAMPERS):
+        if how in ("an extra key", "media type", "entry not canonical"):
+            continue  # shape rules of this project's format, not of the proof
+        bundle = _load(bundles[0])
+        _tamper(how, bundle, others)
+        assert _third_party(bundle, _issuer(home), log_key, tmp_path) != 0, how
