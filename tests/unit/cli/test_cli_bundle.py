@@ -376,3 +376,10 @@ def test_the_documented_standalone_verifier_agrees(
         bundle = _load(bundles[0])
         _tamper(how, bundle, others)
         assert _third_party(bundle, _issuer(home), log_key, tmp_path) != 0, how
+
+
+def test_the_documented_inclusion_check_is_the_scripts() -> None:
+    page = (SCRIPT.parents[1] / "docs" / "transparency.md").read_text()
+    block = page.split("```python\ndef inclusion_root", 1)[1].split("```", 1)[0]
+    for line in ("def inclusion_root" + block).strip().splitlines():
+        assert line in SCRIPT.read_text(), line
