@@ -45,6 +45,7 @@ LAYERS: dict[str, int] = {
     "enclave._retention": 5,
     # the outward faces
     "enclave.service": 6,
+    "enclave.witness": 6,  # a witness of a log's checkpoints, served over HTTP
     "enclave.cli": 6,
     "enclave._console": 6,
     "enclave.__main__": 7,
