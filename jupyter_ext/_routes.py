@@ -45,6 +45,7 @@ ROUTES: tuple[Route, ...] = (
     _route("GET", "certificate", f"certificates/{_ID}"),
     _route("GET", "certificate_summary", f"certificates/{_ID}/summary"),
     _route("GET", "certificate_verify", f"certificates/{_ID}/verify"),
+    _route("GET", "certificate_bundle", f"certificates/{_ID}/bundle"),
     _route("GET", "reports", "reports", ("limit", "cursor")),
     _route("GET", "report", f"reports/{_ID}"),
     _route("GET", "report_summary", f"reports/{_ID}/summary"),

@@ -252,6 +252,12 @@ def test_alice_requests_the_r2_audit_and_verifies_its_certificate_from_the_sideb
         assert {cells.nth(i).get_attribute("data-ok") for i in range(cells.count())} == {"true"}
     saved = alice_lab.root / "certificates" / f"{audit_id}.dsse.json"
     assert saved.is_file()
+    # beside it, the certificate bundle: the same envelope with its ledger proofs
+    bundle = alice_lab.root / "certificates" / f"{audit_id}.bundle.json"
+    bundled = json.loads(bundle.read_text(encoding="utf-8"))
+    assert isinstance(bundled, dict)
+    assert bundled["mediaType"] == "application/vnd.replay-enclave.certificate-bundle.v1+json"
+    assert bundled["envelope"] == json.loads(saved.read_text(encoding="utf-8"))
     # nothing runs: the seconds spent opening and verifying saw no status poll
     assert _status_polls(record) == polls
 
@@ -283,7 +289,7 @@ def test_alice_requests_the_r2_audit_and_verifies_its_certificate_from_the_sideb
         assert answered.locator(".enclave-sb-error").get_attribute("data-code")
     page.wait_for_selector(f"{STATUS}[data-running='0']", timeout=180_000)
 
-    assert_no_canary(record, page, saved)
+    assert_no_canary(record, page, saved, bundle)
 
 
 def _status_polls(record: Recorder) -> int:
@@ -351,7 +357,8 @@ def test_no_clearance_or_another_tenant_opens_no_certificate_through_the_extensi
 ) -> None:
     """alice's restricted certificate (the test above leaves one): bob (acme, no
     clearance) and eve (another tenant, cleared in her own) get a refusal for the
-    certificate, its summary and its verification, and no audit of acme in their list."""
+    certificate, its summary, its verification and its bundle, and no audit of acme in
+    their list."""
     alice = {"Authorization": f"Bearer {stack.tokens['alice']}"}
     listed = httpx.get(f"{stack.url}/api/v1/audits", headers=alice, timeout=30).json()
     certified = [a["audit_id"] for a in listed["items"] if a["has_certificate"]]
@@ -359,7 +366,12 @@ def test_no_clearance_or_another_tenant_opens_no_certificate_through_the_extensi
     page, record = recorded_page
     switchable_lab.act_as(stack.tokens[who])
     open_lab(page, switchable_lab)
-    for route in ("certificates/{}", "certificates/{}/summary", "certificates/{}/verify"):
+    for route in (
+        "certificates/{}",
+        "certificates/{}/summary",
+        "certificates/{}/verify",
+        "certificates/{}/bundle",
+    ):
         status, text = get_through_extension(page, route.format(certified[0]))
         assert status in (403, 404), (route, status)
         assert '"payload"' not in text and "predicate" not in text

@@ -2,9 +2,11 @@
  * The Enclave sidebar plugin: the sidebar (left area), the running-audits status-bar
  * item, palette commands (open sidebar, new audit request, refresh) and the launcher's
  * "New audit request" card. A finished audit's certificate is fetched through the
- * server extension, saved as ``certificates/<audit>.dsse.json`` and opened in the
- * certificate viewer, where Verify runs in the browser and on the server; a release
- * report likewise, as ``reports/<report>.dsse.json``.
+ * server extension, saved as ``certificates/<audit>.dsse.json`` with its certificate
+ * bundle (the envelope with the proofs of its ledger entries) beside it as
+ * ``certificates/<audit>.bundle.json``, and opened in the certificate viewer, where
+ * Verify runs in the browser and on the server; a release report likewise, as
+ * ``reports/<report>.dsse.json`` (without a bundle).
  */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
@@ -53,19 +55,30 @@ export const enclaveSidebar: JupyterFrontEndPlugin<void> = {
   ) => {
     const contents = app.serviceManager.contents;
 
-    /** The envelope at ``route``, saved as ``folder/<id>.dsse.json`` and opened. */
-    async function openEnvelope(route: string, folder: string, id: string): Promise<void> {
-      const envelope = await call<unknown>('GET', `${route}/${encodeURIComponent(id)}`);
+    const saveJson = async (path: string, value: unknown): Promise<void> => {
+      await contents.save(path, { type: 'file', format: 'text', content: JSON.stringify(value, null, 2) });
+    };
+
+    /** The envelope at ``route``, saved as ``folder/<id>.dsse.json`` and opened; with
+     * ``withBundle``, the JSON at ``route/<id>/bundle`` is saved first, beside it, as
+     * ``folder/<id>.bundle.json``. A failed fetch rejects before anything is saved. */
+    async function openEnvelope(route: string, folder: string, id: string, withBundle = false): Promise<void> {
+      const at = `${route}/${encodeURIComponent(id)}`;
+      const envelope = await call<unknown>('GET', at);
+      const bundle = withBundle ? await call<unknown>('GET', `${at}/bundle`) : null;
       try {
         await contents.get(folder, { content: false });
       } catch {
         await contents.save(folder, { type: 'directory' });
       }
+      if (withBundle) {
+        await saveJson(`${folder}/${id}.bundle.json`, bundle);
+      }
       const path = `${folder}/${id}.dsse.json`;
-      await contents.save(path, { type: 'file', format: 'text', content: JSON.stringify(envelope, null, 2) });
+      await saveJson(path, envelope);
       await app.commands.execute('docmanager:open', { path, factory: FACTORY });
     }
-    const openCertificate = (auditId: string): Promise<void> => openEnvelope('certificates', FOLDER, auditId);
+    const openCertificate = (auditId: string): Promise<void> => openEnvelope('certificates', FOLDER, auditId, true);
     const openReport = (reportId: string): Promise<void> => openEnvelope('reports', REPORT_FOLDER, reportId);
 
     const audits = new AuditTracker();

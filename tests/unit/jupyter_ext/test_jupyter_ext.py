@@ -91,6 +91,7 @@ def test_no_enclave_internals_or_ledger_imports() -> None:
         ("POST", "audits/au-1/cancel", "cancel_audit"),
         ("GET", "certificates/au-1/summary", "certificate_summary"),
         ("GET", "certificates/au-1/verify", "certificate_verify"),
+        ("GET", "certificates/au-1/bundle", "certificate_bundle"),
         ("GET", "ledger/verify", "ledger_verify"),
     ],
 )
