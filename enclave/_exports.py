@@ -8,6 +8,7 @@ certificate its bundle (``<audit>.bundle.json``, made by ``enclave.replay``) whe
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +33,15 @@ def _write_document(folder: Path, filename: str, document: Mapping[str, Any]) ->
     except OSError:
         raise InfrastructureError("the export folder cannot be written") from None
     return path
+
+
+def _check_folder(folder: Path) -> None:
+    """``InfrastructureError`` unless ``folder`` is, or could be made, a writable folder."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise InfrastructureError("the export folder cannot be written")
 
 
 def _write(folder: Path, name: str, envelope: Mapping[str, Any]) -> Path:
@@ -59,6 +69,7 @@ def export_certificates(
     if any(c is None for c in found):
         raise BadInput("no stored certificate has one of those audit ids")
     stored = [c for c in found if c is not None]
+    _check_folder(folder)  # before a bundle is made: making one may sign a checkpoint
     bundles = [bundle_of(c.audit_id) for c in stored] if bundle_of is not None else []
     for certificate, bundle in zip(stored, bundles, strict=False):
         _write_document(folder, f"{certificate.audit_id}.bundle.json", bundle)

@@ -3,7 +3,7 @@ bundle offline (the issuer key and the log's verifier key, no ledger)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,11 +13,11 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     from ledger.certificates import VerificationReport
-    from ledger.certificates.tlog import NoteVerifier
+    from ledger.certificates.tlog import NoteVerifier, WitnessVerifier
 
     from ._runtime import Runtime
 
-__all__ = ["issuer_key", "log_verifier", "verify", "verify_offline"]
+__all__ = ["issuer_key", "log_verifier", "verify", "verify_offline", "witness_keys"]
 
 
 def issuer_key(runtime: Runtime | None, path: Path | None = None) -> Ed25519PublicKey:
@@ -81,12 +81,35 @@ def log_verifier(runtime: Runtime | None, given: str | None = None) -> NoteVerif
         raise BadInput("the log key is not a C2SP Ed25519 verifier key") from None
 
 
+def witness_keys(given: Sequence[str], quorum: int | None) -> list[WitnessVerifier]:
+    """Witnesses' C2SP cosigner keys (``<name>+<id>+base64(0x04 ‖ key)``), distinct,
+    with a quorum no larger than their number."""
+    from ledger.certificates.tlog import NoteInvalid, WitnessVerifier
+
+    try:
+        parsed = {v.encode(): v for v in (WitnessVerifier.parse(k.strip()) for k in given)}
+    except NoteInvalid:
+        raise BadInput("a witness key is not a C2SP Ed25519 cosigner key") from None
+    keys = list(parsed.values())
+    if quorum is not None and not 1 <= quorum <= len(keys):
+        raise BadInput("--quorum is 1 to the number of --witness keys")
+    return keys
+
+
 def verify_offline(
-    bundle: Mapping[str, Any], public_key: Ed25519PublicKey, log_key: NoteVerifier
+    bundle: Mapping[str, Any],
+    public_key: Ed25519PublicKey,
+    log_key: NoteVerifier,
+    *,
+    witnesses: Sequence[WitnessVerifier] = (),
+    quorum: int | None = None,
 ) -> VerificationReport:
     """Verify a certificate bundle with the issuer's key and the log's key alone: the
     envelope as ``verify`` does, then its entries proven in the log's signed checkpoint
-    instead of looked up (``ledger.certificates.verify_bundle``)."""
+    instead of looked up (``ledger.certificates.verify_bundle``); with ``witnesses``,
+    the checkpoint must carry ``quorum`` (default: all) of their cosignatures."""
     from ledger.certificates import verify_bundle
 
-    return verify_bundle(bundle, public_key=public_key, log_key=log_key)
+    return verify_bundle(
+        bundle, public_key=public_key, log_key=log_key, witnesses=witnesses, quorum=quorum
+    )

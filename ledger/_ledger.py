@@ -37,7 +37,7 @@ from ._records import (
     SpecimenSummary,
     VerifyReport,
 )
-from ._signed import SignedCheckpoint, prove_entries, sign_checkpoint
+from ._signed import SignedCheckpoint, add_cosignatures, prove_entries, sign_checkpoint
 from ._specimens import (
     check_record,
     count_specimens,
@@ -478,6 +478,14 @@ class Ledger:
             return sign_checkpoint(
                 conn, origin=origin, signer=signer, sign=sign, signed_at=self._clock()
             )
+
+    @guarded("add_cosignatures")
+    def add_cosignatures(self, size: int, lines: str, *, signer: NoteVerifier) -> str:
+        """Keep witnesses' cosignature ``lines`` (C2SP tlog-cosignature) with the
+        checkpoint signed at ``size``; bundles proven against it then carry them.
+        Returns the note with them."""
+        with write(self._engine) as conn:
+            return add_cosignatures(conn, size, lines, signer)
 
     @guarded("prove_entries")
     def prove_entries(

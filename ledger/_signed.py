@@ -35,7 +35,13 @@ from .certificates.tlog import (
 if TYPE_CHECKING:
     from ._records import EntryRecord
 
-__all__ = ["SignedCheckpoint", "latest_signed", "prove_entries", "sign_checkpoint"]
+__all__ = [
+    "SignedCheckpoint",
+    "add_cosignatures",
+    "latest_signed",
+    "prove_entries",
+    "sign_checkpoint",
+]
 
 
 @dataclass(frozen=True)
@@ -136,3 +142,21 @@ def prove_entries(
             raise Conflict("the ledger's tree does not hold its entries as signed") from None
         proven.append((data, TlogProof(index=entry.index, hashes=tuple(hashes), note=note)))
     return proven
+
+
+def add_cosignatures(conn: sa.Connection, size: int, lines: str, signer: NoteVerifier) -> str:
+    """Append signature lines (witnesses' cosignatures) to the note signed at ``size``;
+    the note must still open with the log's key (its text and signature untouched)."""
+    note = _note_at(conn, size)
+    extended = note + lines
+    try:
+        if (
+            not lines.endswith("\n")
+            or open_note(extended, [signer])[0] != open_note(note, [signer])[0]
+        ):
+            raise NoteInvalid("the text changed")
+    except NoteInvalid:
+        raise Conflict("the cosignatures are not signature lines of this note") from None
+    table = _table()
+    conn.execute(sa.update(table).where(table.c.tree_size == size).values(note=extended))
+    return extended

@@ -356,6 +356,20 @@ def verify_cmd(
             "with --public-key too, the bundle is verified with no home or database.",
         ),
     ] = None,
+    witness: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--witness",
+            help="A witness's C2SP cosigner key (repeatable): a bundle's checkpoint must "
+            "carry its cosignature.",
+        ),
+    ] = None,
+    quorum: Annotated[
+        int | None,
+        typer.Option(
+            min=1, max=64, help="How many of the --witness keys must have cosigned (default: all)."
+        ),
+    ] = None,
 ) -> None:
     """Check a certificate's signature, statement, predicate schema and ledger linkage.
 
@@ -363,18 +377,20 @@ def verify_cmd(
     instead: with --public-key and --log-key, offline, with no home or database."""
     from ledger.certificates import is_bundle
 
-    from .._verification import issuer_key, log_verifier, verify, verify_offline
+    from .._verification import issuer_key, log_verifier, verify, verify_offline, witness_keys
 
     document = _read_document(certificate)
+    witnesses = witness_keys(witness or (), quorum)
     if is_bundle(document) and public_key is not None and log_key is not None:
-        report = verify_offline(document, issuer_key(None, public_key), log_verifier(None, log_key))
+        keys = issuer_key(None, public_key), log_verifier(None, log_key)
+        report = verify_offline(document, *keys, witnesses=witnesses, quorum=quorum)
     elif is_bundle(document):
         with open_runtime(home) as runtime:
             keys = issuer_key(runtime, public_key), log_verifier(runtime, log_key)
-        report = verify_offline(document, *keys)
+        report = verify_offline(document, *keys, witnesses=witnesses, quorum=quorum)
     else:
-        if log_key is not None:
-            raise BadInput("--log-key verifies a bundle (<audit>.bundle.json)")
+        if log_key is not None or witnesses:
+            raise BadInput("--log-key and --witness verify a bundle (<audit>.bundle.json)")
         with open_runtime(home) as runtime:
             envelope = load_envelope(runtime, certificate) if document is _NO_FILE else document
             key = issuer_key(runtime, public_key)

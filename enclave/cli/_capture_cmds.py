@@ -373,6 +373,7 @@ def ledger_checkpoint(
     import base64
 
     from .._log_key import LogKey
+    from .._witnesses import configured_witnesses, request_cosignatures
 
     if public_key:
         if out is not None:
@@ -387,16 +388,20 @@ def ledger_checkpoint(
     if out is not None and (out.is_dir() or not out.parent.is_dir()):
         raise BadInput("the checkpoint file cannot be written")  # before anything is signed
     with open_runtime(home) as runtime:
+        witnesses = configured_witnesses(runtime.home)  # refused before anything is signed
         log = LogKey.of(runtime.home)
         signed = runtime.ledger.sign_checkpoint(
             origin=log.origin, signer=log.verifier, sign=log.sign
         )
+        checkpoint = signed.checkpoint
+        witnessed, note = request_cosignatures(
+            runtime.ledger, log, witnesses, checkpoint.size, signed.note
+        )
     if out is not None:
         try:
-            out.write_text(signed.note, encoding="utf-8")
+            out.write_text(note, encoding="utf-8")
         except OSError:
             raise BadInput("the checkpoint file cannot be written") from None
-    checkpoint = signed.checkpoint
     if json_out:
         emit_json(
             {
@@ -405,11 +410,20 @@ def ledger_checkpoint(
                 "root": base64.b64encode(checkpoint.root).decode(),
                 "extends": signed.previous_size,
                 "verifier_key": log.verifier.encode(),
-                "note": signed.note,
+                "note": note,
+                "witnesses": witnessed,
             }
         )
-        return
-    typer.echo(signed.note, nl=False)
+    else:
+        typer.echo(note, nl=False)
+        _said_of_checkpoint(signed, log.verifier.encode(), witnessed)
+    if any(said != "cosigned" for said in witnessed.values()):
+        raise typer.Exit(1)
+
+
+def _said_of_checkpoint(signed: Any, verifier: str, witnessed: dict[str, str]) -> None:
+    """What stderr says beside the note: what it extends, the key, each witness."""
+    checkpoint = signed.checkpoint
     proven = (
         "the first checkpoint of this log"
         if signed.previous_size is None
@@ -417,7 +431,9 @@ def ledger_checkpoint(
     )
     # beside the note, not in it: stdout is the note alone
     typer.echo(f"checkpoint of {checkpoint.size} entries, {proven}", err=True)
-    typer.echo(f"log verifier key: {log.verifier.encode()}", err=True)
+    typer.echo(f"log verifier key: {verifier}", err=True)
+    for name, said in witnessed.items():
+        typer.echo(f"witness {name}: {said}", err=True)
 
 
 @ledger_app.command("head")

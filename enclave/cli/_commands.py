@@ -114,6 +114,11 @@ COMMANDS: dict[str, Entry] = {
         "worker",
         "Claim and run audit jobs (prepare, replay batches, finalize) until stopped.",
     ),
+    "witness": Entry(
+        "_witness_cmd",
+        "witness",
+        "Run a witness that cosigns a log's checkpoints only when consistent.",
+    ),
     "workers": Entry(
         "_worker_cmd",
         "worker_token_app",

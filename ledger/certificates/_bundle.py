@@ -15,7 +15,8 @@ by the ledger's own rule. Both proofs are against one checkpoint. ``verify_bundl
 then
 
 5. ``checkpoint``   — both proofs are C2SP tlog-proofs carrying the same checkpoint, a
-                      signed note the log key signed, of the log key's origin.
+                      signed note the log key signed, of the log key's origin; given
+                      witnesses, cosigned (C2SP tlog-cosignature) by a quorum of them.
 6. ``subject``      — the specimen entry is ``specimen.sealed`` for the subject's
                       specimen with the subject's manifest digest, its index and SHA-256
                       are ``predicate.ledger``'s, and its leaf is proven in the checkpoint.
@@ -29,7 +30,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,8 @@ from .tlog import (
     NoteVerifier,
     ProofInvalid,
     TlogProof,
+    WitnessVerifier,
+    cosigned_by,
     hash_leaf,
     open_note,
     parse_checkpoint,
@@ -124,15 +127,25 @@ def _step_checkpoint(s: _State) -> str:
     if len(notes) != 1:
         raise _Failed("the two proofs are against different checkpoints")
     (log_key,) = s.log_keys
+    note = notes.pop()
     try:
-        text, _ = open_note(notes.pop(), [log_key])
+        text, _ = open_note(note, [log_key])
         checkpoint = parse_checkpoint(text)
     except NoteInvalid:
         raise _Failed("the checkpoint is not signed by the log key") from None
     if checkpoint.origin != log_key.name:
         raise _Failed("the checkpoint is another log's")
+    witnessed = ""
+    if s.quorum:
+        try:
+            cosigners = cosigned_by(note, list(s.witnesses))
+        except NoteInvalid:
+            raise _Failed("a witness's cosignature does not verify") from None
+        if len(cosigners) < s.quorum:
+            raise _Failed(f"cosigned by {len(cosigners)} of the witnesses, {s.quorum} required")
+        witnessed = f", cosigned by {len(cosigners)} of {len(s.witnesses)} witnesses"
     s.checkpoint = checkpoint
-    return f"signed by {checkpoint.origin} at {checkpoint.size} entries"
+    return f"signed by {checkpoint.origin} at {checkpoint.size} entries{witnessed}"
 
 
 def _entry(s: _State, part: str) -> tuple[dict[str, Any], bytes]:
@@ -215,9 +228,25 @@ def verify_bundle(
     *,
     public_key: Ed25519PublicKey | Mapping[str, Ed25519PublicKey],
     log_key: NoteVerifier,
+    witnesses: Sequence[WitnessVerifier] = (),
+    quorum: int | None = None,
 ) -> VerificationReport:
-    """Run the bundle's seven steps (module docstring) with no ledger at hand."""
+    """Run the bundle's seven steps (module docstring) with no ledger at hand; with
+    ``witnesses``, step 5 also requires ``quorum`` of them (default: all) to have
+    cosigned the checkpoint."""
     if not isinstance(log_key, NoteVerifier):
         raise TypeError("the log key is a NoteVerifier")
-    state = _State(raw=bundle, keys=_trusted(public_key), lookup=None, log_keys=(log_key,))
+    if not all(isinstance(w, WitnessVerifier) for w in witnesses):
+        raise TypeError("witnesses are WitnessVerifiers")
+    needed = len(witnesses) if quorum is None else quorum
+    if not 0 <= needed <= len(witnesses) or (witnesses and needed == 0):
+        raise ValueError("the quorum is 1 to the number of witnesses")
+    state = _State(
+        raw=bundle,
+        keys=_trusted(public_key),
+        lookup=None,
+        log_keys=(log_key,),
+        witnesses=tuple(witnesses),
+        quorum=needed,
+    )
     return run_steps(state, _BUNDLE_STEPS, BUNDLE_CHECK_NAMES)

@@ -108,6 +108,8 @@ class _State:
     statement: dict[str, Any] | None = None
     bundle: Mapping[str, Any] | None = None  # offline verification (``_bundle``)
     log_keys: tuple[Any, ...] = ()  # the log's note verifier, offline
+    witnesses: tuple[Any, ...] = ()  # witnesses whose cosignatures count, offline
+    quorum: int = 0  # how many of them must have cosigned
     checkpoint: Any = None  # the log's checkpoint, once step ``checkpoint`` verified it
 
 

@@ -264,6 +264,9 @@ PATH_ROLES: dict[tuple[tuple[str, ...], str], str] = {
     # attacked with the certificate file: TLS takes both, and both are given the same file
     (("serve",), "ssl_keyfile"): "skip",
     (("certificates", "export"), "folder"): "folder_out",
+    # the witness's own files: refused before anything is created or served
+    (("witness",), "state"): "file_out",
+    (("witness",), "key"): "file_out",
     (("release", "export"), "folder"): "folder_out",
     # read in Vault mode only (tests/attack/test_grants_plane.py refuses a readable token file)
     (("worker",), "worker_token_file"): "skip",

@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "enclave.adapters": 3,  # frameworks' seams over capture: agent code imports them
     "enclave._runtime": 3,
     "enclave._log_key": 3,  # the key that signs the ledger's checkpoints
+    "enclave._witnesses": 3,  # asking the log's witnesses to cosign its checkpoints
     "enclave.replay": 4,
     # what runs audits, admits them, gates releases and erases
     "enclave.jobs": 5,
