@@ -1,21 +1,17 @@
-"""The witness's memory: per origin, the size and root it last cosigned (a SQLite file
-of its own, apart from any ledger it watches), advanced only by compare-and-set."""
+"""The witness's memory: per origin, the size and root it last cosigned, in a SQLite
+file of its own (not a ledger's database: a witness is another party), advanced only
+by compare-and-set so that racing requests cannot roll it back."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
-
-import sqlalchemy as sa
 
 __all__ = ["WitnessStore"]
 
-_METADATA = sa.MetaData()
-_LATEST = sa.Table(
-    "witness_latest",
-    _METADATA,
-    sa.Column("origin", sa.String, primary_key=True),
-    sa.Column("tree_size", sa.BigInteger, nullable=False),
-    sa.Column("root", sa.LargeBinary(32), nullable=False),
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS witness_latest ("
+    "origin TEXT PRIMARY KEY, tree_size INTEGER NOT NULL, root BLOB NOT NULL)"
 )
 
 
@@ -23,37 +19,33 @@ class WitnessStore:
     """``ledger.certificates.tlog.WitnessState`` over a SQLite file."""
 
     def __init__(self, path: Path) -> None:
-        self._engine = sa.create_engine(f"sqlite:///{path}")
-        _METADATA.create_all(self._engine)
+        # each statement commits on its own; one statement is one atomic step
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._db.execute(_SCHEMA)
 
     def close(self) -> None:
-        self._engine.dispose()
+        self._db.close()
 
     def latest(self, origin: str) -> tuple[int, bytes] | None:
-        with self._engine.connect() as conn:
-            row = conn.execute(
-                sa.select(_LATEST.c.tree_size, _LATEST.c.root).where(_LATEST.c.origin == origin)
-            ).first()
+        row = self._db.execute(
+            "SELECT tree_size, root FROM witness_latest WHERE origin = ?", (origin,)
+        ).fetchone()
         return None if row is None else (int(row[0]), bytes(row[1]))
 
     def advance(self, origin: str, seen: tuple[int, bytes] | None, new: tuple[int, bytes]) -> bool:
         size, root = new
-        with self._engine.begin() as conn:
-            if seen is None:
-                try:
-                    conn.execute(
-                        sa.insert(_LATEST).values(origin=origin, tree_size=size, root=root)
-                    )
-                except sa.exc.IntegrityError:
-                    return False
-                return True
-            done = conn.execute(
-                sa.update(_LATEST)
-                .where(
-                    _LATEST.c.origin == origin,
-                    _LATEST.c.tree_size == seen[0],
-                    _LATEST.c.root == seen[1],
+        if seen is None:
+            try:
+                self._db.execute(
+                    "INSERT INTO witness_latest (origin, tree_size, root) VALUES (?, ?, ?)",
+                    (origin, size, root),
                 )
-                .values(tree_size=size, root=root)
-            )
-            return done.rowcount == 1
+            except sqlite3.IntegrityError:
+                return False
+            return True
+        done = self._db.execute(
+            "UPDATE witness_latest SET tree_size = ?, root = ? "
+            "WHERE origin = ? AND tree_size = ? AND root = ?",
+            (size, root, origin, seen[0], seen[1]),
+        )
+        return done.rowcount == 1

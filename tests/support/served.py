@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["free_port", "serving"]
+__all__ = ["free_port", "listening", "serving"]
 
 _MAIN = "from enclave.cli import main; main()"
 
@@ -28,11 +28,22 @@ def serving(home: Path, env: Mapping[str, str]) -> Iterator[tuple[subprocess.Pop
     """The service on ``home`` with exactly ``env``, once it accepts connections; stopped
     (SIGTERM) on exit."""
     port = free_port()
+    args = [_MAIN, "serve", "--home", str(home), "--port", str(port)]
+    with listening(args, port, env) as process:
+        yield process, port
+
+
+@contextmanager
+def listening(
+    args: list[str], port: int, env: Mapping[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``python -c ARGS...`` (a server told to listen on ``port``), once it accepts
+    connections there; stopped (SIGTERM) on exit."""
     process = subprocess.Popen(
-        [sys.executable, "-c", _MAIN, "serve", "--home", str(home), "--port", str(port)],
+        [sys.executable, "-c", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=dict(env),
+        env=None if env is None else dict(env),
     )
     try:
         deadline = time.monotonic() + 60
@@ -44,7 +55,7 @@ def serving(home: Path, env: Mapping[str, str]) -> Iterator[tuple[subprocess.Pop
                 assert process.poll() is None, "the server exited"
                 assert time.monotonic() < deadline, "the server did not start"
                 time.sleep(0.2)
-        yield process, port
+        yield process
     finally:
         process.terminate()
         process.wait(timeout=30)

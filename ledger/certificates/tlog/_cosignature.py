@@ -10,7 +10,6 @@ followed by the checkpoint's text. Lines of unknown keys are ignored, as in any 
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from ._note import NoteInvalid, _check_name, _check_text, _signature_line
+from ._note import NoteInvalid, _check_text, _signature_line, parse_vkey
 
 __all__ = ["WitnessVerifier", "cosign", "cosigned_by"]
 
@@ -50,16 +49,8 @@ class WitnessVerifier:
 
     @classmethod
     def parse(cls, text: str) -> WitnessVerifier:
-        name, _, rest = text.partition("+")
-        key_hex, _, material = rest.partition("+")
-        _check_name(name)
-        try:
-            raw = base64.b64decode(material, validate=True)
-        except (binascii.Error, ValueError):
-            raise NoteInvalid("the witness key is not base64") from None
-        if len(raw) != 33 or raw[:1] != _COSIGNATURE:
-            raise NoteInvalid("not an Ed25519 cosignature key")
-        verifier = cls(name, Ed25519PublicKey.from_public_bytes(raw[1:]))
+        name, key, key_hex = parse_vkey(text, _COSIGNATURE)
+        verifier = cls(name, key)
         if key_hex != verifier.key_id.hex():
             raise NoteInvalid("the witness key's ID does not match its key")
         return verifier

@@ -74,19 +74,26 @@ class NoteVerifier:
 
     @classmethod
     def parse(cls, text: str) -> NoteVerifier:
-        name, _, rest = text.partition("+")
-        key_hex, _, material = rest.partition("+")
-        _check_name(name)
-        try:
-            raw = base64.b64decode(material, validate=True)
-        except (binascii.Error, ValueError):
-            raise NoteInvalid("the verifier key is not base64") from None
-        if len(raw) != 33 or raw[:1] != _ED25519:
-            raise NoteInvalid("not an Ed25519 verifier key")
-        verifier = cls(name, Ed25519PublicKey.from_public_bytes(raw[1:]))
+        name, key, key_hex = parse_vkey(text, _ED25519)
+        verifier = cls(name, key)
         if key_hex != verifier.key_id.hex():
             raise NoteInvalid("the verifier key's ID does not match its key")
         return verifier
+
+
+def parse_vkey(text: str, kind: bytes) -> tuple[str, Ed25519PublicKey, str]:
+    """A C2SP vkey ``<name>+<key ID hex>+base64(kind ‖ public key)``: its name, key and
+    the key ID as written (for the caller to check against the key's own)."""
+    name, _, rest = text.partition("+")
+    key_hex, _, material = rest.partition("+")
+    _check_name(name)
+    try:
+        raw = base64.b64decode(material, validate=True)
+    except (binascii.Error, ValueError):
+        raise NoteInvalid("the verifier key is not base64") from None
+    if len(raw) != 33 or raw[:1] != kind:
+        raise NoteInvalid("not an Ed25519 key of this kind")
+    return name, Ed25519PublicKey.from_public_bytes(raw[1:]), key_hex
 
 
 def _check_text(text: str) -> None:

@@ -310,7 +310,7 @@ def test_bad_log_keys_are_one_line_errors(
         assert line == "error: the log key is not a C2SP Ed25519 verifier key"
     envelope = bundles[0].with_name(bundles[0].name.replace(".bundle.", ".dsse."))
     line = assert_one_line_error(cli(home, "verify", str(envelope), "--log-key", log_key))
-    assert line == "error: --log-key verifies a bundle (<audit>.bundle.json)"
+    assert line == "error: --log-key and --witness verify a bundle (<audit>.bundle.json)"
     line = assert_one_line_error(
         cli(home, "ledger", "checkpoint", "--public-key", "--out", str(tmp_path / "x"))
     )

@@ -5,10 +5,8 @@ bundles exported after it carry the cosignature, and ``verify --witness`` requir
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,17 +14,12 @@ import pytest
 
 from ledger.certificates.tlog import WitnessVerifier, cosigned_by
 from tests.support import cli_runner
+from tests.support.served import free_port, listening
 from tests.unit.cli.test_cli_capture import assert_one_line_error
 from tests.unit.cli.test_cli_checkpoint import append
 
 cli = cli_runner.run_cli
 _MAIN = "from enclave.cli import main; main()"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _witness_args(folder: Path, log_key: str) -> list[str]:
@@ -57,28 +50,14 @@ def witnessed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
     done = subprocess.run([*args, "--public-key"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     witness_key = done.stdout.strip()
-    port = _free_port()
-    server = subprocess.Popen(  # noqa: S603 - this interpreter, fixed arguments
-        [*args, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, "no witness"
-                time.sleep(0.2)
+    port = free_port()
+    with listening([*args[2:], "--port", str(port)], port):
         config = home / "config.toml"
         config.write_text(
             config.read_text()
             + f'\n[[ledger.witnesses]]\nurl = "http://127.0.0.1:{port}"\nkey = "{witness_key}"\n'
         )
         yield home, witness_key, log_key
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def test_checkpoints_come_back_cosigned_and_bundles_carry_it(

@@ -192,7 +192,11 @@ def test_a_cli_audit_stores_its_certificate_and_exports_the_same_file(
     second = json.loads(out)
     assert second["certificate_path"] is None
     assert stored_certificate(runtime.ledger.engine, second["audit_id"]) is not None
-    assert [p.name for p in _files(runtime.home.certificates_dir)] == [exported.name]
+    bundle = exported.with_name(exported.name.replace(".dsse.json", ".bundle.json"))
+    assert json.loads(bundle.read_text())["envelope"] == stored.envelope  # its bundle beside it
+    assert sorted(p.name for p in _files(runtime.home.certificates_dir)) == sorted(
+        [bundle.name, exported.name]
+    )
     # bad ids: one line, no echo
     for given in ("au-0123456789abcdef", "rr-0123456789abcdef", "no-such-file-CANARY"):
         code, out, err = _cli(runtime.home, "verify", given)
