@@ -16,7 +16,14 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { enclaveSidebar } from './enclave/plugin';
 import { PLUGIN_ID, TrustedKeySource } from './trustedKey';
 import { shareTrustedKeys } from './verify/both';
-import { CERTIFICATE_FILE_TYPE, CertificateFactory, FACTORY, FILE_TYPE } from './viewer/factory';
+import {
+  BUNDLE_FILE_TYPE,
+  BUNDLE_FILE_TYPE_SPEC,
+  CERTIFICATE_FILE_TYPE,
+  CertificateFactory,
+  FACTORY,
+  FILE_TYPE
+} from './viewer/factory';
 import { CertificateDocument } from './viewer/widget';
 
 export namespace CommandIDs {
@@ -27,12 +34,13 @@ export namespace CommandIDs {
 const CATEGORY = 'Replay Enclave';
 
 function isCertificatePath(path: string | undefined): path is string {
-  return typeof path === 'string' && /\.dsse\.json$/.test(path);
+  return typeof path === 'string' && /\.(dsse|bundle)\.json$/.test(path);
 }
 
 const certificateViewer: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
-  description: 'Opens *.dsse.json certificates and verifies them in the browser and on the server.',
+  description:
+    'Opens *.dsse.json certificates (and *.bundle.json certificate bundles) and verifies them in the browser and on the server.',
   autoStart: true,
   optional: [ISettingRegistry, ICommandPalette, IDefaultFileBrowser, ILayoutRestorer],
   activate: async (
@@ -47,8 +55,15 @@ const certificateViewer: JupyterFrontEndPlugin<void> = {
     shareTrustedKeys(keys); // for Verify in notebook outputs (the MIME renderer)
 
     app.docRegistry.addFileType(CERTIFICATE_FILE_TYPE);
+    app.docRegistry.addFileType(BUNDLE_FILE_TYPE_SPEC);
     const factory = new CertificateFactory(
-      { name: FACTORY, label: 'Certificate', fileTypes: [FILE_TYPE], defaultFor: [FILE_TYPE], readOnly: true },
+      {
+        name: FACTORY,
+        label: 'Certificate',
+        fileTypes: [FILE_TYPE, BUNDLE_FILE_TYPE],
+        defaultFor: [FILE_TYPE, BUNDLE_FILE_TYPE],
+        readOnly: true
+      },
       keys
     );
     app.docRegistry.addWidgetFactory(factory);
@@ -118,6 +133,12 @@ const certificateViewer: JupyterFrontEndPlugin<void> = {
       command: CommandIDs.verify,
       args: { fromFileBrowser: true },
       selector: `.jp-DirListing-item[data-file-type="${FILE_TYPE}"]`,
+      rank: 3
+    });
+    app.contextMenu.addItem({
+      command: CommandIDs.verify,
+      args: { fromFileBrowser: true },
+      selector: `.jp-DirListing-item[data-file-type="${BUNDLE_FILE_TYPE}"]`,
       rank: 3
     });
     if (palette) {

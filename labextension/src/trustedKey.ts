@@ -2,12 +2,15 @@
  * Where the browser's trusted issuer key comes from: the user's settings — a PEM pasted
  * into ``trustedKeyPem``, or ``trustedKeyPath``, a ``.pub``/``.pem`` file in the Jupyter
  * root the user points to. Never from the certificate, never from the enclave service.
+ * Likewise the trusted log key a certificate bundle's checkpoint is checked with:
+ * ``trustedLogKey``, a C2SP verifier key string.
  */
 
 import { Contents } from '@jupyterlab/services';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { KeyError, loadTrustedKey, TrustedKey } from './verify/key';
+import { loadLogKey, LogKey } from './verify/tlog';
 
 export const PLUGIN_ID = 'replay-enclave:plugin';
 
@@ -45,5 +48,11 @@ export class TrustedKeySource {
       throw new KeyError(`the trusted key file ${path} cannot be read`);
     }
     return loadTrustedKey(String(model.content));
+  }
+
+  /** The configured log key, or null when the user has not configured one. */
+  async loadLogKey(): Promise<LogKey | null> {
+    const vkey = String(this.settings?.get('trustedLogKey').composite ?? '').trim();
+    return vkey ? loadLogKey(vkey) : null;
   }
 }

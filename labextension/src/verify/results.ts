@@ -6,9 +6,20 @@
 import { el } from '../certificate/dom';
 import { VerifyReport } from './verifier';
 
-export type Outcome = { report: VerifyReport } | { error: string };
+/** A side's verdict; ``skipped``: the side does not verify this kind of file (the
+ * server, for a bundle), which the overall verdict does not count against. */
+export type Outcome = { report: VerifyReport } | { error: string } | { skipped: string };
+
+/** Every side that verified passed, and at least one did. */
+export function allPass([browser, server]: [Outcome, Outcome]): boolean {
+  const sides = [browser, server].filter(o => !('skipped' in o));
+  return sides.length > 0 && sides.every(o => 'report' in o && o.report.ok);
+}
 
 function cell(side: string, outcome: Outcome, name: string): HTMLElement {
+  if ('skipped' in outcome) {
+    return el('td', { class: 'enclave-verify-cell', 'data-side': side, 'data-ok': 'absent' }, 'not checked');
+  }
   if ('error' in outcome) {
     return el('td', { class: 'enclave-verify-cell', 'data-side': side, 'data-ok': 'error' }, '—');
   }
@@ -36,6 +47,9 @@ function firstFailure(outcome: Outcome): string | null {
 }
 
 function summary(side: string, outcome: Outcome): HTMLElement {
+  if ('skipped' in outcome) {
+    return el('li', { class: 'enclave-verify-summary', 'data-side': side, 'data-ok': 'skipped' }, `${side}: ${outcome.skipped}`);
+  }
   const state = 'error' in outcome ? 'error' : String(outcome.report.ok);
   const text =
     'error' in outcome
@@ -56,7 +70,8 @@ export function renderResults(browser: Outcome, server: Outcome): HTMLElement {
     }
   }
   const failing = firstFailure(browser) ?? firstFailure(server);
-  const ok = 'report' in browser && 'report' in server && browser.report.ok && server.report.ok;
+  const ok = allPass([browser, server]);
+  const skipped = 'skipped' in browser || 'skipped' in server;
   const rows = names.map(name =>
     el(
       'tr',
@@ -79,7 +94,7 @@ export function renderResults(browser: Outcome, server: Outcome): HTMLElement {
       'aria-label': 'Verification results',
       'aria-live': 'polite'
     },
-    el('h3', {}, ok ? 'Verified in the browser and on the server' : 'Verification FAILED'),
+    el('h3', {}, ok ? (skipped ? 'Verified in the browser' : 'Verified in the browser and on the server') : 'Verification FAILED'),
     el('ul', { class: 'enclave-verify-summaries' }, summary('browser', browser), summary('server', server)),
     el(
       'table',

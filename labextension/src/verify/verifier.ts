@@ -53,11 +53,11 @@ export interface VerifyReport {
   checks: VerifyCheck[];
 }
 
-class Failed extends Error {}
+export class Failed extends Error {}
 
-type JsonObject = Record<string, unknown>;
+export type JsonObject = Record<string, unknown>;
 
-function isObject(value: unknown): value is JsonObject {
+export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -87,14 +87,14 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }
 
-class State {
+export class State {
   payload: Bytes = new Uint8Array(0);
   payloadType = '';
   sigs: Array<[Bytes, unknown]> = [];
   statement: JsonObject = {};
 
   constructor(
-    readonly raw: unknown,
+    public raw: unknown,
     readonly trusted: TrustedKey
   ) {}
 }
@@ -221,7 +221,9 @@ function splitOnce(text: string, separator: string): [string, string] {
   return at < 0 ? [text, ''] : [text.slice(0, at), text.slice(at + separator.length)];
 }
 
-const STEP_FUNCTIONS: ReadonlyArray<[string, (s: State) => Promise<string>]> = [
+export type Step<S extends State = State> = [string, (s: S) => Promise<string>];
+
+export const STEP_FUNCTIONS: ReadonlyArray<Step> = [
   ['envelope', envelope],
   ['signature', signature],
   ['statement', statement],
@@ -230,10 +232,14 @@ const STEP_FUNCTIONS: ReadonlyArray<[string, (s: State) => Promise<string>]> = [
 
 /** Verify ``envelope`` (a parsed file, or anything else) against the trusted key. */
 export async function verifyEnvelope(envelope: unknown, trusted: TrustedKey): Promise<VerifyReport> {
-  const state = new State(envelope, trusted);
+  return runSteps(new State(envelope, trusted), STEP_FUNCTIONS);
+}
+
+/** Each step in turn, each one run only if every earlier one passed. */
+export async function runSteps<S extends State>(state: S, steps: ReadonlyArray<Step<S>>): Promise<VerifyReport> {
   const checks: VerifyCheck[] = [];
   let failed = false;
-  for (const [index, [name, step]] of STEP_FUNCTIONS.entries()) {
+  for (const [index, [name, step]] of steps.entries()) {
     if (failed) {
       checks.push({ step: index + 1, name, ok: false, detail: 'not run' });
       continue;

@@ -8,6 +8,7 @@ import { readCertificate } from '../certificate/model';
 import { renderCertificate } from '../certificate/view';
 import { isReportStatement, readReport } from '../report/model';
 import { renderReport } from '../report/view';
+import { isBundle } from '../verify/bundle';
 
 export type StatementKind = 'certificate' | 'report';
 
@@ -21,7 +22,9 @@ export const VERIFY_LABEL: Readonly<Record<StatementKind, string>> = {
   report: 'Verify report'
 };
 
-export function renderEnvelope(envelope: unknown): Rendered {
+/** A certificate bundle is shown by its envelope (its proofs are checked on Verify). */
+export function renderEnvelope(document: unknown): Rendered {
+  const envelope = isBundle(document) ? document.envelope : document;
   const view = readCertificate(envelope);
   if (isReportStatement(view.predicateType)) {
     return { kind: 'report', node: renderReport(readReport(view.subject, view.predicate)) };

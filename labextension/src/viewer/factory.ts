@@ -1,12 +1,13 @@
-/** The document widget factory and file type for ``*.dsse.json`` certificates. */
+/** The document widget factory and file types for ``*.dsse.json`` certificates and
+ * ``*.bundle.json`` certificate bundles (shown by their envelope). */
 
 import { ABCWidgetFactory, DocumentRegistry } from '@jupyterlab/docregistry';
 
-import { FACTORY, FILE_TYPE, MIME_TYPE } from '../constants';
+import { BUNDLE_FILE_TYPE, FACTORY, FILE_TYPE, MIME_TYPE } from '../constants';
 import { TrustedKeySource } from '../trustedKey';
 import { CertificateDocument, CertificateView } from './widget';
 
-export { FACTORY, FILE_TYPE, MIME_TYPE };
+export { BUNDLE_FILE_TYPE, FACTORY, FILE_TYPE, MIME_TYPE };
 
 export const CERTIFICATE_FILE_TYPE: Partial<DocumentRegistry.IFileType> = {
   name: FILE_TYPE,
@@ -14,6 +15,17 @@ export const CERTIFICATE_FILE_TYPE: Partial<DocumentRegistry.IFileType> = {
   pattern: '.*\\.dsse\\.json$',
   extensions: ['.dsse.json'],
   mimeTypes: [MIME_TYPE],
+  contentType: 'file',
+  fileFormat: 'text',
+  iconClass: 'jp-MaterialIcon jp-JSONIcon'
+};
+
+export const BUNDLE_FILE_TYPE_SPEC: Partial<DocumentRegistry.IFileType> = {
+  name: BUNDLE_FILE_TYPE,
+  displayName: 'Replay Enclave certificate bundle',
+  pattern: '.*\\.bundle\\.json$',
+  extensions: ['.bundle.json'],
+  mimeTypes: ['application/json'],
   contentType: 'file',
   fileFormat: 'text',
   iconClass: 'jp-MaterialIcon jp-JSONIcon'
