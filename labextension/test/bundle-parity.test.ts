@@ -28,7 +28,7 @@ import {
 import { VerifyReport } from '../src/verify/verifier';
 import { renderEnvelope } from '../src/viewer/dispatch';
 import { fake, installFakeDom } from './fakeDom';
-import { REPO } from './fixtures';
+import { generator, REPO } from './fixtures';
 
 type Report = { ok: boolean; checks: Array<{ name: string; ok: boolean; detail: string }> };
 interface Case {
@@ -94,17 +94,6 @@ function pythonBundleReports(cases: Array<{ bundle: unknown; log_key: string }>)
   return JSON.parse(stdout.toString('utf-8'));
 }
 
-// mulberry32, as parity.test.ts: every run judges the same cases
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\n \u2014';
 

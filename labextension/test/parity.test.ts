@@ -8,19 +8,8 @@ import { describe, expect, it } from 'vitest';
 
 import { loadTrustedKey } from '../src/verify/key';
 import { parseEnvelopeText, verifyEnvelope } from '../src/verify/verifier';
-import { golden, newSigner, pythonReports, signed, statementOf } from './fixtures';
+import { generator, golden, newSigner, pythonReports, signed, statementOf } from './fixtures';
 
-// mulberry32: a small seeded generator, so every run judges the same cases
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_"{}[],: \\';
 

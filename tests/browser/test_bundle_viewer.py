@@ -17,20 +17,13 @@ from ledger.certificates import BUNDLE_CHECK_NAMES
 from tests.unit.certificates import bundle_corpus
 
 from .conftest import Lab, Recorder, lab_settings
+from .test_certificate_viewer import VIEWER, verify_cells
 
 pytestmark = pytest.mark.slow
 
-VIEWER = ".jp-MainAreaWidget:not(.lm-mod-hidden) .enclave-certificate-viewer"
-
 
 def _cells(page: Any, side: str) -> list[str | None]:
-    viewer = page.locator(VIEWER)
-    return [
-        viewer.locator(
-            f".enclave-verify-check[data-name='{name}'] .enclave-verify-cell[data-side='{side}']"
-        ).get_attribute("data-ok")
-        for name in BUNDLE_CHECK_NAMES
-    ]
+    return verify_cells(page, side, BUNDLE_CHECK_NAMES)
 
 
 def _folder(lab: Lab) -> None:

@@ -14,6 +14,7 @@ import base64
 import hashlib
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +53,14 @@ def _folder(lab: Lab) -> None:
     lab_settings(lab, "replay-enclave:plugin", {"trustedKeyPath": "issuer.pub.pem"})
 
 
-def _cells(page: Any, side: str) -> list[str | None]:
+def verify_cells(page: Any, side: str, names: Sequence[str] = CHECKS) -> list[str | None]:
+    """Each named check's verdict in the open viewer's ``side`` column."""
     viewer = page.locator(VIEWER)
     return [
         viewer.locator(
             f".enclave-verify-check[data-name='{name}'] .enclave-verify-cell[data-side='{side}']"
         ).get_attribute("data-ok")
-        for name in CHECKS
+        for name in names
     ]
 
 
@@ -109,8 +111,8 @@ def test_certificate_viewer_verifies_golden_and_names_the_tampered_check(
     report = viewer.locator(".enclave-verification")
     report.wait_for()
     assert report.get_attribute("data-ok") == "true"
-    assert _cells(page, "browser") == ["true"] * 4
-    assert _cells(page, "server") == ["true"] * 4
+    assert verify_cells(page, "browser") == ["true"] * 4
+    assert verify_cells(page, "server") == ["true"] * 4
     assert status.get_attribute("data-state") == "verified"
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -132,8 +134,8 @@ def test_certificate_viewer_verifies_golden_and_names_the_tampered_check(
     failed = viewer.locator(".enclave-verification[data-ok='false']")
     failed.wait_for()
     assert failed.get_attribute("data-first-failure") == "signature"
-    assert _cells(page, "browser") == ["true", "false", "false", "false"]
-    assert _cells(page, "server") == ["true", "false", "false", "false"]
+    assert verify_cells(page, "browser") == ["true", "false", "false", "false"]
+    assert verify_cells(page, "server") == ["true", "false", "false", "false"]
     highlighted = viewer.locator(".enclave-first-failure")
     assert highlighted.count() == 1 and highlighted.get_attribute("data-name") == "signature"
     assert viewer.locator(".enclave-verify-status").get_attribute("data-state") == "failed"
@@ -223,8 +225,8 @@ def test_signed_certificate_breaking_a_rule_fails_the_predicate_on_both_sides(
     failed = viewer.locator(".enclave-verification[data-ok='false']")
     failed.wait_for()
     assert failed.get_attribute("data-first-failure") == "predicate"
-    assert _cells(page, "browser") == ["true", "true", "true", "false"]
-    assert _cells(page, "server") == ["true", "true", "true", "false"]
+    assert verify_cells(page, "browser") == ["true", "true", "true", "false"]
+    assert verify_cells(page, "server") == ["true", "true", "true", "false"]
     for side in ("browser", "server"):
         detail = viewer.locator(
             f".enclave-verify-check[data-name='predicate'] .enclave-verify-cell[data-side='{side}']"
