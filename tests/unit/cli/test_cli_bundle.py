@@ -19,6 +19,7 @@ import pytest
 from ledger.certificates import BUNDLE_CHECK_NAMES, load_public_key_pem, verify_bundle
 from ledger.certificates.tlog import NoteVerifier, parse_proof, proof_text
 from tests.support import cli_runner
+from tests.support.canary import INCIDENT_CANARIES, find_canaries
 from tests.unit.cli.test_cli_capture import assert_one_line_error
 
 cli = cli_runner.run_cli
@@ -83,6 +84,20 @@ def test_every_demo_bundle_verifies_offline(
     envelope = json.loads(bundles[0].read_text())["envelope"]
     exported = bundles[0].with_name(bundles[0].name.replace(".bundle.", ".dsse."))
     assert envelope == json.loads(exported.read_text())
+
+
+def test_no_bundle_carries_payload_content(demo: tuple[Path, list[Path], str]) -> None:
+    """The demo's incidents hold canaries in their payloads: none is in a bundle, in
+    its file or in the entries and proofs it carries (base64 inside the file)."""
+    home, bundles, _ = demo
+    for path in [*bundles, *(home / "certificates").glob("*.bundle.json")]:
+        bundle = _load(path)
+        carried = [path.read_bytes()] + [
+            base64.b64decode(bundle[part]["entry"]) + bundle[part]["proof"].encode()
+            for part in ("specimen_entry", "certificate_entry")
+        ]
+        for data in carried:
+            assert find_canaries(data, INCIDENT_CANARIES) == [], path.name
 
 
 def test_a_bundle_verifies_against_its_home_by_default(demo: tuple[Path, list[Path], str]) -> None:
