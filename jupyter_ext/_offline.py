@@ -38,7 +38,10 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from ledger.certificates import (
+    PREDICATE_TYPE,
+    PREDICATE_TYPE_V1,
     VerificationCheck,
+    finding,
     keyid_of,
     load_public_key_pem,
     predicate_problems,
@@ -256,7 +259,11 @@ def verify_envelope_offline(
         except _Failed as exc:
             detail, ok, failed = str(exc), False, True
         checks.append(VerificationCheck(step=number, name=name, ok=ok, detail=detail))
-    return VerifyReport(ok=not failed, checks=tuple(checks))
+    kind = state.statement.get("predicateType")
+    stated = None  # a release report states no finding of its own
+    if not failed and kind in (PREDICATE_TYPE, PREDICATE_TYPE_V1):
+        stated = finding(state.statement["predicate"], kind, checked=True)
+    return VerifyReport(ok=not failed, checks=tuple(checks), finding=stated)
 
 
 def verify_file(

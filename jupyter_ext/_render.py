@@ -28,6 +28,7 @@ __all__ = [
     "error_text",
     "specimens_html",
     "specimens_text",
+    "summary_finding",
     "verify_html",
     "verify_text",
 ]
@@ -44,6 +45,7 @@ STYLE = """<style>
 .enclave-verify-check[data-ok=true]::before{content:"\\2714  ";color:#2e7d32}
 .enclave-verify-check[data-ok=false]::before{content:"\\2718  ";color:#b03a2e}
 .enclave-error{color:#b03a2e;font-weight:600}
+.enclave-finding{font-size:14px;margin:6px 0;max-width:60em}
 </style>"""
 
 
@@ -144,7 +146,9 @@ def audit_html(status: AuditStatus) -> str:
             if status.classification
             else ""
         )
-        + f"{detail}</div>"
+        + f"{detail}"
+        + ("" if status.finding is None else _finding_html(status.finding, "status"))
+        + "</div>"
     )
 
 
@@ -154,6 +158,8 @@ def audit_text(status: AuditStatus) -> str:
         text += f" {status.classification} ({status.auditability})"
     if status.failure_code:
         text += f" failure: {status.failure_code}"
+    if status.finding is not None:
+        text += f"\n{status.finding}"
     return text
 
 
@@ -188,6 +194,22 @@ def _lineage_item(link: Mapping[str, Any]) -> str:
     return f'<li data-kind="{_e(link.get("kind"))}"><b>{_e(link.get("kind"))}</b> {_e(rest)}</li>'
 
 
+def summary_finding(summary: Mapping[str, Any]) -> str:
+    """The finding of a certificate's decoded predicate (``ledger.certificates.finding``),
+    or why it states none. A v2 predicate always has ``served_by``; a v1 never does."""
+    from ledger.certificates import PREDICATE_TYPE, PREDICATE_TYPE_V1, PredicateInvalid, finding
+
+    kind = PREDICATE_TYPE if "served_by" in summary else PREDICATE_TYPE_V1
+    try:
+        return finding(summary, kind)
+    except PredicateInvalid:
+        return "No finding: this certificate's figures do not pass their checks."
+
+
+def _finding_html(text: str, source: str) -> str:
+    return f'<p class="enclave-finding" data-source="{source}">{_e(text)}</p>'
+
+
 def certificate_html(summary: Mapping[str, Any], *, audit_id: str | None = None) -> str:
     """The certificate's predicate as a card (badge, baseline layers, effect with a
     histogram, placebo, governed inference, lineage, what is not established)."""
@@ -198,6 +220,7 @@ def certificate_html(summary: Mapping[str, Any], *, audit_id: str | None = None)
         f'<div class="enclave-card enclave-certificate" data-audit-id="{_e(audit_id)}">',
         STYLE,
         f"<h3>Certificate {_e(audit_id)}</h3>",
+        _finding_html(summary_finding(summary), "certificate"),
         badge_html(summary.get("classification"), aud_class),
         f' <span class="enclave-auditability">{_e(aud_class)}</span>',
     ]
@@ -343,6 +366,7 @@ def certificate_text(summary: Mapping[str, Any], *, audit_id: str | None = None)
     aud = summary.get("auditability") or {}
     lines = [
         f"certificate {audit_id or ''}".rstrip(),
+        summary_finding(summary),
         f"classification: {summary.get('classification')}",
         f"auditability:   {aud.get('class') if isinstance(aud, Mapping) else aud}",
     ]
@@ -375,16 +399,19 @@ def verify_html(report: VerifyReport, *, title: str = "Verification") -> str:
         for c in report.checks
     )
     verdict = "every check passed" if report.ok else "VERIFICATION FAILED"
+    found = "" if report.finding is None else _finding_html(report.finding, "verifier")
     return (
         f'<div class="enclave-card enclave-verify-report" data-ok="{str(report.ok).lower()}">'
         f"{STYLE}"
-        f"<h4>{_e(title)}: {verdict}</h4><ol>{items}</ol></div>"
+        f"<h4>{_e(title)}: {verdict}</h4>{found}<ol>{items}</ol></div>"
     )
 
 
 def verify_text(report: VerifyReport) -> str:
     lines = [f"{'OK ' if c.ok else 'BAD'} {c.step}. {c.name}: {c.detail}" for c in report.checks]
     lines.append("verified" if report.ok else "verification failed")
+    if report.finding is not None:
+        lines.insert(0, report.finding)
     return "\n".join(lines)
 
 

@@ -116,6 +116,7 @@ class AuditStatus:
     specimen_id: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
+    finding: str | None = None  # the certificate's, or a failed audit's
 
     @property
     def terminal(self) -> bool:
@@ -147,6 +148,7 @@ class AuditStatus:
             specimen_id=_str(data, "specimen_id", optional=True),
             created_at=_str(data, "created_at", optional=True),
             updated_at=_str(data, "updated_at", optional=True),
+            finding=_str(data, "finding", optional=True),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -162,6 +164,7 @@ VerifyCheck = VerificationCheck
 class VerifyReport:
     ok: bool
     checks: tuple[VerificationCheck, ...]
+    finding: str | None = None  # the verifier's own sentence, when every check passed
 
     @classmethod
     def from_dict(cls, data: object) -> VerifyReport:
@@ -180,10 +183,16 @@ class VerifyReport:
                 )
             )
         ok = data.get("ok") is True and all(c.ok for c in checks) and bool(checks)
-        return cls(ok=ok, checks=tuple(checks))
+        found = data.get("finding")
+        finding = found if ok and isinstance(found, str) else None
+        return cls(ok=ok, checks=tuple(checks), finding=finding)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks]}
+        return {
+            "ok": self.ok,
+            "checks": [c.to_dict() for c in self.checks],
+            "finding": self.finding,
+        }
 
     def _repr_html_(self) -> str:
         from ._render import verify_html  # rendering imports the wire objects

@@ -39,7 +39,7 @@ from typing import Any
 
 import rfc8785
 
-from ledger.certificates import PREDICATE_TYPE, PREDICATE_TYPE_V1, predicate_problems
+from ledger.certificates import PREDICATE_TYPE, PREDICATE_TYPE_V1, finding, predicate_problems
 from ledger.certificates.statistics import clopper_pearson, effect_label, flip_mde
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -340,6 +340,70 @@ def _substitute_cases() -> Iterator[tuple[str, list[Op]]]:
     )
 
 
+def _finding_cases(base: dict[str, Any]) -> Iterator[tuple[str, list[Op]]]:
+    """Valid predicates for each branch of the finding (``ledger.certificates.finding``)
+    that the other cases do not reach."""
+    live = "the branch read live-state fields of a served response after the departure point"
+    unverifiable = "an effect's idempotency token can no longer be re-verified"
+    unserved = "an effect could not be served from the effect store"
+    for name, reason, step, fields in (
+        ("live state read", live, "decide-1", ["balance"]),
+        ("effects unverifiable", f"{unverifiable}; {unserved}", None, []),
+    ):
+        auditability = {"class": "observable-only", "first_unverifiable_step": step}
+        auditability |= {"live_state_fields": fields, "reason": reason}
+        yield (
+            f"observable-only, {name}",
+            [
+                (["classification"], "observable-only"),
+                (["auditability"], auditability),
+                (["effect"], None),
+            ],
+        )
+    unreproduced: list[Op] = [
+        (["classification"], "baseline-not-reproduced"),
+        (["auditability", "class"], "not-assessed"),
+        (["baseline", "reproduced"], False),
+        (["effect"], None),
+        (["sample_rows"], None),
+        (["served_by"], None),
+    ]
+    yield (
+        "baseline not reproduced, two layers",
+        [
+            *unreproduced,
+            (["baseline", "layers", "score"], {"delta": -0.004, "ok": False, "tolerance": 0.001}),
+            (["baseline", "layers", "proposal"], {"changed_fields": ["/total"], "equal": False}),
+            (["baseline", "layers", "proposal", "ok"], False),
+        ],
+    )
+    yield "a bundle replaced", [(["intervention", "target", "field"], "bundle:limits")]
+    for strategy in ("NULLIFY", "PERTURB", "REVISION", "CODE"):
+        yield (
+            f"strategy {strategy}",
+            [
+                (["request", "strategy"], strategy),
+                (["intervention", "strategy"], strategy),
+            ],
+        )
+    below_grid: list[Op] = [
+        (["request", "tolerances"], {"score": 1e-9}),
+        (["effect", "score_tolerance"], 1e-9),
+        (["disclosure", "resolution"], 0.0001),
+    ]
+    yield "a score tolerance below the grid", below_grid
+    by_score = _consistent(base, 20, 0, {"interval": (0.01, 0.02)})
+    yield "a score tolerance below the grid, by the score alone", [*by_score, *below_grid]
+    for n, k, interval in (
+        (20, 0, (0.01, 0.02)),  # influential by the score alone
+        (20, 1, (-0.03, -0.01)),  # the same, with one flip
+        (20, 0, (-0.003, 0.004)),  # inconclusive on the score alone
+        (30, 1, (-0.003, 0.004)),  # on both
+    ):
+        knobs = {"interval": interval, "flip_tolerance": 0.5}
+        yield f"flips {k} of {n}, interval {interval}", _consistent(base, n, k, knobs)
+
+
 # A consistent v2 predicate of an audit whose new calls were answered by governed
 # inference: the golden's 13 intervened samples of new calls that a substitute answered
 # are answered by the model endpoint instead, every row carries the inference column, and
@@ -601,10 +665,18 @@ def _canonical(value: Any) -> Any:
 
 
 def _judge(predicate: Any, predicate_type: str) -> dict[str, Any]:
+    """The verdict, and for a predicate that passes, the finding it states."""
     try:
-        return {"raises": False, "problems": predicate_problems(predicate, predicate_type)}
+        problems = predicate_problems(predicate, predicate_type)
     except (ValueError, TypeError, ArithmeticError):
         return {"raises": True, "problems": []}
+    if problems:
+        return {"raises": False, "problems": problems}
+    return {
+        "raises": False,
+        "problems": [],
+        "finding": finding(predicate, predicate_type, checked=True),
+    }
 
 
 def cases() -> Iterator[dict[str, Any]]:
@@ -625,6 +697,7 @@ def cases() -> Iterator[dict[str, Any]]:
             generated += [("rule", n, ops) for n, ops in _cut_cases()]
             generated += [("rule", n, ops) for n, ops in _substitute_cases()]
             generated += list(_inference_cases(base))
+            generated += [("finding", n, ops) for n, ops in _finding_cases(base)]
         for kind, name, ops in generated:
             try:
                 ops = [(path, _canonical(value)) for path, value in ops]

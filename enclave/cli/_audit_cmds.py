@@ -174,6 +174,7 @@ SERVED_WAYS = ("record", "substitute", "intervention", "inference", "unservable"
 
 
 def show_outcome(outcome: AuditOutcome) -> None:
+    console.print(outcome.finding, markup=False, highlight=False)
     data: dict[str, Any] = {
         "audit": outcome.audit_id,
         "classification": outcome.classification.value,
@@ -401,6 +402,8 @@ def verify_cmd(
     if json_out:
         emit_json(report.to_dict())
     else:
+        if report.finding is not None:
+            console.print(report.finding, markup=False, highlight=False)
         table(
             "certificate verification",
             ("step", "check", "result", "detail"),

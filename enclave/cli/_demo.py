@@ -152,6 +152,7 @@ def _row(title: str, outcome: AuditOutcome) -> dict[str, Any]:
         if effect is None or effect.mean_delta is None
         else round(effect.mean_delta, 4),
         "certificate": str(outcome.certificate_path) if outcome.certificate_path else None,
+        "finding": outcome.finding,
     }
 
 
@@ -204,6 +205,8 @@ def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
         )
         return
     table("sealed specimens", ("agent", "specimen_id"), sorted(captured.items()))
+    for row in rows:  # each audit's finding first, then the figures it rests on
+        console.print(f"{row['audit']}: {row['finding']}", highlight=False, markup=False)
     shown = ("audit", "classification", "auditability", "flip_rate", "mean_delta", "certificate")
     table(
         "audits",

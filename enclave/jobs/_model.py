@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ledger import TERMINAL_AUDIT_STATES, AuditState, canonical_json, loads
+from ledger.certificates import failed_finding, finding
 
 __all__ = [
     "AuditStatus",
@@ -119,6 +121,8 @@ class AuditStatus:
     tenant_id: str
     specimen_id: str
     requester: str
+    # the certificate's finding (``ledger.certificates.finding``), or a failed audit's
+    finding: str | None = None
 
     def __post_init__(self) -> None:
         # a state outside the vocabulary is a ValueError, whichever way the object is built
@@ -145,6 +149,7 @@ class AuditStatus:
             "tenant_id": self.tenant_id,
             "specimen_id": self.specimen_id,
             "requester": self.requester,
+            "finding": self.finding,
         }
 
     @classmethod
@@ -163,6 +168,7 @@ class AuditStatus:
             "tenant_id",
             "specimen_id",
             "requester",
+            "finding",
         }
         if set(data) != fields:
             raise ValueError("an audit status has exactly the documented fields")
@@ -184,4 +190,17 @@ class AuditStatus:
             tenant_id=row["tenant_id"],
             specimen_id=row["specimen_id"],
             requester=row["requester"],
+            finding=_finding(row["certificate_json"], row["status"], row["failure_code"]),
         )
+
+
+def _finding(certificate_json: str | None, status: str, failure_code: str | None) -> str | None:
+    """The finding of the stored certificate, whose predicate passed its checks when it
+    was signed (``sign_statement``), or of a failed audit; none while it runs or once
+    cancelled."""
+    if certificate_json is not None:
+        statement = loads(base64.b64decode(loads(certificate_json)["payload"]))
+        return finding(statement["predicate"], statement["predicateType"], checked=True)
+    if status == AuditState.FAILED:
+        return failed_finding(failure_code or "failed")
+    return None

@@ -6,12 +6,14 @@ figures (``_reported``), which the worker never loads.
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ledger.certificates import AuditLabel
+from ledger.certificates import AuditLabel, failed_finding, finding
 
 from ._reported import Auditability, Effect, Placebo
 
@@ -108,4 +110,14 @@ class AuditOutcome:
             else str(self.certificate_path),
             "ledger_index": self.ledger_index,
             "disclosure": self.disclosure,
+            "finding": self.finding,
         }
+
+    @property
+    def finding(self) -> str:
+        """The certificate's finding, re-derived from its signed predicate (checked
+        first); an audit that failed has the sentence saying nothing was established."""
+        if self.envelope is None:
+            return failed_finding(self.failure or AuditLabel.FAILED.value)
+        statement = json.loads(base64.b64decode(self.envelope["payload"]))
+        return finding(statement["predicate"], statement["predicateType"])

@@ -246,6 +246,8 @@ class AuditStatusModel(BaseModel):
     has_certificate: bool
     created_at: str
     updated_at: str
+    # the certificate's finding in plain language (or a failed audit's); null while it runs
+    finding: str | None = None
 
 
 class InferenceCapsModel(BaseModel):
@@ -331,6 +333,8 @@ class VerifyCheck(BaseModel):
 class VerifyReport(BaseModel):
     ok: bool
     checks: list[VerifyCheck]
+    # re-derived from the verified figures; null unless every check passed
+    finding: str | None = None
 
 
 class LedgerHead(BaseModel):

@@ -68,7 +68,7 @@ export function pythonReports(
     '        return None',
     'for case in json.load(sys.stdin):',
     '    report = verify_envelope_offline(envelope(case), load_public_key_pem(case["pem"].encode()))',
-    '    out.append({"ok": report.ok, "checks": [c.to_dict() for c in report.checks]})',
+    '    out.append({"ok": report.ok, "checks": [c.to_dict() for c in report.checks], "finding": report.finding})',
     'json.dump(out, sys.stdout)'
   ].join('\n');
   const stdout = execFileSync(process.env.PYTHON ?? 'python', ['-c', script], {

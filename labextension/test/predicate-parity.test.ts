@@ -2,7 +2,8 @@
  * The browser's predicate check judges as ``ledger.certificates.predicate_problems`` does:
  * on every case of the committed corpus (goldens changed by a few operations; written by
  * ``scripts/export-predicate-corpus.py`` with the Python verdicts), the TypeScript port
- * gives the same verdict, raises where Python raises, and names the same first problem.
+ * gives the same verdict, raises where Python raises, and names the same first problem;
+ * and on every case that passes, states the same finding, word for word.
  */
 
 import { readFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { resolve } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { predicateProblems, Unevaluable } from '../src/predicate';
+import { finding, predicateProblems, Unevaluable } from '../src/predicate';
 
 type Path = Array<string | number>;
 interface Case {
@@ -20,6 +21,7 @@ interface Case {
   ops: Array<[Path, unknown]>;
   raises: boolean;
   problems: string[];
+  finding?: string;
 }
 interface Corpus {
   types: Record<string, string>;
@@ -99,6 +101,17 @@ describe('predicate parity with ledger.certificates.predicate_problems', () => {
 
   it('gives the same problem list, rules and schema alike, on every case', () => {
     const differ = corpus.cases.filter(c => JSON.stringify(judge(c).problems) !== JSON.stringify(c.problems));
+    expect(differ.map(c => `${c.version} ${c.name}`)).toEqual([]);
+  });
+
+  it('states the same finding on every case that passes, word for word', () => {
+    const passing = corpus.cases.filter(c => !c.raises && c.problems.length === 0);
+    expect(passing.every(c => typeof c.finding === 'string')).toBe(true);
+    const labels = new Set(passing.map(c => (apply(corpus.goldens[c.version], c.ops) as { classification: string }).classification));
+    for (const label of ['influential', 'equivalent', 'inconclusive', 'baseline-not-reproduced', 'observable-only']) {
+      expect(labels.has(label)).toBe(true);
+    }
+    const differ = passing.filter(c => finding(apply(corpus.goldens[c.version], c.ops), corpus.types[c.version]) !== c.finding);
     expect(differ.map(c => `${c.version} ${c.name}`)).toEqual([]);
   });
 });

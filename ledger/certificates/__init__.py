@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's star
     from ._bundle import BUNDLE_MEDIA_TYPE, ProvenEntry, is_bundle, make_bundle, verify_bundle
     from ._checks import BUNDLE_CHECK_NAMES, CHECK_NAMES, VerificationCheck, VerificationReport
     from ._dsse import IN_TOTO_PAYLOAD_TYPE, DsseSignature, Envelope, pae, sign_dsse, verify_dsse
+    from ._finding import failed_finding, finding
     from ._keys import Signer, keyid_of, load_public_key_pem
     from ._schema import PREDICATE_SCHEMA_V1
     from ._schema_v2 import PREDICATE_SCHEMA
@@ -40,6 +41,8 @@ __getattr__ = deferred(
     __name__,
     globals(),
     {
+        "failed_finding": "._finding",
+        "finding": "._finding",
         "IN_TOTO_PAYLOAD_TYPE": "._dsse",
         "DsseSignature": "._dsse",
         "Envelope": "._dsse",
@@ -112,6 +115,8 @@ __all__ = [
     "VerificationReport",
     "build_statement",
     "envelope_digest",
+    "failed_finding",
+    "finding",
     "is_bundle",
     "is_valid",
     "keyid_of",

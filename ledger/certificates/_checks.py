@@ -30,11 +30,13 @@ class VerificationCheck:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VerificationReport:
     """The checks ``names`` lists, in step order. ``statement`` is set once steps 1–3
-    passed."""
+    passed; ``finding`` (``ledger.certificates.finding``) once every check passed: the
+    verifier's own sentence, re-derived from the figures it verified."""
 
     checks: tuple[VerificationCheck, ...]
     statement: dict[str, Any] | None = None
     names: tuple[str, ...] = CHECK_NAMES
+    finding: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -46,4 +48,8 @@ class VerificationReport:
         return next((c for c in self.checks if not c.ok), None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks]}
+        return {
+            "ok": self.ok,
+            "checks": [c.to_dict() for c in self.checks],
+            "finding": self.finding if self.ok else None,
+        }

@@ -40,6 +40,7 @@ from .._errors import CanonicalizationError
 from ._checks import CHECK_NAMES, VerificationCheck, VerificationReport
 from ._dsse import IN_TOTO_PAYLOAD_TYPE, Envelope, verify_dsse
 from ._errors import BadCertificateInput, CertificateInvalid
+from ._finding import finding
 from ._keys import keyid_of
 from ._statement import binding_problems, envelope_digest, specimen_of, statement_problems
 from ._versions import PREDICATE_TYPES, predicate_problems
@@ -235,7 +236,10 @@ def run_steps(
             except _Failed as failure:
                 detail, ok, failed_at = failure.detail, False, number
         checks.append(VerificationCheck(step=number, name=name, ok=ok, detail=detail))
-    return VerificationReport(checks=tuple(checks), statement=state.statement, names=names)
+    statement, found = state.statement, None
+    if statement is not None and failed_at is None:
+        found = finding(statement["predicate"], statement["predicateType"], checked=True)
+    return VerificationReport(checks=tuple(checks), statement=statement, names=names, finding=found)
 
 
 def verify_certificate(

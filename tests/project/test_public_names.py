@@ -164,6 +164,8 @@ PINNED = {
         "VerificationReport",
         "build_statement",
         "envelope_digest",
+        "failed_finding",
+        "finding",
         "is_bundle",
         "is_valid",
         "keyid_of",

@@ -4,6 +4,7 @@
  * (v2), lineage and what is not established. Used by the document viewer and by the MIME renderer.
  */
 
+import { finding, predicateProblems, Unevaluable } from '../predicate';
 import { flipRateChart, histogramChart } from './charts';
 import { el, fmt, interval, section, table, text } from './dom';
 import { inference, INFERENCE_COLUMN } from './inference';
@@ -177,6 +178,31 @@ function notEstablished(predicate: Json): HTMLElement {
   return section('Not established', 'enclave-not-established-section', el('ul', { class: 'enclave-not-established' }, ...items));
 }
 
+/**
+ * The finding, from the signed figures (``predicate/finding``), once the predicate passes
+ * its checks: one that does not states none. The signature is checked by *Verify*.
+ */
+export function findingOf(view: CertificateView): string | null {
+  try {
+    if (predicateProblems(view.predicate, view.predicateType).length > 0) {
+      return null;
+    }
+  } catch (error) {
+    if (error instanceof Unevaluable || (error instanceof Error && error.message === 'unknown predicate type')) {
+      return null;
+    }
+    throw error;
+  }
+  return finding(view.predicate, view.predicateType);
+}
+
+function findingLine(view: CertificateView): HTMLElement {
+  const sentence = findingOf(view);
+  return sentence === null
+    ? el('p', { class: 'enclave-finding', 'data-finding': 'none' }, "No finding: this certificate's figures do not pass their checks.")
+    : el('p', { class: 'enclave-finding', 'data-finding': 'stated' }, sentence);
+}
+
 export function renderCertificate(view: CertificateView): HTMLElement {
   const p = view.predicate;
   const auditability = asObject(p.auditability);
@@ -188,6 +214,7 @@ export function renderCertificate(view: CertificateView): HTMLElement {
       'aria-label': `Replay Enclave certificate about ${view.subject}`
     },
     el('h2', {}, `Certificate about ${view.subject || 'an unnamed subject'}`),
+    findingLine(view),
     badge(p),
     auditability.reason ? el('p', { class: 'enclave-auditability-reason' }, text(auditability.reason)) : null,
     question(p),

@@ -47,6 +47,8 @@ export interface AuditStatus {
   failure_code: string | null;
   has_certificate: boolean;
   created_at: string;
+  /** The certificate's finding in plain language (or a failed audit's); null while it runs. */
+  finding?: string | null;
 }
 
 export interface Page<T> {

@@ -190,6 +190,9 @@ export class EnclaveSidebar extends Widget {
     if (a.failure_code) {
       item.append(el('span', { class: 'enclave-sb-failure', 'data-code': a.failure_code }, a.failure_code));
     }
+    if (a.finding) {
+      item.append(el('p', { class: 'enclave-sb-finding' }, a.finding));
+    }
     const actions = el('div', { class: 'enclave-sb-audit-actions' });
     const reason = el('div', { class: 'enclave-sb-audit-reason', 'aria-live': 'polite' });
     if (a.has_certificate) {

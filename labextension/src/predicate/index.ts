@@ -10,6 +10,7 @@ import { ruleProblems } from './rulesV1';
 import { ruleProblemsV2 } from './rulesV2';
 import { schemaProblems } from './schema';
 
+export { finding } from './finding';
 export { Unevaluable } from './numbers';
 
 export const PREDICATE_TYPE = 'https://replay-enclave.dev/certificate/v2';

@@ -58,6 +58,22 @@ function summary(side: string, outcome: Outcome): HTMLElement {
   return el('li', { class: 'enclave-verify-summary', 'data-side': side, 'data-ok': state }, text);
 }
 
+/** The finding the browser re-derived from the figures it verified; the server's, when
+ * it states one, must be the same sentence. */
+function findingLine(browser: Outcome, server: Outcome): HTMLElement | null {
+  const mine = 'report' in browser && browser.report.ok ? browser.report.finding : null;
+  if (!mine) {
+    return null;
+  }
+  const theirs = 'report' in server && server.report.ok ? server.report.finding : null;
+  const agree = theirs === null || theirs === undefined || theirs === mine;
+  return el(
+    'p',
+    { class: 'enclave-verified-finding', 'data-agree': String(agree) },
+    agree ? `Verified finding: ${mine}` : `The verifiers state different findings. Browser: ${mine} Server: ${theirs}`
+  );
+}
+
 export function renderResults(browser: Outcome, server: Outcome): HTMLElement {
   const names: string[] = [];
   for (const outcome of [browser, server]) {
@@ -95,6 +111,7 @@ export function renderResults(browser: Outcome, server: Outcome): HTMLElement {
       'aria-live': 'polite'
     },
     el('h3', {}, ok ? (skipped ? 'Verified in the browser' : 'Verified in the browser and on the server') : 'Verification FAILED'),
+    findingLine(browser, server),
     el('ul', { class: 'enclave-verify-summaries' }, summary('browser', browser), summary('server', server)),
     el(
       'table',

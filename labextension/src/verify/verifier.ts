@@ -27,7 +27,7 @@
 
 import { Bytes, decodeCanonicalBase64 } from './base64';
 import { canonicalJson } from './canonical';
-import { predicateProblems, Unevaluable } from '../predicate';
+import { finding, PREDICATE_TYPE, PREDICATE_TYPE_V1, predicateProblems, Unevaluable } from '../predicate';
 import { REPORT_TYPE, SUBJECT } from '../report/model';
 import { reportProblems } from '../report/shape';
 import { TrustedKey } from './key';
@@ -51,6 +51,8 @@ export interface VerifyCheck {
 export interface VerifyReport {
   ok: boolean;
   checks: VerifyCheck[];
+  /** Re-derived from the verified figures (``predicate/finding``) once every check passed. */
+  finding?: string | null;
 }
 
 export class Failed extends Error {}
@@ -254,7 +256,10 @@ export async function runSteps<S extends State>(state: S, steps: ReadonlyArray<S
       checks.push({ step: index + 1, name, ok: false, detail: error.message });
     }
   }
-  return { ok: !failed, checks };
+  const type = String(state.statement.predicateType);
+  const certificate = type === PREDICATE_TYPE || type === PREDICATE_TYPE_V1; // not a report
+  const stated = failed || !certificate ? null : finding(state.statement.predicate, type);
+  return { ok: !failed, checks, finding: stated };
 }
 
 /** Parse the file's text the way the Python side does: unparseable text is no envelope. */
