@@ -31,6 +31,12 @@ SCREENSHOTS = REPO / "docs" / "screenshots"
 CHECKS = ["envelope", "signature", "statement", "predicate"]
 MIME = "application/vnd.replay-enclave.certificate+json"
 VIEWER = ".jp-MainAreaWidget:not(.lm-mod-hidden) .enclave-certificate-viewer"
+# the golden's finding (ledger.certificates.finding), as every view states it
+GOLDEN_FINDING = (
+    "Replacing /model/revision in call decide-1 changed the decision in 13 of 20 paired runs "
+    "(65%, 95% interval 40–85%); the score moved by −0.041 (95% interval −0.049 to −0.032). "
+    "Counterfactual-admissible: every effect re-verified; no live state read after departure."
+)
 
 
 def _folder(lab: Lab) -> None:
@@ -88,6 +94,9 @@ def test_certificate_viewer_verifies_golden_and_names_the_tampered_check(
     page.locator(".jp-DirListing-itemText", has_text="certificate.dsse.json").first.dblclick()
     viewer = page.locator(VIEWER)
     viewer.locator(".enclave-certificate").wait_for()
+    stated = viewer.locator(".enclave-finding")
+    assert stated.get_attribute("data-finding") == "stated"
+    assert stated.inner_text() == GOLDEN_FINDING
     badge = viewer.locator(".enclave-classification")
     assert badge.get_attribute("data-classification") == "influential"
     assert badge.get_attribute("data-auditability") == "counterfactual-admissible"
@@ -114,6 +123,9 @@ def test_certificate_viewer_verifies_golden_and_names_the_tampered_check(
     assert verify_cells(page, "browser") == ["true"] * 4
     assert verify_cells(page, "server") == ["true"] * 4
     assert status.get_attribute("data-state") == "verified"
+    verified = report.locator(".enclave-verified-finding")
+    assert verified.get_attribute("data-agree") == "true"  # the server's sentence too
+    assert verified.inner_text() == f"Verified finding: {GOLDEN_FINDING}"
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     _shoot(page, "certificate-viewer-light.png")
@@ -139,6 +151,9 @@ def test_certificate_viewer_verifies_golden_and_names_the_tampered_check(
     highlighted = viewer.locator(".enclave-first-failure")
     assert highlighted.count() == 1 and highlighted.get_attribute("data-name") == "signature"
     assert viewer.locator(".enclave-verify-status").get_attribute("data-state") == "failed"
+    # 12 flips against 13 rows: the figures fail their checks, so no sentence is stated
+    assert viewer.locator(".enclave-finding").get_attribute("data-finding") == "none"
+    assert viewer.locator(".enclave-verified-finding").count() == 0
     _shoot(page, "certificate-tampered-dark.png")
 
     # the MIME renderer: the same view in a notebook output, unverified until Verify

@@ -228,6 +228,10 @@ def test_alice_requests_the_r2_audit_and_verifies_its_certificate_from_the_sideb
         == "influential"
     )
     assert item.locator(".enclave-sb-cancel").count() == 0  # nothing left to cancel
+    # the service's finding, from the stored certificate: the r2 revision and its flips
+    stated = item.locator(".enclave-sb-finding").inner_text()
+    assert stated.startswith("Switching call ") and " changed the decision in " in stated
+    assert "paired runs" in stated and "Counterfactual-admissible" in stated
     page.screenshot(path=str(shots / "sidebar-light.png"), clip=_box(sidebar))
 
     shutil.copyfile(stack.issuer_key, alice_lab.root / "issuer.pub.pem")

@@ -114,6 +114,10 @@ def test_audit_without_the_declaration_does_not_conclude_on_a_substitutes_answer
     out = json.loads(done.stdout)
     assert out["classification"] == "inconclusive"
     assert out["effect"]["flip_rate"] > 0  # measured and reported, not concluded from
+    # and the finding says so, naming the boundary whose answers capped it
+    assert out["finding"].startswith("Not enough evidence to tell whether switching call")
+    assert "The label is capped at inconclusive" in out["finding"]
+    assert "approval-policy" in out["finding"]
 
 
 def test_audit_json_for_the_shard_refusal(demo_home: tuple[Path, dict[str, Any]]) -> None:
@@ -140,6 +144,12 @@ def test_audit_json_for_the_shard_refusal(demo_home: tuple[Path, dict[str, Any]]
     out = json.loads(done.stdout)
     assert out["classification"] == "observable-only" and out["effect"] is None
     assert out["auditability"]["first_unverifiable_step"] == "executor/reserve_lock#0"
+    assert out["finding"] == (
+        "Replacing /preferred_shard in call planner/planner-model#0 was replayed, but no "
+        "counterfactual conclusion is certified: the branch read live-state fields of a "
+        "served response after the departure point (first unverifiable step: "
+        "executor/reserve_lock#0)."
+    )
 
 
 def test_audit_table(demo_home: tuple[Path, dict[str, Any]]) -> None:
@@ -165,6 +175,8 @@ def test_audit_table(demo_home: tuple[Path, dict[str, Any]]) -> None:
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
+    # the finding opens the output, before the table it rests on
+    assert out.lstrip().startswith("Perturbing /fraud_score in call main/fraud_score#0 changed")
     assert "influential" in out and "decision flips" in out and "minimum detectable" in out
     # the served-by table names the intervened call, served by the intervention in all 5
     assert "how each call was served" in out and "intervention 5" in out

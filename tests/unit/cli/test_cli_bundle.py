@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ledger.certificates import BUNDLE_CHECK_NAMES, load_public_key_pem, verify_bundle
+from ledger.certificates import BUNDLE_CHECK_NAMES, finding, load_public_key_pem, verify_bundle
 from ledger.certificates.tlog import NoteVerifier, parse_proof, proof_text
 from tests.support import cli_runner
 from tests.support.canary import INCIDENT_CANARIES, find_canaries
@@ -98,6 +98,39 @@ def test_no_bundle_carries_payload_content(demo: tuple[Path, list[Path], str]) -
         ]
         for data in carried:
             assert find_canaries(data, INCIDENT_CANARIES) == [], path.name
+
+
+def test_offline_verify_re_derives_each_certificates_finding(
+    demo: tuple[Path, list[Path], str], tmp_path: Path
+) -> None:
+    """The finding a reviewer reads is the verifier's own, from the figures it verified:
+    the sentence of the predicate in the bundle, printed before the checks."""
+    home, bundles, log_key = demo
+    labels = set()
+    for bundle in bundles:
+        statement = json.loads(base64.b64decode(_load(bundle)["envelope"]["payload"]))
+        labels.add(statement["predicate"]["classification"])
+        expected = finding(statement["predicate"], statement["predicateType"])
+        assert offline(tmp_path, home, bundle, log_key)["finding"] == expected
+    assert labels == {"influential", "observable-only"}  # the demo's five audits
+    done = cli(home, "verify", str(bundles[0]))
+    assert done.returncode == 0
+    first = done.stdout.splitlines()[0]
+    assert first.split()[0] in {"Switching", "Replacing", "Removing", "Perturbing"}
+
+
+def test_a_tampered_bundle_states_no_finding(
+    demo: tuple[Path, list[Path], str], tmp_path: Path
+) -> None:
+    home, bundles, log_key = demo
+    bundle = _load(bundles[0])
+    _tamper("envelope signature", bundle, {})
+    path = tmp_path / "t.bundle.json"
+    path.write_text(json.dumps(bundle))
+    report = offline(tmp_path, home, path, log_key)
+    assert not report["ok"] and report["finding"] is None
+    done = cli(home, "verify", str(path))
+    assert done.returncode == 1 and "paired run" not in done.stdout
 
 
 def test_a_bundle_verifies_against_its_home_by_default(demo: tuple[Path, list[Path], str]) -> None:

@@ -7,6 +7,7 @@ import base64
 import hashlib
 import json
 import re
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -707,3 +708,46 @@ def test_a_cursor_page_claims_no_position_it_does_not_know() -> None:
     assert "specimens 2 of 12" in specimens_html(page)
     assert "specimens 11–12 of 12" in specimens_html(page, first=10)
     assert "specimens 0 of 0" in specimens_html({"items": [], "total": 0})
+
+
+# --- the finding: the card, the status and the report open with it -------------------
+
+
+def _golden_predicate() -> dict[str, Any]:
+    golden = Path(__file__).resolve().parents[2] / "golden" / "certificate_v2.statement.json"
+    predicate: dict[str, Any] = json.loads(golden.read_text())["predicate"]
+    return predicate
+
+
+def test_the_certificate_card_opens_with_its_finding() -> None:
+    from ledger.certificates import PREDICATE_TYPE, finding
+
+    predicate = _golden_predicate()
+    sentence = finding(predicate, PREDICATE_TYPE)
+    html = certificate_html(predicate, audit_id="au-1")
+    stated = f'<p class="enclave-finding" data-source="certificate">{escape(sentence)}</p>'
+    assert stated in html
+    assert html.index(stated) < html.index('class="enclave-classification"')
+    assert certificate_text(predicate).splitlines()[1] == sentence
+
+
+def test_a_card_whose_figures_fail_their_checks_states_no_finding() -> None:
+    predicate = _golden_predicate()
+    predicate["effect"]["flips"] = 19  # the rows say 13
+    html = certificate_html(predicate, audit_id="au-1")
+    assert "No finding: this certificate&#x27;s figures do not pass their checks." in html
+    assert "19 of 20" not in html
+    assert "No finding" in certificate_text(_summary())  # a summary short of a predicate
+
+
+def test_status_and_report_carry_the_services_finding_escaped() -> None:
+    hostile = "<img src=x onerror=alert(1)> changed the decision"
+    status = AuditStatus.from_dict({"audit_id": "au-1", "status": "COMPLETED", "finding": hostile})
+    assert status.finding == hostile
+    ok = {"ok": True, "checks": [{"step": 1, "name": "envelope", "ok": True, "detail": "d"}]}
+    report = VerifyReport.from_dict({**ok, "finding": hostile})
+    assert report.finding == hostile
+    html = verify_html(report)
+    assert 'class="enclave-finding" data-source="verifier"' in html and "<img" not in html
+    failed = {**ok, "ok": False}  # a failed report states none, whatever it carries
+    assert VerifyReport.from_dict({**failed, "finding": hostile}).finding is None
