@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from ledger import NotFound, report_id_of, store_report
+from ledger.certificates import envelope_digest as digest_of
 
 from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
@@ -164,8 +165,6 @@ def regress(
             status = audit_status(runtime, queued)
             envelope = certificate(runtime, queued)
             if envelope is not None:
-                from ledger.certificates import envelope_digest as digest_of
-
                 predicate = _payload(envelope)["predicate"]
                 envelope_digest = digest_of(envelope)
             else:
@@ -207,6 +206,7 @@ def regress(
             "specimens": len(results),
             "gate_passed": statement["predicate"]["gate"]["passed"],
             "report_id": report_id_of(envelope),
+            "envelope_digest": digest_of(envelope),  # the whole report, not 64 bits
         },
     )
     store_report(runtime.ledger.engine, envelope, tenant_id=_one_tenant(runtime, selection))

@@ -11,6 +11,9 @@
    The certificate is of the report's intervention (the same candidate digest, or the
    same revision swap) and sample count, not one from another run.
 4. Totals and the gate are recomputed from the rows.
+5. The ledger recorded this report: a ``release.reported`` entry of its selection names
+   its id and (entries written since they carry it) its whole envelope digest, with its
+   member count and gate. A report signed by the key but never recorded fails here.
 
 Returns a list of (check, ok, detail) in that order; ``ok`` of the whole is all of them.
 """
@@ -25,6 +28,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from ledger import report_id_of
 from ledger.certificates import (
     CertificateInvalid,
     Envelope,
@@ -169,6 +173,22 @@ def verify_report(
         "failing": failing,
     }
     checks.append(("totals and gate", consistent, "recomputed" if consistent else "differ"))
+    # 5. the ledger recorded this very report (without a ledger, nothing shows it did)
+    body = (
+        None
+        if ledger_lookup is None
+        else ledger_lookup.report_entry(
+            predicate.get("selection_digest"), report_id_of(envelope), envelope_digest(envelope)
+        )
+    )
+    recorded = body is not None and (
+        body.get("selection_digest") == predicate.get("selection_digest")
+        and body.get("specimens") == len(rows)
+        and body.get("gate_passed") == (predicate.get("gate") or {}).get("passed")
+    )
+    checks.append(
+        ("ledger entry", recorded, "release.reported" if recorded else "no entry records it")
+    )
     return checks
 
 

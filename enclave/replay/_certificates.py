@@ -8,6 +8,7 @@ an export (the CLI ``audit`` asks for one, the job worker's finalizer does not).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -95,4 +96,18 @@ class RuntimeLedgerLookup:
         for entry in self._ledger.entries(kind="certificate.issued"):
             if entry.body.get("envelope_digest") == envelope_digest:
                 return entry.index, entry.entry_hash
+        return None
+
+    def report_entry(
+        self, selection_digest: str, report_id: str, envelope_digest: str
+    ) -> Mapping[str, Any] | None:
+        """The body of the ``release.reported`` entry of this report: its selection's
+        entry naming its id (and, since entries carry it, its whole envelope digest)."""
+        for entry in self._ledger.entries(kind="release.reported", subject=selection_digest):
+            body = entry.body
+            if (
+                body.get("report_id") == report_id
+                and body.get("envelope_digest", envelope_digest) == envelope_digest
+            ):
+                return body
         return None

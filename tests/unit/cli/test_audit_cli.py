@@ -146,9 +146,8 @@ def test_audit_json_for_the_shard_refusal(demo_home: tuple[Path, dict[str, Any]]
     assert out["auditability"]["first_unverifiable_step"] == "executor/reserve_lock#0"
     assert out["finding"] == (
         "Replacing /preferred_shard in call planner/planner-model#0 was replayed, but no "
-        "counterfactual conclusion is certified: the branch read live-state fields of a "
-        "served response after the departure point (first unverifiable step: "
-        "executor/reserve_lock#0)."
+        f"counterfactual conclusion is certified: {out['auditability']['reason']} "
+        "(first unverifiable step: executor/reserve_lock#0)."
     )
 
 

@@ -148,6 +148,7 @@ def test_the_committed_report_is_one_the_enclave_verifies() -> None:
         "selection digest": True,
         "certificates": False,
         "totals and gate": True,
+        "ledger entry": False,  # no ledger given: nothing shows the report was recorded
     }
 
 

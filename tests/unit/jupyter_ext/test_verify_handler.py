@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from ledger.certificates import finding
 from tests.support.canary import find_canaries
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
@@ -97,8 +98,12 @@ async def test_golden_certificates_pass_every_check(jp_fetch: Any, service: _Lis
         ("predicate", True),
     ]
     assert report["checks"][3]["detail"] == "matches the certificate v2 schema and rules"
+    # the server's own finding, re-derived from the figures it verified
+    statement = json.loads(base64.b64decode(_golden("v2")["payload"]))
+    assert report["finding"] == finding(statement["predicate"], statement["predicateType"])
     # the v1 golden is signed by the same issuer key
-    assert (await _verify(jp_fetch, json.dumps(_golden("v1")).encode()))["ok"] is True
+    v1 = await _verify(jp_fetch, json.dumps(_golden("v1")).encode())
+    assert v1["ok"] is True and v1["finding"].startswith("This v1 certificate classifies ")
     assert service.accepted == 0
 
 
@@ -134,7 +139,7 @@ async def test_tampered_copy_fails_at_its_check_without_echo(
         envelope["publicKey"] = CANARY
     body = b'{"payload": "' + CANARY.encode() if tamper == "not JSON" else json.dumps(envelope)
     report = await _verify(jp_fetch, body if isinstance(body, bytes) else body.encode())
-    assert report["ok"] is False
+    assert report["ok"] is False and report["finding"] is None
     assert next(c["name"] for c in report["checks"] if not c["ok"]) == fails
     assert find_canaries(json.dumps(report).encode(), [CANARY]) == []
     assert service.accepted == 0

@@ -9,7 +9,7 @@ import inspect
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -160,6 +160,17 @@ def test_an_equivalent_candidate_passes_the_gate(
     checks = dict((name, ok) for name, ok, _ in _verify(runtime, resigned))
     assert checks["signature and statement"] is True
     assert checks["certificates"] is False
+    # signed by the right key, true in every figure, but never recorded in the ledger
+    # (issued a second later): it is not the report the ledger holds
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    issued = datetime.fromisoformat(statement["predicate"]["issued_at"])
+    statement["predicate"]["issued_at"] = (issued + timedelta(seconds=1)).isoformat()
+    unrecorded = sign_report(statement, signing_key(runtime))
+    checks = dict((name, ok) for name, ok, _ in _verify(runtime, unrecorded))
+    assert checks.pop("ledger entry") is False
+    assert all(checks.values()), checks  # everything else about it holds
+    recorded = dict((name, ok) for name, ok, _ in _verify(runtime, envelope))
+    assert recorded["ledger entry"] is True
 
 
 def test_a_member_the_candidate_cannot_audit_is_named_and_fails_the_gate(
