@@ -9,7 +9,7 @@ from traitlets import Float, Unicode, default
 
 from ._client import TOKEN_ENV, TOKEN_FILE_ENV, URL_ENV
 from ._handlers import URL_PATTERN, EnclaveAPIHandler
-from ._verify_handler import ISSUER_KEY_ENV, VERIFY_URL_PATTERN, VerifyHandler
+from ._verify_handler import ISSUER_KEY_ENV, LOG_KEY_ENV, VERIFY_URL_PATTERN, VerifyHandler
 
 __all__ = ["EnclaveExtension"]
 
@@ -18,7 +18,8 @@ class EnclaveExtension(ExtensionApp):
     """Forwards the analyst's requests to the enclave service.
 
     Config: ``EnclaveExtension.service_url``, ``.token_env``, ``.token_file``, ``.timeout``,
-    ``.issuer_key`` (the certificate issuer's public key, for ``POST /enclave/verify``).
+    ``.issuer_key`` (the certificate issuer's public key, for ``POST /enclave/verify``),
+    ``.log_key`` (the ledger's verifier key, for bundles there).
     """
 
     name = "jupyter_ext"
@@ -39,6 +40,10 @@ class EnclaveExtension(ExtensionApp):
         help="PEM file of the certificate issuer's Ed25519 public key, trusted by "
         f"POST /enclave/verify (default: ${ISSUER_KEY_ENV})."
     ).tag(config=True)
+    log_key = Unicode(
+        help="The ledger's C2SP verifier key (replay-enclave ledger checkpoint --public-key), "
+        f"trusted by POST /enclave/verify for certificate bundles (default: ${LOG_KEY_ENV})."
+    ).tag(config=True)
 
     @default("service_url")
     def _default_service_url(self) -> str:
@@ -47,6 +52,10 @@ class EnclaveExtension(ExtensionApp):
     @default("issuer_key")
     def _default_issuer_key(self) -> str:
         return os.environ.get(ISSUER_KEY_ENV, "")
+
+    @default("log_key")
+    def _default_log_key(self) -> str:
+        return os.environ.get(LOG_KEY_ENV, "")
 
     @default("token_file")
     def _default_token_file(self) -> str:

@@ -1,5 +1,8 @@
 """``POST /enclave/verify``: the offline verifier (``_offline.py``), run in the Jupyter
 server on the envelope the browser posts, with the issuer key configured on this server.
+A certificate bundle is checked by ``ledger.certificates.verify_bundle`` against the log
+key configured here too (``EnclaveExtension.log_key``); without one the answer says the
+server did not check it (``{"skipped": ...}``), never that it passed.
 
 The browser shows this report beside its own WebCrypto verification of the same bytes.
 Invariants: the key is never taken from the request or the certificate; nothing is
@@ -16,18 +19,26 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ledger.certificates import BadCertificateInput, load_public_key_pem
+from ledger.certificates import BadCertificateInput, is_bundle, load_public_key_pem, verify_bundle
+from ledger.certificates.tlog import NoteInvalid, NoteVerifier
 
 from ._errors import NOT_JSON
 from ._forward import error_body
 from ._handlers import EnclaveHandler
 from ._offline import verify_envelope_offline
 
-__all__ = ["ISSUER_KEY_ENV", "MAX_ENVELOPE_BYTES", "VERIFY_URL_PATTERN", "VerifyHandler"]
+__all__ = [
+    "ISSUER_KEY_ENV",
+    "LOG_KEY_ENV",
+    "MAX_ENVELOPE_BYTES",
+    "VERIFY_URL_PATTERN",
+    "VerifyHandler",
+]
 
 VERIFY_URL_PATTERN = r"/enclave/verify"
 # the variable the %enclave verify magic reads too
 ISSUER_KEY_ENV = "REPLAY_ENCLAVE_ISSUER_KEY"
+LOG_KEY_ENV = "REPLAY_ENCLAVE_LOG_KEY"
 # a v2 certificate is about 12 KB; a megabyte is generous and bounds the parse
 MAX_ENVELOPE_BYTES = 1 << 20
 
@@ -63,9 +74,29 @@ class VerifyHandler(EnclaveHandler):
             envelope: object = json.loads(self.request.body)
         except NOT_JSON:
             envelope = None  # as verify_file does: unreadable text is not an envelope
+        if is_bundle(envelope):
+            self._bundle(envelope, key)
+            return
         report = verify_envelope_offline(envelope, key)
         body = report.to_dict()  # the checks, and the finding re-derived once all passed
         self._reply(200, json.dumps(body).encode())
+
+    def _bundle(self, bundle: Any, key: Any) -> None:
+        if not self.app.log_key:
+            skipped = (
+                "no trusted log key is configured on the Jupyter server "
+                f"(EnclaveExtension.log_key or ${LOG_KEY_ENV})"
+            )
+            self._reply(200, json.dumps({"skipped": skipped}).encode())
+            return
+        try:
+            log_key = NoteVerifier.parse(self.app.log_key.strip())
+        except NoteInvalid:
+            self.log.warning("enclave verify: the configured log key cannot be parsed")
+            self._reply(503, error_body("not_configured", "the configured log key is not valid"))
+            return
+        report = verify_bundle(bundle, public_key=key, log_key=log_key)
+        self._reply(200, json.dumps(report.to_dict()).encode())
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         # one-line JSON for every error raised by the server itself, never a traceback

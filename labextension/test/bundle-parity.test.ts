@@ -10,11 +10,12 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { TrustedKeySource } from '../src/trustedKey';
 import { BUNDLE_STEPS, envelopeDigest, isBundle, verifyBundle } from '../src/verify/bundle';
-import { verifyBoth, bothPass, SERVER_SKIPS_BUNDLES } from '../src/verify/both';
+import { verifyBoth, bothPass } from '../src/verify/both';
+import * as server from '../src/verify/server';
 import { KeyError, loadTrustedKey } from '../src/verify/key';
 import {
   decodeBase64,
@@ -223,13 +224,25 @@ describe('a bundle in the viewer', () => {
       loadLogKey: async () => (log === null ? null : loadLogKey(log))
     }) as unknown as TrustedKeySource;
 
-  it('is verified by the browser with both trusted keys; the server column skips it', async () => {
+  it('is verified by the browser with both trusted keys; a server without a log key skips it', async () => {
     const text = JSON.stringify(valid());
     expect(isBundle(JSON.parse(text))).toBe(true);
+    const skipped = { skipped: 'no trusted log key is configured on the Jupyter server' };
+    const asked = vi.spyOn(server, 'verifyOnServer').mockResolvedValue(skipped);
     const outcomes = await verifyBoth(text, keys(corpus.log_key));
+    expect(asked).toHaveBeenCalledWith(text); // the server is asked: it says why it did not check
     expect('report' in outcomes[0] && outcomes[0].report.ok).toBe(true);
-    expect(outcomes[1]).toEqual({ skipped: SERVER_SKIPS_BUNDLES });
+    expect(outcomes[1]).toEqual(skipped);
     expect(bothPass(outcomes)).toBe(true);
+    // a server with the log key checks it too, and both must pass
+    const python = corpus.cases.find(c => c.name === 'valid')!.python;
+    asked.mockResolvedValue({ report: python as VerifyReport });
+    const both = await verifyBoth(text, keys(corpus.log_key));
+    expect(both[1]).toEqual({ report: python });
+    expect(bothPass(both)).toBe(true);
+    asked.mockResolvedValue({ report: { ...python, ok: false } as VerifyReport });
+    expect(bothPass(await verifyBoth(text, keys(corpus.log_key)))).toBe(false);
+    asked.mockRestore();
   });
 
   it('fails without a log key, and a tampered bundle fails', async () => {

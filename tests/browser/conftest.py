@@ -214,13 +214,16 @@ def lab_trusting(
     stack: EnclaveStack, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Callable[[str, Path], Lab]]:
     """Like ``lab``, but the server extension trusts ``issuer_key`` for ``/enclave/verify``
-    (the certificate viewer's tests use the golden certificates' issuer)."""
+    (the certificate viewer's tests use the golden certificates' issuer), and ``log_key``
+    for bundles when given."""
     started: list[Lab] = []
 
-    def start(analyst: str, issuer_key: Path) -> Lab:
+    def start(analyst: str, issuer_key: Path, log_key: str | None = None) -> Lab:
         base = tmp_path_factory.mktemp(f"lab-trusting-{analyst}")
-        tokens = {"REPLAY_ENCLAVE_TOKEN": stack.tokens[analyst]}
-        started.append(_start_lab(base, stack, tokens, issuer_key))
+        env = {"REPLAY_ENCLAVE_TOKEN": stack.tokens[analyst]}
+        if log_key is not None:  # the ledger's verifier key, for bundles
+            env["REPLAY_ENCLAVE_LOG_KEY"] = log_key
+        started.append(_start_lab(base, stack, env, issuer_key))
         return started[-1]
 
     yield start

@@ -1,8 +1,8 @@
 """A certificate bundle (``*.bundle.json``) in the certificate viewer, in a real browser:
 double-click opens it, the viewer shows its envelope's certificate, and Verify runs the
 browser's seven bundle checks (with the trusted issuer key and the trusted log key from
-the settings) while the server column says bundles are the browser's to verify; a bundle
-whose certificate-entry proof was tampered with fails ``ledger_entry``. The bundles are
+the settings) beside the Jupyter server's (with the log key configured there); a bundle
+whose certificate-entry proof was tampered with fails ``ledger_entry`` on both. The bundles are
 the parity corpus's (``tests/unit/certificates/bundle_corpus.py``)."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_bundle_viewer_runs_the_bundle_checks_in_the_browser(
     corpus = json.loads(bundle_corpus.TARGET.read_text())
     pem = tmp_path / "issuer.pub.pem"
     pem.write_text(corpus["issuer_pem"])
-    lab = lab_trusting("alice", pem)
+    lab = lab_trusting("alice", pem, corpus["log_key"])
     _folder(lab)
     page.goto(lab.page_url())
     page.wait_for_function("() => window.jupyterapp !== undefined")
@@ -66,9 +66,10 @@ def test_bundle_viewer_runs_the_bundle_checks_in_the_browser(
     report = viewer.locator(".enclave-verification[data-ok='true']")
     report.wait_for()
     assert _cells(page, "browser") == ["true"] * 7
-    assert _cells(page, "server") == ["absent"] * 7
+    assert _cells(page, "server") == ["true"] * 7  # the Jupyter server has the log key too
     server = viewer.locator(".enclave-verify-summary[data-side='server']")
-    assert server.get_attribute("data-ok") == "skipped"
+    assert server.get_attribute("data-ok") == "true"
+    assert viewer.locator(".enclave-verified-finding").get_attribute("data-agree") == "true"
     assert viewer.locator(".enclave-verify-status").get_attribute("data-state") == "verified"
 
     viewer = _open(page, "tampered.bundle.json")
@@ -77,6 +78,7 @@ def test_bundle_viewer_runs_the_bundle_checks_in_the_browser(
     failed.wait_for()
     assert failed.get_attribute("data-first-failure") == "ledger_entry"
     assert _cells(page, "browser") == ["true"] * 6 + ["false"]
+    assert _cells(page, "server") == ["true"] * 6 + ["false"]
     detail = viewer.locator(
         ".enclave-verify-check[data-name='ledger_entry']"
         " .enclave-verify-cell[data-side='browser'] .enclave-verify-detail"

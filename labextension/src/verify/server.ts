@@ -1,5 +1,5 @@
 /** The server extension's verification (``POST /enclave/verify``): the Python verifier,
- * run with the key configured on the Jupyter server, on exactly the bytes posted. */
+ * run with the keys configured on the Jupyter server, on exactly the bytes posted. */
 
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
@@ -21,7 +21,15 @@ function isReport(value: unknown): value is VerifyReport {
   );
 }
 
-export async function verifyOnServer(envelopeText: string): Promise<VerifyReport> {
+/** The server's answer: its report, or why it did not check (a bundle, with no log key
+ * configured on the Jupyter server). */
+export type ServerAnswer = { report: VerifyReport } | { skipped: string };
+
+function isSkipped(value: unknown): value is { skipped: string } {
+  return typeof value === 'object' && value !== null && typeof (value as { skipped?: unknown }).skipped === 'string';
+}
+
+export async function verifyOnServer(envelopeText: string): Promise<ServerAnswer> {
   const settings = ServerConnection.makeSettings();
   const url = URLExt.join(settings.baseUrl, 'enclave', 'verify');
   let response: Response;
@@ -46,8 +54,11 @@ export async function verifyOnServer(envelopeText: string): Promise<VerifyReport
       typeof message === 'string' ? message : `the server answered ${response.status}`
     );
   }
+  if (isSkipped(body)) {
+    return { skipped: body.skipped };
+  }
   if (!isReport(body)) {
     throw new ServerVerifyError('the server answered with something that is not a report');
   }
-  return body;
+  return { report: body };
 }
