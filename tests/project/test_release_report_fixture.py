@@ -6,34 +6,24 @@ from __future__ import annotations
 
 import base64
 import copy
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "export_release_report", ROOT / "scripts" / "export-release-report.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_committed_report_is_not_stale() -> None:
-    assert _script().main(["--check"]) == 0
+    assert load_script("export-release-report.py").main(["--check"]) == 0
 
 
 def test_a_report_of_another_shape_is_stale(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    exporter = _script()
+    exporter = load_script("export-release-report.py")
     committed = json.loads(exporter.TARGET.read_text())
     statement = exporter.statement_of(committed)
     for row in statement["predicate"]["specimens"]:

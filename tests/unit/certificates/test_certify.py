@@ -48,6 +48,7 @@ from ledger.certificates import (
     verify_dsse,
     verify_envelope,
 )
+from tests.support.ledger_lookup import lookup_of
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 GOLDEN_SEED = hashlib.sha256(b"replay-enclave golden certificate key v1").digest()
@@ -76,24 +77,6 @@ def statement() -> dict[str, Any]:
 @pytest.fixture
 def statement_v1() -> dict[str, Any]:
     return _golden("v1")
-
-
-def _lookup(statement: dict[str, Any], envelope: dict[str, Any] | None) -> StaticLedgerLookup:
-    specimen_id = statement["subject"][0]["name"].removeprefix("specimen:")
-    ledger = statement["predicate"]["ledger"]
-    certificates = (
-        {} if envelope is None else {envelope_digest(envelope): (9, "sha256:" + "e" * 64)}
-    )
-    return StaticLedgerLookup(
-        specimens={
-            specimen_id: (
-                "sha256:" + statement["subject"][0]["digest"]["sha256"],
-                ledger["specimen_entry_index"],
-                ledger["specimen_entry_hash"],
-            )
-        },
-        certificates=certificates,
-    )
 
 
 def _verify(envelope: Any, key: SigningKey, lookup: LedgerLookup) -> certify.VerificationReport:
@@ -286,7 +269,7 @@ def test_round_trip_sign_verify(key: SigningKey, statement: dict[str, Any]) -> N
     assert envelope["signatures"][0]["keyid"] == key.keyid
     assert base64.b64decode(envelope["payload"]) == canonical_json(statement)
     assert verify_envelope(envelope, {key.keyid: key.public_key}) == statement
-    report = _verify(envelope, key, _lookup(statement, envelope))
+    report = _verify(envelope, key, lookup_of(statement, envelope))
     assert report.ok, report.to_dict()
     assert [c.name for c in report.checks] == list(CHECK_NAMES)
     assert report.statement == statement
@@ -308,7 +291,7 @@ def test_a_v1_certificate_still_verifies_and_says_it_is_v1(
     key: SigningKey, statement_v1: dict[str, Any]
 ) -> None:
     envelope = json.loads((GOLDEN / "certificate_v1.dsse.json").read_bytes())
-    report = _verify(envelope, key, _lookup(statement_v1, envelope))
+    report = _verify(envelope, key, lookup_of(statement_v1, envelope))
     assert report.ok, report.to_dict()
     assert statement_v1["predicateType"] == PREDICATE_TYPE_V1
     assert report.checks[2].detail == "in-toto Statement v1, certificate v1 predicate"
@@ -317,7 +300,7 @@ def test_a_v1_certificate_still_verifies_and_says_it_is_v1(
     assert statement_v1["predicate"]["classification"] == "decision-flips"
     assert predicate_problems(statement_v1["predicate"], PREDICATE_TYPE_V1) == []
     assert predicate_problems(statement_v1["predicate"]) != []  # not a v2 predicate
-    v2 = _verify(sign_statement(_golden("v2"), key), key, _lookup(_golden("v2"), None))
+    v2 = _verify(sign_statement(_golden("v2"), key), key, lookup_of(_golden("v2"), None))
     assert v2.checks[2].detail == "in-toto Statement v1, certificate v2 predicate"
 
 
@@ -621,19 +604,19 @@ def test_a_confident_label_on_an_unauthorised_substitutes_answers_fails_verifica
 ) -> None:
     # the golden certificate verifies: it reports no substitute answers, so rule 8 is idle
     golden = sign_statement(statement, key)
-    assert _verify(golden, key, _lookup(statement, golden)).ok
+    assert _verify(golden, key, lookup_of(statement, golden)).ok
     # an issuer that kept "influential" while its served-by shows the intervened arm's
     # new calls answered by an unauthorised substitute is caught offline
     forged = copy.deepcopy(statement)
     forged["predicate"]["substitute_answers"] = _ANSWER
     envelope = _sign_raw(forged, key)
-    report = _verify(envelope, key, _lookup(statement, envelope))
+    report = _verify(envelope, key, lookup_of(statement, envelope))
     assert not report.ok and report.first_failure is not None
     assert "rests on a substitute's answers" in report.first_failure.detail
     # the same answers from a substitute the request declares authoritative verify
     forged["predicate"]["request"]["authoritative_substitutes"] = ["m"]
     envelope = _sign_raw(forged, key)
-    assert _verify(envelope, key, _lookup(statement, envelope)).ok
+    assert _verify(envelope, key, lookup_of(statement, envelope)).ok
 
 
 def test_sign_statement_refuses_invalid_and_never_echoes_values(
@@ -665,7 +648,7 @@ def test_every_character_of_payload_and_signature_is_bound(
     key: SigningKey, statement: dict[str, Any]
 ) -> None:
     envelope = sign_statement(statement, key)
-    lookup = _lookup(statement, envelope)
+    lookup = lookup_of(statement, envelope)
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
     checked = 0
     for field in ("payload", "sig"):
@@ -701,7 +684,7 @@ def test_step1_envelope_tampering(key: SigningKey, statement: dict[str, Any], mu
     envelope = sign_statement(statement, key)
     tampered = copy.deepcopy(envelope)
     mutate(tampered)
-    assert _failed_step(_verify(tampered, key, _lookup(statement, envelope))) == "envelope"
+    assert _failed_step(_verify(tampered, key, lookup_of(statement, envelope))) == "envelope"
     with pytest.raises(CertificateInvalid):
         verify_envelope(tampered, {key.keyid: key.public_key})
 
@@ -710,7 +693,7 @@ def test_step2_untrusted_key_and_misleading_keyid(
     key: SigningKey, statement: dict[str, Any]
 ) -> None:
     envelope = sign_statement(statement, key)
-    lookup = _lookup(statement, envelope)
+    lookup = lookup_of(statement, envelope)
     stranger = SigningKey.generate()
     report = verify_certificate(envelope, public_key=stranger.public_key, ledger_lookup=lookup)
     assert _failed_step(report) == "signature"
@@ -741,13 +724,13 @@ def test_step3_statement_tampering(key: SigningKey, statement: dict[str, Any], m
     tampered = copy.deepcopy(statement)
     mutate(tampered)
     envelope = _sign_raw(tampered, key)
-    assert _failed_step(_verify(envelope, key, _lookup(statement, envelope))) == "statement"
+    assert _failed_step(_verify(envelope, key, lookup_of(statement, envelope))) == "statement"
 
 
 def test_step3_payload_must_be_canonical_strict_json(
     key: SigningKey, statement: dict[str, Any]
 ) -> None:
-    lookup = _lookup(statement, None)
+    lookup = lookup_of(statement, None)
     display = json.dumps(statement, indent=2).encode()
     report = _verify(_sign_raw(None, key, payload=display), key, lookup)
     assert _failed_step(report) == "statement"
@@ -777,14 +760,14 @@ def test_step4_predicate_tampering(key: SigningKey, statement: dict[str, Any], m
     tampered = copy.deepcopy(statement)
     mutate(tampered["predicate"])
     envelope = _sign_raw(tampered, key)
-    assert _failed_step(_verify(envelope, key, _lookup(statement, envelope))) == "predicate"
+    assert _failed_step(_verify(envelope, key, lookup_of(statement, envelope))) == "predicate"
     with pytest.raises(CertificateInvalid):
         verify_envelope(envelope, {key.keyid: key.public_key})
 
 
 def test_step5_subject_must_match_the_ledger(key: SigningKey, statement: dict[str, Any]) -> None:
     envelope = sign_statement(statement, key)
-    good = _lookup(statement, envelope)
+    good = lookup_of(statement, envelope)
     (specimen_id, (digest, index, entry_hash)), = good.specimens.items()  # fmt: skip
     variants = [
         {},
@@ -802,7 +785,7 @@ def test_step5_subject_must_match_the_ledger(key: SigningKey, statement: dict[st
 
 def test_step6_ledger_must_record_this_envelope(key: SigningKey, statement: dict[str, Any]) -> None:
     envelope = sign_statement(statement, key)
-    good = _lookup(statement, envelope)
+    good = lookup_of(statement, envelope)
     missing = StaticLedgerLookup(specimens=good.specimens)
     assert _failed_step(_verify(envelope, key, missing)) == "ledger_entry"
     early = StaticLedgerLookup(
@@ -823,7 +806,7 @@ def test_report_is_metadata_only(key: SigningKey, statement: dict[str, Any]) -> 
     tampered = copy.deepcopy(statement)
     tampered["predicate"]["request"]["specimen"] = "CANARY-specimen"
     tampered["predicate"]["effect"]["flip_rate"] = "CANARY-rate"
-    report = _verify(_sign_raw(tampered, key), key, _lookup(statement, envelope))
+    report = _verify(_sign_raw(tampered, key), key, lookup_of(statement, envelope))
     text = json.dumps(report.to_dict())
     assert "CANARY" not in text and "canary" not in text
     assert _failed_step(report) == "predicate"
@@ -858,7 +841,7 @@ def test_we_verify_a_securesystemslib_envelope(key: SigningKey, statement: dict[
     theirs.sign(signer)
     envelope = theirs.to_dict()
     assert verify_envelope(envelope, {key.keyid: key.public_key}) == statement
-    assert _verify(envelope, key, _lookup(statement, envelope)).ok
+    assert _verify(envelope, key, lookup_of(statement, envelope)).ok
     # and their envelope is byte-identical to ours: same PAE, deterministic Ed25519
     assert envelope == sign_statement(statement, key)
     other = SslibEnvelope(canonical_json(statement), IN_TOTO_PAYLOAD_TYPE, {})

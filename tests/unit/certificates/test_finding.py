@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib.util
 import re
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -29,7 +27,6 @@ from ledger.certificates import (
     PREDICATE_TYPE_V1,
     PredicateInvalid,
     StaticLedgerLookup,
-    envelope_digest,
     failed_finding,
     finding,
     predicate_problems,
@@ -37,6 +34,8 @@ from ledger.certificates import (
     verify_certificate,
 )
 from ledger.certificates.statistics import effect_label
+from tests.support.ledger_lookup import lookup_of
+from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN_SEED = hashlib.sha256(b"replay-enclave golden certificate key v1").digest()
@@ -45,16 +44,7 @@ ADMISSIBLE = (
 )
 
 
-def _corpus() -> ModuleType:
-    path = ROOT / "scripts" / "export-predicate-corpus.py"
-    spec = importlib.util.spec_from_file_location("export_predicate_corpus", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-CORPUS = _corpus()
+CORPUS = load_script("export-predicate-corpus.py")
 GOLDEN = CORPUS.golden("v2")
 
 
@@ -289,17 +279,7 @@ def _signed(predicate: dict[str, Any]) -> tuple[dict[str, Any], Any, StaticLedge
     statement["predicate"] = predicate
     key = SigningKey.from_private_bytes(GOLDEN_SEED)
     envelope = sign_statement(statement, key)
-    ledger = predicate["ledger"]
-    lookup = StaticLedgerLookup(
-        specimens={
-            statement["subject"][0]["name"].removeprefix("specimen:"): (
-                "sha256:" + statement["subject"][0]["digest"]["sha256"],
-                ledger["specimen_entry_index"],
-                ledger["specimen_entry_hash"],
-            )
-        },
-        certificates={envelope_digest(envelope): (9, "sha256:" + "e" * 64)},
-    )
+    lookup = lookup_of(statement, envelope)
     return envelope, key.public_key, lookup
 
 

@@ -5,13 +5,11 @@ the enclave's own. The schemas it validates with are ``PREDICATE_SCHEMA`` and
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -22,27 +20,20 @@ from ledger.certificates import (
     PREDICATE_TYPE,
     PREDICATE_TYPE_V1,
 )
+from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), ROOT / "scripts" / name)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_committed_schemas_are_the_enclaves() -> None:
-    exporter = _script("export-predicate-schema.py")
+    exporter = load_script("export-predicate-schema.py")
     committed = json.loads(exporter.TARGET.read_text())
     assert committed == {PREDICATE_TYPE: PREDICATE_SCHEMA, PREDICATE_TYPE_V1: PREDICATE_SCHEMA_V1}
     assert exporter.TARGET.read_text() == exporter.render()
 
 
 def test_a_stale_schema_file_is_caught(tmp_path: Path) -> None:
-    exporter = _script("export-predicate-schema.py")
+    exporter = load_script("export-predicate-schema.py")
     stale = json.loads(exporter.render())
     stale[PREDICATE_TYPE]["properties"]["classification"]["enum"].append("no-measurable-influence")
     copy = tmp_path / "schemas.json"
@@ -64,13 +55,15 @@ def test_the_check_runs_from_the_command_line() -> None:
 
 
 def _committed_corpus() -> dict[str, Any]:
-    corpus: dict[str, Any] = json.loads(_script("export-predicate-corpus.py").TARGET.read_text())
+    corpus: dict[str, Any] = json.loads(
+        load_script("export-predicate-corpus.py").TARGET.read_text()
+    )
     return corpus
 
 
 def test_committed_corpus_holds_todays_python_verdicts_on_a_sample() -> None:
     """A quick look at a seeded sample; the slow test below regenerates all of it."""
-    generator = _script("export-predicate-corpus.py")
+    generator = load_script("export-predicate-corpus.py")
     corpus = _committed_corpus()
     assert corpus["goldens"] == {v: generator.golden(v) for v in ("v1", "v2")}
     assert corpus["types"] == generator.TYPES
@@ -88,7 +81,7 @@ def test_committed_corpus_holds_todays_python_verdicts_on_a_sample() -> None:
 
 @pytest.mark.slow
 def test_committed_corpus_is_what_the_generator_writes_today() -> None:
-    generator = _script("export-predicate-corpus.py")
+    generator = load_script("export-predicate-corpus.py")
     assert generator.TARGET.read_text() == generator.render(), (
         "stale: run scripts/export-predicate-corpus.py"
     )

@@ -6,9 +6,7 @@ authorised no inference. The governed predicate is the parity corpus's consisten
 
 from __future__ import annotations
 
-import importlib.util
 import re
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -16,17 +14,11 @@ import pytest
 
 from jupyter_ext import certificate_html, certificate_text
 from ledger.certificates import PREDICATE_TYPE, predicate_problems
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.support.scripts import load_script
 
 
 def _corpus() -> ModuleType:
-    path = ROOT / "scripts" / "export-predicate-corpus.py"
-    spec = importlib.util.spec_from_file_location("export_predicate_corpus", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("export-predicate-corpus.py")
 
 
 @pytest.fixture(scope="module")
