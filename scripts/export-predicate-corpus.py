@@ -51,6 +51,17 @@ Path_ = list[str | int]
 Op = tuple[Path_, Any]
 
 
+# a consistent v2 predicate of an audit whose baseline did not reproduce
+UNREPRODUCED: list[Op] = [
+    (["classification"], "baseline-not-reproduced"),
+    (["auditability", "class"], "not-assessed"),
+    (["baseline", "reproduced"], False),
+    (["effect"], None),
+    (["sample_rows"], None),
+    (["served_by"], None),
+]
+
+
 def golden(version: str) -> dict[str, Any]:
     envelope = json.loads((ROOT / f"tests/golden/certificate_{version}.dsse.json").read_text())
     predicate: dict[str, Any] = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
@@ -157,17 +168,7 @@ def _v2_rule_cases() -> Iterator[tuple[str, list[Op]]]:
             (["effect"], None),
         ],
     )
-    yield (
-        "baseline-not-reproduced, unreproduced",
-        [
-            (["classification"], "baseline-not-reproduced"),
-            (["auditability", "class"], "not-assessed"),
-            (["baseline", "reproduced"], False),
-            (["effect"], None),
-            (["sample_rows"], None),
-            (["served_by"], None),
-        ],
-    )
+    yield "baseline-not-reproduced, unreproduced", UNREPRODUCED
     yield "no samples", [(["samples"], None)]
     yield "no samples nor served_by", [(["samples"], None), (["served_by"], None)]
     yield "no effect", [(["effect"], None)]
@@ -360,18 +361,10 @@ def _finding_cases(base: dict[str, Any]) -> Iterator[tuple[str, list[Op]]]:
                 (["effect"], None),
             ],
         )
-    unreproduced: list[Op] = [
-        (["classification"], "baseline-not-reproduced"),
-        (["auditability", "class"], "not-assessed"),
-        (["baseline", "reproduced"], False),
-        (["effect"], None),
-        (["sample_rows"], None),
-        (["served_by"], None),
-    ]
     yield (
         "baseline not reproduced, two layers",
         [
-            *unreproduced,
+            *UNREPRODUCED,
             (["baseline", "layers", "score"], {"delta": -0.004, "ok": False, "tolerance": 0.001}),
             (["baseline", "layers", "proposal"], {"changed_fields": ["/total"], "equal": False}),
             (["baseline", "layers", "proposal", "ok"], False),
