@@ -202,15 +202,26 @@ async def audits(
         decisions = state.access.authorize_many(
             analyst, Action.READ_AUDIT, [_listed_resource(item) for item in page.items], now=now
         )
-        visible = [item.status for item, d in zip(page.items, decisions, strict=True) if d.allowed]
+        visible = [item for item, d in zip(page.items, decisions, strict=True) if d.allowed]
+        readable = state.access.authorize_many(
+            analyst, Action.READ_CERTIFICATE, [_listed_resource(item) for item in visible], now=now
+        )
         return {
-            "items": [s.to_dict() for s in visible],
+            "items": [
+                _without_finding(item.status.to_dict(), d.allowed)
+                for item, d in zip(visible, readable, strict=True)
+            ],
             "limit": limit,
             "next": None if page.next_after is None else audits_cursor(*page.next_after),
             "total": page.total,
         }
 
     return await state.list_read(read, AuditList)
+
+
+def _without_finding(status: dict[str, Any], may_read_certificate: bool) -> dict[str, Any]:
+    """The finding is the certificate's figures in words: only for whoever may read it."""
+    return status if may_read_certificate else {**status, "finding": None}
 
 
 def _listed_resource(item: Any) -> Resource:
@@ -227,9 +238,11 @@ def _listed_resource(item: Any) -> Resource:
 
 @router.get("/audits/{audit_id}", response_model=AuditStatusModel, summary="One audit's status")
 def audit(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> dict[str, Any]:
-    result = _authorised_status(state, analyst, audit_id, Action.READ_AUDIT).to_dict()
-    assert isinstance(result, dict)
-    return result
+    status = _authorised_status(state, analyst, audit_id, Action.READ_AUDIT)
+    readable = state.access.authorize(
+        analyst, Action.READ_CERTIFICATE, _audit_resource(state, status), now=state.clock()
+    )
+    return _without_finding(status.to_dict(), readable.allowed)
 
 
 @router.post(

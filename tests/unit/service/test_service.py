@@ -32,7 +32,7 @@ from enclave.governance import (
 from enclave.incidents import claims
 from enclave.service import create_app
 from ledger import canonical_digest
-from ledger.certificates import load_public_key_pem, verify_bundle
+from ledger.certificates import finding, load_public_key_pem, verify_bundle
 from ledger.certificates.tlog import NoteVerifier
 from tests.support.canary import INCIDENT_CANARIES, find_canaries
 
@@ -571,6 +571,52 @@ def test_an_audit_requested_from_a_cut_is_certified_with_it(tmp_path: Path) -> N
         assert predicate["request"]["from_cut"] == "before-retrieval"
         assert predicate["cut"]["call_id"] == "main/before-retrieval#0"
         assert client.get(f"{API}/certificates/{audit_id}/verify", headers=auth).json()["ok"]
+
+
+def test_the_status_states_the_finding_only_to_whoever_may_read_the_certificate(
+    tmp_path: Path,
+) -> None:
+    """The finding is the certificate's figures in words: an analyst the access policy
+    lets follow an audit but not read its certificate sees the status without it."""
+    from enclave.governance import AccessPolicy
+    from enclave.jobs import run_worker
+
+    home, specimens, tokens = build_home(tmp_path / "home")
+    folder = policies_root() / "access"
+    shipped = "\n".join(p.read_text() for p in sorted(folder.glob("*.cedar")))
+    no_certificates = AccessPolicy(
+        policies=shipped
+        + '\n@id("no-certificates-for-viewers")\n@code("not_permitted")\n'
+        + 'forbid (principal, action == Action::"read_certificate", resource)\n'
+        + 'when { principal.roles.contains("viewer") };\n',
+        schema="\n".join(p.read_text() for p in sorted(folder.glob("*.cedarschema"))),
+    )
+    alice = {"Authorization": f"Bearer {tokens['alice']}"}
+    vera = {"Authorization": f"Bearer {tokens['vera']}"}  # a viewer of the same tenant
+    app = create_app(lambda: Runtime.open(home, env={}), access=no_certificates)
+    with TestClient(app) as client:
+        response = client.post(
+            f"{API}/audits", headers=alice, json=audit_body(specimens["procurement"], samples=5)
+        )
+        assert response.status_code == 202, response.text
+        audit_id = response.json()["audit_id"]
+        assert response.json()["finding"] is None  # queued: nothing found yet
+        run_worker(
+            lambda: Runtime.open(home, env={}), worker_id="w1", stop=threading.Event(), once=True
+        )
+        done = client.get(f"{API}/audits/{audit_id}", headers=alice).json()
+        assert done["status"] == "COMPLETED"
+        envelope = client.get(f"{API}/certificates/{audit_id}", headers=alice).json()
+        statement = json.loads(base64.b64decode(envelope["payload"]))
+        assert done["finding"] == finding(statement["predicate"], statement["predicateType"])
+        listed = client.get(f"{API}/audits", headers=alice).json()["items"]
+        assert [a["finding"] for a in listed if a["audit_id"] == audit_id] == [done["finding"]]
+        # vera may follow the audit, not read its certificate: no finding either way
+        assert client.get(f"{API}/certificates/{audit_id}", headers=vera).status_code == 403
+        seen = client.get(f"{API}/audits/{audit_id}", headers=vera).json()
+        assert seen["status"] == "COMPLETED" and seen["finding"] is None
+        listed = client.get(f"{API}/audits", headers=vera).json()["items"]
+        assert [a["finding"] for a in listed if a["audit_id"] == audit_id] == [None]
 
 
 @pytest.mark.slow
