@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._execute import issue_time as issue_time
     from ._execute import lineage as lineage
     from ._fencing import FencedLedger as FencedLedger
+    from ._findings import findings as findings
     from ._lifecycle import CANCEL_REASONS as CANCEL_REASONS
     from ._lifecycle import AuditPage as AuditPage
     from ._lifecycle import ListedAudit as ListedAudit
@@ -78,6 +79,7 @@ _FRONT = {
     "StageOptions": "._execute",
     "execute": "._execute",
     "issue_time": "._execute",
+    "findings": "._findings",
     "lineage": "._execute",
     "FencedLedger": "._fencing",
     "CANCEL_REASONS": "._lifecycle",

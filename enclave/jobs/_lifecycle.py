@@ -59,23 +59,26 @@ __all__ = [
     "submit_audit",
 ]
 
-_STATUS_COLUMNS = tuple(
-    audits.c[name]
-    for name in (
-        "id",
-        "status",
-        "progress_done",
-        "progress_total",
-        "classification",
-        "auditability",
-        "failure_code",
-        "certificate_json",
-        "created_at",
-        "updated_at",
-        "tenant_id",
-        "specimen_id",
-        "requester",
-    )
+_STATUS_COLUMNS = (
+    *(
+        audits.c[name]
+        for name in (
+            "id",
+            "status",
+            "progress_done",
+            "progress_total",
+            "classification",
+            "auditability",
+            "failure_code",
+            "created_at",
+            "updated_at",
+            "tenant_id",
+            "specimen_id",
+            "requester",
+        )
+    ),
+    # whether there is one, not the envelope: a status read never carries a certificate
+    audits.c.certificate_json.is_not(None).label("has_certificate"),
 )
 _specimens = table_of(SpecimenRow)
 _MAX_BATCH = 100_000

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ledger import TERMINAL_AUDIT_STATES, AuditState, canonical_json, loads
-from ledger.certificates import failed_finding, finding
 
 __all__ = [
     "AuditStatus",
@@ -122,8 +119,6 @@ class AuditStatus:
     tenant_id: str
     specimen_id: str
     requester: str
-    # the certificate's finding (``ledger.certificates.finding``), or a failed audit's
-    finding: str | None = None
 
     def __post_init__(self) -> None:
         # a state outside the vocabulary is a ValueError, whichever way the object is built
@@ -150,7 +145,6 @@ class AuditStatus:
             "tenant_id": self.tenant_id,
             "specimen_id": self.specimen_id,
             "requester": self.requester,
-            "finding": self.finding,
         }
 
     @classmethod
@@ -169,7 +163,6 @@ class AuditStatus:
             "tenant_id",
             "specimen_id",
             "requester",
-            "finding",
         }
         if set(data) != fields:
             raise ValueError("an audit status has exactly the documented fields")
@@ -185,24 +178,10 @@ class AuditStatus:
             classification=row["classification"],
             auditability=row["auditability"],
             failure_code=row["failure_code"],
-            has_certificate=row["certificate_json"] is not None,
+            has_certificate=bool(row["has_certificate"]),
             created_at=row["created_at"],
             updated_at=row["updated_at"],
             tenant_id=row["tenant_id"],
             specimen_id=row["specimen_id"],
             requester=row["requester"],
-            finding=_finding(row["certificate_json"], row["status"], row["failure_code"]),
         )
-
-
-def _finding(certificate_json: str | None, status: str, failure_code: str | None) -> str | None:
-    """The finding of the stored certificate, whose predicate passed its checks when it
-    was signed (``sign_statement``), or of a failed audit; none while it runs or once
-    cancelled."""
-    if certificate_json is not None:
-        # the database's own record, checked when it was signed: the plain parser will do
-        statement = json.loads(base64.b64decode(json.loads(certificate_json)["payload"]))
-        return finding(statement["predicate"], statement["predicateType"], checked=True)
-    if status == AuditState.FAILED:
-        return failed_finding(failure_code or "failed")
-    return None

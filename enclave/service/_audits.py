@@ -206,11 +206,12 @@ async def audits(
         readable = state.access.authorize_many(
             analyst, Action.READ_CERTIFICATE, [_listed_resource(item) for item in visible], now=now
         )
+        found = jobs.findings(
+            state.runtime,
+            [item.status.audit_id for item, d in zip(visible, readable, strict=True) if d.allowed],
+        )
         return {
-            "items": [
-                _without_finding(item.status.to_dict(), d.allowed)
-                for item, d in zip(visible, readable, strict=True)
-            ],
+            "items": [_with_finding(item.status, found) for item in visible],
             "limit": limit,
             "next": None if page.next_after is None else audits_cursor(*page.next_after),
             "total": page.total,
@@ -219,9 +220,10 @@ async def audits(
     return await state.list_read(read, AuditList)
 
 
-def _without_finding(status: dict[str, Any], may_read_certificate: bool) -> dict[str, Any]:
-    """The finding is the certificate's figures in words: only for whoever may read it."""
-    return status if may_read_certificate else {**status, "finding": None}
+def _with_finding(status: Any, found: dict[str, str]) -> dict[str, Any]:
+    """The finding is the certificate's figures in words: ``found`` holds it only for
+    the audits whose certificate the caller may read."""
+    return {**status.to_dict(), "finding": found.get(status.audit_id)}
 
 
 def _listed_resource(item: Any) -> Resource:
@@ -242,7 +244,8 @@ def audit(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> dict[str,
     readable = state.access.authorize(
         analyst, Action.READ_CERTIFICATE, _audit_resource(state, status), now=state.clock()
     )
-    return _without_finding(status.to_dict(), readable.allowed)
+    found = jobs.findings(state.runtime, [audit_id]) if readable.allowed else {}
+    return _with_finding(status, found)
 
 
 @router.post(

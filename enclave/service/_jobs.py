@@ -14,7 +14,14 @@ from ._errors import ServiceError
 from ._grant_records import bind_admission
 from ._grants import revoke_outstanding
 
-__all__ = ["audit_page", "audit_status", "cancel_audit", "certificate", "submit_audit"]
+__all__ = [
+    "audit_page",
+    "audit_status",
+    "cancel_audit",
+    "certificate",
+    "findings",
+    "submit_audit",
+]
 
 
 def _jobs() -> ModuleType:
@@ -37,6 +44,11 @@ def submit_audit(
 
 def audit_status(runtime: Runtime, audit_id: str) -> Any:
     return _jobs().audit_status(runtime, audit_id)
+
+
+def findings(runtime: Runtime, audit_ids: list[str]) -> dict[str, str]:
+    found: dict[str, str] = _jobs().findings(runtime, audit_ids)
+    return found
 
 
 def audit_page(

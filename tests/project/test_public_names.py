@@ -736,6 +736,7 @@ PINNED = {
         "execute",
         "fail",
         "fenced",
+        "findings",
         "heartbeat",
         "issue_time",
         "job_id_for",
