@@ -10,6 +10,7 @@ import typer
 
 from ledger import raise_unchained, read_summaries
 
+from .._checkpoints import issue_checkpoint, read_checkpoint, verified_range
 from .._errors import BadInput
 from .._home import Home, default_home
 from ._app import HomeOption, JsonOption, command_group, open_runtime
@@ -304,7 +305,8 @@ def ledger_verify(
     if json_out:
         emit_json(result)
     elif report.ok:
-        console.print(_verified_headline(report.length, report.verified_from, signed is not None))
+        said = verified_range(report.length, report.verified_from, signed is not None)
+        console.print(f"ledger verified: {said}")
     else:
         where = report.first_bad_index
         console.print(f"[red]ledger verification FAILED at index {where}: {report.reason}[/red]")
@@ -314,42 +316,11 @@ def ledger_verify(
 
 def _signed_checkpoint(home: Home, path: Path) -> Checkpoint:
     """The checkpoint in the signed note at ``path``, verified with the log's key."""
-    from ledger.certificates.tlog import NoteInvalid, open_note, parse_checkpoint
-
-    from .._log_key import LogKey
-
     try:
         note = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         raise BadInput("the checkpoint file cannot be read") from None
-    log = LogKey.of(home, create=False)
-    try:
-        signed = parse_checkpoint(open_note(note, [log.verifier])[0])
-    except NoteInvalid:
-        raise BadInput("the checkpoint is not a note this log signed") from None
-    if signed.origin != log.origin:
-        raise BadInput("the checkpoint is another log's")
-    return signed
-
-
-def _verified_headline(length: int, start: int, signed: bool = False) -> str:
-    """Say which entries this run read, and that those before its checkpoint were not:
-    a resumed run trusts the checkpoint for them (an edit there shows only with --full)."""
-    if length == 0:
-        return "ledger verified: the ledger is empty"
-    if start == 0:
-        return f"ledger verified: all {length} entries (0-{length - 1}) checked, head matches"
-    earlier = (
-        f"entries 0-{start - 1} are proven by the signed checkpoint of {start} entries "
-        "(a consistency proof to the tree now) and re-read only with --full"
-        if signed
-        else f"entries 0-{start - 1} were verified at an earlier checkpoint and are "
-        "re-checked only with --full"
-    )
-    if start >= length:
-        return f"ledger verified: no entries after the checkpoint, head matches; {earlier}"
-    span = f"entry {start}" if start == length - 1 else f"entries {start}-{length - 1}"
-    return f"ledger verified: {span} checked, head matches; {earlier}"
+    return read_checkpoint(home, note)
 
 
 @ledger_app.command("checkpoint")
@@ -370,10 +341,7 @@ def ledger_checkpoint(
 ) -> None:
     """Sign the ledger's Merkle tree as it is now as a C2SP checkpoint (a signed note),
     after proving it extends the last one signed; print the note."""
-    import base64
-
     from .._log_key import LogKey
-    from .._witnesses import configured_witnesses, request_cosignatures
 
     if public_key:
         if out is not None:
@@ -388,35 +356,18 @@ def ledger_checkpoint(
     if out is not None and (out.is_dir() or not out.parent.is_dir()):
         raise BadInput("the checkpoint file cannot be written")  # before anything is signed
     with open_runtime(home) as runtime:
-        witnesses = configured_witnesses(runtime.home)  # refused before anything is signed
-        log = LogKey.of(runtime.home)
-        signed = runtime.ledger.sign_checkpoint(
-            origin=log.origin, signer=log.verifier, sign=log.sign
-        )
-        checkpoint = signed.checkpoint
-        witnessed, note = request_cosignatures(
-            runtime.ledger, log, witnesses, checkpoint.size, signed.note
-        )
+        issued = issue_checkpoint(runtime)
     if out is not None:
         try:
-            out.write_text(note, encoding="utf-8")
+            out.write_text(issued.note, encoding="utf-8")
         except OSError:
             raise BadInput("the checkpoint file cannot be written") from None
+    witnessed = issued.witnesses
     if json_out:
-        emit_json(
-            {
-                "origin": checkpoint.origin,
-                "tree_size": checkpoint.size,
-                "root": base64.b64encode(checkpoint.root).decode(),
-                "extends": signed.previous_size,
-                "verifier_key": log.verifier.encode(),
-                "note": note,
-                "witnesses": witnessed,
-            }
-        )
+        emit_json(issued.to_dict())
     else:
-        typer.echo(note, nl=False)
-        _said_of_checkpoint(signed, log.verifier.encode(), witnessed)
+        typer.echo(issued.note, nl=False)
+        _said_of_checkpoint(issued.signed, issued.verifier_key, witnessed)
     if any(said != "cosigned" for said in witnessed.values()):
         raise typer.Exit(1)
 

@@ -21,6 +21,7 @@ from pydantic import (
 
 from ledger import AuditState, Classification
 
+from .._checkpoints import MAX_NOTE_BYTES
 from .._errors import BadInput
 from ..governance import check_purpose
 
@@ -32,6 +33,7 @@ __all__ = [
     "CallModel",
     "CancelBody",
     "CertificateSummary",
+    "CheckpointModel",
     "CutModel",
     "ErrorBody",
     "ErrorDetail",
@@ -43,6 +45,7 @@ __all__ = [
     "InferenceTally",
     "LedgerHead",
     "LedgerVerify",
+    "LedgerVerifyBody",
     "LogKeyModel",
     "NO_CONTROL",
     "PolicyList",
@@ -355,3 +358,24 @@ class LedgerVerify(BaseModel):
     reason: str | None
     # where checking began: 0 for a full run, else the checkpoint it resumed from
     verified_from: int
+    # the size of the signed checkpoint the run proved the ledger extends, if given one
+    signed_checkpoint: int | None = None
+    # which entries were read and which the checkpoint vouched for, in words
+    proved: str | None = None
+
+
+class LedgerVerifyBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # a C2SP checkpoint this log signed (POST /ledger/checkpoint): resume from it
+    checkpoint: str = Field(min_length=1, max_length=MAX_NOTE_BYTES)
+
+
+class CheckpointModel(BaseModel):
+    origin: str
+    tree_size: int
+    root: str  # base64 of the Merkle tree hash (RFC 9162)
+    extends: int | None  # the size of the checkpoint it was proven to extend
+    verifier_key: str
+    note: str  # the C2SP signed note, with the witnesses' cosignatures
+    witnesses: dict[str, str]  # each witness's name and what it said

@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "enclave._runtime": 3,
     "enclave._log_key": 3,  # the key that signs the ledger's checkpoints
     "enclave._witnesses": 3,  # asking the log's witnesses to cosign its checkpoints
+    "enclave._checkpoints": 3,  # signing the log's checkpoints and reading them back
     "enclave.replay": 4,
     # what runs audits, admits them, gates releases and erases
     "enclave.jobs": 5,

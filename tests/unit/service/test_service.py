@@ -33,7 +33,7 @@ from enclave.incidents import claims
 from enclave.service import create_app
 from ledger import canonical_digest
 from ledger.certificates import finding, load_public_key_pem, verify_bundle
-from ledger.certificates.tlog import NoteVerifier
+from ledger.certificates.tlog import NoteVerifier, open_note, parse_checkpoint
 from tests.support.canary import INCIDENT_CANARIES, find_canaries
 
 with warnings.catch_warnings():
@@ -532,9 +532,49 @@ def test_ledger_routes(world: World) -> None:
         "first_bad_index": None,
         "reason": None,
         "verified_from": 0,  # the first run has no checkpoint to resume from
+        "signed_checkpoint": None,
+        "proved": f"all {head['index'] + 1} entries (0-{head['index']}) checked, head matches",
     }
     key = world.client.get(f"{API}/ledger/log-key", headers=world.auth("opal")).json()
     assert NoteVerifier.parse(key["verifier_key"]).name == key["origin"]
+
+
+def test_ledger_checkpoints_through_the_service(world: World) -> None:
+    """An operator signs a checkpoint and later proves the ledger extends it, with no
+    access to the host: the answer names the range the checkpoint vouched for."""
+    opal, vera = world.auth("opal"), world.auth("vera")
+    for path, body in (("/ledger/checkpoint", None), ("/ledger/verify", {"checkpoint": "x"})):
+        refused = world.client.post(API + path, headers=vera, json=body)
+        assert error_code(refused) == "not_permitted"
+    first = world.client.post(f"{API}/ledger/checkpoint", headers=opal)
+    assert first.status_code == 200, first.text
+    issued = first.json()
+    key = world.client.get(f"{API}/ledger/log-key", headers=opal).json()["verifier_key"]
+    body = open_note(issued["note"], [NoteVerifier.parse(key)])[0]
+    signed = parse_checkpoint(body)
+    assert signed.size == issued["tree_size"] > 0 and issued["witnesses"] == {}
+    assert base64.b64encode(signed.root).decode() == issued["root"]
+    # the next one is proven to extend it
+    second = world.client.post(f"{API}/ledger/checkpoint", headers=opal).json()
+    assert second["extends"] == issued["tree_size"] <= second["tree_size"]
+    proved = world.client.post(
+        f"{API}/ledger/verify", headers=opal, json={"checkpoint": issued["note"]}
+    )
+    assert proved.status_code == 200, proved.text
+    report = proved.json()
+    assert report["ok"] and report["signed_checkpoint"] == issued["tree_size"]
+    assert report["verified_from"] == issued["tree_size"]
+    assert f"proven by the signed checkpoint of {issued['tree_size']} entries" in report["proved"]
+    # a note the log did not sign, one altered after signing, or no note at all: 4xx,
+    # one line, and nothing of the note echoed back
+    lines = issued["note"].split("\n")
+    altered = "\n".join([lines[0], str(int(lines[1]) + 1), *lines[2:]])
+    for hostile in (altered, "canary-7f3a9\n", "x" * 20_000):
+        bad = world.client.post(f"{API}/ledger/verify", headers=opal, json={"checkpoint": hostile})
+        assert bad.status_code in (400, 422), bad.text
+        assert "canary" not in bad.text and hostile[:40] not in bad.text
+    plain = world.client.get(f"{API}/ledger/verify", headers=opal).json()
+    assert plain["ok"] and plain["signed_checkpoint"] is None and plain["proved"]
 
 
 def test_openapi_is_published(world: World) -> None:
