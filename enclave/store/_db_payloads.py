@@ -508,10 +508,13 @@ class DatabasePayloadStore:
         return None if sealed is None else bytes(sealed)
 
     def keep_answer(self, tenant_id: str, specimen_id: str, key: str, sealed: bytes) -> None:
-        """Keep ``sealed`` under ``key`` unless an answer is kept there already."""
-        from ledger.tables import InferenceAnswerRow, table_of
+        """Keep ``sealed`` under ``key`` unless an answer is kept there already; as if
+        the key were gone (``DecryptionFailed``) when the specimen's key row is not here.
+        The key row is locked first, so an erasure either comes after (and deletes the
+        answer with the rest) or before (and the answer is refused)."""
+        from ledger.tables import InferenceAnswerRow, PayloadKeyRow, table_of
 
-        answers = table_of(InferenceAnswerRow)
+        answers, payload_keys = table_of(InferenceAnswerRow), table_of(PayloadKeyRow)
         _ids(tenant_id, specimen_id)
         validate_answer_key(key)
         row = {
@@ -520,7 +523,14 @@ class DatabasePayloadStore:
             "answer_key": key,
             "sealed": bytes(sealed),
         }
+        held = (
+            sa.select(payload_keys.c.specimen_id)
+            .where(_specimen(payload_keys, tenant_id, specimen_id))
+            .with_for_update()  # SQLite: the write transaction already serialises
+        )
         with _database("keep answer"), write(self._engine, operation="inference_answer") as conn:
+            if conn.execute(held).first() is None:
+                raise DecryptionFailed()
             conn.execute(insert_new(conn, answers).values(row))
 
     def answers(self, tenant_id: str, specimen_id: str) -> Iterator[tuple[str, bytes]]:

@@ -258,18 +258,22 @@ class PayloadStore:
             raise InfrastructureError("inference answer is unreadable") from exc
 
     def keep_answer(self, tenant_id: str, specimen_id: str, key: str, sealed: bytes) -> None:
-        """Keep ``sealed`` under ``key`` unless an answer is kept there already."""
+        """Keep ``sealed`` under ``key`` unless an answer is kept there already; as if
+        the key were gone (``DecryptionFailed``) when the specimen is not stored here:
+        an audit still running when its specimen is erased brings nothing back."""
         path = self._answer_path(tenant_id, specimen_id, key)
         try:
             self._keep(path, sealed)
+        except FileNotFoundError:
+            raise DecryptionFailed() from None  # erased meanwhile: its folder is gone
         except OSError as exc:
             raise InfrastructureError("inference answer could not be kept") from exc
 
     def _keep(self, path: Path, sealed: bytes) -> None:
         folder = path.parent
-        for each in (self._root, folder.parent.parent, folder.parent, folder):
-            # mkdir(parents=True) would create these with the default mode
-            each.mkdir(exist_ok=True, mode=0o700)
+        if not (folder.parent / DATAKEY_FILE).is_file():
+            raise DecryptionFailed()  # erased, or never sealed: no folder is made for it
+        folder.mkdir(exist_ok=True, mode=0o700)  # never its parents: the specimen's own
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.stem}.", suffix=".tmp")
         try:
             with open(fd, "wb") as out:

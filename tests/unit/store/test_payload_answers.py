@@ -213,6 +213,28 @@ def test_erase_removes_the_answers(store: Any) -> None:
     assert list(store.answers("acme", "sp-2")) == [(ONE, b"kept")]
 
 
+def test_no_answer_is_kept_for_a_specimen_the_store_does_not_hold(
+    store: Any, tmp_path: Path
+) -> None:
+    """An audit still running when its specimen is erased cannot bring anything of it
+    back: keeping an answer for an erased (or never sealed) specimen is refused as if
+    the key were gone, and the store holds nothing of it afterwards."""
+    sealed_specimen(store, "sp-1")
+    store.keep_answer("acme", "sp-1", ONE, b"sealed one")
+    assert store.erase("acme", "sp-1") is True
+    for specimen in ("sp-1", "sp-never"):
+        with pytest.raises(DecryptionFailed):
+            store.keep_answer("acme", specimen, TWO, CANARY.encode())
+        assert store.answer("acme", specimen, TWO) is None
+        assert list(store.answers("acme", specimen)) == []
+        assert store.erase("acme", specimen) is False  # nothing there to erase
+    if isinstance(store, PayloadStore):
+        assert not (tmp_path / "payloads" / "acme" / "sp-1").exists()
+        assert scan_tree(tmp_path, [CANARY]) == {}
+    else:
+        assert store.specimens() == []
+
+
 def test_answers_are_erased_in_the_key_s_transaction(database: Database) -> None:
     """When deleting the answer rows fails, the key row is back: the specimen's key,
     ciphertext and answers go together or not at all."""
