@@ -170,6 +170,11 @@ procurement = create_agent(model, tools=TOOLS, system_prompt=INSTRUCTIONS)
 
 def build_graph(chat: BaseChatModel, tools: Sequence[BaseTool]) -> Any:
     """The same agent as a hand-built graph (the LangGraph quickstart's shape)."""
+    return graph_builder(chat, tools).compile()
+
+
+def graph_builder(chat: BaseChatModel, tools: Sequence[BaseTool]) -> StateGraph[Any]:
+    """The hand-built graph before ``compile()``: what a module may expose instead."""
     bound = chat.bind_tools(tools)
 
     async def call_model(state: MessagesState) -> dict[str, Any]:
@@ -181,7 +186,7 @@ def build_graph(chat: BaseChatModel, tools: Sequence[BaseTool]) -> Any:
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", tools_condition)
     builder.add_edge("tools", "agent")
-    return builder.compile()
+    return builder
 
 
 graph = build_graph(model, TOOLS)

@@ -15,6 +15,7 @@ from langchain_core.globals import get_llm_cache, set_llm_cache
 from langchain_core.load import dumpd
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langsmith.run_helpers import tracing_context
 
@@ -261,10 +262,16 @@ def from_object(
     """The spec ``replay-enclave capture module:attr`` builds for a compiled graph (entry-
     point group ``replay_enclave.adapters``): ``inputs.input`` is the user's message,
     ``decision`` (and ``score``) a member of the run's answer (``final_output``), ``model``
-    the chat model's boundary alias when it is hosted. A graph that needs a thread, a
+    the chat model's boundary alias when it is hosted. A ``StateGraph`` not yet
+    compiled is compiled here, as its module would. A graph that needs a thread, a
     run context or named retrievals needs an ``agent_spec(...)`` written for it."""
+    if isinstance(graph, StateGraph):
+        try:
+            graph = graph.compile()  # no checkpointer: the run keeps no thread
+        except (ValueError, TypeError):  # its message names the graph's nodes
+            raise ValueError("the LangGraph StateGraph does not compile") from None
     if not isinstance(graph, Pregel):
-        raise TypeError("the object is not a compiled LangGraph graph")
+        raise TypeError("the object is not a LangGraph graph (compiled or a StateGraph)")
     if graph.checkpointer is not None:
         raise ValueError("a graph with a checkpointer runs on a thread: write an agent_spec")
     return agent_spec(

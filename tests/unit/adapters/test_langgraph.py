@@ -27,6 +27,7 @@ from enclave.adapters.langgraph import (
     decode_tool_message,
     encode_response,
     encode_tool_message,
+    from_object,
     model_request,
     normalise,
 )
@@ -109,6 +110,29 @@ def test_each_tool_is_a_sealed_tool_boundary_with_its_schemas(agent: AgentSpec) 
     assert output["properties"]["price"]["type"] == "number"
     assert rating.json_schema is not None
     assert rating.json_schema["properties"]["output"]["type"] == "number"
+
+
+def test_a_graph_builder_named_on_the_command_line_is_compiled_as_its_module_would() -> None:
+    """``capture module:builder`` with a ``StateGraph`` not yet compiled: the adapter
+    compiles it (no checkpointer) and derives the same spec as from the compiled graph;
+    a builder that does not compile gets one line naming no node."""
+
+    def named(graph: Any) -> AgentSpec:
+        return from_object(
+            graph, name="t:graph?decision=decision", version="1", decision="decision",
+            module=lg.__name__,
+        )  # fmt: skip
+
+    built = named(lg.graph_builder(lg.model, lg.TOOLS))
+    compiled = named(lg.build_graph(lg.model, lg.TOOLS))
+    assert built.boundaries == compiled.boundaries and built.boundaries
+    broken = StateGraph(MessagesState)
+    broken.add_node("secret_node_name", lambda state: state)
+    with pytest.raises(ValueError, match="^the LangGraph StateGraph does not compile") as failed:
+        named(broken)
+    assert "secret_node_name" not in str(failed.value) and "\n" not in str(failed.value)
+    with pytest.raises(TypeError, match="not a LangGraph graph"):
+        named(object())
 
 
 def test_a_change_to_a_tool_s_arguments_is_a_new_schema_version() -> None:
