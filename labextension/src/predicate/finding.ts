@@ -12,10 +12,10 @@
 
 import { MIN_FLIPS } from './label';
 import { pyRound } from './numbers';
+import { PREDICATE_TYPE_V1 } from './types';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const PREDICATE_TYPE_V1 = 'https://replay-enclave.dev/certificate/v1';
 const EPS = 1e-9;
 const MINUS = '\u2212';
 const DASH = '\u2013';

@@ -9,12 +9,11 @@
 import { ruleProblems } from './rulesV1';
 import { ruleProblemsV2 } from './rulesV2';
 import { schemaProblems } from './schema';
+import { PREDICATE_TYPE, PREDICATE_TYPE_V1 } from './types';
 
 export { finding } from './finding';
 export { Unevaluable } from './numbers';
-
-export const PREDICATE_TYPE = 'https://replay-enclave.dev/certificate/v2';
-export const PREDICATE_TYPE_V1 = 'https://replay-enclave.dev/certificate/v1';
+export { PREDICATE_TYPE, PREDICATE_TYPE_V1 } from './types';
 
 /** Every schema violation and broken rule of ``predicate`` under ``predicateType``. */
 export function predicateProblems(predicate: unknown, predicateType: string): string[] {

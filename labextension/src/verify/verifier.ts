@@ -35,8 +35,8 @@ import { TrustedKey } from './key';
 export const IN_TOTO = 'application/vnd.in-toto+json';
 export const STATEMENT_TYPE = 'https://in-toto.io/Statement/v1';
 export const PREDICATE_TYPES: Readonly<Record<string, string>> = {
-  'https://replay-enclave.dev/certificate/v2': 'certificate v2',
-  'https://replay-enclave.dev/certificate/v1': 'certificate v1',
+  [PREDICATE_TYPE]: 'certificate v2',
+  [PREDICATE_TYPE_V1]: 'certificate v1',
   [REPORT_TYPE]: 'release report v1'
 };
 export const STEPS = ['envelope', 'signature', 'statement', 'predicate'] as const;
