@@ -147,6 +147,11 @@ class Context(ABC):
         self._call_counts[key] = n + 1
         return f"{agent}/{name}#{n}"
 
+    def calls_started(self, name: str) -> int:
+        """How many calls of boundary ``name`` have started in this run, in every agent
+        scope (a call that raised before recording anything is given back)."""
+        return sum(n for (_, boundary), n in self._call_counts.items() if boundary == name)
+
     def _release_call_id(self, call_id: str) -> None:
         """Give back the id of a call that recorded nothing (its live call raised), if no
         call of its boundary started since: a retried call keeps the id it had."""

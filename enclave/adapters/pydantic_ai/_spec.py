@@ -103,6 +103,7 @@ def agent_spec(
                 "a model captured at the wire crosses a model boundary declared in "
                 "boundaries (enclave.adapters.http.http_boundary)"
             )
+        wire_boundaries = tuple(b.name for b in boundaries if b.kind is StepKind.MODEL)
     elif model is not None:
         if model in tools:
             raise ValueError("the model boundary's name is taken by a tool")
@@ -128,7 +129,8 @@ def agent_spec(
         uuid.uuid4()
         capability = ToolBoundaries(ctx, tools)
         if wire_model is not None:
-            hosted: Any = agent.override(model=WireModel(wire_model(ctx)))
+            made = WireModel(wire_model(ctx), ctx=ctx, boundaries=wire_boundaries)
+            hosted: Any = agent.override(model=made)
         elif hosted_spec is not None:
             hosted = agent.override(model=BoundaryModel(model_of(agent), ctx, hosted_spec))
         else:

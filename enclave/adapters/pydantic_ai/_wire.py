@@ -20,12 +20,16 @@ from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import (
+    Model,
     ModelRequestParameters,
     StreamedResponse,
     override_allow_model_requests,
 )
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
+
+from ..._errors import BadInput
+from ...capture import Context
 
 __all__ = ["WireModel", "replay_guard"]
 
@@ -56,7 +60,18 @@ def replay_guard() -> Iterator[None]:
 class WireModel(WrapperModel):
     """The run's model captured at the wire: its requests go out through the client the
     factory built on the wire adapter, which records them (capture) or serves the record
-    (replay). At replay its request, and no other, passes the framework's guard."""
+    (replay). At replay its request, and no other, passes the framework's guard.
+
+    A request that crossed none of the run's model ``boundaries`` went out on a client
+    of its own (not ``async_client``): live and unrecorded at capture, so refused."""
+
+    def __init__(self, wrapped: Model, *, ctx: Context, boundaries: tuple[str, ...]) -> None:
+        super().__init__(wrapped)
+        self._ctx = ctx
+        self._boundaries = boundaries
+
+    def _crossed(self) -> int:
+        return sum(self._ctx.calls_started(name) for name in self._boundaries)
 
     async def request(
         self,
@@ -64,11 +79,20 @@ class WireModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        before = self._crossed()
         token = _IN_WIRE_REQUEST.set(True)
         try:
-            return await self.wrapped.request(messages, model_settings, model_request_parameters)
+            response = await self.wrapped.request(
+                messages, model_settings, model_request_parameters
+            )
         finally:
             _IN_WIRE_REQUEST.reset(token)
+        if self._crossed() == before:
+            raise BadInput(
+                "the wire model's request crossed no model boundary: build its client "
+                "on async_client(ctx, boundary)"
+            )
+        return response
 
     @asynccontextmanager
     async def request_stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[StreamedResponse]:

@@ -29,7 +29,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.settings import ModelSettings
 
-from enclave import Home, Runtime
+from enclave import BadInput, Home, Runtime
 from enclave.adapters.http import async_client, http_boundary
 from enclave.adapters.pydantic_ai import agent_spec
 from enclave.capture import AgentSpec, BoundarySpec, Context, capture, policy
@@ -174,6 +174,25 @@ def test_the_wire_model_is_made_from_each_run_s_ctx_and_replays_from_the_record(
     # a model made for each run from that run's ctx: the capture's and the replay's
     assert len(given) == 2 and given[0] is not given[1]
     assert given[1].serves_record and not given[0].serves_record
+
+
+def test_a_wire_model_whose_client_is_not_on_the_wire_is_refused_at_capture(
+    runtime: Runtime, url: str
+) -> None:
+    """A factory that builds its client without ``async_client`` would send the model's
+    request live and record nothing: the capture is refused, one line naming the fix,
+    and no specimen is sealed."""
+
+    def plain(ctx: Context) -> Model:
+        client = AsyncOpenAI(base_url=url, api_key="local-placeholder", max_retries=0)
+        return OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
+
+    spec = spec_of(screener(), plain)
+    before = len(runtime.ledger.list_specimens(limit=1000))
+    with pytest.raises(BadInput, match="crossed no model boundary") as refused:
+        capture(runtime, spec, {"input": "application A-7"}, tenant_id="acme", seed=SEED)
+    assert "async_client" in str(refused.value) and "\n" not in str(refused.value)
+    assert len(runtime.ledger.list_specimens(limit=1000)) == before  # nothing sealed
 
 
 def test_at_replay_the_wire_client_never_asks_what_the_record_does_not_hold(
