@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -149,21 +150,7 @@ class AuditStatus:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AuditStatus:
-        fields = {
-            "audit_id",
-            "status",
-            "progress_done",
-            "progress_total",
-            "classification",
-            "auditability",
-            "failure_code",
-            "has_certificate",
-            "created_at",
-            "updated_at",
-            "tenant_id",
-            "specimen_id",
-            "requester",
-        }
+        fields = {f.name for f in dataclasses.fields(cls)}
         if set(data) != fields:
             raise ValueError("an audit status has exactly the documented fields")
         return cls(**{name: data[name] for name in fields})
