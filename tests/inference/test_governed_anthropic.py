@@ -23,11 +23,11 @@ from enclave.replay import AuditRequest, InferenceGrant, Intervention, Strategy,
 from enclave.replay.inference import Endpoint, InferenceBroker, InferenceRecord, endpoints_of
 from enclave.replay.runs import Trajectory, open_specimen
 from enclave.sandbox import AskRefused, SandboxLimits
-from enclave.store import PayloadStore
 from tests.agents import anthropic_agents as aa
 from tests.agents import http_agents as ha
 from tests.inference.conftest import ModelServer, assert_sealed, audit_time
 from tests.inference.test_governed_inference import CAPS, predicate
+from tests.support.answer_store import answer_store
 
 CREDENTIAL = "CANARY-ANTHROPIC-KEY-2f7a90"
 TAG = {"seed": 1, "arm": "intervened"}
@@ -99,7 +99,10 @@ def broker(
         environ={"MODEL_KEY": CREDENTIAL},
     )
     record = InferenceRecord(
-        PayloadStore(root=root), tenant_id="acme", specimen_id=trajectory.specimen_id, key=key
+        answer_store(runtime, root, trajectory.specimen_id),
+        tenant_id="acme",
+        specimen_id=trajectory.specimen_id,
+        key=key,
     )
     return (
         InferenceBroker(

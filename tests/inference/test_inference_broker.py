@@ -19,9 +19,9 @@ from enclave.replay import InferenceCaps, InferenceGrant
 from enclave.replay.inference import Endpoint, InferenceBroker, InferenceRecord
 from enclave.replay.runs import Trajectory, open_specimen
 from enclave.sandbox import AskRefused
-from enclave.store import PayloadStore
 from tests.agents import http_agents as ha
 from tests.inference.conftest import ModelServer, audit_time
+from tests.support.answer_store import answer_store
 from tests.support.canary import scan_tree
 
 CREDENTIAL = "CANARY-ENDPOINT-KEY-51d0e7"
@@ -79,7 +79,10 @@ def broker(
         boundary="risk-model", endpoint="local", model=model, caps=caps, vary=vary
     )
     record = InferenceRecord(
-        PayloadStore(root=root), tenant_id="acme", specimen_id=trajectory.specimen_id, key=key
+        answer_store(runtime, root, trajectory.specimen_id),
+        tenant_id="acme",
+        specimen_id=trajectory.specimen_id,
+        key=key,
     )
     built = InferenceBroker(
         grants=[grant],
@@ -141,7 +144,7 @@ def test_an_ask_outside_the_grant_is_refused_before_anything_is_sent(
     asker, trajectory = broker(runtime, server, tmp_path)
     with pytest.raises(AskRefused):
         asker.answer(tag, ask_of(trajectory, "risk of the applicant 0.1", **change))
-    assert asker.calls == 0 and not list(tmp_path.rglob("*.ct"))
+    assert asker.calls == 0 and not list(tmp_path.rglob("answers/*.ct"))
 
 
 def test_asks_of_another_boundary_api_or_shape_are_refused(
@@ -173,7 +176,7 @@ def test_the_caps_hold_over_stages(
     asker, trajectory = broker(runtime, server, tmp_path / "tiny", tiny)
     with pytest.raises(AskRefused):  # the answer took the audit past its token cap
         asker.answer(TAG, ask_of(trajectory, "risk of the applicant 0.2"))
-    assert not list((tmp_path / "tiny").rglob("*.ct"))  # not kept: a re-run meets the cap
+    assert not list((tmp_path / "tiny").rglob("answers/*.ct"))  # not kept: a re-run meets the cap
 
 
 def test_a_batch_is_held_to_its_share_of_the_caps(
@@ -188,7 +191,7 @@ def test_a_batch_is_held_to_its_share_of_the_caps(
     asker, trajectory = broker(runtime, server, tmp_path / "tokens", allowance={"input_tokens": 1})
     with pytest.raises(AskRefused):  # the answer took the batch past its token share
         asker.answer(TAG, ask_of(trajectory, "risk of the applicant 0.2"))
-    assert not list((tmp_path / "tokens").rglob("*.ct"))
+    assert not list((tmp_path / "tokens").rglob("answers/*.ct"))
 
 
 def test_a_seeded_grant_pairs_the_arms_of_a_sample_and_draws_anew_per_sample(
