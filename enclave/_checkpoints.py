@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from ledger import SignedCheckpoint
     from ledger.certificates.tlog import Checkpoint
 
-    from ._home import Home
     from ._runtime import Runtime
 
 __all__ = ["IssuedCheckpoint", "issue_checkpoint", "read_checkpoint", "verified_range"]
@@ -54,7 +53,7 @@ def issue_checkpoint(runtime: Runtime) -> IssuedCheckpoint:
     from ._witnesses import configured_witnesses, request_cosignatures
 
     witnesses = configured_witnesses(runtime.home)  # refused before anything is signed
-    log = LogKey.of(runtime.home)
+    log = LogKey.of(runtime)
     signed = runtime.ledger.sign_checkpoint(origin=log.origin, signer=log.verifier, sign=log.sign)
     said, note = request_cosignatures(
         runtime.ledger, log, witnesses, signed.checkpoint.size, signed.note
@@ -64,7 +63,7 @@ def issue_checkpoint(runtime: Runtime) -> IssuedCheckpoint:
     )
 
 
-def read_checkpoint(home: Home, note: str) -> Checkpoint:
+def read_checkpoint(runtime: Runtime, note: str) -> Checkpoint:
     """The checkpoint in ``note``, a signed note this log's key signed for its origin."""
     from ledger.certificates.tlog import NoteInvalid, open_note, parse_checkpoint
 
@@ -72,7 +71,7 @@ def read_checkpoint(home: Home, note: str) -> Checkpoint:
 
     if len(note.encode("utf-8", "surrogatepass")) > MAX_NOTE_BYTES:
         raise BadInput("the checkpoint is too long to be a signed note")
-    log = LogKey.of(home, create=False)
+    log = LogKey.of(runtime, create=False)
     try:
         signed = parse_checkpoint(open_note(note, [log.verifier])[0])
     except NoteInvalid:

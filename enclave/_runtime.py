@@ -38,6 +38,8 @@ if TYPE_CHECKING:  # the database layer is imported when a runtime is opened
     from ledger import Ledger
     from ledger.certificates import CertificateSigner
 
+    from .keys import TransitLogKey, VaultSettings
+
 __all__ = ["Runtime", "utc_now"]
 
 
@@ -52,24 +54,33 @@ def _vault_addr(home: Home, env: dict[str, str]) -> str | None:
     return addr if isinstance(addr, str) and addr else None
 
 
-def _transit(home: Home, env: dict[str, str], role: str) -> KeyProvider:
-    from .keys import TenantBrokers, TransitKeyProvider, VaultSettings
+def _vault_settings(
+    home: Home, env: dict[str, str], role: str, tenant: str | None = None
+) -> VaultSettings | None:
+    """One Vault identity's settings, or None where they are incomplete."""
+    from .keys import VaultSettings
 
     table = dict(home.config.get("vault", {}))
     if not table.get("addr") and home.backend.get("vault_addr"):
         table["addr"] = home.backend["vault_addr"]  # the address the home was bound to
+    try:
+        return VaultSettings.from_env_or_config(env, table, role=role, tenant=tenant)  # type: ignore[arg-type]
+    except ValueError:
+        return None
 
-    def settings_for(tenant: str | None) -> VaultSettings | None:
-        try:
-            return VaultSettings.from_env_or_config(env, table, role=role, tenant=tenant)  # type: ignore[arg-type]
-        except ValueError:
-            return None
+
+def _incomplete() -> BadInput:
+    return BadInput("Vault settings are incomplete (see `replay-enclave vault setup`)")
+
+
+def _transit(home: Home, env: dict[str, str], role: str) -> KeyProvider:
+    from .keys import TenantBrokers, TransitKeyProvider
 
     if role == "broker":  # a tenant's own broker identity where one is configured
-        return TenantBrokers(settings_for)
-    settings = settings_for(None)
+        return TenantBrokers(lambda tenant: _vault_settings(home, env, role, tenant))
+    settings = _vault_settings(home, env, role)
     if settings is None:
-        raise BadInput("Vault settings are incomplete (see `replay-enclave vault setup`)")
+        raise _incomplete()
     return TransitKeyProvider(settings=settings)
 
 
@@ -122,6 +133,20 @@ class Runtime:
     def rotator(self) -> KeyProvider:
         """The rotation identity: rotate, rewrap, trim."""
         return self._identity("rotate")
+
+    def transit_log_key(self) -> TransitLogKey:
+        """The log key in transit, used as the governance plane (the broker's own
+        identity): Vault mode only."""
+        from .keys import TransitLogKey
+
+        if self.provider == "local":
+            raise BadInput("the log key is in transit only in Vault mode")
+        if not self.vault_identities:
+            raise Refused("this process holds no Vault identity", code="no_vault_identity")
+        settings = _vault_settings(self.home, self.env, "broker")
+        if settings is None:
+            raise _incomplete()
+        return TransitLogKey(settings)
 
     @classmethod
     def open(

@@ -74,7 +74,7 @@ def log_verifier(runtime: Runtime | None, given: str | None = None) -> NoteVerif
     if given is None:
         if runtime is None:
             raise BadInput("no log verifier key given")
-        return LogKey.of(runtime.home, create=False).verifier
+        return LogKey.of(runtime, create=False).verifier
     try:
         return NoteVerifier.parse(given.strip())
     except NoteInvalid:

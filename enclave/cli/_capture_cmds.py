@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from ledger import LedgerPosition
     from ledger.certificates.tlog import Checkpoint
 
+    from .._runtime import Runtime
+
 specimens_app = command_group("Sealed specimens (metadata only).")
 ledger_app = command_group("The evidence ledger.")
 
@@ -287,7 +289,7 @@ def ledger_verify(
     if full and checkpoint is not None:
         raise BadInput("--full checks every entry: it takes no --checkpoint")
     with open_runtime(home) as runtime:
-        signed = _signed_checkpoint(runtime.home, checkpoint) if checkpoint else None
+        signed = _signed_checkpoint(runtime, checkpoint) if checkpoint else None
         saved = _parse_head(head) if head else read_saved_head(runtime.home.head_path)
         report = runtime.ledger.verify(saved, incremental=not full, record=True, signed=signed)
     result = {
@@ -314,13 +316,13 @@ def ledger_verify(
         raise typer.Exit(1)
 
 
-def _signed_checkpoint(home: Home, path: Path) -> Checkpoint:
+def _signed_checkpoint(runtime: Runtime, path: Path) -> Checkpoint:
     """The checkpoint in the signed note at ``path``, verified with the log's key."""
     try:
         note = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         raise BadInput("the checkpoint file cannot be read") from None
-    return read_checkpoint(home, note)
+    return read_checkpoint(runtime, note)
 
 
 @ledger_app.command("checkpoint")
@@ -347,7 +349,7 @@ def ledger_checkpoint(
         if out is not None:
             raise BadInput("--public-key signs nothing: it takes no --out")
         with open_runtime(home) as runtime:
-            verifier = LogKey.of(runtime.home).verifier.encode()
+            verifier = LogKey.of(runtime).verifier.encode()
         if json_out:
             emit_json({"verifier_key": verifier})
         else:

@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._transit import TransitGrant as TransitGrant
     from ._transit import TransitKeyProvider as TransitKeyProvider
     from ._transit import derivation_context as derivation_context
+    from ._transit_log_key import LOG_KEY_NAME as LOG_KEY_NAME
+    from ._transit_log_key import TransitLogKey as TransitLogKey
     from ._vault_client import ENV_PREFIX as ENV_PREFIX
     from ._vault_client import ROLES as ROLES
     from ._vault_client import KeyServerUnavailable as KeyServerUnavailable
@@ -56,6 +58,8 @@ _FRONT = {
     "TransitGrant": "._transit",
     "TransitKeyProvider": "._transit",
     "derivation_context": "._transit",
+    "LOG_KEY_NAME": "._transit_log_key",
+    "TransitLogKey": "._transit_log_key",
     "ENV_PREFIX": "._vault_client",
     "ROLES": "._vault_client",
     "KeyServerUnavailable": "._vault_client",

@@ -35,7 +35,7 @@ def certificate_bundle(runtime: Runtime, audit_id: str) -> dict[str, Any]:
     sealed = ledger.entries(kind="specimen.sealed", subject=stored.specimen_id)
     if not issued or not sealed:
         raise IntegrityFailure("the ledger holds no entry for a stored certificate")
-    log = LogKey.of(runtime.home)
+    log = LogKey.of(runtime)
     try:
         specimen, certificate = ledger.prove_entries(
             [sealed[0], issued[0]], origin=log.origin, signer=log.verifier, sign=log.sign

@@ -35,7 +35,7 @@ def log_key(state: State, analyst: CurrentAnalyst) -> dict[str, Any]:
     from .._log_key import LogKey
 
     require(state, analyst, Action.READ_LEDGER, Resource.ledger())
-    log = LogKey.of(state.runtime.home)
+    log = LogKey.of(state.runtime)
     return {"origin": log.origin, "verifier_key": log.verifier.encode()}
 
 
@@ -78,7 +78,7 @@ def verify_from(state: State, analyst: CurrentAnalyst, body: LedgerVerifyBody) -
     entries it covers: a consistency proof from it to the tree now, then every later
     entry re-read. A note the log's key did not sign is refused (400)."""
     require(state, analyst, Action.READ_LEDGER, Resource.ledger())
-    signed = read_checkpoint(state.runtime.home, body.checkpoint)
+    signed = read_checkpoint(state.runtime, body.checkpoint)
     return _verified(state, incremental=True, signed=signed)
 
 

@@ -9,7 +9,9 @@ Steps of ``apply_setup`` (each idempotent):
 1. enable the transit secrets engine at ``mount`` (refuse if the path holds another type);
 2. enable the AppRole auth method at ``approle/``;
 3. write the capture, broker (tenant-free base) and rotate policies and AppRole roles;
-4. for each requested tenant (``ensure_tenant_key``): create its key (derived,
+4. create the log key ``<prefix>_log`` (Ed25519, non-exportable, no plaintext backup:
+   the key that signs the ledger's checkpoints) or check an existing one is exactly
+   that; for each requested tenant (``ensure_tenant_key``): create its key (derived,
    non-exportable, no plaintext backup) or check that an existing one has exactly those
    properties; write its own broker policy ``replay-enclave-broker-<tenant>`` (decrypt
    wrapped, HMAC and verify on that one key) and its own AppRole of that name; add the
@@ -32,7 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from enclave._errors import EnclaveError, Refused
-from enclave.keys import ENV_PREFIX, Role, derivation_context, role_env_names, vault_errors
+from enclave.keys import (
+    ENV_PREFIX,
+    LOG_KEY_NAME,
+    Role,
+    derivation_context,
+    role_env_names,
+    vault_errors,
+)
 from enclave.vaultops._policies import (
     DEFAULT_KEY_PREFIX,
     DEFAULT_MOUNT,
@@ -53,6 +62,8 @@ TENANT_KEY_SETTINGS = {
     "exportable": False,
     "allow_plaintext_backup": False,
 }
+# the log's signing key (``enclave._log_key``): Ed25519, never leaves transit
+LOG_KEY_SETTINGS = {"type": "ed25519", "exportable": False, "allow_plaintext_backup": False}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,7 +112,7 @@ def _setup_refused() -> EnclaveError:
 
 def _key_config_unsafe() -> EnclaveError:
     return Refused(
-        "an existing tenant key is exportable, backup-able or not derived",
+        "an existing transit key is exportable, backup-able or of another kind",
         code="vault_key_unsafe",
     )
 
@@ -127,7 +138,8 @@ def apply_setup(
         # 3. policies and roles
         for role in roles:
             _write_role(admin, role)
-    # 4. tenant keys, each with its own broker policy and role
+    # 4. the log key, then tenant keys, each with its own broker policy and role
+    _ensure_key(admin, f"/v1/{mount}/keys/{key_prefix}{LOG_KEY_NAME}", LOG_KEY_SETTINGS)
     keys = tuple(
         ensure_tenant_key(admin, tenant, mount=mount, key_prefix=key_prefix, directory=directory)
         for tenant in tenants
@@ -163,21 +175,26 @@ def ensure_tenant_key(
     then its broker policy and role (``_provision_tenant_broker``)."""
     derivation_context(tenant, "x")
     name = key_prefix + tenant
-    path = f"/v1/{mount}/keys/{name}"
-    with vault_errors("tenant key", refusal=_setup_refused):
+    _ensure_key(admin, f"/v1/{mount}/keys/{name}", TENANT_KEY_SETTINGS)
+    _provision_tenant_broker(admin, tenant, mount=mount, key_prefix=key_prefix, directory=directory)
+    return name
+
+
+def _ensure_key(admin: Any, path: str, settings: dict[str, Any]) -> None:
+    """Create the transit key at ``path`` with ``settings`` if missing; refuse an
+    existing one whose settings differ (it could leave transit, or is another kind)."""
+    with vault_errors("transit key", refusal=_setup_refused):
         answer = admin.adapter.get(path, raise_exception=False)
         status = getattr(answer, "status_code", 200)
         if status == 404:
-            admin.adapter.post(path, json=TENANT_KEY_SETTINGS)
+            admin.adapter.post(path, json=settings)
             answer = admin.adapter.get(path)
         elif status != 200:
             admin.adapter.get(path)  # raises the mapped error
         data = answer["data"]
-        actual = {k: data.get(k) for k in TENANT_KEY_SETTINGS}
-    if actual != TENANT_KEY_SETTINGS:
+        actual = {k: data.get(k) for k in settings}
+    if actual != settings:
         raise _key_config_unsafe()
-    _provision_tenant_broker(admin, tenant, mount=mount, key_prefix=key_prefix, directory=directory)
-    return name
 
 
 def _provision_tenant_broker(

@@ -7,6 +7,22 @@ path "sys/wrapping/lookup" {
   capabilities = ["update"]
 }
 
+# Checkpoints: the governance plane signs the ledger's Merkle tree with the log key, an
+# Ed25519 key that never leaves transit ("_" starts no tenant id, so no tenant key has
+# its name). Input only: no key_version (a checkpoint is signed by the key the home
+# pinned, the latest), no prehash, no batch. Reading the key gives its public half.
+path "transit/sign/replay-enclave-_log" {
+  capabilities        = ["update"]
+  required_parameters = ["input"]
+  allowed_parameters = {
+    "input" = []
+  }
+}
+
+path "transit/keys/replay-enclave-_log" {
+  capabilities = ["read"]
+}
+
 # Nothing else: no sys/policy, no auth/token/create, no revoke-accessor. An unused grant
 # is revoked by its own wrapping token (auth/token/revoke-self), which needs no right
 # here; unwrapping also authenticates with the wrapping token itself.

@@ -11,3 +11,8 @@ path "transit/datakey/plaintext/replay-enclave-*" {
     "context" = []
   }
 }
+
+# The glob above also names the log key (replay-enclave-_log): no data key from it.
+path "transit/datakey/plaintext/replay-enclave-_log" {
+  capabilities = ["deny"]
+}

@@ -40,3 +40,22 @@ path "transit/rewrap/replay-enclave-*" {
     "context"    = []
   }
 }
+
+# The log key is the log's identity: rotating, re-configuring or trimming it would make
+# every checkpoint signed before unverifiable with the key the home pinned. The rules
+# above match it; these take it out.
+path "transit/keys/replay-enclave-_log/rotate" {
+  capabilities = ["deny"]
+}
+
+path "transit/keys/replay-enclave-_log/config" {
+  capabilities = ["deny"]
+}
+
+path "transit/keys/replay-enclave-_log/trim" {
+  capabilities = ["deny"]
+}
+
+path "transit/rewrap/replay-enclave-_log" {
+  capabilities = ["deny"]
+}

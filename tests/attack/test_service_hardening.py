@@ -733,7 +733,7 @@ def test_a_key_server_outage_is_named_as_such(tmp_path: Path, openbao: Any) -> N
     from enclave.keys import admin_client
     from enclave.replay import AuditRequest, Intervention, Strategy
     from enclave.vaultops import apply_setup
-    from tests.unit.keys.test_vault_mode import vault_env
+    from tests.fixtures.openbao import vault_env
 
     setup = apply_setup(admin_client(openbao.addr, openbao.root_token), tenants=["acme"])
     env = vault_env(setup.export_lines())

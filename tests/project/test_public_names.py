@@ -389,6 +389,8 @@ PINNED = {
         "admin_client",
         "anonymous_adapter",
         "derivation_context",
+        "LOG_KEY_NAME",
+        "TransitLogKey",
         "role_env_names",
         "vault_errors",
     },

@@ -5,7 +5,6 @@ key server that disappears mid-audit fails the audit closed."""
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
 import pytest
@@ -14,21 +13,17 @@ from enclave import EnclaveError, Home, Runtime, utc_now
 from enclave.cli import capture_incidents, demo_audits
 from enclave.keys import admin_client
 from enclave.replay import AuditRequest, run_audit
+from enclave.replay.certificates import certificate_bundle
 from enclave.vaultops import apply_setup, stop_server
+from ledger.certificates import load_public_key_pem, verify_bundle
+from ledger.certificates.tlog import NoteVerifier, parse_proof
+from tests.fixtures.openbao import transit_log_verifier, vault_env
 from tests.support.canary import find_canaries, scan_tree
 
 pytestmark = pytest.mark.vault
 
 CANARIES = ("CANARY-PROC-2f9c1e", "CANARY-CLAIM-8b41d0", "CANARY-SHARD-51aa7e")
 SAMPLES = 8
-
-
-def vault_env(export_lines: list[str]) -> dict[str, str]:
-    env = {"REPLAY_ENCLAVE_KEY_PROVIDER": "transit"}
-    for line in export_lines:
-        name, _, value = line.removeprefix("export ").partition("=")
-        env[name] = shlex.split(value)[0]
-    return env
 
 
 def small(request: AuditRequest) -> AuditRequest:
@@ -61,10 +56,20 @@ def test_vault_mode_demo_matches_local_mode(tmp_path: Path, openbao, vault_setup
         vault_results = run_demo(vault)
         assert vault.keys.name == "transit" and vault.broker.name == "transit"
         grants = vault.ledger.entries(kind="grant.used")
+        # a certificate's bundle is proven against a checkpoint signed inside transit
+        audit_id = vault.ledger.entries(kind="certificate.issued")[0].subject
+        bundle = certificate_bundle(vault, audit_id)
+        issuer = load_public_key_pem(Path(f"{vault.home.signing_key_path}.pub").read_bytes())
     finally:
         local.close()
         vault.close()
     assert vault_results == local_results
+    # verified with the log key as transit holds it, read by an operator
+    origin = parse_proof(bundle["certificate_entry"]["proof"]).note.splitlines()[0]
+    log_key = NoteVerifier.parse(transit_log_verifier(openbao, origin))
+    report = verify_bundle(bundle, public_key=issuer, log_key=log_key)
+    assert report.ok, report.first_failure()
+    assert not (tmp_path / "vault" / "keys" / "log-key.pem").exists()
     assert [c for _, c, _ in vault_results] == ["influential"] * 4 + ["observable-only"]
     # every wrapped key in the vault home is a transit ciphertext, never a local one
     for datakey in (tmp_path / "vault" / "payloads").rglob("datakey.json"):

@@ -49,6 +49,17 @@ def test_policy_files_render_for_another_mount_and_prefix() -> None:
     assert "*" not in broker and "+" not in broker.split("allowed_parameters")[0]
     assert "batch_input" not in broker.split("allowed_parameters")[1]
     assert 'path "kms/transit/datakey/plaintext/acme-*"' in roles["capture"].policy_hcl
+    # the log key is named after the prefix in every file that names it, default in none
+    assert 'path "kms/transit/sign/acme-_log"' in roles["broker"].policy_hcl
+    assert 'path "kms/transit/datakey/plaintext/acme-_log"' in roles["capture"].policy_hcl
+    assert 'path "kms/transit/keys/acme-_log/rotate"' in roles["rotate"].policy_hcl
+    paths = [
+        line
+        for r in roles.values()
+        for line in r.policy_hcl.splitlines()
+        if line.startswith("path")
+    ]
+    assert paths and not any("replay-enclave-" in line for line in paths)
     for role in roles.values():
         assert role.settings["token_no_default_policy"] is True
         assert role.settings["token_policies"] == [role.policy_name]
