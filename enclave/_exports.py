@@ -1,8 +1,9 @@
 """Certificates and release reports written out of the ledger as files.
 
 The ledger's database holds the signed envelopes (``ledger._documents``); an export is
-a ``<id>.dsse.json`` per document, for a reviewer who verifies offline, and beside a
-certificate its bundle (``<audit>.bundle.json``, made by ``enclave.replay``) when asked.
+a ``<id>.dsse.json`` per document, for a reviewer who verifies offline, and beside it
+its bundle (``<id>.bundle.json``: a certificate's made by ``enclave.replay``, a release
+report's by ``enclave.release``) when asked.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ._errors import BadInput, InfrastructureError
 
 __all__ = ["export_certificates", "export_reports"]
 
+BundleOf = Callable[[str], Mapping[str, Any]]
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
 
@@ -59,27 +61,43 @@ def export_certificates(
     folder: Path,
     audit_ids: Sequence[str] = (),
     *,
-    bundle_of: Callable[[str], Mapping[str, Any]] | None = None,
+    bundle_of: BundleOf | None = None,
 ) -> list[Path]:
     """Write ``<audit>.dsse.json`` for each stored certificate named (none named: all)
-    and, given ``bundle_of``, its bundle ``<audit>.bundle.json`` beside it. Every
-    bundle is made before anything is written: one that cannot be leaves no file."""
+    and, given ``bundle_of``, its bundle ``<audit>.bundle.json`` beside it."""
     wanted = _ids(audit_ids) if audit_ids else [c.audit_id for c in list_certificates(engine)]
     found = [stored_certificate(engine, audit_id) for audit_id in wanted]
     if any(c is None for c in found):
         raise BadInput("no stored certificate has one of those audit ids")
-    stored = [c for c in found if c is not None]
-    _check_folder(folder)  # before a bundle is made: making one may sign a checkpoint
-    bundles = [bundle_of(c.audit_id) for c in stored] if bundle_of is not None else []
-    for certificate, bundle in zip(stored, bundles, strict=False):
-        _write_document(folder, f"{certificate.audit_id}.bundle.json", bundle)
-    return [_write(folder, c.audit_id, c.envelope) for c in stored]
+    stored = [(c.audit_id, c.envelope) for c in found if c is not None]
+    return _export(folder, stored, bundle_of)
 
 
-def export_reports(engine: Engine, folder: Path, report_ids: Sequence[str] = ()) -> list[Path]:
-    """Write ``<report>.dsse.json`` for each stored report named (none named: all)."""
+def export_reports(
+    engine: Engine,
+    folder: Path,
+    report_ids: Sequence[str] = (),
+    *,
+    bundle_of: BundleOf | None = None,
+) -> list[Path]:
+    """Write ``<report>.dsse.json`` for each stored report named (none named: all) and,
+    given ``bundle_of``, its bundle ``<report>.bundle.json`` beside it."""
     wanted = _ids(report_ids) if report_ids else [r.report_id for r in list_reports(engine)]
     found = [stored_report(engine, report_id) for report_id in wanted]
     if any(r is None for r in found):
         raise BadInput("no stored release report has one of those ids")
-    return [_write(folder, r.report_id, r.envelope) for r in found if r is not None]
+    stored = [(r.report_id, r.envelope) for r in found if r is not None]
+    return _export(folder, stored, bundle_of)
+
+
+def _export(
+    folder: Path, stored: list[tuple[str, dict[str, Any]]], bundle_of: BundleOf | None
+) -> list[Path]:
+    """Each ``(id, envelope)`` as ``<id>.dsse.json``, with ``<id>.bundle.json`` given
+    ``bundle_of``. Every bundle is made before anything is written: one that cannot be
+    leaves no file."""
+    _check_folder(folder)  # before a bundle is made: making one may sign a checkpoint
+    bundles = [bundle_of(name) for name, _ in stored] if bundle_of is not None else []
+    for (name, _), bundle in zip(stored, bundles, strict=False):
+        _write_document(folder, f"{name}.bundle.json", bundle)
+    return [_write(folder, name, envelope) for name, envelope in stored]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -374,14 +375,21 @@ def verify_cmd(
 ) -> None:
     """Check a certificate's signature, statement, predicate schema and ledger linkage.
 
-    A bundle (<audit>.bundle.json) is checked against the log's signed checkpoint
-    instead: with --public-key and --log-key, offline, with no home or database."""
+    A bundle (<audit>.bundle.json, or a release report's <report>.bundle.json) is
+    checked against the log's signed checkpoint instead: with --public-key and
+    --log-key, offline, with no home or database."""
     from ledger.certificates import is_bundle
 
     from .._verification import issuer_key, log_verifier, verify, verify_offline, witness_keys
 
     document = _read_document(certificate)
     witnesses = witness_keys(witness or (), quorum)
+    if _is_report_bundle(document):  # a release report with its proofs
+        offline = public_key is not None and log_key is not None
+        with nullcontext() if offline else open_runtime(home) as runtime:
+            keys = issuer_key(runtime, public_key), log_verifier(runtime, log_key)
+        verify_report_bundle_cmd(document, *keys, witnesses, quorum, json_out=json_out)
+        return
     if is_bundle(document) and public_key is not None and log_key is not None:
         keys = issuer_key(None, public_key), log_verifier(None, log_key)
         report = verify_offline(document, *keys, witnesses=witnesses, quorum=quorum)
@@ -468,6 +476,12 @@ def _is_report(envelope: dict[str, Any]) -> bool:
     return is_report(envelope)
 
 
+def _is_report_bundle(document: Any) -> bool:
+    from ..release import is_report_bundle
+
+    return is_report_bundle(document)
+
+
 def verify_report_cmd(
     envelope: dict[str, Any], key: Any, runtime: Any, folder: Path | None, *, json_out: bool
 ) -> None:
@@ -485,6 +499,28 @@ def verify_report_cmd(
         certificates_dir=folder,
         certificate_source=None if folder is not None else partial(certificates_by_digest, engine),
     )
+    _report_checks(checks, json_out=json_out)
+
+
+def verify_report_bundle_cmd(
+    bundle: dict[str, Any],
+    key: Any,
+    log_key: Any,
+    witnesses: Any,
+    quorum: int | None,
+    *,
+    json_out: bool,
+) -> None:
+    """A release report bundle, offline: the issuer's key and the log's key alone."""
+    from ..release import verify_report_bundle
+
+    checks = verify_report_bundle(
+        bundle, public_key=key, log_key=log_key, witnesses=witnesses, quorum=quorum
+    )
+    _report_checks(checks, json_out=json_out)
+
+
+def _report_checks(checks: list[tuple[str, bool, str]], *, json_out: bool) -> None:
     if json_out:
         emit_json(
             {

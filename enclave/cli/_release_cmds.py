@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -170,10 +171,16 @@ def regress_cmd(
         from ledger import report_id_of
 
         from .._exports import export_reports
+        from ..release import report_bundle
 
         report_id = report_id_of(envelope)
         if out is None:  # beside the home's certificates, never the current folder
-            (out,) = export_reports(runtime.ledger.engine, runtime.home.reports_dir, [report_id])
+            (out,) = export_reports(
+                runtime.ledger.engine,
+                runtime.home.reports_dir,
+                [report_id],
+                bundle_of=partial(report_bundle, runtime),
+            )
         else:
             out.write_text(json.dumps(envelope, indent=2, sort_keys=True) + "\n")
     import base64
@@ -242,20 +249,31 @@ def release_list_cmd(home: HomeOption = None, json_out: JsonOption = False) -> N
 
 @release_app.command("export")
 def release_export_cmd(
-    folder: Annotated[Path, typer.Argument(help="Where to write <report>.dsse.json files.")],
+    folder: Annotated[
+        Path, typer.Argument(help="Where to write <report>.dsse.json files and their bundles.")
+    ],
     report_ids: Annotated[
         list[str] | None, typer.Argument(help="Report ids rr-... (none: every stored report).")
     ] = None,
     home: HomeOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Write stored release reports as DSSE JSON files (``verify`` accepts them)."""
+    """Write stored release reports as DSSE JSON files and, beside each, its bundle with
+    the proofs of its ledger entry and of every certificate it names (``verify``
+    accepts both)."""
     from .._exports import export_reports
+    from ..release import report_bundle
 
     with open_runtime(home) as runtime:
-        paths = export_reports(runtime.ledger.engine, folder, report_ids or ())
+        paths = export_reports(
+            runtime.ledger.engine,
+            folder,
+            report_ids or (),
+            bundle_of=partial(report_bundle, runtime),
+        )
+    bundles = [p.with_name(p.name.replace(".dsse.json", ".bundle.json")) for p in paths]
     if json_out:
-        emit_json({"exported": [str(p) for p in paths]})
+        emit_json({"exported": [str(p) for p in paths], "bundles": [str(p) for p in bundles]})
     else:
         console.print(f"exported {len(paths)} report(s) to {folder}")
 
@@ -275,13 +293,26 @@ def release_verify_cmd(
     home: HomeOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Verify a release report and every certificate it names."""
-    from .._verification import issuer_key
-    from ._audit_cmds import _is_report, load_envelope, verify_report_cmd
+    """Verify a release report and every certificate it names; a report bundle
+    (<report>.bundle.json) against the home's log key, with no database read."""
+    from .._verification import issuer_key, log_verifier
+    from ._audit_cmds import (
+        _is_report,
+        _is_report_bundle,
+        load_envelope,
+        verify_report_bundle_cmd,
+        verify_report_cmd,
+    )
 
     with open_runtime(home) as runtime:
         envelope = load_envelope(runtime, report)
+        key = issuer_key(runtime, public_key)
+        if _is_report_bundle(envelope):
+            if certificates is not None:
+                raise BadInput("a report bundle carries its certificates: no --certificates")
+            log_key = log_verifier(runtime)
+            verify_report_bundle_cmd(envelope, key, log_key, (), None, json_out=json_out)
+            return
         if not isinstance(envelope, dict) or not _is_report(envelope):
             raise BadInput("that is not a release report")
-        key = issuer_key(runtime, public_key)
         verify_report_cmd(envelope, key, runtime, certificates, json_out=json_out)

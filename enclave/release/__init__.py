@@ -1,7 +1,8 @@
 """The specimen library as a release gate: tags and selectors over sealed specimens,
 ``regress`` (one code-revision audit per selected specimen through the durable queue)
 and the signed release report that aggregates their certificates (``build_report``,
-``sign_report``; ``verify_report`` checks one).
+``sign_report``; ``verify_report`` checks one). ``report_bundle`` carries a report with
+the proofs of its ledger entries, which ``verify_report_bundle`` checks offline.
 
 Every name is imported on first use: tagging a specimen does not load the queue.
 """
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 from ledger.lazy import deferred
 
 if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on first use
+    from ._bundles import report_bundle as report_bundle
     from ._junit import junit_xml as junit_xml
     from ._library import Selection as Selection
     from ._library import Selector as Selector
@@ -27,10 +29,15 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._report import build_report as build_report
     from ._report import label_of as label_of
     from ._report import sign_report as sign_report
+    from ._verify import REPORT_BUNDLE_MEDIA_TYPE as REPORT_BUNDLE_MEDIA_TYPE
     from ._verify import is_report as is_report
+    from ._verify import is_report_bundle as is_report_bundle
+    from ._verify import make_report_bundle as make_report_bundle
     from ._verify import verify_report as verify_report
+    from ._verify import verify_report_bundle as verify_report_bundle
 
 _FRONT = {
+    "report_bundle": "._bundles",
     "junit_xml": "._junit",
     "Selection": "._library",
     "Selector": "._library",
@@ -47,8 +54,12 @@ _FRONT = {
     "build_report": "._report",
     "label_of": "._report",
     "sign_report": "._report",
+    "REPORT_BUNDLE_MEDIA_TYPE": "._verify",
     "is_report": "._verify",
+    "is_report_bundle": "._verify",
+    "make_report_bundle": "._verify",
     "verify_report": "._verify",
+    "verify_report_bundle": "._verify",
 }
 __getattr__ = deferred(__name__, globals(), _FRONT)
 __all__ = sorted(_FRONT)

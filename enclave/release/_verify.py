@@ -16,13 +16,20 @@
    member count and gate. A report signed by the key but never recorded fails here.
 
 Returns a list of (check, ok, detail) in that order; ``ok`` of the whole is all of them.
+
+A report bundle (``make_report_bundle``, ``<report>.bundle.json``) is verified offline
+with the issuer's key and the log's key alone (``verify_report_bundle``): a ``bundle``
+check of its shape first, then the same five, where each certificate is its own
+certificate bundle verified as such (``ledger.certificates.verify_bundle``) and the
+``release.reported`` entry is the bundle's, proven in a checkpoint the log key signed
+(``ledger.certificates.proven_entry``) and naming this report's id and envelope digest.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +40,15 @@ from ledger.certificates import (
     CertificateInvalid,
     Envelope,
     PredicateInvalid,
+    ProvenEntry,
     envelope_digest,
     keyid_of,
+    proven_entry,
+    verify_bundle,
     verify_certificate,
     verify_dsse,
 )
+from ledger.certificates.tlog import NoteVerifier, WitnessVerifier
 
 from ._library import selection_digest
 from ._report import (
@@ -50,7 +61,16 @@ from ._report import (
     layers_changed,
 )
 
-__all__ = ["is_report", "verify_report"]
+__all__ = [
+    "REPORT_BUNDLE_MEDIA_TYPE",
+    "is_report",
+    "is_report_bundle",
+    "make_report_bundle",
+    "verify_report",
+    "verify_report_bundle",
+]
+
+REPORT_BUNDLE_MEDIA_TYPE = "application/vnd.replay-enclave.report-bundle.v1+json"
 
 Check = tuple[str, bool, str]
 
@@ -95,6 +115,119 @@ def verify_report(
     the stored envelopes by digest (``_documents.certificates_by_digest``). One of them."""
     if (certificates_dir is None) == (certificate_source is None):
         raise TypeError("give one of certificates_dir or certificate_source")
+
+    def found(named: list[str]) -> Mapping[str, Mapping[str, Any]]:
+        if certificates_dir is not None:
+            return _certificates(certificates_dir)
+        assert certificate_source is not None
+        return dict(certificate_source(named))
+
+    def member_ok(certificate: Mapping[str, Any]) -> bool:
+        return verify_certificate(
+            certificate, public_key=public_key, ledger_lookup=ledger_lookup
+        ).ok
+
+    def recorded(selection: Any, report_id: str, digest: str) -> tuple[Any, str]:
+        # without a ledger, nothing shows the report was recorded
+        body = (
+            None
+            if ledger_lookup is None
+            else ledger_lookup.report_entry(selection, report_id, digest)
+        )
+        return body, "release.reported" if body is not None else "no entry records it"
+
+    return _verify(envelope, public_key, found, member_ok, recorded)
+
+
+def verify_report_bundle(
+    bundle: Mapping[str, Any],
+    *,
+    public_key: Ed25519PublicKey,
+    log_key: NoteVerifier,
+    witnesses: Sequence[WitnessVerifier] = (),
+    quorum: int | None = None,
+) -> list[Check]:
+    """A report bundle (``make_report_bundle``) with the issuer's and the log's keys
+    alone: the checks of ``verify_report`` after one on the bundle's shape, each
+    certificate verified as its own bundle, and the ledger entry proven in a checkpoint
+    the log key signed instead of looked up."""
+    if not _is_report_bundle_shape(bundle):
+        return [("bundle", False, "not a release report bundle (keys or media type)")]
+    members: dict[str, Mapping[str, Any]] = {}
+    for member in bundle["certificates"]:
+        try:
+            members[envelope_digest(member["envelope"])] = member
+        except (CertificateInvalid, PredicateInvalid, KeyError, TypeError, ValueError):
+            continue  # a malformed member is simply not a certificate
+    fields, proven = proven_entry(
+        bundle["report_entry"], log_key=log_key, witnesses=witnesses, quorum=quorum
+    )
+
+    def member_ok(certificate: Mapping[str, Any]) -> bool:
+        member = members[envelope_digest(certificate)]
+        return verify_bundle(
+            member, public_key=public_key, log_key=log_key, witnesses=witnesses, quorum=quorum
+        ).ok
+
+    def recorded(selection: Any, report_id: str, digest: str) -> tuple[Any, str]:
+        if fields is None:
+            return None, proven
+        body = fields["body"]
+        ours = (
+            fields["kind"] == "release.reported"
+            and fields["subject"] == selection
+            and body.get("report_id") == report_id
+            and body.get("envelope_digest") == digest
+        )
+        return (body, f"release.reported, {proven}") if ours else (None, "not this report's entry")
+
+    envelopes = {digest: member["envelope"] for digest, member in members.items()}
+    checks = _verify(bundle["envelope"], public_key, lambda _: envelopes, member_ok, recorded)
+    return [("bundle", True, f"{len(members)} certificate bundles"), *checks]
+
+
+def make_report_bundle(
+    envelope: Mapping[str, Any],
+    *,
+    report_entry: ProvenEntry,
+    certificates: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """The report's envelope, the proof of its ``release.reported`` entry and the
+    bundle of every certificate it names."""
+    return {
+        "mediaType": REPORT_BUNDLE_MEDIA_TYPE,
+        "envelope": dict(envelope),
+        "report_entry": report_entry.to_dict(),
+        "certificates": [dict(c) for c in certificates],
+    }
+
+
+def is_report_bundle(document: Any) -> bool:
+    """Whether ``document`` says it is a report bundle (not whether it is a sound one)."""
+    return isinstance(document, Mapping) and document.get("mediaType") == REPORT_BUNDLE_MEDIA_TYPE
+
+
+def _is_report_bundle_shape(bundle: Any) -> bool:
+    return (
+        isinstance(bundle, Mapping)
+        and set(bundle) == {"mediaType", "envelope", "report_entry", "certificates"}
+        and bundle["mediaType"] == REPORT_BUNDLE_MEDIA_TYPE
+        and isinstance(bundle["envelope"], Mapping)
+        and isinstance(bundle["certificates"], list)
+        and all(isinstance(c, Mapping) for c in bundle["certificates"])
+    )
+
+
+def _verify(
+    envelope: Mapping[str, Any],
+    public_key: Ed25519PublicKey,
+    found_of: Callable[[list[str]], Mapping[str, Mapping[str, Any]]],
+    member_ok: Callable[[Mapping[str, Any]], bool],
+    recorded_of: Callable[[Any, str, str], tuple[Any, str]],
+) -> list[Check]:
+    """Steps 1–5 (module docstring): ``found_of`` gives the named certificates by
+    digest, ``member_ok`` verifies one, ``recorded_of`` the report's ledger entry body
+    (or None) and what was checked."""
     checks: list[Check] = []
     # 1. signature and statement
     try:
@@ -123,12 +256,7 @@ def verify_report(
     )
     checks.append(("selection digest", same, "recomputed" if same else "differs"))
     # 3. every certificate
-    if certificates_dir is not None:
-        found = _certificates(certificates_dir)
-    else:
-        assert certificate_source is not None
-        named = [str(r["certificate"]) for r in rows if r.get("certificate") is not None]
-        found = dict(certificate_source(named))
+    found = found_of([str(r["certificate"]) for r in rows if r.get("certificate") is not None])
     bad: list[str] = []
     for row in rows:
         digest = row.get("certificate")
@@ -140,11 +268,10 @@ def verify_report(
         if cert is None:
             bad.append(row["specimen"])
             continue
-        report = verify_certificate(cert, public_key=public_key, ledger_lookup=ledger_lookup)
         pred = _statement(cert)["predicate"]
         label, _ = label_of(pred, None)
         if (
-            not report.ok
+            not member_ok(cert)
             or pred["request"]["specimen"] != row["specimen"]
             or not _same_intervention(pred["request"], predicate.get("intervention") or {})
             or pred["request"].get("samples") != predicate.get("samples")
@@ -173,22 +300,18 @@ def verify_report(
         "failing": failing,
     }
     checks.append(("totals and gate", consistent, "recomputed" if consistent else "differ"))
-    # 5. the ledger recorded this very report (without a ledger, nothing shows it did)
-    body = (
-        None
-        if ledger_lookup is None
-        else ledger_lookup.report_entry(
-            predicate.get("selection_digest"), report_id_of(envelope), envelope_digest(envelope)
-        )
+    # 5. the ledger recorded this very report
+    body, said = recorded_of(
+        predicate.get("selection_digest"), report_id_of(envelope), envelope_digest(envelope)
     )
     recorded = body is not None and (
         body.get("selection_digest") == predicate.get("selection_digest")
         and body.get("specimens") == len(rows)
         and body.get("gate_passed") == (predicate.get("gate") or {}).get("passed")
     )
-    checks.append(
-        ("ledger entry", recorded, "release.reported" if recorded else "no entry records it")
-    )
+    if body is not None and not recorded:
+        said = "the entry's member count or gate differs"
+    checks.append(("ledger entry", recorded, said))
     return checks
 
 

@@ -17,7 +17,14 @@ from ..lazy import deferred
 from ._errors import BadCertificateInput, CertificateError, CertificateInvalid, PredicateInvalid
 
 if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's start-up
-    from ._bundle import BUNDLE_MEDIA_TYPE, ProvenEntry, is_bundle, make_bundle, verify_bundle
+    from ._bundle import (
+        BUNDLE_MEDIA_TYPE,
+        ProvenEntry,
+        is_bundle,
+        make_bundle,
+        proven_entry,
+        verify_bundle,
+    )
     from ._checks import BUNDLE_CHECK_NAMES, CHECK_NAMES, VerificationCheck, VerificationReport
     from ._dsse import IN_TOTO_PAYLOAD_TYPE, DsseSignature, Envelope, pae, sign_dsse, verify_dsse
     from ._finding import failed_finding, finding
@@ -70,6 +77,7 @@ __getattr__ = deferred(
         "ProvenEntry": "._bundle",
         "is_bundle": "._bundle",
         "make_bundle": "._bundle",
+        "proven_entry": "._bundle",
         "verify_bundle": "._bundle",
         "LedgerLookup": "._verify",
         "StaticLedgerLookup": "._verify",
@@ -124,6 +132,7 @@ __all__ = [
     "make_bundle",
     "pae",
     "predicate_problems",
+    "proven_entry",
     "schema_is_valid",
     "sign_dsse",
     "sign_statement",

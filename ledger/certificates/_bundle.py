@@ -42,6 +42,7 @@ from ._checks import BUNDLE_CHECK_NAMES, VerificationReport
 from ._statement import envelope_digest, specimen_of
 from ._verify import _STEPS, _Failed, _State, _step_envelope, _trusted, run_steps
 from .tlog import (
+    Checkpoint,
     NoteInvalid,
     NoteVerifier,
     ProofInvalid,
@@ -56,7 +57,14 @@ from .tlog import (
     verify_inclusion,
 )
 
-__all__ = ["BUNDLE_MEDIA_TYPE", "ProvenEntry", "is_bundle", "make_bundle", "verify_bundle"]
+__all__ = [
+    "BUNDLE_MEDIA_TYPE",
+    "ProvenEntry",
+    "is_bundle",
+    "make_bundle",
+    "proven_entry",
+    "verify_bundle",
+]
 
 BUNDLE_MEDIA_TYPE = "application/vnd.replay-enclave.certificate-bundle.v1+json"
 _PARTS = ("specimen_entry", "certificate_entry")
@@ -127,7 +135,15 @@ def _step_checkpoint(s: _State) -> str:
     if len(notes) != 1:
         raise _Failed("the two proofs are against different checkpoints")
     (log_key,) = s.log_keys
-    note = notes.pop()
+    s.checkpoint, said = _open_checkpoint(notes.pop(), log_key, s.witnesses, s.quorum)
+    return said
+
+
+def _open_checkpoint(
+    note: str, log_key: NoteVerifier, witnesses: Sequence[WitnessVerifier], quorum: int
+) -> tuple[Checkpoint, str]:
+    """The checkpoint in ``note`` once the log key's signature (and ``quorum`` of the
+    witnesses' cosignatures) verify on it, and what was checked."""
     try:
         text, _ = open_note(note, [log_key])
         checkpoint = parse_checkpoint(text)
@@ -136,24 +152,30 @@ def _step_checkpoint(s: _State) -> str:
     if checkpoint.origin != log_key.name:
         raise _Failed("the checkpoint is another log's")
     witnessed = ""
-    if s.quorum:
+    if quorum:
         try:
-            cosigners = cosigned_by(note, list(s.witnesses))
+            cosigners = cosigned_by(note, list(witnesses))
         except NoteInvalid:
             raise _Failed("a witness's cosignature does not verify") from None
-        if len(cosigners) < s.quorum:
-            raise _Failed(f"cosigned by {len(cosigners)} of the witnesses, {s.quorum} required")
-        witnessed = f", cosigned by {len(cosigners)} of {len(s.witnesses)} witnesses"
-    s.checkpoint = checkpoint
-    return f"signed by {checkpoint.origin} at {checkpoint.size} entries{witnessed}"
+        if len(cosigners) < quorum:
+            raise _Failed(f"cosigned by {len(cosigners)} of the witnesses, {quorum} required")
+        witnessed = f", cosigned by {len(cosigners)} of {len(witnesses)} witnesses"
+    return checkpoint, f"signed by {checkpoint.origin} at {checkpoint.size} entries{witnessed}"
 
 
 def _entry(s: _State, part: str) -> tuple[dict[str, Any], bytes]:
     """The entry's fields and bytes, once its leaf is proven in the checkpoint."""
     assert s.bundle is not None and s.checkpoint is not None
-    name = part.replace("_", " ")
+    return _leaf(s.bundle[part]["entry"], _proof(s, part), s.checkpoint, part.replace("_", " "))
+
+
+def _leaf(
+    entry: str, proof: TlogProof, checkpoint: Checkpoint, name: str
+) -> tuple[dict[str, Any], bytes]:
+    """The fields and bytes of ``entry`` (base64 canonical bytes), once ``proof``
+    leads from its leaf to ``checkpoint``'s root."""
     try:
-        data = base64.b64decode(s.bundle[part]["entry"], validate=True)
+        data = base64.b64decode(entry, validate=True)
         fields = loads(data)
         canonical = canonical_json(fields) == data
     except (binascii.Error, ValueError, CanonicalizationError):
@@ -162,10 +184,8 @@ def _entry(s: _State, part: str) -> tuple[dict[str, Any], bytes]:
         raise _Failed(f"the {name} is not a canonical ledger entry")
     if not isinstance(fields["body"], dict) or type(fields["index"]) is not int:
         raise _Failed(f"the {name} is not a canonical ledger entry")
-    proof = _proof(s, part)
     if proof.index != fields["index"]:
         raise _Failed(f"the {name}'s proof is for another index")
-    checkpoint = s.checkpoint
     try:
         verify_inclusion(
             hash_leaf(data), proof.index, checkpoint.size, proof.hashes, checkpoint.root
@@ -173,6 +193,36 @@ def _entry(s: _State, part: str) -> tuple[dict[str, Any], bytes]:
     except ProofInvalid:
         raise _Failed(f"the {name}'s proof does not lead to the checkpoint's root") from None
     return fields, data
+
+
+def proven_entry(
+    part: Any,
+    *,
+    log_key: NoteVerifier,
+    witnesses: Sequence[WitnessVerifier] = (),
+    quorum: int | None = None,
+) -> tuple[dict[str, Any] | None, str]:
+    """One proven entry ``{"entry": base64(canonical bytes), "proof": tlog-proof}`` as a
+    bundle carries it: its fields once the checkpoint verifies with the log key (and,
+    given witnesses, ``quorum`` of them — default all) and its leaf is proven in that
+    checkpoint, with what was checked; else ``None`` and the first thing that failed."""
+    needed = len(witnesses) if quorum is None else quorum
+    try:
+        if not (
+            isinstance(part, Mapping)
+            and set(part) == {"entry", "proof"}
+            and all(isinstance(v, str) for v in part.values())
+        ):
+            raise _Failed("not a proven entry (keys)")
+        try:
+            proof = parse_proof(part["proof"])
+        except ProofInvalid:
+            raise _Failed("the entry's proof is not a C2SP tlog-proof") from None
+        checkpoint, said = _open_checkpoint(proof.note, log_key, witnesses, needed)
+        fields, _ = _leaf(part["entry"], proof, checkpoint, "entry")
+    except _Failed as failure:
+        return None, failure.detail
+    return fields, f"entry {fields['index']} proven, {said}"
 
 
 def _step_proven_subject(s: _State) -> str:

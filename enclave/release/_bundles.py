@@ -1,0 +1,75 @@
+"""A stored release report as a bundle (``make_report_bundle``): the envelope with the
+C2SP proof that the ledger holds its ``release.reported`` entry, against a checkpoint
+the home's log key signed, and the bundle of every certificate it names — so that a
+third party verifies the whole report offline (``verify_report_bundle``).
+
+The report's entry is proven first: the checkpoint that covers it (the latest one, or
+one signed now) covers every certificate entry before it, so the members' proofs are
+normally against the same checkpoint."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._errors import BadInput, IntegrityFailure
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+
+__all__ = ["report_bundle"]
+
+
+def report_bundle(runtime: Runtime, report_id: str) -> dict[str, Any]:
+    """The bundle of the release report stored as ``report_id``."""
+    from ledger import Conflict, stored_report
+    from ledger.certificates import ProvenEntry
+
+    from .._log_key import LogKey
+    from ..replay.certificates import certificate_bundle
+    from ._verify import make_report_bundle
+
+    ledger = runtime.ledger
+    stored = stored_report(ledger.engine, report_id)
+    if stored is None:
+        raise BadInput("no stored release report has that id")
+    reported = [
+        e
+        for e in ledger.entries(kind="release.reported", subject=stored.selection_digest)
+        if e.body.get("report_id") == report_id
+        and e.body.get("envelope_digest") == stored.envelope_digest
+    ]
+    if not reported:
+        raise IntegrityFailure("the ledger holds no entry for a stored release report")
+    log = LogKey.of(runtime)
+    try:
+        ((canonical, proof),) = ledger.prove_entries(
+            reported[:1], origin=log.origin, signer=log.verifier, sign=log.sign
+        )
+    except Conflict:
+        raise IntegrityFailure("the ledger does not extend its signed checkpoints") from None
+    named = {
+        row["certificate"]
+        for row in _rows(stored.envelope)
+        if isinstance(row, dict) and row.get("certificate") is not None
+    }
+    audits = {
+        e.body.get("envelope_digest"): e.subject
+        for e in ledger.entries(kind="certificate.issued")
+        if e.body.get("envelope_digest") in named
+    }
+    if set(audits) != named:
+        raise IntegrityFailure("the ledger holds no entry for a certificate the report names")
+    return make_report_bundle(
+        stored.envelope,
+        report_entry=ProvenEntry(canonical, proof),
+        certificates=[certificate_bundle(runtime, audits[d]) for d in sorted(named)],
+    )
+
+
+def _rows(envelope: dict[str, Any]) -> list[Any]:
+    import base64
+    import json
+
+    statement = json.loads(base64.b64decode(str(envelope["payload"])))
+    rows = statement["predicate"].get("specimens") or []
+    return list(rows) if isinstance(rows, list) else []
