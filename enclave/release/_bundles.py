@@ -14,13 +14,18 @@ from typing import TYPE_CHECKING, Any
 from .._errors import BadInput, IntegrityFailure
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .._runtime import Runtime
 
 __all__ = ["report_bundle"]
 
 
-def report_bundle(runtime: Runtime, report_id: str) -> dict[str, Any]:
-    """The bundle of the release report stored as ``report_id``."""
+def report_bundle(
+    runtime: Runtime, report_id: str, *, may_read: Callable[[str], object] | None = None
+) -> dict[str, Any]:
+    """The bundle of the release report stored as ``report_id``. ``may_read`` is asked
+    about each member's audit id before anything is proven (it raises to refuse)."""
     from ledger import Conflict, stored_report
     from ledger.certificates import ProvenEntry
 
@@ -38,15 +43,6 @@ def report_bundle(runtime: Runtime, report_id: str) -> dict[str, Any]:
         if e.body.get("report_id") == report_id
         and e.body.get("envelope_digest") == stored.envelope_digest
     ]
-    if not reported:
-        raise IntegrityFailure("the ledger holds no entry for a stored release report")
-    log = LogKey.of(runtime)
-    try:
-        ((canonical, proof),) = ledger.prove_entries(
-            reported[:1], origin=log.origin, signer=log.verifier, sign=log.sign
-        )
-    except Conflict:
-        raise IntegrityFailure("the ledger does not extend its signed checkpoints") from None
     named = {
         row["certificate"]
         for row in _rows(stored.envelope)
@@ -57,12 +53,23 @@ def report_bundle(runtime: Runtime, report_id: str) -> dict[str, Any]:
         for e in ledger.entries(kind="certificate.issued")
         if e.body.get("envelope_digest") in named
     }
-    if set(audits) != named:
-        raise IntegrityFailure("the ledger holds no entry for a certificate the report names")
+    if not reported or set(audits) != named:
+        raise IntegrityFailure("the ledger holds no entry for a stored release report")
+    members = [audits[digest] for digest in sorted(named)]
+    if may_read is not None:
+        for audit_id in members:
+            may_read(audit_id)
+    log = LogKey.of(runtime)
+    try:
+        ((canonical, proof),) = ledger.prove_entries(
+            reported[:1], origin=log.origin, signer=log.verifier, sign=log.sign
+        )
+    except Conflict:
+        raise IntegrityFailure("the ledger does not extend its signed checkpoints") from None
     return make_report_bundle(
         stored.envelope,
         report_entry=ProvenEntry(canonical, proof),
-        certificates=[certificate_bundle(runtime, audits[d]) for d in sorted(named)],
+        certificates=[certificate_bundle(runtime, audit_id) for audit_id in members],
     )
 
 

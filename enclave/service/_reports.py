@@ -3,7 +3,9 @@
 ``GET /reports`` lists one keyset page (newest first) of the reports the analyst may
 read; ``GET /reports/{report_id}`` is the DSSE envelope as a download and
 ``/reports/{report_id}/summary`` its decoded predicate (metadata only: certificate
-digests, labels, totals and the gate).
+digests, labels, totals and the gate); ``/reports/{report_id}/bundle`` the report with
+the proofs that verify it offline, and the bundles of the certificates it names — each
+of which the analyst must also be allowed to read (``read_certificate``, else 403).
 
 Access is Cedar's ``read_report``: first on the analyst's own tenant (a viewer is
 refused, 403, whatever the id), then on the ``Report`` with the one tenant all its
@@ -159,3 +161,28 @@ def report_summary(state: State, analyst: CurrentAnalyst, report_id: ReportId) -
         return found.predicate
     except MalformedDocument:  # a stored report that is not a statement
         raise ServiceError(503, "report_unreadable", "the stored report is malformed") from None
+
+
+@router.get(
+    "/reports/{report_id}/bundle",
+    response_model=dict[str, Any],
+    summary="The release report with C2SP proofs of its ledger entry and of every "
+    "certificate it names, as a download",
+)
+def report_bundle(state: State, analyst: CurrentAnalyst, report_id: ReportId) -> JSONResponse:
+    """The envelope, a tlog-proof of its ``release.reported`` entry and each named
+    certificate's bundle: verifiable offline with the issuer's and the log's keys. It
+    carries the certificates themselves, so each must be one the analyst may read
+    (``403`` otherwise, before anything is proven)."""
+    from ..release import report_bundle as bundle_of
+    from ._audits import _authorised_status
+
+    found = _readable(state, analyst, report_id)
+
+    def may_read(audit_id: str) -> None:
+        _authorised_status(state, analyst, audit_id, Action.READ_CERTIFICATE)
+
+    return JSONResponse(
+        bundle_of(state.runtime, found.report_id, may_read=may_read),
+        headers={"Content-Disposition": f'attachment; filename="{found.report_id}.bundle.json"'},
+    )

@@ -115,7 +115,7 @@ def test_generated_requests_never_5xx_conform_and_do_not_echo(service: tuple[Any
     headers = {"Authorization": f"Bearer {token}"}
     documented = _property_names(schema.raw_schema)
     operations = list(schema.get_all_operations())
-    assert len(operations) == 23  # every route, the workers' internal routes included
+    assert len(operations) == 24  # every route, the workers' internal routes included
     checks = [
         not_a_server_error,
         status_code_conformance,
