@@ -8,14 +8,13 @@ and authorisation lookup makes.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Sequence
 
 import sqlalchemy as sa
 
 from ledger import AuditState
-from ledger.certificates import failed_finding, finding
+from ledger.certificates import envelope_finding, failed_finding
 from ledger.tables import AuditRow, table_of
 from ledger.transactions import guarded, read
 
@@ -38,11 +37,8 @@ def findings(runtime: Runtime, audit_ids: Sequence[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for audit_id, status, failure_code, certificate_json in rows:
         if certificate_json is not None:
-            # the database's own record, checked when it was signed: the plain parser will do
-            statement = json.loads(base64.b64decode(json.loads(certificate_json)["payload"]))
-            found[audit_id] = finding(
-                statement["predicate"], statement["predicateType"], checked=True
-            )
+            # the database's own record, checked when it was signed
+            found[audit_id] = envelope_finding(json.loads(certificate_json), checked=True)
         elif status == AuditState.FAILED:
             found[audit_id] = failed_finding(failure_code or "failed")
     return found

@@ -6,14 +6,12 @@ figures (``_reported``), which the worker never loads.
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ledger.certificates import AuditLabel, failed_finding, finding
+from ledger.certificates import AuditLabel, envelope_finding, failed_finding
 
 from ._reported import Auditability, Effect, Placebo
 
@@ -119,5 +117,4 @@ class AuditOutcome:
         first); an audit that failed has the sentence saying nothing was established."""
         if self.envelope is None:
             return failed_finding(self.failure or AuditLabel.FAILED.value)
-        statement = json.loads(base64.b64decode(self.envelope["payload"]))
-        return finding(statement["predicate"], statement["predicateType"])
+        return envelope_finding(self.envelope)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's star
     )
     from ._checks import BUNDLE_CHECK_NAMES, CHECK_NAMES, VerificationCheck, VerificationReport
     from ._dsse import IN_TOTO_PAYLOAD_TYPE, DsseSignature, Envelope, pae, sign_dsse, verify_dsse
-    from ._finding import failed_finding, finding
+    from ._finding import envelope_finding, failed_finding, finding
     from ._keys import Signer, keyid_of, load_public_key_pem
     from ._schema import PREDICATE_SCHEMA_V1
     from ._schema_v2 import PREDICATE_SCHEMA
@@ -48,6 +48,7 @@ __getattr__ = deferred(
     __name__,
     globals(),
     {
+        "envelope_finding": "._finding",
         "failed_finding": "._finding",
         "finding": "._finding",
         "IN_TOTO_PAYLOAD_TYPE": "._dsse",
@@ -123,6 +124,7 @@ __all__ = [
     "VerificationReport",
     "build_statement",
     "envelope_digest",
+    "envelope_finding",
     "failed_finding",
     "finding",
     "is_bundle",

@@ -34,7 +34,7 @@ from ._errors import PredicateInvalid
 from ._versions import PREDICATE_TYPE_V1, predicate_problems
 from .statistics import MIN_FLIPS
 
-__all__ = ["failed_finding", "finding"]
+__all__ = ["envelope_finding", "failed_finding", "finding"]
 
 _EPS = 1e-9
 _MINUS = "\N{MINUS SIGN}"
@@ -301,6 +301,21 @@ def finding(predicate: Mapping[str, Any], predicate_type: str, *, checked: bool 
         if problems:
             raise PredicateInvalid(problems)
     return _v1(predicate) if predicate_type == PREDICATE_TYPE_V1 else _v2(predicate)
+
+
+def envelope_finding(envelope: Mapping[str, Any], *, checked: bool = False) -> str:
+    """The finding of a certificate's DSSE envelope (its statement's predicate), as
+    ``finding``; a payload that is not a statement is ``PredicateInvalid``."""
+    import base64
+    import binascii
+    import json
+
+    try:
+        statement = json.loads(base64.b64decode(str(envelope["payload"]), validate=True))
+        predicate, predicate_type = statement["predicate"], str(statement["predicateType"])
+    except (KeyError, TypeError, ValueError, binascii.Error):
+        raise PredicateInvalid(["the envelope's payload is not a statement"]) from None
+    return finding(predicate, predicate_type, checked=checked)
 
 
 def failed_finding(reason: str) -> str:

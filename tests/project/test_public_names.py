@@ -164,6 +164,7 @@ PINNED = {
         "VerificationReport",
         "build_statement",
         "envelope_digest",
+        "envelope_finding",
         "failed_finding",
         "finding",
         "is_bundle",

@@ -27,6 +27,7 @@ from ledger.certificates import (
     PREDICATE_TYPE_V1,
     PredicateInvalid,
     StaticLedgerLookup,
+    envelope_finding,
     failed_finding,
     finding,
     predicate_problems,
@@ -291,3 +292,16 @@ def test_a_certificate_that_does_not_verify_states_no_finding() -> None:
     unknown = StaticLedgerLookup(specimens={}, certificates={})
     report = verify_certificate(envelope, public_key=public_key, ledger_lookup=unknown)
     assert not report.ok and report.finding is None and report.to_dict()["finding"] is None
+
+
+def test_an_envelopes_finding_is_its_predicates_and_a_non_statement_has_none() -> None:
+    envelope, _, _ = _signed(GOLDEN)
+    assert envelope_finding(envelope) == finding(GOLDEN, PREDICATE_TYPE)
+    forged = copy.deepcopy(GOLDEN)
+    forged["effect"]["flips"] = 19  # checked unless the caller says it just checked
+    with pytest.raises(PredicateInvalid):
+        envelope_finding(_signed(forged)[0])
+    for payload in ("bm90IGpzb24=", "W10=", "!!", 7):  # not JSON, a list, not base64
+        with pytest.raises(PredicateInvalid) as raised:
+            envelope_finding({**envelope, "payload": payload})
+        assert str(payload) not in str(raised.value)
