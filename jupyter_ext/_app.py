@@ -5,11 +5,17 @@ from __future__ import annotations
 import os
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float, Unicode, default
+from traitlets import Float, Int, List, Unicode, default
 
 from ._client import TOKEN_ENV, TOKEN_FILE_ENV, URL_ENV
 from ._handlers import URL_PATTERN, EnclaveAPIHandler
-from ._verify_handler import ISSUER_KEY_ENV, LOG_KEY_ENV, VERIFY_URL_PATTERN, VerifyHandler
+from ._verify_handler import (
+    ISSUER_KEY_ENV,
+    LOG_KEY_ENV,
+    VERIFY_URL_PATTERN,
+    WITNESS_KEYS_ENV,
+    VerifyHandler,
+)
 
 __all__ = ["EnclaveExtension"]
 
@@ -44,6 +50,20 @@ class EnclaveExtension(ExtensionApp):
         help="The ledger's C2SP verifier key (replay-enclave ledger checkpoint --public-key), "
         f"trusted by POST /enclave/verify for certificate bundles (default: ${LOG_KEY_ENV})."
     ).tag(config=True)
+
+    witness_keys = List(
+        Unicode(),
+        help="Witnesses' C2SP cosigner keys (replay-enclave witness --public-key): a bundle's "
+        "checkpoint must carry witness_quorum of their cosignatures "
+        f"(default: ${WITNESS_KEYS_ENV}, whitespace-separated; none: not required).",
+    ).tag(config=True)
+    witness_quorum = Int(
+        0, help="How many of witness_keys must have cosigned (0: all of them)."
+    ).tag(config=True)
+
+    @default("witness_keys")
+    def _default_witness_keys(self) -> list[str]:
+        return os.environ.get(WITNESS_KEYS_ENV, "").split()
 
     @default("service_url")
     def _default_service_url(self) -> str:

@@ -2,7 +2,9 @@
 server on the envelope the browser posts, with the issuer key configured on this server.
 A certificate bundle is checked by ``ledger.certificates.verify_bundle`` against the log
 key configured here too (``EnclaveExtension.log_key``); without one the answer says the
-server did not check it (``{"skipped": ...}``), never that it passed.
+server did not check it (``{"skipped": ...}``), never that it passed. With witness keys
+configured (``EnclaveExtension.witness_keys``), the checkpoint must also carry
+``witness_quorum`` (0: all) of their cosignatures, as ``verify --witness`` requires.
 
 The browser shows this report beside its own WebCrypto verification of the same bytes.
 Invariants: the key is never taken from the request or the certificate; nothing is
@@ -20,7 +22,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ledger.certificates import BadCertificateInput, is_bundle, load_public_key_pem, verify_bundle
-from ledger.certificates.tlog import NoteInvalid, NoteVerifier
+from ledger.certificates.tlog import NoteInvalid, NoteVerifier, WitnessVerifier
 
 from ._errors import NOT_JSON
 from ._forward import error_body
@@ -33,12 +35,14 @@ __all__ = [
     "MAX_ENVELOPE_BYTES",
     "VERIFY_URL_PATTERN",
     "VerifyHandler",
+    "WITNESS_KEYS_ENV",
 ]
 
 VERIFY_URL_PATTERN = r"/enclave/verify"
 # the variable the %enclave verify magic reads too
 ISSUER_KEY_ENV = "REPLAY_ENCLAVE_ISSUER_KEY"
 LOG_KEY_ENV = "REPLAY_ENCLAVE_LOG_KEY"
+WITNESS_KEYS_ENV = "REPLAY_ENCLAVE_WITNESS_KEYS"
 # a v2 certificate is about 12 KB; a megabyte is generous and bounds the parse
 MAX_ENVELOPE_BYTES = 1 << 20
 
@@ -95,7 +99,20 @@ class VerifyHandler(EnclaveHandler):
             self.log.warning("enclave verify: the configured log key cannot be parsed")
             self._reply(503, error_body("not_configured", "the configured log key is not valid"))
             return
-        report = verify_bundle(bundle, public_key=key, log_key=log_key)
+        try:
+            witnesses = [WitnessVerifier.parse(k.strip()) for k in self.app.witness_keys]
+        except NoteInvalid:
+            witnesses = []
+        quorum = self.app.witness_quorum or len(witnesses)
+        if len(witnesses) != len(self.app.witness_keys) or not 0 <= quorum <= len(witnesses):
+            self.log.warning("enclave verify: the configured witness keys or quorum are invalid")
+            self._reply(
+                503, error_body("not_configured", "the configured witness keys are not valid")
+            )
+            return
+        report = verify_bundle(
+            bundle, public_key=key, log_key=log_key, witnesses=witnesses, quorum=quorum
+        )
         self._reply(200, json.dumps(report.to_dict()).encode())
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:

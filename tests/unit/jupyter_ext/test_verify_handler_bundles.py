@@ -5,13 +5,16 @@ never that the bundle passed. The bundles are the parity corpus's."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ledger.certificates import BUNDLE_CHECK_NAMES, is_bundle
+from ledger.certificates.tlog import WitnessVerifier, cosign, parse_proof
 from tests.unit.certificates import bundle_corpus
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
@@ -84,6 +87,59 @@ async def test_without_a_log_key_the_server_says_it_did_not_check(jp_fetch: Any)
 
 @pytest.mark.parametrize("log_key", ["not a verifier key"])
 async def test_a_bad_log_key_is_a_configuration_error_not_a_verdict(jp_fetch: Any) -> None:
+    from tornado.httpclient import HTTPClientError
+
+    with pytest.raises(HTTPClientError) as raised:
+        await _post(jp_fetch, bundle_corpus.expand(CORPUS, CASES["valid"]))
+    assert raised.value.code == 503
+    assert b"not_configured" in raised.value.response.body  # type: ignore[union-attr]
+
+
+# --- witnesses: EnclaveExtension.witness_keys, as ``verify --witness`` ------------------
+
+WITNESS = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+WITNESS_KEY = WitnessVerifier("witness.example/w1", WITNESS.public_key())
+
+
+def _cosigned(bundle: dict[str, Any]) -> dict[str, Any]:
+    """The bundle with the witness's cosignature on its checkpoint, in both proofs."""
+    out = copy.deepcopy(bundle)
+    for part in ("specimen_entry", "certificate_entry"):
+        note = parse_proof(out[part]["proof"]).note
+        text = note.rpartition("\n\n")[0] + "\n"
+        line = cosign(text, WITNESS_KEY, WITNESS.sign, timestamp=1_765_000_000)
+        assert out[part]["proof"].endswith(note)
+        out[part]["proof"] += line
+    return out
+
+
+@pytest.fixture
+def witness_keys() -> list[str]:
+    return [WITNESS_KEY.encode()]
+
+
+@pytest.fixture
+def jp_server_config_witnessed(jp_server_config: dict[str, Any], witness_keys: list[str]) -> Any:
+    jp_server_config["EnclaveExtension"]["witness_keys"] = witness_keys
+    return jp_server_config
+
+
+@pytest.mark.usefixtures("jp_server_config_witnessed")
+async def test_a_configured_witness_must_have_cosigned(jp_fetch: Any) -> None:
+    valid = bundle_corpus.expand(CORPUS, CASES["valid"])
+    unwitnessed = await _post(jp_fetch, valid)
+    checks = {c["name"]: c for c in unwitnessed["checks"]}
+    assert unwitnessed["ok"] is False and unwitnessed["finding"] is None
+    assert checks["checkpoint"]["ok"] is False
+    assert "cosigned by 0 of the witnesses, 1 required" in checks["checkpoint"]["detail"]
+    witnessed = await _post(jp_fetch, _cosigned(valid))
+    assert witnessed["ok"] is True, witnessed
+    assert "cosigned by 1 of 1 witnesses" in witnessed["checks"][4]["detail"]
+
+
+@pytest.mark.usefixtures("jp_server_config_witnessed")
+@pytest.mark.parametrize("witness_keys", [["not a witness key"]])
+async def test_a_bad_witness_key_is_a_configuration_error(jp_fetch: Any) -> None:
     from tornado.httpclient import HTTPClientError
 
     with pytest.raises(HTTPClientError) as raised:
