@@ -7,7 +7,6 @@ tenant's report is an unknown id; nothing of the specimens' content is in it."""
 from __future__ import annotations
 
 import json
-import uuid
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -60,23 +59,10 @@ class Site:
         return self.client.get(API + path, headers={"Authorization": f"Bearer {self.tokens[who]}"})
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
-def site(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Site]:
-    home = Home.init(tmp_path_factory.mktemp("report-bundle") / "home")
-    database = None
-    if request.param == "postgres":
-        server = request.getfixturevalue("postgres_server")
-        database = "t_" + uuid.uuid4().hex[:16]
-        server.admin(f'CREATE DATABASE "{database}"')
-        (home.root / "config.toml").write_text(
-            f'[keys]\nprovider = "local"\n\n[ledger]\nurl = "{server.url(database)}"\n'
-        )
+@pytest.fixture(scope="module")
+def site(module_home: Home) -> Iterator[Site]:
     now = datetime.now(UTC)
-    with Runtime.open(home, env={}) as runtime:
+    with Runtime.open(module_home, env={}) as runtime:
         specimen = capture_incidents(runtime)["procurement"]
         tag_specimen(runtime, specimen, ["lib"], now=now)
         plan = RegressPlan(
@@ -88,12 +74,8 @@ def site(
         tokens = {}
         for name, (tenant, roles) in ROLES.items():
             _, tokens[name] = add_analyst(runtime, name, tenant=tenant, roles=roles, now=now)
-    try:
-        with TestClient(create_app(lambda: Runtime.open(home, env={}))) as client:
-            yield Site(client, home.root, tokens, report_id_of(envelope))
-    finally:
-        if database is not None:
-            server.admin(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    with TestClient(create_app(lambda: Runtime.open(module_home, env={}))) as client:
+        yield Site(client, module_home.root, tokens, report_id_of(envelope))
 
 
 def test_the_bundle_verifies_offline_with_the_published_keys(site: Site) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import uuid
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -123,28 +122,11 @@ def _build(home: Home) -> tuple[dict[str, str], list[StoredReport], StoredReport
     return tokens, acme[::-1], other, spanning
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
-def site(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Site]:
-    home = Home.init(tmp_path_factory.mktemp("reports") / "home")
-    database = None
-    if request.param == "postgres":
-        server = request.getfixturevalue("postgres_server")
-        database = "t_" + uuid.uuid4().hex[:16]
-        server.admin(f'CREATE DATABASE "{database}"')
-        (home.root / "config.toml").write_text(
-            f'[keys]\nprovider = "local"\n\n[ledger]\nurl = "{server.url(database)}"\n'
-        )
-    tokens, acme, other, spanning = _build(home)
-    try:
-        with TestClient(create_app(lambda: Runtime.open(home, env={}))) as client:
-            yield Site(client, tokens, acme, other, spanning, [])
-    finally:
-        if database is not None:
-            server.admin(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+@pytest.fixture(scope="module")
+def site(module_home: Home) -> Iterator[Site]:
+    tokens, acme, other, spanning = _build(module_home)
+    with TestClient(create_app(lambda: Runtime.open(module_home, env={}))) as client:
+        yield Site(client, tokens, acme, other, spanning, [])
 
 
 def _walk(site: Site, who: str, limit: int) -> list[dict[str, Any]]:
