@@ -15,7 +15,7 @@ import typer
 from .._errors import BadInput
 from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._inference_view import inference_rows, parse_grants
-from ._output import console, emit_json, pairs, rich_console, table
+from ._output import console, emit_json, exported, pairs, rich_console, table
 
 if TYPE_CHECKING:  # the replay engine, signer and database load with the command
     from .._runtime import Runtime
@@ -606,8 +606,4 @@ def certificates_export_cmd(
             audit_ids or (),
             bundle_of=partial(certificate_bundle, runtime),
         )
-    bundles = [p.with_name(p.name.replace(".dsse.json", ".bundle.json")) for p in paths]
-    if json_out:
-        emit_json({"exported": [str(p) for p in paths], "bundles": [str(p) for p in bundles]})
-    else:
-        console.print(f"exported {len(paths)} certificate(s) to {folder}")
+    exported(paths, folder, "certificate", json_out=json_out)

@@ -90,6 +90,15 @@ def table(
     console.print(grid)
 
 
+def exported(paths: Sequence[Path], folder: Path, noun: str, *, json_out: bool) -> None:
+    """What an export wrote: each ``<id>.dsse.json`` and the bundle beside it."""
+    bundles = [p.with_name(p.name.replace(".dsse.json", ".bundle.json")) for p in paths]
+    if json_out:
+        emit_json({"exported": [str(p) for p in paths], "bundles": [str(p) for p in bundles]})
+    else:
+        console.print(f"exported {len(paths)} {noun}(s) to {folder}")
+
+
 def pairs(title: str, data: Mapping[str, Any]) -> None:
     table(title, ("field", "value"), ((k, v) for k, v in data.items()))
 

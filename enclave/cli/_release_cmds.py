@@ -14,7 +14,7 @@ import typer
 from .._errors import BadInput
 from ._app import HomeOption, JsonOption, command_group, open_runtime
 from ._capture_cmds import specimens_app
-from ._output import check_writable, console, emit_json, rich_console, table
+from ._output import check_writable, console, emit_json, exported, rich_console, table
 
 #: The exit code of a regress whose gate failed (documented in docs/release-gate.md).
 GATE_FAILED = 5
@@ -271,11 +271,7 @@ def release_export_cmd(
             report_ids or (),
             bundle_of=partial(report_bundle, runtime),
         )
-    bundles = [p.with_name(p.name.replace(".dsse.json", ".bundle.json")) for p in paths]
-    if json_out:
-        emit_json({"exported": [str(p) for p in paths], "bundles": [str(p) for p in bundles]})
-    else:
-        console.print(f"exported {len(paths)} report(s) to {folder}")
+    exported(paths, folder, "report", json_out=json_out)
 
 
 @release_app.command("verify")
