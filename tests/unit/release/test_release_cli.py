@@ -138,3 +138,8 @@ def test_without_out_the_report_is_exported_into_the_home(
     assert exported.is_file() and list(elsewhere.iterdir()) == []
     code, out, err = cli(root, "verify", str(exported), "--json")
     assert code == 0 and json.loads(out)["ok"] is True, out + err
+    # and its bundle beside it, which verifies with the home's keys as well
+    bundle = exported.with_name(f"{summary['report_id']}.bundle.json")
+    code, out, err = cli(root, "verify", str(bundle), "--json")
+    assert code == 0 and json.loads(out)["ok"] is True, out + err
+    assert [c["check"] for c in json.loads(out)["checks"]][0] == "bundle"
