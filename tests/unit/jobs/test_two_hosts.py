@@ -217,23 +217,23 @@ def test_an_audit_admitted_on_a_runs_on_b_and_verifies_on_a(hosts: Hosts) -> Non
 
 
 def test_a_worker_on_b_killed_mid_audit_is_finished_by_a_worker_on_a(hosts: Hosts) -> None:
-    audit_id = hosts.request_audit(samples=6)
+    # enough samples that B is still at work when the poll sees its lease, on a loaded
+    # machine too; one connection polls (opening a runtime per poll could miss B's jobs)
+    audit_id = hosts.request_audit(samples=40)
     worker_b = hosts.worker("b")
     deadline = time.monotonic() + 120
+    held_by_b = sa.text(
+        "SELECT count(*) FROM jobs WHERE audit_id = :a AND status = 'leased' "
+        "AND lease_owner LIKE 'wb/%'"
+    )
     try:
-        while True:  # until B holds one of the audit's jobs
-            with hosts.runtime() as runtime, runtime.ledger.engine.connect() as conn:
-                held = conn.execute(
-                    sa.text(
-                        "SELECT count(*) FROM jobs WHERE audit_id = :a AND status = 'leased' "
-                        "AND lease_owner LIKE 'wb/%'"
-                    ),
-                    {"a": audit_id},
-                ).scalar_one()
-            if held:
-                break
-            assert worker_b.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
+        with hosts.runtime() as runtime:
+            while True:  # until B holds one of the audit's jobs
+                with runtime.ledger.engine.connect() as conn:
+                    if conn.execute(held_by_b, {"a": audit_id}).scalar_one():
+                        break
+                assert worker_b.poll() is None and time.monotonic() < deadline
+                time.sleep(0.02)
     finally:
         _out, err_b = _stop(worker_b, signal.SIGKILL)
     assert hosts.status(audit_id)["status"] not in ("COMPLETED", "FAILED")
