@@ -18,6 +18,7 @@ config.toml, or ``replay-enclave.invalid/<first 16 hex of the key's SHA-256>``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -94,14 +95,7 @@ def _transit_key(runtime: Runtime, pin: Path, create: bool) -> Signing:
 
     from ledger.certificates import BadCertificateInput, load_public_key_pem
 
-    from .keys import TransitLogKey
-
-    transit: list[TransitLogKey] = []  # made on first signature: verifying needs no Vault
-
-    def key() -> TransitLogKey:
-        if not transit:
-            transit.append(runtime.transit_log_key())
-        return transit[0]
+    key = functools.cache(runtime.transit_log_key)  # on first use: verifying needs no Vault
 
     if pin.is_file():
         try:

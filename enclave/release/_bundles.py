@@ -45,7 +45,7 @@ def report_bundle(
     ]
     named = {
         row["certificate"]
-        for row in _rows(stored.envelope)
+        for row in stored.predicate.get("specimens") or ()
         if isinstance(row, dict) and row.get("certificate") is not None
     }
     audits = {
@@ -71,12 +71,3 @@ def report_bundle(
         report_entry=ProvenEntry(canonical, proof),
         certificates=[certificate_bundle(runtime, audit_id) for audit_id in members],
     )
-
-
-def _rows(envelope: dict[str, Any]) -> list[Any]:
-    import base64
-    import json
-
-    statement = json.loads(base64.b64decode(str(envelope["payload"])))
-    rows = statement["predicate"].get("specimens") or []
-    return list(rows) if isinstance(rows, list) else []
