@@ -43,19 +43,23 @@ def report_bundle(
         if e.body.get("report_id") == report_id
         and e.body.get("envelope_digest") == stored.envelope_digest
     ]
-    named = {
-        row["certificate"]
+    named: dict[str, str] = {
+        row["certificate"]: str(row.get("audit"))
         for row in stored.predicate.get("specimens") or ()
         if isinstance(row, dict) and row.get("certificate") is not None
     }
-    audits = {
-        e.body.get("envelope_digest"): e.subject
-        for e in ledger.entries(kind="certificate.issued")
-        if e.body.get("envelope_digest") in named
+    # each member's own entry, looked up by its audit (the ledger's subject index)
+    issued = {
+        digest
+        for digest, audit_id in named.items()
+        if any(
+            e.body.get("envelope_digest") == digest
+            for e in ledger.entries(kind="certificate.issued", subject=audit_id)
+        )
     }
-    if not reported or set(audits) != named:
+    if not reported or issued != set(named):
         raise IntegrityFailure("the ledger holds no entry for a stored release report")
-    members = [audits[digest] for digest in sorted(named)]
+    members = [named[digest] for digest in sorted(named)]
     if may_read is not None:
         for audit_id in members:
             may_read(audit_id)

@@ -198,3 +198,27 @@ def test_export_writes_the_bundle_and_verify_checks_it_offline(
     assert [c["check"] for c in answer["checks"] if not c["ok"]] == ["ledger entry"]
     done = run_cli(runtime.home.root, "release", "verify", str(bad), cwd=ROOT)
     assert done.returncode == 1 and "ledger entry" in done.stdout
+
+
+def test_a_stored_report_naming_another_audits_certificate_is_refused(
+    home: tuple[Runtime, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each member is found by its own audit's entry: a report whose rows pair each
+    certificate with the other audit names no certificate that audit issued."""
+    import dataclasses
+
+    import ledger
+    from enclave import IntegrityFailure
+
+    runtime, report_id = home
+    stored = ledger.stored_report(runtime.ledger.engine, report_id)
+    assert stored is not None
+    statement = json.loads(base64.b64decode(stored.envelope["payload"]))
+    rows = statement["predicate"]["specimens"]
+    assert len({row["audit"] for row in rows}) == 2
+    rows[0]["audit"], rows[1]["audit"] = rows[1]["audit"], rows[0]["audit"]
+    payload = base64.b64encode(json.dumps(statement).encode()).decode()
+    swapped = dataclasses.replace(stored, envelope={**stored.envelope, "payload": payload})
+    monkeypatch.setattr(ledger, "stored_report", lambda engine, rid: swapped)
+    with pytest.raises(IntegrityFailure, match="holds no entry"):
+        report_bundle(runtime, report_id)
