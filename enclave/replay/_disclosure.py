@@ -62,11 +62,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ledger.certificates import COARSE
+
 from ._compare import MAX_NEW_FIELDS, MAX_PROPOSAL_FIELDS
 from ._decisions import decision_vocabulary
 from ._inference_grant import InferenceGrant
 from ._model import LAYERS, boundary_names
-from ._quantize import BIN_EDGES, grid_values, resolution_for
+from ._quantize import grid_values, resolution_for
 from ._reply import MAX_NEW_CALLS, Vocabulary
 from .worker import ARMS
 
@@ -152,14 +154,12 @@ class VocabularySize:
 class DisclosureBound:
     bits: float
     resolution: float
-    bins: int
     terms: tuple[tuple[str, float], ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "bits": self.bits,
             "resolution": self.resolution,
-            "bins": self.bins,
             "terms": [{"field": name, "bits": bits} for name, bits in self.terms],
         }
 
@@ -168,18 +168,16 @@ def _up(bits: float) -> float:
     return math.ceil(bits * 100 - 1e-9) / 100
 
 
-def _compositions(samples: int, marks: int) -> float:
-    """log2 of the ways to count N samples into ``marks`` bins."""
-    return math.log2(math.comb(samples + marks - 1, marks - 1))
+def _marks(marks: int) -> float:
+    """log2 of the coarse rows over ``marks`` marks: which marks the N samples took
+    (a non-empty set: one mark is ``all``, several are ``some`` each)."""
+    return math.log2(2**marks - 1)
 
 
-def _served_by(samples: int, calls: int, inference: bool = False) -> float:
+def _served_by(calls: int, inference: bool = False) -> float:
     extra = 1 if inference else 0  # the mark ``inference``
     recorded = {"baseline": 5 + extra, "intervened": 6 + extra, "placebo": 6 + extra}
-    return math.fsum(
-        calls * _compositions(samples, recorded[arm]) + _compositions(samples, 3 + extra)
-        for arm in ARMS
-    )
+    return math.fsum(calls * _marks(recorded[arm]) + _marks(3 + extra) for arm in ARMS)
 
 
 def _inference(grants: Sequence[InferenceGrant]) -> float:
@@ -201,7 +199,6 @@ def disclosure_bound(
     if samples < 1:
         raise ValueError("an audit has at least one sample")
     r = resolution_for(tolerance)
-    bins = len(BIN_EDGES) - 1
     grid = math.log2(grid_values(r))
     counts = math.log2(samples + 1)
     row = vocabulary.decisions**2 + 1  # (baseline, intervened) labels and the flip
@@ -217,23 +214,19 @@ def disclosure_bound(
         ("/baseline/layers/score/delta", math.log2(grid_values(r) + 1)),
         (
             "/baseline/layers/proposal/changed_fields",
-            vocabulary.proposal_fields + math.log2(MAX_NEW_FIELDS + 1),
+            math.log2(vocabulary.proposal_fields + MAX_NEW_FIELDS + 1),
         ),
         ("/effect/mean_delta", grid),
         ("/effect/delta_interval", 2 * grid),
         ("/effect/flip_rate", counts),
         ("/effect/baseline_rate", counts),
         ("/effect/intervened_rate", counts),
-        ("/effect/histogram", math.log2(math.comb(samples + bins - 1, bins - 1))),
         ("/placebo/max_abs_delta", math.log2(grid_values(r, 0.0, 1.0))),
         ("/placebo/flips", counts),
         ("/effect/outcome", 1.0),
-        ("/effect/equivalence/delta_interval", 2 * grid),
-        ("/effect/mde/delta", math.log2(grid_values(r, 0.0, 1.0))),
-        ("/effect/layer_changes", len(LAYERS) * counts),
+        ("/effect/layer_changes", len(LAYERS) * math.log2(len(COARSE))),
         ("/recorded_seed", math.log2(row) + math.log2(grid_values(r) + 1)),
-        ("/sample_rows", samples * math.log2(row)),
-        ("/served_by", _served_by(samples, vocabulary.calls, bool(inference))),
+        ("/served_by", _served_by(vocabulary.calls, bool(inference))),
         # one bit per recorded boundary: whether its substitute reproduced the record
         ("/substitute_fidelity", float(vocabulary.calls)),
         # a subset of the boundary names, and a count of samples out of N
@@ -242,5 +235,5 @@ def disclosure_bound(
     )
     terms = tuple((name, _up(bits)) for name, bits in raw)
     return DisclosureBound(
-        bits=round(math.fsum(b for _, b in terms), 2), resolution=r, bins=bins, terms=terms
+        bits=round(math.fsum(b for _, b in terms), 2), resolution=r, terms=terms
     )

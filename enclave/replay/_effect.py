@@ -3,22 +3,24 @@
 1. Outcome kind: every sample has a score delta (``numeric``) or none has
    (``categorical``: compared by decision equality and flips alone); a mix is not
    comparable and raises ``MixedOutcomes``.
-2. Paired deltas: mean, Student-t interval at ``CONFIDENCE`` and the TOST equivalence
-   interval (two one-sided tests at ``TOST_ALPHA``: the ``1 - 2·alpha`` interval); both
-   widened outward to the declared resolution, so the reported ends hold the exact ones.
+2. Paired deltas: mean and Student-t interval at ``CONFIDENCE``, widened outward to the
+   declared resolution, so the reported ends hold the exact ones; the TOST equivalence
+   interval (two one-sided tests at ``TOST_ALPHA``: the ``1 - 2·alpha`` interval) is the
+   one the reported interval implies (``statistics.derived_equivalence``), which holds
+   the exact one, so a verifier recomputes it rather than reading it.
 3. Flips: the count, the Clopper-Pearson interval at ``CONFIDENCE`` and the one-sided
    upper bound at ``1 - TOST_ALPHA`` that the equivalence test uses.
 4. The label is ``analysis.effect_label`` applied to exactly the reported values, so a
    verifier re-derives it from the certificate.
 5. Minimum detectable effects for this N: the mean delta the influence rule would detect
-   with ``DEFAULT_POWER`` at the observed spread (rounded up), and the flip rate at which
+   with ``DEFAULT_POWER`` at the spread the reported interval implies (rounded up:
+   ``statistics.derived_delta_mde``), and the flip rate at which
    the flip rule (at least ``MIN_FLIPS`` flips) would fire with that power.
 6. Per layer, how many samples changed between baseline and intervened arms.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,14 +28,15 @@ from ledger.certificates.statistics import (
     DEFAULT_POWER,
     MIN_FLIPS,
     clopper_pearson,
-    delta_mde,
+    derived_delta_mde,
+    derived_equivalence,
     effect_label,
     flip_mde,
     mean_interval,
 )
 
 from ._model import LAYERS
-from ._quantize import BIN_EDGES, histogram, quantize, quantize_interval, quantize_up
+from ._quantize import BIN_EDGES, histogram, quantize, quantize_interval
 from ._reported import Effect, Equivalence, Histogram, MinimumDetectable
 from ._results import SampleSummary
 
@@ -69,19 +72,29 @@ class _Numeric:
 
 def _numeric(deltas: list[float], *, tolerance: float, resolution: float) -> _Numeric:
     n = len(deltas)
-    mean = math.fsum(deltas) / n
-    _, lo, hi = mean_interval(deltas, CONFIDENCE)
-    _, eq_lo, eq_hi = mean_interval(deltas, 1 - 2 * TOST_ALPHA)
+    mean, lo, hi = mean_interval(deltas, CONFIDENCE)
     # identical deltas: keep the last ulp consistent
-    lo, hi, eq_lo, eq_hi = min(lo, mean), max(hi, mean), min(eq_lo, mean), max(eq_hi, mean)
-    sd = math.sqrt(math.fsum((d - mean) ** 2 for d in deltas) / (n - 1))
+    interval = quantize_interval(min(lo, mean), max(hi, mean), resolution)
+    reported = quantize(mean, resolution)
     return _Numeric(
-        mean_delta=quantize(mean, resolution),
-        delta_interval=quantize_interval(lo, hi, resolution),
-        equivalence_interval=quantize_interval(eq_lo, eq_hi, resolution),
+        mean_delta=reported,
+        delta_interval=interval,
+        equivalence_interval=derived_equivalence(
+            reported,
+            interval,
+            n=n,
+            resolution=resolution,
+            confidence=CONFIDENCE,
+            alpha=TOST_ALPHA,
+        ),
         histogram=Histogram(edges=tuple(BIN_EDGES), counts=tuple(histogram(deltas))),
-        mde_delta=quantize_up(
-            delta_mde(sd=sd, n=n, tolerance=tolerance, confidence=CONFIDENCE), resolution
+        mde_delta=derived_delta_mde(
+            interval,
+            n=n,
+            resolution=resolution,
+            tolerance=tolerance,
+            confidence=CONFIDENCE,
+            power=DEFAULT_POWER,
         ),
     )
 

@@ -1,8 +1,11 @@
-"""The certificate predicate (v2): what an audit establishes, and what it does not.
+"""The certificate predicate (v3): what an audit establishes, and what it does not.
 
 Beyond v1 it carries the three-way label and how sure it is (equivalence interval,
-minimum detectable effects, per-layer changes), the recorded seed's own counterfactual,
-per-sample decision rows and the served-by table (``docs/certificate-v2.md``).
+minimum detectable effects, which layers changed), the recorded seed's own
+counterfactual and how each call was served (``docs/certificate-v2.md``). It is tight
+(``docs/certificate-v3.md``): counts an agent could fill with content of its choosing
+leave as ``none``, ``some`` or ``all`` of the samples, there are no per-sample rows or
+histogram, and a layer's changed fields are a count.
 
 The boundaries whose substitutes answered requests the record does not hold are named in
 ``not_established`` with the number of samples where any did (``substitute_answers``):
@@ -215,6 +218,39 @@ def lineage(
     return chain
 
 
+def coarse(count: int, samples: int) -> str:
+    """``none``, ``some`` or ``all`` of ``samples``: what a tight certificate says of a count."""
+    return "none" if count == 0 else "all" if count == samples else "some"
+
+
+def _coarse_rows(rows: list[dict[str, Any]] | None, samples: int) -> list[dict[str, Any]] | None:
+    if rows is None:
+        return None
+    return [
+        {k: v if k in ("arm", "call") else coarse(v, samples) for k, v in row.items()}
+        for row in rows
+    ]
+
+
+def _counted_fields(baseline: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The baseline gate with each layer's changed fields as a count, not their names."""
+    if baseline is None:
+        return None
+    layers = {
+        name: {k: len(v) if k == "changed_fields" else v for k, v in layer.items()}
+        for name, layer in baseline["layers"].items()
+    }
+    return {**baseline, "layers": layers}
+
+
+def _tight_effect(effect: dict[str, Any] | None, samples: int) -> dict[str, Any] | None:
+    if effect is None:
+        return None
+    out = {k: v for k, v in effect.items() if k != "histogram"}
+    out["layer_changes"] = {k: coarse(v, samples) for k, v in effect["layer_changes"].items()}
+    return out
+
+
 def build_predicate(
     *,
     request: AuditRequest,
@@ -239,7 +275,7 @@ def build_predicate(
         unestablished[1:1] = inference_not_established(inference)
     return {
         "request": request.to_predicate(call_id=preparation.target_call_id, digester=digester),
-        "baseline": preparation.baseline,
+        "baseline": _counted_fields(preparation.baseline),
         "intervention": {
             "strategy": iv.strategy.value.upper(),
             "target": {"call_id": preparation.target_call_id, "field": iv.target_label},
@@ -258,11 +294,12 @@ def build_predicate(
             "seed": request.seed,
             "seeds": f"{request.seed}..{request.seed + request.samples - 1}",
         },
-        "effect": None if verdict.effect is None else verdict.effect.to_json(),
+        "effect": None
+        if verdict.effect is None
+        else _tight_effect(verdict.effect.to_json(), request.samples),
         "placebo": None if verdict.placebo is None else verdict.placebo.to_json(),
         "recorded_seed": None if verdict.recorded_seed is None else verdict.recorded_seed.to_json(),
-        "sample_rows": verdict.sample_rows,
-        "served_by": verdict.served_by,
+        "served_by": _coarse_rows(verdict.served_by, request.samples),
         # optional (certificates issued before it have none)
         **(
             {"substitute_answers": verdict.substitute_answers}

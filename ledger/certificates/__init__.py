@@ -2,8 +2,8 @@
 predicate schemas and rules, and the statistics the rules re-derive.
 
 Plaintext-free and importable without the enclave: this is what the analyst's side and
-an independent reviewer use. Certificates are predicate type v2; v1 certificates are
-still verified (``docs/certificate-v2.md``). Sign with
+an independent reviewer use. Certificates are predicate type v3; v1 and v2 certificates
+are still verified (``docs/certificate-v3.md``). Sign with
 ``sign_statement(build_statement(...), signer)`` (or a ``CertificateSigner``, such
 as ``LocalSigner``); verify offline with
 ``verify_envelope`` or fully (ledger included) with ``verify_certificate``, whose
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's star
     from ._finding import envelope_finding, failed_finding, finding
     from ._keys import Signer, keyid_of, load_public_key_pem
     from ._schema import PREDICATE_SCHEMA_V1
-    from ._schema_v2 import PREDICATE_SCHEMA
+    from ._schema_v3 import COARSE, PREDICATE_SCHEMA, PREDICATE_SCHEMA_V2
     from ._schemas import is_valid, schema_is_valid, validation_errors
     from ._signing import CertificateSigner, LocalSigner
     from ._statement import (
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's star
         statement_problems,
     )
     from ._verify import LedgerLookup, StaticLedgerLookup, verify_certificate, verify_envelope
-    from ._versions import PREDICATE_TYPE, PREDICATE_TYPE_V1, predicate_problems
+    from ._versions import PREDICATE_TYPE, PREDICATE_TYPE_V1, PREDICATE_TYPE_V2, predicate_problems
     from ._vocabulary import AuditabilityClass, AuditabilityReason, AuditLabel
 
 __getattr__ = deferred(
@@ -61,7 +61,9 @@ __getattr__ = deferred(
         "keyid_of": "._keys",
         "load_public_key_pem": "._keys",
         "PREDICATE_SCHEMA_V1": "._schema",
-        "PREDICATE_SCHEMA": "._schema_v2",
+        "PREDICATE_SCHEMA": "._schema_v3",
+        "COARSE": "._schema_v3",
+        "PREDICATE_SCHEMA_V2": "._schema_v3",
         "is_valid": "._schemas",
         "schema_is_valid": "._schemas",
         "validation_errors": "._schemas",
@@ -88,6 +90,7 @@ __getattr__ = deferred(
         "verify_envelope": "._verify",
         "PREDICATE_TYPE": "._versions",
         "PREDICATE_TYPE_V1": "._versions",
+        "PREDICATE_TYPE_V2": "._versions",
         "predicate_problems": "._versions",
         "AuditLabel": "._vocabulary",
         "AuditabilityClass": "._vocabulary",
@@ -99,11 +102,14 @@ __all__ = [
     "BUNDLE_CHECK_NAMES",
     "BUNDLE_MEDIA_TYPE",
     "CHECK_NAMES",
+    "COARSE",
     "IN_TOTO_PAYLOAD_TYPE",
     "PREDICATE_SCHEMA",
     "PREDICATE_SCHEMA_V1",
+    "PREDICATE_SCHEMA_V2",
     "PREDICATE_TYPE",
     "PREDICATE_TYPE_V1",
+    "PREDICATE_TYPE_V2",
     "STATEMENT_TYPE",
     "AuditLabel",
     "AuditabilityClass",

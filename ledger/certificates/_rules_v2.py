@@ -38,6 +38,7 @@ Checked in order (each as ``location: rule``, never a value):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from ._schema import _on_grid, _rule_problems, _schema_problems
@@ -104,10 +105,12 @@ def _numeric(effect: dict[str, Any], resolution: float) -> list[str]:
     return problems
 
 
-def _effect(p: dict[str, Any], n: int) -> list[str]:
+def _figures(p: dict[str, Any], n: int, layers: list[str]) -> list[str]:
+    """The flip figures, rates and tolerances every effect carries (v2 and v3), with the
+    ``layers`` problems in their place among them."""
     effect = p["effect"]
-    problems = _numeric(effect, p["disclosure"]["resolution"])
     k, eq = effect["flips"], effect["equivalence"]
+    problems = []
     if k > n or not _close(effect["flip_rate"], k / n):
         problems.append("/effect/flip_rate: is not flips out of the sample count")
     if not all(map(_close, effect["flip_interval"], clopper_pearson(k, n, effect["confidence"]))):
@@ -117,8 +120,7 @@ def _effect(p: dict[str, Any], n: int) -> list[str]:
     for name in ("baseline_rate", "intervened_rate"):
         if _count(effect[name], n) is None:
             problems.append(f"/effect/{name}: is not a count out of the sample count")
-    if any(v > n for v in effect["layer_changes"].values()):
-        problems.append("/effect/layer_changes: exceeds the sample count")
+    problems += layers
     tolerances = p["request"].get("tolerances")
     declared = tolerances.get("score") if isinstance(tolerances, dict) else None
     if isinstance(declared, int | float) and not _close(declared, effect["score_tolerance"]):
@@ -128,20 +130,33 @@ def _effect(p: dict[str, Any], n: int) -> list[str]:
         mde is not None and not _close(mde, effect["mde"]["flip_rate"])
     ):
         problems.append("/effect/mde/flip_rate: is not the one the sample count implies")
-    if problems:
-        return problems
+    return problems
+
+
+def _label(p: dict[str, Any]) -> list[str]:
+    """The classification the reported figures give (rule 3's last step, and 8.)."""
+    effect = p["effect"]
+    eq = effect["equivalence"]
     derived = effect_label(
         delta_interval=effect["delta_interval"],
         equivalence_interval=eq["delta_interval"],
         score_tolerance=effect["score_tolerance"],
-        flips=k,
+        flips=effect["flips"],
         flip_upper=eq["flip_upper"],
         flip_tolerance=effect["flip_tolerance"],
     )
     label = AuditLabel.INCONCLUSIVE.value if _unauthorised(p) else derived  # 8.
     if label != p["classification"]:
-        problems.append("/classification: does not follow from the intervals and tolerances")
-    return problems
+        return ["/classification: does not follow from the intervals and tolerances"]
+    return []
+
+
+def _effect(p: dict[str, Any], n: int) -> list[str]:
+    effect = p["effect"]
+    exceeds = any(v > n for v in effect["layer_changes"].values())
+    layers = ["/effect/layer_changes: exceeds the sample count"] if exceeds else []
+    problems = _numeric(effect, p["disclosure"]["resolution"]) + _figures(p, n, layers)
+    return problems or _label(p)
 
 
 def _flip_consistent(baseline: str, intervened: str, flip: bool) -> bool:
@@ -173,41 +188,63 @@ def _rows(p: dict[str, Any], seed: int, n: int) -> list[str]:
             _, b, i, f = rows[recorded["seed"] - seed]
             if (recorded["baseline"], recorded["intervened"], recorded["flip"]) != (b, i, f):
                 problems.append("/recorded_seed: differs from its sample row")
-        if "flip" in recorded:
-            ran = (recorded["baseline"], recorded["intervened"], recorded["flip"])
-            if not _flip_consistent(*ran):
-                problems.append("/recorded_seed: a flip contradicts its decision labels")
-            if (recorded["delta"] is None) != (effect["outcome"] == "categorical"):
-                problems.append("/recorded_seed/delta: contradicts the outcome kind")
+        problems += _recorded_run(recorded, effect)
     return problems
 
 
-def _served_by(p: dict[str, Any], n: int) -> list[str]:
+def _recorded_run(recorded: dict[str, Any], effect: dict[str, Any]) -> list[str]:
+    """The recorded seed's own run agrees with itself and with the outcome kind."""
+    if "flip" not in recorded:
+        return []
+    problems = []
+    if not _flip_consistent(recorded["baseline"], recorded["intervened"], recorded["flip"]):
+        problems.append("/recorded_seed: a flip contradicts its decision labels")
+    if (recorded["delta"] is None) != (effect["outcome"] == "categorical"):
+        problems.append("/recorded_seed/delta: contradicts the outcome kind")
+    return problems
+
+
+def _used(value: int) -> bool:
+    return value > 0
+
+
+def _sums_to(n: int) -> Callable[[dict[str, Any]], bool]:
+    def whole(row: dict[str, Any]) -> bool:
+        return sum(row[c] for c in SERVED_COLUMNS) + row.get(INFERENCE_COLUMN, 0) == n
+
+    return whole
+
+
+def _served_by(
+    p: dict[str, Any], whole: Callable[[dict[str, Any]], bool], used: Callable[[Any], bool]
+) -> list[str]:
+    """Rule 6 over rows whose cells ``used`` reads and whose marks ``whole`` adds up."""
     rows = p["served_by"] or []
     problems = []
     if len({(r["arm"], r["call"]) for r in rows}) != len(rows):
         problems.append("/served_by: an (arm, call) row appears twice")
-    if any(sum(r[c] for c in SERVED_COLUMNS) + r.get(INFERENCE_COLUMN, 0) != n for r in rows):
+    if not all(whole(r) for r in rows):
         problems.append("/served_by: a row's counts do not sum to the sample count")
     if len({INFERENCE_COLUMN in r for r in rows}) > 1:
         problems.append("/served_by: the inference column is on some rows only")
-    if any(r.get(INFERENCE_COLUMN) for r in rows) and p.get("inference") is None:
+    inferred = any(INFERENCE_COLUMN in r and used(r[INFERENCE_COLUMN]) for r in rows)
+    if inferred and p.get("inference") is None:
         problems.append("/served_by: calls answered by inference no grant authorised")
-    if any(r["arm"] == "baseline" and r["intervention"] for r in rows):
+    if any(r["arm"] == "baseline" and used(r["intervention"]) for r in rows):
         problems.append("/served_by: the baseline arm has no intervened call")
     new = [r for r in rows if r["call"] == "new calls"]
-    if any(r["record"] or r["intervention"] or r["unused"] for r in new):
+    if any(used(r[c]) for r in new for c in ("record", "intervention", "unused")):
         problems.append("/served_by: a call the record does not know was served from it")
     if any(r["call"].startswith("ambient:") for r in rows):
         problems.append("/served_by: an ambient input the record does not hold abstains")
     fidelity = p.get("substitute_fidelity") or {}
     unfaithful = {name for name, checked in fidelity.items() if not checked["faithful"]}
-    if any(r["substitute"] and _boundary(r["call"]) in unfaithful for r in rows):
+    if any(used(r["substitute"]) and _boundary(r["call"]) in unfaithful for r in rows):
         problems.append("/served_by: an unfaithful substitute served a call")
     return problems
 
 
-def _cut(p: dict[str, Any]) -> list[str]:
+def _cut(p: dict[str, Any], used: Callable[[Any], bool] = _used) -> list[str]:
     cut, named = p.get("cut"), p["request"].get("from_cut")
     if cut is None and named is None:
         return []
@@ -216,7 +253,7 @@ def _cut(p: dict[str, Any]) -> list[str]:
     if _boundary(cut["call_id"]) != cut["name"]:
         return ["/cut/call_id: is not a call of the named cut"]
     rows = [r for r in p["served_by"] or [] if r["call"] == cut["call_id"]]
-    if any(r[c] for r in rows for c in ("substitute", "intervention", "unservable")):
+    if any(used(r[c]) for r in rows for c in ("substitute", "intervention", "unservable")):
         return ["/served_by: the cut was not served from the record"]
     return []
 
@@ -229,7 +266,16 @@ def _unauthorised(p: dict[str, Any]) -> list[str]:
     return [b for b in answers["boundaries"] if b not in allowed]
 
 
-def _substitute_answers(p: dict[str, Any], n: int | None) -> list[str]:
+def _substituted(rows: list[dict[str, Any]], n: int) -> int:
+    """At most how many samples substitute (or unservable) marks can account for."""
+    return min(n, sum(r["substitute"] + r["unservable"] for r in rows))
+
+
+def _substitute_answers(
+    p: dict[str, Any],
+    n: int | None,
+    substituted: Callable[[list[dict[str, Any]], int], int] = _substituted,
+) -> list[str]:
     answers = p.get("substitute_answers")
     if answers is None:
         return []
@@ -239,12 +285,8 @@ def _substitute_answers(p: dict[str, Any], n: int | None) -> list[str]:
     names, k = set(answers["boundaries"]), answers["samples"]
     if (k == 0) != (not names):
         problems.append("/substitute_answers: a sample count exactly when boundaries are named")
-    marks = sum(
-        r["substitute"] + r["unservable"]
-        for r in p["served_by"]
-        if r["call"] == "new calls" or _boundary(r["call"]) in names
-    )
-    if k > min(n, marks):
+    rows = [r for r in p["served_by"] if r["call"] == "new calls" or _boundary(r["call"]) in names]
+    if k > substituted(rows, n):
         problems.append("/substitute_answers: exceeds the samples served by substitute")
     if p["classification"] in EFFECT_LABELS and p["classification"] != AuditLabel.INCONCLUSIVE:
         if _unauthorised(p):
@@ -277,7 +319,7 @@ def predicate_problems_v2(predicate: Any) -> list[str]:
         if samples is None:
             problems.append("/served_by: reported without samples")
         else:
-            problems += _served_by(p, samples["count"])  # 6.
+            problems += _served_by(p, _sums_to(samples["count"]), _used)  # 6.
     problems += _cut(p)  # 7.
     problems += _substitute_answers(p, None if samples is None else samples["count"])  # 8.
     return problems

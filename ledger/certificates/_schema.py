@@ -402,7 +402,7 @@ def _rule_problems(p: dict[str, Any], *, v1: bool = True) -> list[str]:
         problems.append("/effect: reported without a passed placebo")
     if p["auditability"]["class"] != AuditabilityClass.COUNTERFACTUAL_ADMISSIBLE:
         problems.append("/effect: reported for an observable-only audit")
-    histogram = effect["histogram"]
+    histogram = effect.get("histogram")  # v3 has none
     if samples is None:
         problems.append("/effect: reported without samples")
     if histogram is not None:

@@ -1,6 +1,7 @@
 """Statistics for certificates: exact binomial and Student-t intervals, minimum
 detectable effects and the effect label's rule (pure Python)."""
 
+from ._derived import derived_delta_mde, derived_equivalence
 from ._intervals import clopper_pearson, mean_interval, regularized_beta, student_t_quantile
 from ._label import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL, MIN_FLIPS, effect_label
 from ._power import DEFAULT_POWER, delta_mde, flip_mde
@@ -13,6 +14,8 @@ __all__ = [
     "MIN_FLIPS",
     "clopper_pearson",
     "delta_mde",
+    "derived_delta_mde",
+    "derived_equivalence",
     "effect_label",
     "flip_mde",
     "mean_interval",
