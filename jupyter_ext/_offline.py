@@ -59,6 +59,7 @@ STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 # The versions this check knows, newest first; step 4 checks each predicate against its
 # version's schema and rules.
 PREDICATE_TYPES = {
+    "https://replay-enclave.dev/certificate/v3": "certificate v3",
     "https://replay-enclave.dev/certificate/v2": "certificate v2",
     "https://replay-enclave.dev/certificate/v1": "certificate v1",
     REPORT_TYPE: "release report v1",

@@ -179,10 +179,17 @@ def _layers_rows(layers: Mapping[str, Any]) -> list[list[str]]:
                 "—" if layer.get("equal") is None else ("equal" if layer["equal"] else "differs"),
                 _num(layer.get("delta"), "{:+.6f}"),
                 _num(layer.get("tolerance"), "{:g}"),
-                ", ".join(map(str, layer.get("changed_fields") or [])),
+                _changed_fields(layer.get("changed_fields")),
             ]
         )
     return rows
+
+
+def _changed_fields(fields: Any) -> str:
+    """A v3 certificate counts a layer's changed fields; older ones named them."""
+    if isinstance(fields, int) and not isinstance(fields, bool):
+        return f"{fields} field{'s' if fields != 1 else ''}" if fields else ""
+    return ", ".join(map(str, fields or []))
 
 
 def _short(value: Any) -> str:
@@ -196,10 +203,22 @@ def _lineage_item(link: Mapping[str, Any]) -> str:
 
 def summary_finding(summary: Mapping[str, Any]) -> str:
     """The finding of a certificate's decoded predicate (``ledger.certificates.finding``),
-    or why it states none. A v2 predicate always has ``served_by``; a v1 never does."""
-    from ledger.certificates import PREDICATE_TYPE, PREDICATE_TYPE_V1, PredicateInvalid, finding
+    or why it states none. Only a v3 predicate has ``substituted``, only a v2 one
+    ``sample_rows``."""
+    from ledger.certificates import (
+        PREDICATE_TYPE,
+        PREDICATE_TYPE_V1,
+        PREDICATE_TYPE_V2,
+        PredicateInvalid,
+        finding,
+    )
 
-    kind = PREDICATE_TYPE if "served_by" in summary else PREDICATE_TYPE_V1
+    if "substituted" in summary:
+        kind = PREDICATE_TYPE
+    elif "sample_rows" in summary:
+        kind = PREDICATE_TYPE_V2
+    else:
+        kind = PREDICATE_TYPE_V1
     try:
         return finding(summary, kind)
     except PredicateInvalid:
@@ -326,7 +345,13 @@ def certificate_html(summary: Mapping[str, Any], *, audit_id: str | None = None)
 
 
 def _histogram(effect: Mapping[str, Any]) -> str:
-    """The certificate's fixed-bin histogram; older certificates carried raw deltas."""
+    """The certificate's fixed-bin histogram (v2); v1 certificates carried raw deltas; a
+    v3 certificate discloses no per-sample figures, so it has no histogram."""
+    if "histogram" not in effect and "deltas" not in effect:
+        return (
+            '<p class="enclave-histogram enclave-empty">Per-sample figures are not disclosed: '
+            "the interval above is the comparison.</p>"
+        )
     binned = effect.get("histogram")
     if isinstance(binned, Mapping):
         return binned_histogram_svg(

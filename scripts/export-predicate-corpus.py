@@ -1,6 +1,6 @@
 """Write the predicate parity corpus the browser's verifier is tested against.
 
-Each case is a golden predicate (``tests/golden``, v1 and v2) changed by a few
+Each case is a golden predicate (``tests/golden``, v1, v2 and v3) changed by a few
 operations, with what ``ledger.certificates.predicate_problems`` says of it: its problem list
 (``location: rule``), or that the rules raised. The cases are
 
@@ -16,7 +16,10 @@ operations, with what ``ledger.certificates.predicate_problems`` says of it: its
 * ``random``: seeded random stacks of the above;
 * the same for an audit whose new calls governed inference answered (``inference_ops``):
   schema changes at the nodes of its ``inference`` section and served-by column, and each
-  rule of the column broken on its own.
+  rule of the column broken on its own;
+* for v3: its own rules broken one by one (derived intervals, coarse served-by rows,
+  ``substituted``), and the v2 figures stated tight (``tight_predicate``) so that the
+  derived TOST interval and minimum detectable delta are recomputed at many N.
 
 Every changed predicate is passed through canonical JSON (RFC 8785) first, as a signed
 certificate's would be; a change that cannot be (an integer beyond 2**53 - 1) is left
@@ -39,13 +42,22 @@ from typing import Any
 
 import rfc8785
 
-from ledger.certificates import PREDICATE_TYPE, PREDICATE_TYPE_V1, finding, predicate_problems
+from ledger.certificates import (
+    PREDICATE_TYPE,
+    PREDICATE_TYPE_V1,
+    PREDICATE_TYPE_V2,
+    finding,
+    predicate_problems,
+    tight_predicate,
+)
 from ledger.certificates.statistics import clopper_pearson, effect_label, flip_mde
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "labextension/test/fixtures/predicate-corpus.json"
-TYPES = {"v1": PREDICATE_TYPE_V1, "v2": PREDICATE_TYPE}
-DELETE = {"delete": True}  # an operation's value: remove the key (or list item)
+TYPES = {"v1": PREDICATE_TYPE_V1, "v2": PREDICATE_TYPE_V2, "v3": PREDICATE_TYPE}
+DELETE = {"delete": True}
+# v3 has more operations that fail on their own: more stacks, so that some still pass
+RANDOM_STACKS = {"v1": 100, "v2": 100, "v3": 200}  # an operation's value: remove the key (or list item)
 
 Path_ = list[str | int]
 Op = tuple[Path_, Any]
@@ -653,6 +665,162 @@ def figure_cases(base: dict[str, Any]) -> Iterator[tuple[str, list[Op]]]:
             yield f"{name} mde nudged", [(["effect"], nudged), *ops[1:]]
 
 
+def _v3_rule_cases() -> Iterator[tuple[str, list[Op]]]:
+    """Rules v3 has of its own (the golden v3: N = 20, intervened new calls substituted
+    in some samples, no recorded boundary substituted)."""
+    e, s = ["effect"], ["served_by"]
+    yield "disclosure bits off", [(["disclosure", "bits"], 600.0)]
+    yield "equivalence not derived", [([*e, "equivalence", "delta_interval"], [-0.048, -0.033])]
+    yield "equivalence nudged", [([*e, "equivalence", "delta_interval", 1], -0.033 + 3e-9)]
+    yield "mde not derived", [([*e, "mde", "delta"], 0.014)]
+    yield "mean off grid", [([*e, "mean_delta"], -0.0405)]
+    yield "mean outside", [([*e, "mean_delta"], -0.02)]
+    yield "interval off grid", [([*e, "delta_interval", 0], -0.0495)]
+    yield "categorical with numbers", [([*e, "outcome"], "categorical")]
+    yield (
+        "categorical",
+        [
+            ([*e, "outcome"], "categorical"),
+            ([*e, "mean_delta"], None),
+            ([*e, "delta_interval"], None),
+            ([*e, "equivalence", "delta_interval"], None),
+            ([*e, "mde", "delta"], None),
+        ],
+    )
+    yield "a histogram", [([*e, "histogram"], None)]
+    yield "layer changes counted", [([*e, "layer_changes", "score"], 20)]
+    yield "equivalent label", [(["classification"], "equivalent")]
+    yield "flips", [([*e, "flips"], 12)]
+    yield "sample rows", [(["sample_rows"], None)]
+    yield "recorded seed unsampled", [(["recorded_seed", "sampled"], False)]
+    yield "recorded seed outside", [(["recorded_seed"], {"seed": 7, "sampled": False})]
+    yield "recorded seed flip contradicts", [(["recorded_seed", "flip"], False)]
+    yield "recorded seed with its delta", [(["recorded_seed", "delta"], 0.0)]
+    yield "served twice", [([*s, 1, "arm"], "baseline")]
+    yield "served all and some", [([*s, 0, "unused"], "some")]
+    yield "served one some", [([*s, 0, "record"], "some")]
+    yield "served nothing", [([*s, 0, "record"], "none")]
+    yield "served counted", [([*s, 0, "record"], 20)]
+    yield (
+        "served intervention in baseline",
+        [([*s, 0, "record"], "some"), ([*s, 0, "intervention"], "some")],
+    )
+    yield "served new calls from record", [([*s, 2, "record"], "some")]
+    yield "served new calls unused", [([*s, 2, "unused"], "some")]
+    yield "served by call", [([*s, 0, "calls"], "approval-1")]
+    yield "substituted without a mark", [(["substituted"], ["approval"])]
+    yield (
+        "substitute mark, none substituted",
+        [([*s, 0, "record"], "some"), ([*s, 0, "substitute"], "some")],
+    )
+    marked = [([*s, 0, "record"], "some"), ([*s, 0, "substitute"], "some")]
+    yield "substituted, faithful", [*marked, (["substituted"], ["approval"])]
+    yield (
+        "substituted, unfaithful",
+        [
+            *marked,
+            (["substituted"], ["approval"]),
+            (["substitute_fidelity"], {"approval": {"checked": 3, "faithful": False}}),
+        ],
+    )
+    yield (
+        "another boundary unfaithful",
+        [
+            *marked,
+            (["substituted"], ["approval"]),
+            (["substitute_fidelity"], {"risk": {"checked": 3, "faithful": False}}),
+        ],
+    )
+    yield "substituted null", [(["substituted"], None)]
+    yield "substituted twice", [*marked, (["substituted"], ["approval", "approval"])]
+    yield "no served-by, substituted", [(["served_by"], None)]
+    yield "no served-by", [(["served_by"], None), (["substituted"], None)]
+    yield "no samples", [(["samples"], None)]
+    yield "inference column on one row", [([*s, 0, "inference"], "none")]
+    inference = [([*s, i, "inference"], "none") for i in range(4)]
+    yield "inference column of nones", inference
+    yield (
+        "inference without a grant",
+        [*inference, ([*s, 2, "inference"], "some"), ([*s, 2, "substitute"], "none")],
+    )
+    yield (
+        "inference under a grant",
+        [
+            *inference,
+            ([*s, 2, "inference"], "some"),
+            ([*s, 2, "substitute"], "none"),
+            (["inference"], INFERENCE_SECTION),
+        ],
+    )
+    cut = {"name": "approval", "call_id": "agent/approval#0", "calls_before": 3}
+    named = (["request", "from_cut"], "approval")
+    yield "replayed from a cut", [named, (["cut"], cut)]
+    yield (
+        "a cut whose boundary was substituted",
+        [named, (["cut"], cut), *marked, (["substituted"], ["approval"])],
+    )
+    yield "a cut of another name", [(["request", "from_cut"], "before-drop"), (["cut"], cut)]
+    answer = {"boundaries": ["m"], "samples": 13}
+    allowed = (["request", "authoritative_substitutes"], ["m"])
+    yield "substitute answers, authorised", [(["substitute_answers"], answer), allowed]
+    yield "substitute answers, unauthorised", [(["substitute_answers"], answer)]
+    yield "substitute answers, all", [(["substitute_answers"], {**answer, "samples": 20}), allowed]
+    yield (
+        "substitute answers, too many",
+        [(["substitute_answers"], {**answer, "samples": 21}), allowed],
+    )
+    yield (
+        "substitute answers, no mark",
+        [(["substitute_answers"], answer), allowed, ([*s, 2, "substitute"], "none")],
+    )
+
+
+def _tight_ops(v2: dict[str, Any], v3: dict[str, Any], ops: list[Op]) -> list[Op]:
+    """``ops`` of the v2 golden stated tight, as operations on the v3 golden (the label
+    re-derived from the derived intervals, the disclosure the v3 golden's)."""
+    tight = tight_predicate(apply(v2, ops))
+    tight["disclosure"] = v3["disclosure"]
+    effect = tight["effect"]
+    if effect is not None:
+        tight["classification"] = effect_label(
+            delta_interval=effect["delta_interval"],
+            equivalence_interval=effect["equivalence"]["delta_interval"],
+            score_tolerance=effect["score_tolerance"],
+            flips=effect["flips"],
+            flip_upper=effect["equivalence"]["flip_upper"],
+            flip_tolerance=effect["flip_tolerance"],
+        )
+    out: list[Op] = [([key], value) for key, value in tight.items() if v3.get(key) != value]
+    return out + [([key], DELETE) for key in v3 if key not in tight]
+
+
+def _v3_figure_cases(v2: dict[str, Any], v3: dict[str, Any]) -> Iterator[tuple[str, list[Op]]]:
+    rng = random.Random(20261207)  # noqa: S311 (seeded, reproducible cases, no secret)
+    plans: list[tuple[int, int, dict[str, Any]]] = [
+        (2, 0, {"interval": (-0.001, 0.001)}),
+        (2, 1, {"interval": (-0.2, 0.3)}),
+        (20, 0, {"interval": (0.0, 0.0)}),
+        (20, 0, {"interval": (-0.001, 0.001), "flip_tolerance": 0.5}),
+        (20, 1, {"categorical": True}),
+        (200, 0, {"interval": (-0.002, 0.002), "flip_tolerance": 0.05}),
+        (1000, 0, {"interval": (-0.004, 0.003), "flip_tolerance": 0.05}),
+    ]
+    for _ in range(24):
+        n = rng.choice([2, 3, 5, 8, 13, 20, 37, 64, 99, 150, 1000])
+        lo = rng.randint(-300, 100) / 1000
+        knobs = {
+            "confidence": rng.choice([0.8, 0.9, 0.95, 0.99, 0.999]),
+            "alpha": rng.choice([0.01, 0.05, 0.1, 0.25]),
+            "power": rng.choice([0.5, 0.8, 0.9, 0.95]),
+            "flip_tolerance": rng.choice([0.01, 0.05, 0.2, 0.6]),
+            "interval": (lo, lo + rng.randint(0, 200) / 1000),
+        }
+        plans.append((n, rng.randint(0, n // 10), knobs))
+    for n, k, knobs in plans:
+        name = f"tight figures n={n} k={k} {json.dumps(knobs, sort_keys=True)}"
+        yield name, _tight_ops(v2, v3, _consistent(v2, n, k, knobs))
+
+
 def _canonical(value: Any) -> Any:
     return json.loads(rfc8785.dumps(value))
 
@@ -673,17 +841,20 @@ def _judge(predicate: Any, predicate_type: str) -> dict[str, Any]:
 
 
 def cases() -> Iterator[dict[str, Any]]:
-    for version in ("v1", "v2"):
+    rules = {"v1": _v1_rule_cases, "v2": _v2_rule_cases, "v3": _v3_rule_cases}
+    for version in ("v1", "v2", "v3"):
         base = golden(version)
         generated: list[tuple[str, str, list[Op]]] = [("golden", "golden", [])]
         generated += [("schema", n, ops) for n, ops in schema_cases(version, base)]
-        rules = _v2_rule_cases() if version == "v2" else _v1_rule_cases()
-        generated += [("rule", n, ops) for n, ops in rules]
+        generated += [("rule", n, ops) for n, ops in rules[version]()]
         if version == "v2":
             generated += [("figures", n, ops) for n, ops in figure_cases(base)]
+        if version == "v3":
+            v2 = golden("v2")
+            generated += [("figures", n, ops) for n, ops in _v3_figure_cases(v2, base)]
         rng = random.Random(f"predicate-corpus-{version}")  # noqa: S311 (seeded cases)
         pool = [ops for kind, _, ops in generated if kind in ("schema", "rule")]
-        for index in range(100):
+        for index in range(RANDOM_STACKS[version]):
             stack = [op for ops in rng.sample(pool, rng.choice([2, 3])) for op in ops]
             generated.append(("random", f"random #{index}", stack))
         if version == "v2":  # after the random stacks, which they would reshuffle

@@ -147,7 +147,8 @@ def _effect_rows(e: dict[str, Any]) -> dict[str, str]:
     if mde.get("delta") is not None:
         detectable.insert(0, f"score delta {mde['delta']:g}")
     rows["minimum detectable"] = f"{', '.join(detectable)} (power {mde['power']:g})"
-    changed = [f"{layer} {count}" for layer, count in e["layer_changes"].items() if count]
+    # none / some / all of the samples (a v3 certificate), or a count (older ones)
+    changed = [f"{layer} {n}" for layer, n in e["layer_changes"].items() if _marked(n)]
     rows["layers changed (samples)"] = ", ".join(changed) or "none"
     return rows
 
@@ -174,6 +175,11 @@ _AUDIT_ID = re.compile(r"au-[0-9a-f]{16}")
 SERVED_WAYS = ("record", "substitute", "intervention", "inference", "unservable", "unused")
 
 
+def _marked(cell: Any) -> bool:
+    """A served-by cell that says something: a count (v2) or some / all (v3)."""
+    return cell not in (None, 0, "none")
+
+
 def show_outcome(outcome: AuditOutcome) -> None:
     console.print(outcome.finding, markup=False, highlight=False)
     data: dict[str, Any] = {
@@ -186,8 +192,8 @@ def show_outcome(outcome: AuditOutcome) -> None:
     if outcome.auditability.live_state_fields:
         data["live-state fields read"] = ", ".join(outcome.auditability.live_state_fields)
     predicate = _predicate(outcome)
-    if outcome.effect:
-        data.update(_effect_rows(outcome.effect.to_json()))
+    if isinstance(predicate.get("effect"), dict):  # what the certificate says, no more
+        data.update(_effect_rows(predicate["effect"]))
     if isinstance(predicate.get("recorded_seed"), dict):
         data[f"recorded seed {predicate['recorded_seed']['seed']}"] = _recorded_seed_row(
             predicate["recorded_seed"]
@@ -213,12 +219,16 @@ def show_outcome(outcome: AuditOutcome) -> None:
     served = predicate.get("served_by")
     if served:
         rows = (
-            (row["arm"], row["call"], ", ".join(f"{w} {row[w]}" for w in SERVED_WAYS if row.get(w)))
+            (
+                row["arm"],
+                row.get("call") or f"{row['calls']} calls",
+                ", ".join(
+                    f"{w} {row[w]}" for w in SERVED_WAYS if row.get(w) not in (None, 0, "none")
+                ),
+            )
             for row in served
         )
-        table(
-            "how each call was served (samples)", ("arm", "call", "served"), rows, whole=("call",)
-        )
+        table("how calls were served (samples)", ("arm", "calls", "served"), rows, whole=("calls",))
 
 
 def audit_cmd(

@@ -101,7 +101,8 @@ def layers_changed(predicate: Mapping[str, Any] | None) -> tuple[str, ...]:
         return ()
     changes = (predicate.get("effect") or {}).get("layer_changes") or {}
     ignored = set((predicate.get("request", {}).get("tolerances") or {}).get("ignored") or ())
-    return tuple(sorted(k for k, v in changes.items() if v and k not in ignored))
+    # a count of samples (v2) or none / some / all of them (v3)
+    return tuple(sorted(k for k, v in changes.items() if v not in (0, "none") and k not in ignored))
 
 
 def outside_control(predicate: Mapping[str, Any] | None) -> tuple[str, ...]:

@@ -175,9 +175,10 @@ def _marks(marks: int) -> float:
 
 
 def _served_by(calls: int, inference: bool = False) -> float:
+    """Per arm, the recorded calls' row (when the record has calls) and the new calls'."""
     extra = 1 if inference else 0  # the mark ``inference``
     recorded = {"baseline": 5 + extra, "intervened": 6 + extra, "placebo": 6 + extra}
-    return math.fsum(calls * _marks(recorded[arm]) + _marks(3 + extra) for arm in ARMS)
+    return math.fsum((_marks(recorded[arm]) if calls else 0.0) + _marks(3 + extra) for arm in ARMS)
 
 
 def _inference(grants: Sequence[InferenceGrant]) -> float:
@@ -225,8 +226,10 @@ def disclosure_bound(
         ("/placebo/flips", counts),
         ("/effect/outcome", 1.0),
         ("/effect/layer_changes", len(LAYERS) * math.log2(len(COARSE))),
-        ("/recorded_seed", math.log2(row) + math.log2(grid_values(r) + 1)),
+        ("/recorded_seed", math.log2(row)),
         ("/served_by", _served_by(vocabulary.calls, bool(inference))),
+        # a subset of the boundary names: whose substitute served a recorded call
+        ("/substituted", float(vocabulary.boundary_names)),
         # one bit per recorded boundary: whether its substitute reproduced the record
         ("/substitute_fidelity", float(vocabulary.calls)),
         # a subset of the boundary names, and a count of samples out of N
@@ -234,6 +237,4 @@ def disclosure_bound(
         *((("/inference", _inference(inference)),) if inference else ()),
     )
     terms = tuple((name, _up(bits)) for name, bits in raw)
-    return DisclosureBound(
-        bits=round(math.fsum(b for _, b in terms), 2), resolution=r, terms=terms
-    )
+    return DisclosureBound(bits=round(math.fsum(b for _, b in terms), 2), resolution=r, terms=terms)

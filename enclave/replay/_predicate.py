@@ -1,5 +1,7 @@
 """The certificate predicate (v3): what an audit establishes, and what it does not.
 
+Built with every count, then stated tight (``ledger.certificates.tight_predicate``).
+
 Beyond v1 it carries the three-way label and how sure it is (equivalence interval,
 minimum detectable effects, which layers changed), the recorded seed's own
 counterfactual and how each call was served (``docs/certificate-v2.md``). It is tight
@@ -20,6 +22,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from ledger.certificates import tight_predicate
 from ledger.certificates.statistics import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL
 
 from ..keys import TenantDigester
@@ -218,39 +221,6 @@ def lineage(
     return chain
 
 
-def coarse(count: int, samples: int) -> str:
-    """``none``, ``some`` or ``all`` of ``samples``: what a tight certificate says of a count."""
-    return "none" if count == 0 else "all" if count == samples else "some"
-
-
-def _coarse_rows(rows: list[dict[str, Any]] | None, samples: int) -> list[dict[str, Any]] | None:
-    if rows is None:
-        return None
-    return [
-        {k: v if k in ("arm", "call") else coarse(v, samples) for k, v in row.items()}
-        for row in rows
-    ]
-
-
-def _counted_fields(baseline: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The baseline gate with each layer's changed fields as a count, not their names."""
-    if baseline is None:
-        return None
-    layers = {
-        name: {k: len(v) if k == "changed_fields" else v for k, v in layer.items()}
-        for name, layer in baseline["layers"].items()
-    }
-    return {**baseline, "layers": layers}
-
-
-def _tight_effect(effect: dict[str, Any] | None, samples: int) -> dict[str, Any] | None:
-    if effect is None:
-        return None
-    out = {k: v for k, v in effect.items() if k != "histogram"}
-    out["layer_changes"] = {k: coarse(v, samples) for k, v in effect["layer_changes"].items()}
-    return out
-
-
 def build_predicate(
     *,
     request: AuditRequest,
@@ -273,57 +243,60 @@ def build_predicate(
     )
     if inference is not None:
         unestablished[1:1] = inference_not_established(inference)
-    return {
-        "request": request.to_predicate(call_id=preparation.target_call_id, digester=digester),
-        "baseline": _counted_fields(preparation.baseline),
-        "intervention": {
-            "strategy": iv.strategy.value.upper(),
-            "target": {"call_id": preparation.target_call_id, "field": iv.target_label},
-            "declared_changes": list(preparation.declared_changes),
-            "actual_changes": list(preparation.actual_changes),
-            "unchanged_digest_before": preparation.unchanged_digest_before,
-            "unchanged_digest_after": preparation.unchanged_digest_after,
-            "unchanged_digest_equal": (
-                preparation.unchanged_digest_before == preparation.unchanged_digest_after
+    return tight_predicate(
+        {
+            "request": request.to_predicate(call_id=preparation.target_call_id, digester=digester),
+            "baseline": preparation.baseline,
+            "intervention": {
+                "strategy": iv.strategy.value.upper(),
+                "target": {"call_id": preparation.target_call_id, "field": iv.target_label},
+                "declared_changes": list(preparation.declared_changes),
+                "actual_changes": list(preparation.actual_changes),
+                "unchanged_digest_before": preparation.unchanged_digest_before,
+                "unchanged_digest_after": preparation.unchanged_digest_after,
+                "unchanged_digest_equal": (
+                    preparation.unchanged_digest_before == preparation.unchanged_digest_after
+                ),
+            },
+            "samples": None
+            if not ran_samples
+            else {
+                "count": request.samples,
+                "seed": request.seed,
+                "seeds": f"{request.seed}..{request.seed + request.samples - 1}",
+            },
+            "effect": None if verdict.effect is None else verdict.effect.to_json(),
+            "placebo": None if verdict.placebo is None else verdict.placebo.to_json(),
+            "recorded_seed": None
+            if verdict.recorded_seed is None
+            else verdict.recorded_seed.to_json(),
+            "sample_rows": verdict.sample_rows,
+            "served_by": verdict.served_by,
+            # optional (certificates issued before it have none)
+            **(
+                {"substitute_answers": verdict.substitute_answers}
+                if verdict.substitute_answers is not None
+                else {}
             ),
-        },
-        "samples": None
-        if not ran_samples
-        else {
-            "count": request.samples,
-            "seed": request.seed,
-            "seeds": f"{request.seed}..{request.seed + request.samples - 1}",
-        },
-        "effect": None
-        if verdict.effect is None
-        else _tight_effect(verdict.effect.to_json(), request.samples),
-        "placebo": None if verdict.placebo is None else verdict.placebo.to_json(),
-        "recorded_seed": None if verdict.recorded_seed is None else verdict.recorded_seed.to_json(),
-        "served_by": _coarse_rows(verdict.served_by, request.samples),
-        # optional (certificates issued before it have none)
-        **(
-            {"substitute_answers": verdict.substitute_answers}
-            if verdict.substitute_answers is not None
-            else {}
-        ),
-        "substitute_fidelity": preparation.substitute_fidelity,
-        "classification": verdict.classification.value,
-        "auditability": verdict.auditability.to_json(),
-        "not_established": unestablished,
-        "environment": {
-            "isolation_layers": isolation_layers(preparation.environment),
-            **preparation.environment,
-        },
-        "lineage": lineage(request, preparation, verdict, batches),
-        "grant": dict(preparation.grant),
-        "ledger": {
-            "specimen_entry_index": specimen_entry[0],
-            "specimen_entry_hash": specimen_entry[1],
-        },
-        "disclosure": disclosure.to_dict(),
-        "issued_at": now.isoformat().replace("+00:00", "Z"),
-        # optional (certificates of full replays have none): the cut the runs started from
-        **({"cut": dict(preparation.cut)} if preparation.cut is not None else {}),
-        # optional (audits that authorised no inference have none)
-        **({"inference": inference} if inference is not None else {}),
-    }
+            "substitute_fidelity": preparation.substitute_fidelity,
+            "classification": verdict.classification.value,
+            "auditability": verdict.auditability.to_json(),
+            "not_established": unestablished,
+            "environment": {
+                "isolation_layers": isolation_layers(preparation.environment),
+                **preparation.environment,
+            },
+            "lineage": lineage(request, preparation, verdict, batches),
+            "grant": dict(preparation.grant),
+            "ledger": {
+                "specimen_entry_index": specimen_entry[0],
+                "specimen_entry_hash": specimen_entry[1],
+            },
+            "disclosure": disclosure.to_dict(),
+            "issued_at": now.isoformat().replace("+00:00", "Z"),
+            # optional (certificates of full replays have none): the cut the runs started from
+            **({"cut": dict(preparation.cut)} if preparation.cut is not None else {}),
+            # optional (audits that authorised no inference have none)
+            **({"inference": inference} if inference is not None else {}),
+        }
+    )

@@ -15,7 +15,7 @@ import { finding, predicateProblems, Unevaluable } from '../src/predicate';
 
 type Path = Array<string | number>;
 interface Case {
-  version: 'v1' | 'v2';
+  version: 'v1' | 'v2' | 'v3';
   kind: string;
   name: string;
   ops: Array<[Path, unknown]>;
@@ -71,15 +71,16 @@ function judge(c: Case): { raises: boolean; problems: string[] } {
 }
 
 describe('predicate parity with ledger.certificates.predicate_problems', () => {
-  it('covers every kind of case, passing and failing, on both versions', () => {
+  it('covers every kind of case, passing and failing, on every version', () => {
     const seen = new Set(corpus.cases.map(c => `${c.version} ${c.kind} ${c.raises} ${c.problems.length > 0}`));
-    for (const version of ['v1', 'v2']) {
+    for (const version of ['v1', 'v2', 'v3']) {
       for (const kind of ['schema', 'rule', 'random']) {
         expect(seen.has(`${version} ${kind} false true`)).toBe(true);
         expect(seen.has(`${version} ${kind} false false`)).toBe(true);
       }
     }
     expect(seen.has('v2 figures false false') && seen.has('v2 figures false true')).toBe(true);
+    expect(seen.has('v3 figures false false')).toBe(true);
     expect(seen.has('v2 rule true false')).toBe(true);
     expect(corpus.cases.length).toBeGreaterThan(3000);
   });

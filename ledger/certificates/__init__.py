@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's star
         sign_statement,
         statement_problems,
     )
+    from ._tight import coarse, tight_predicate
     from ._verify import LedgerLookup, StaticLedgerLookup, verify_certificate, verify_envelope
     from ._versions import PREDICATE_TYPE, PREDICATE_TYPE_V1, PREDICATE_TYPE_V2, predicate_problems
     from ._vocabulary import AuditabilityClass, AuditabilityReason, AuditLabel
@@ -82,6 +83,8 @@ __getattr__ = deferred(
         "make_bundle": "._bundle",
         "proven_entry": "._bundle",
         "verify_bundle": "._bundle",
+        "coarse": "._tight",
+        "tight_predicate": "._tight",
         "LedgerLookup": "._verify",
         "StaticLedgerLookup": "._verify",
         "VerificationCheck": "._checks",
@@ -129,6 +132,7 @@ __all__ = [
     "VerificationCheck",
     "VerificationReport",
     "build_statement",
+    "coarse",
     "envelope_digest",
     "envelope_finding",
     "failed_finding",
@@ -145,6 +149,7 @@ __all__ = [
     "sign_dsse",
     "sign_statement",
     "statement_problems",
+    "tight_predicate",
     "validation_errors",
     "verify_bundle",
     "verify_certificate",

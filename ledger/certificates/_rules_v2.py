@@ -204,47 +204,33 @@ def _recorded_run(recorded: dict[str, Any], effect: dict[str, Any]) -> list[str]
     return problems
 
 
-def _used(value: int) -> bool:
-    return value > 0
-
-
-def _sums_to(n: int) -> Callable[[dict[str, Any]], bool]:
-    def whole(row: dict[str, Any]) -> bool:
-        return sum(row[c] for c in SERVED_COLUMNS) + row.get(INFERENCE_COLUMN, 0) == n
-
-    return whole
-
-
-def _served_by(
-    p: dict[str, Any], whole: Callable[[dict[str, Any]], bool], used: Callable[[Any], bool]
-) -> list[str]:
-    """Rule 6 over rows whose cells ``used`` reads and whose marks ``whole`` adds up."""
+def _served_by(p: dict[str, Any], n: int) -> list[str]:
     rows = p["served_by"] or []
     problems = []
     if len({(r["arm"], r["call"]) for r in rows}) != len(rows):
         problems.append("/served_by: an (arm, call) row appears twice")
-    if not all(whole(r) for r in rows):
+    if any(sum(r[c] for c in SERVED_COLUMNS) + r.get(INFERENCE_COLUMN, 0) != n for r in rows):
         problems.append("/served_by: a row's counts do not sum to the sample count")
     if len({INFERENCE_COLUMN in r for r in rows}) > 1:
         problems.append("/served_by: the inference column is on some rows only")
-    inferred = any(INFERENCE_COLUMN in r and used(r[INFERENCE_COLUMN]) for r in rows)
-    if inferred and p.get("inference") is None:
+    if any(r.get(INFERENCE_COLUMN) for r in rows) and p.get("inference") is None:
         problems.append("/served_by: calls answered by inference no grant authorised")
-    if any(r["arm"] == "baseline" and used(r["intervention"]) for r in rows):
+    if any(r["arm"] == "baseline" and r["intervention"] for r in rows):
         problems.append("/served_by: the baseline arm has no intervened call")
     new = [r for r in rows if r["call"] == "new calls"]
-    if any(used(r[c]) for r in new for c in ("record", "intervention", "unused")):
+    if any(r["record"] or r["intervention"] or r["unused"] for r in new):
         problems.append("/served_by: a call the record does not know was served from it")
     if any(r["call"].startswith("ambient:") for r in rows):
         problems.append("/served_by: an ambient input the record does not hold abstains")
     fidelity = p.get("substitute_fidelity") or {}
     unfaithful = {name for name, checked in fidelity.items() if not checked["faithful"]}
-    if any(used(r["substitute"]) and _boundary(r["call"]) in unfaithful for r in rows):
+    if any(r["substitute"] and _boundary(r["call"]) in unfaithful for r in rows):
         problems.append("/served_by: an unfaithful substitute served a call")
     return problems
 
 
-def _cut(p: dict[str, Any], used: Callable[[Any], bool] = _used) -> list[str]:
+def _cut_named(p: dict[str, Any]) -> list[str]:
+    """The cut and the request name the same one, and its call is a call of it."""
     cut, named = p.get("cut"), p["request"].get("from_cut")
     if cut is None and named is None:
         return []
@@ -252,8 +238,16 @@ def _cut(p: dict[str, Any], used: Callable[[Any], bool] = _used) -> list[str]:
         return ["/cut: present exactly when the request names from_cut, with its name"]
     if _boundary(cut["call_id"]) != cut["name"]:
         return ["/cut/call_id: is not a call of the named cut"]
+    return []
+
+
+def _cut(p: dict[str, Any]) -> list[str]:
+    problems = _cut_named(p)
+    cut = p.get("cut")
+    if problems or cut is None:
+        return problems
     rows = [r for r in p["served_by"] or [] if r["call"] == cut["call_id"]]
-    if any(used(r[c]) for r in rows for c in ("substitute", "intervention", "unservable")):
+    if any(r[c] for r in rows for c in ("substitute", "intervention", "unservable")):
         return ["/served_by: the cut was not served from the record"]
     return []
 
@@ -266,15 +260,18 @@ def _unauthorised(p: dict[str, Any]) -> list[str]:
     return [b for b in answers["boundaries"] if b not in allowed]
 
 
-def _substituted(rows: list[dict[str, Any]], n: int) -> int:
-    """At most how many samples substitute (or unservable) marks can account for."""
-    return min(n, sum(r["substitute"] + r["unservable"] for r in rows))
+def _substituted(p: dict[str, Any], names: set[str], n: int) -> int:
+    """At most how many samples the substitute (or unservable) marks of the named
+    boundaries' calls and of new calls can account for."""
+    rows = [r for r in p["served_by"] if r["call"] == "new calls" or _boundary(r["call"]) in names]
+    marks: int = sum(r["substitute"] + r["unservable"] for r in rows)
+    return min(n, marks)
 
 
 def _substitute_answers(
     p: dict[str, Any],
     n: int | None,
-    substituted: Callable[[list[dict[str, Any]], int], int] = _substituted,
+    substituted: Callable[[dict[str, Any], set[str], int], int] = _substituted,
 ) -> list[str]:
     answers = p.get("substitute_answers")
     if answers is None:
@@ -285,8 +282,7 @@ def _substitute_answers(
     names, k = set(answers["boundaries"]), answers["samples"]
     if (k == 0) != (not names):
         problems.append("/substitute_answers: a sample count exactly when boundaries are named")
-    rows = [r for r in p["served_by"] if r["call"] == "new calls" or _boundary(r["call"]) in names]
-    if k > substituted(rows, n):
+    if k > substituted(p, names, n):
         problems.append("/substitute_answers: exceeds the samples served by substitute")
     if p["classification"] in EFFECT_LABELS and p["classification"] != AuditLabel.INCONCLUSIVE:
         if _unauthorised(p):
@@ -319,7 +315,7 @@ def predicate_problems_v2(predicate: Any) -> list[str]:
         if samples is None:
             problems.append("/served_by: reported without samples")
         else:
-            problems += _served_by(p, _sums_to(samples["count"]), _used)  # 6.
+            problems += _served_by(p, samples["count"])  # 6.
     problems += _cut(p)  # 7.
     problems += _substitute_answers(p, None if samples is None else samples["count"])  # 8.
     return problems

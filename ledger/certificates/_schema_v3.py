@@ -9,7 +9,13 @@ content of its own choosing (``docs/certificate-v3.md``):
                     ``mde.delta`` are derived from the mean and the two-sided interval
                     (``statistics.derived_equivalence`` / ``derived_delta_mde``) and
                     checked equal to them, so they carry nothing of their own.
-``served_by``       each cell is coarse: ``none``, ``some`` or ``all`` of N samples.
+``served_by``       per arm, one row for the recorded calls taken together (``calls``:
+                    ``recorded``) and one for the calls the record does not know
+                    (``new``), each mark coarse: ``none``, ``some`` or ``all`` of the
+                    (call, sample) cells. No call is named.
+``substituted``     the recorded boundaries whose declared substitute served a call in
+                    some arm (null exactly when ``served_by`` is).
+``recorded_seed``   no ``delta``: its decisions and flip only.
 ``baseline``        a layer's ``changed_fields`` is a count, not the fields' names.
 ``disclosure``      no ``bins`` (there is no histogram).
 
@@ -44,11 +50,25 @@ def _v3() -> dict[str, Any]:
     effect["required"] = [name for name in effect["required"] if name != "histogram"]
     layers = effect["properties"]["layer_changes"]
     layers["properties"] = {name: _COARSE for name in layers["properties"]}
-    properties["served_by"]["anyOf"][1]["items"] = _closed(
-        ["arm", "call", *SERVED_COLUMNS],
-        {"arm": {"enum": list(ARMS)}, "call": _str(256)}
-        | {column: _COARSE for column in (*SERVED_COLUMNS, INFERENCE_COLUMN)},
-    )
+    properties["served_by"]["anyOf"][1] = {
+        "type": "array",
+        "maxItems": 2 * len(ARMS),
+        "items": _closed(
+            ["arm", "calls", *SERVED_COLUMNS],
+            {"arm": {"enum": list(ARMS)}, "calls": {"enum": ["recorded", "new"]}}
+            | {column: _COARSE for column in (*SERVED_COLUMNS, INFERENCE_COLUMN)},
+        ),
+    }
+    properties["substituted"] = {
+        "anyOf": [
+            {"type": "null"},
+            {"type": "array", "maxItems": 1024, "uniqueItems": True, "items": _str(128)},
+        ]
+    }
+    schema["required"] = [*schema["required"], "substituted"]
+    ran = properties["recorded_seed"]["anyOf"][1]["oneOf"][1]
+    del ran["properties"]["delta"]
+    ran["required"] = [name for name in ran["required"] if name != "delta"]
     layer = properties["baseline"]["anyOf"][1]["properties"]["layers"]["additionalProperties"]
     layer["properties"]["changed_fields"] = {
         "type": "integer",

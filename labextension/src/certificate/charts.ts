@@ -166,3 +166,39 @@ export function flipRateChart(effect: Json): SVGElement | null {
   chart.append(svg('text', { class: 'enclave-label', x: left, y: 86 }, legend.join(' · ')));
   return chart;
 }
+
+/** The mean paired score delta with its interval and the TOST interval, around zero and
+ * the score tolerance: what a v3 certificate shows instead of per-sample bins. */
+export function deltaChart(effect: Json): SVGElement | null {
+  const mean = asNumber(effect.mean_delta);
+  const range = pair(effect.delta_interval);
+  if (mean === null || range === null) {
+    return null;
+  }
+  const equivalence = pair(asObject(effect.equivalence).delta_interval);
+  const tol = asNumber(effect.score_tolerance) ?? 0;
+  const reach = Math.min(1, Math.max(Math.abs(range[0]), Math.abs(range[1]), tol, 1e-4) * 1.25);
+  const left = 150;
+  const right = W - RIGHT - 10;
+  const scale = (v: number) => left + ((Math.min(reach, Math.max(-reach, v)) + reach) / (2 * reach)) * (right - left);
+  const conf = asNumber(effect.confidence);
+  const chart = svg('svg', {
+    class: 'enclave-delta-chart',
+    viewBox: `0 0 ${W} 112`,
+    role: 'img',
+    'aria-label': `Mean score delta ${fmt(mean)}, interval ${fmt(range[0])} to ${fmt(range[1])}`
+  });
+  chart.append(svg('title', {}, 'Mean paired score delta'));
+  chart.append(svg('rect', { class: 'enclave-tolerance', x: scale(-tol), y: 10, width: Math.max(1, scale(tol) - scale(-tol)), height: 50 }));
+  intervalRow(chart, 24, `mean delta${conf !== null ? ` (${Math.round(conf * 100)}%)` : ''}`, mean, range, scale, 'enclave-delta-interval');
+  if (equivalence !== null) {
+    intervalRow(chart, 46, 'equivalence (TOST)', mean, equivalence, scale, 'enclave-equivalence-interval');
+  }
+  chart.append(svg('line', { class: 'enclave-axis', x1: left, y1: 70, x2: right, y2: 70 }));
+  for (const tick of [-reach, 0, reach]) {
+    chart.append(svg('line', { class: 'enclave-axis', x1: scale(tick), y1: 70, x2: scale(tick), y2: 74 }));
+    chart.append(svg('text', { class: 'enclave-tick', x: scale(tick), y: 86, 'text-anchor': 'middle' }, fmt(tick)));
+  }
+  chart.append(svg('text', { class: 'enclave-label', x: left, y: 106 }, 'band: interval · grey: score tolerance'));
+  return chart;
+}

@@ -5,7 +5,7 @@
  */
 
 import { finding, predicateProblems, Unevaluable } from '../predicate';
-import { flipRateChart, histogramChart } from './charts';
+import { deltaChart, flipRateChart, histogramChart } from './charts';
 import { el, fmt, interval, section, table, text } from './dom';
 import { inference, INFERENCE_COLUMN } from './inference';
 import { asArray, asObject, CertificateView, Json } from './model';
@@ -111,16 +111,21 @@ function comparison(predicate: Json): HTMLElement {
   const layerChanges = asObject(effect.layer_changes);
   if (Object.keys(layerChanges).length > 0) {
     children.push(
-      table('enclave-layer-changes', 'Samples where the intervened run differs from the baseline, per layer', ['layer', 'samples changed'], Object.entries(layerChanges).map(([k, v]) => [k, text(v)]))
+      table('enclave-layer-changes', 'Samples where the intervened run differs from the baseline, per layer (a count, or none / some / all of them)', ['layer', 'samples changed'], Object.entries(layerChanges).map(([k, v]) => [k, text(v)]))
     );
   }
   const histogram = histogramChart(effect);
+  const delta = Object.hasOwn(effect, 'histogram') ? null : deltaChart(effect); // v3: no bins
   const flips = flipRateChart(effect);
   children.push(
     el(
       'div',
       { class: 'enclave-charts' },
-      histogram === null ? el('p', { class: 'enclave-no-histogram' }, 'No score histogram (categorical outcome).') : el('figure', {}, histogram, el('figcaption', {}, 'Paired score deltas')),
+      histogram !== null
+        ? el('figure', {}, histogram, el('figcaption', {}, 'Paired score deltas'))
+        : delta !== null
+          ? el('figure', {}, delta, el('figcaption', {}, 'Mean paired score delta (per-sample figures are not disclosed)'))
+          : el('p', { class: 'enclave-no-histogram' }, 'No score histogram (categorical outcome).'),
       flips === null ? null : el('figure', {}, flips, el('figcaption', {}, 'Decision flip rate with its interval'))
     )
   );
@@ -142,14 +147,20 @@ function servedBy(predicate: Json): HTMLElement | null {
   if (rows.length === 0) {
     return null;
   }
-  const columns = ['arm', 'call', 'record', 'substitute', 'intervention', 'unservable', 'unused', 'absent'];
+  const tight = rows.some(r => Object.hasOwn(r, 'calls')); // v3: per arm, none / some / all
+  const columns = ['arm', tight ? 'calls' : 'call', 'record', 'substitute', 'intervention', 'unservable', 'unused', 'absent'];
   if (rows.some(r => Object.hasOwn(r, INFERENCE_COLUMN))) {
     columns.push(INFERENCE_COLUMN); // on every row of a governed audit (the verifier checks it)
   }
+  const caption = tight
+    ? 'How calls were served, per arm: none, some or all of the (call, sample) cells'
+    : 'How each call was served, per arm (each row sums to the sample count)';
+  const substituted = asArray(predicate.substituted).map(text);
   return section(
     'Served by',
     'enclave-served-by',
-    table('enclave-served-by-table', 'How each call was served, per arm (each row sums to the sample count)', columns, rows.map(r => columns.map(c => text(r[c]))))
+    table('enclave-served-by-table', caption, columns, rows.map(r => columns.map(c => text(r[c])))),
+    tight ? el('p', { class: 'enclave-substituted' }, `Recorded boundaries a declared substitute served: ${substituted.join(', ') || 'none'}`) : null
   );
 }
 

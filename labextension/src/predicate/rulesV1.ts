@@ -83,7 +83,7 @@ export function ruleProblems(p: Predicate, v1 = true): string[] {
   if (p.auditability.class !== 'counterfactual-admissible') {
     problems.push('/effect: reported for an observable-only audit');
   }
-  const histogram = effect.histogram;
+  const histogram = effect.histogram ?? null; // v3 has none
   if (samples === null) {
     problems.push('/effect: reported without samples');
   }

@@ -27,19 +27,19 @@ import { onGrid, Predicate, ruleProblems } from './rulesV1';
 
 const CLOSE = 1e-9;
 const EFFECT_LABELS = ['influential', 'equivalent', 'inconclusive'];
-const SERVED_COLUMNS = ['record', 'substitute', 'intervention', 'unservable', 'unused', 'absent'];
-const INFERENCE_COLUMN = 'inference'; // present on every row, or on none
+export const SERVED_COLUMNS = ['record', 'substitute', 'intervention', 'unservable', 'unused', 'absent'];
+export const INFERENCE_COLUMN = 'inference'; // present on every row, or on none
 
-function close(a: number, b: number): boolean {
+export function close(a: number, b: number): boolean {
   return isClose(a, b, CLOSE, CLOSE);
 }
 
-function count(rate: number, n: number): number | null {
+export function count(rate: number, n: number): number | null {
   const k = pyRound(rate * n);
   return close(k / n, rate) ? k : null;
 }
 
-function classification(p: Predicate): string[] {
+export function classification(p: Predicate): string[] {
   const label = p.classification;
   const klass = p.auditability.class;
   const problems: string[] = [];
@@ -90,13 +90,15 @@ function numeric(effect: Predicate, resolution: number): string[] {
   return problems;
 }
 
-function isDict(value: unknown): value is Predicate {
+export function isDict(value: unknown): value is Predicate {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function effectProblems(p: Predicate, n: number): string[] {
+/** The flip figures, rates and tolerances every effect carries (v2 and v3), with the
+ * ``layers`` problems in their place among them. */
+export function figures(p: Predicate, n: number, layers: string[]): string[] {
   const effect = p.effect;
-  const problems = numeric(effect, p.disclosure.resolution);
+  const problems: string[] = [];
   const k: number = effect.flips;
   const eq = effect.equivalence;
   if (k > n || !close(effect.flip_rate, k / n)) {
@@ -114,9 +116,7 @@ function effectProblems(p: Predicate, n: number): string[] {
       problems.push(`/effect/${name}: is not a count out of the sample count`);
     }
   }
-  if (Object.values(effect.layer_changes).some(v => (v as number) > n)) {
-    problems.push('/effect/layer_changes: exceeds the sample count');
-  }
+  problems.push(...layers);
   const tolerances = p.request.tolerances;
   const declared = isDict(tolerances) ? tolerances.score : undefined;
   // Python's isinstance(declared, int | float) admits booleans as 0 and 1
@@ -127,25 +127,34 @@ function effectProblems(p: Predicate, n: number): string[] {
   if ((mde === null) !== (effect.mde.flip_rate === null) || (mde !== null && !close(mde, effect.mde.flip_rate))) {
     problems.push('/effect/mde/flip_rate: is not the one the sample count implies');
   }
-  if (problems.length > 0) {
-    return problems;
-  }
+  return problems;
+}
+
+/** The classification the reported figures give (rule 3's last step, and 8.). */
+export function label(p: Predicate): string[] {
+  const effect = p.effect;
+  const eq = effect.equivalence;
   const derived = effectLabel({
     deltaInterval: effect.delta_interval,
     equivalenceInterval: eq.delta_interval,
     scoreTolerance: effect.score_tolerance,
-    flips: k,
+    flips: effect.flips,
     flipUpper: eq.flip_upper,
     flipTolerance: effect.flip_tolerance
   });
   const label = unauthorised(p).length > 0 ? 'inconclusive' : derived; // 8.
-  if (label !== p.classification) {
-    problems.push('/classification: does not follow from the intervals and tolerances');
-  }
-  return problems;
+  return label !== p.classification ? ['/classification: does not follow from the intervals and tolerances'] : [];
 }
 
-function flipConsistent(baseline: string, intervened: string, flip: boolean): boolean {
+function effectProblems(p: Predicate, n: number): string[] {
+  const effect = p.effect;
+  const exceeds = Object.values(effect.layer_changes).some(v => (v as number) > n);
+  const layers = exceeds ? ['/effect/layer_changes: exceeds the sample count'] : [];
+  const problems = [...numeric(effect, p.disclosure.resolution), ...figures(p, n, layers)];
+  return problems.length > 0 ? problems : label(p);
+}
+
+export function flipConsistent(baseline: string, intervened: string, flip: boolean): boolean {
   if (baseline !== intervened) {
     return flip;
   }
@@ -200,7 +209,7 @@ function rows(p: Predicate, seed: number, n: number): string[] {
 }
 
 /** The boundary of a call id ``scope/name#k`` (Python's partition and rpartition). */
-function boundary(call: string): string {
+export function boundary(call: string): string {
   const slash = call.indexOf('/');
   const rest = slash < 0 ? '' : call.slice(slash + 1);
   const hash = rest.lastIndexOf('#');
@@ -245,9 +254,8 @@ function servedBy(p: Predicate, n: number): string[] {
   return problems;
 }
 
-/** 7. A cut is named exactly when the request replays from it, by a call of that cut,
- * served from the record only. */
-function cut(p: Predicate): string[] {
+/** The cut and the request name the same one, and its call is a call of it. */
+export function cutNamed(p: Predicate): string[] {
   const named = p.request.from_cut;
   const taken: Predicate | undefined = p.cut;
   if ((taken === undefined || taken === null) && named === undefined) {
@@ -259,6 +267,17 @@ function cut(p: Predicate): string[] {
   if (boundary(taken.call_id) !== taken.name) {
     return ['/cut/call_id: is not a call of the named cut'];
   }
+  return [];
+}
+
+/** 7. A cut is named exactly when the request replays from it, by a call of that cut,
+ * served from the record only. */
+function cut(p: Predicate): string[] {
+  const problems = cutNamed(p);
+  const taken: Predicate | undefined = p.cut;
+  if (problems.length > 0 || taken === undefined || taken === null) {
+    return problems;
+  }
   const served: Predicate[] = p.served_by ?? [];
   const rows = served.filter(r => r.call === taken.call_id);
   if (rows.some(r => ['substitute', 'intervention', 'unservable'].some(c => r[c]))) {
@@ -269,14 +288,28 @@ function cut(p: Predicate): string[] {
 
 /** Boundaries whose substitute answered requests the record does not hold though the
  * request does not declare it authoritative. */
-function unauthorised(p: Predicate): string[] {
+export function unauthorised(p: Predicate): string[] {
   const allowed = new Set<string>(p.request.authoritative_substitutes ?? []);
   const names: string[] = p.substitute_answers?.boundaries ?? [];
   return names.filter(b => !allowed.has(b));
 }
 
+/** At most how many samples the substitute (or unservable) marks of the named
+ * boundaries' calls and of new calls can account for. */
+function substituted(p: Predicate, names: Set<string>, n: number): number {
+  const served: Predicate[] = p.served_by;
+  const marks = served
+    .filter(r => r.call === 'new calls' || names.has(boundary(r.call)))
+    .reduce((total, r) => total + (r.substitute as number) + (r.unservable as number), 0);
+  return Math.min(n, marks);
+}
+
 /** 8. Substitute answers, when reported (certificates issued before have none). */
-function substituteAnswers(p: Predicate, n: number | null): string[] {
+export function substituteAnswers(
+  p: Predicate,
+  n: number | null,
+  capacity: (p: Predicate, names: Set<string>, n: number) => number = substituted
+): string[] {
   const answers: Predicate | undefined = p.substitute_answers;
   if (answers === undefined || answers === null) {
     return [];
@@ -290,11 +323,7 @@ function substituteAnswers(p: Predicate, n: number | null): string[] {
   if ((k === 0) !== (names.size === 0)) {
     problems.push('/substitute_answers: a sample count exactly when boundaries are named');
   }
-  const served: Predicate[] = p.served_by;
-  const marks = served
-    .filter(r => r.call === 'new calls' || names.has(boundary(r.call)))
-    .reduce((total, r) => total + (r.substitute as number) + (r.unservable as number), 0);
-  if (k > Math.min(n, marks)) {
+  if (k > capacity(p, names, n)) {
     problems.push('/substitute_answers: exceeds the samples served by substitute');
   }
   const label = p.classification;

@@ -27,7 +27,7 @@
 
 import { Bytes, decodeCanonicalBase64 } from './base64';
 import { canonicalJson } from './canonical';
-import { finding, PREDICATE_TYPE, PREDICATE_TYPE_V1, predicateProblems, Unevaluable } from '../predicate';
+import { finding, PREDICATE_TYPE, PREDICATE_TYPE_V1, PREDICATE_TYPE_V2, predicateProblems, Unevaluable } from '../predicate';
 import { REPORT_TYPE, SUBJECT } from '../report/model';
 import { reportProblems } from '../report/shape';
 import { TrustedKey } from './key';
@@ -35,7 +35,8 @@ import { TrustedKey } from './key';
 export const IN_TOTO = 'application/vnd.in-toto+json';
 export const STATEMENT_TYPE = 'https://in-toto.io/Statement/v1';
 export const PREDICATE_TYPES: Readonly<Record<string, string>> = {
-  [PREDICATE_TYPE]: 'certificate v2',
+  [PREDICATE_TYPE]: 'certificate v3',
+  [PREDICATE_TYPE_V2]: 'certificate v2',
   [PREDICATE_TYPE_V1]: 'certificate v1',
   [REPORT_TYPE]: 'release report v1'
 };
@@ -257,7 +258,7 @@ export async function runSteps<S extends State>(state: S, steps: ReadonlyArray<S
     }
   }
   const type = String(state.statement.predicateType);
-  const certificate = type === PREDICATE_TYPE || type === PREDICATE_TYPE_V1; // not a report
+  const certificate = [PREDICATE_TYPE, PREDICATE_TYPE_V2, PREDICATE_TYPE_V1].includes(type); // not a report
   const stated = failed || !certificate ? null : finding(state.statement.predicate, type);
   return { ok: !failed, checks, finding: stated };
 }

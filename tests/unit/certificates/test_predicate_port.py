@@ -1,6 +1,6 @@
 """The browser's predicate check is a port: its inputs committed in labextension/ must be
-the enclave's own. The schemas it validates with are ``PREDICATE_SCHEMA`` and
-``PREDICATE_SCHEMA_V1``; the parity corpus its vitest test replays
+the enclave's own. The schemas it validates with are ``PREDICATE_SCHEMA`` (v3),
+``PREDICATE_SCHEMA_V2`` and ``PREDICATE_SCHEMA_V1``; the parity corpus its vitest test replays
 (``labextension/test/predicate-parity.test.ts``) holds today's Python verdicts."""
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ import pytest
 from ledger.certificates import (
     PREDICATE_SCHEMA,
     PREDICATE_SCHEMA_V1,
+    PREDICATE_SCHEMA_V2,
     PREDICATE_TYPE,
     PREDICATE_TYPE_V1,
+    PREDICATE_TYPE_V2,
 )
 from tests.support.scripts import load_script
 
@@ -28,7 +30,11 @@ ROOT = Path(__file__).resolve().parents[3]
 def test_committed_schemas_are_the_enclaves() -> None:
     exporter = load_script("export-predicate-schema.py")
     committed = json.loads(exporter.TARGET.read_text())
-    assert committed == {PREDICATE_TYPE: PREDICATE_SCHEMA, PREDICATE_TYPE_V1: PREDICATE_SCHEMA_V1}
+    assert committed == {
+        PREDICATE_TYPE: PREDICATE_SCHEMA,
+        PREDICATE_TYPE_V2: PREDICATE_SCHEMA_V2,
+        PREDICATE_TYPE_V1: PREDICATE_SCHEMA_V1,
+    }
     assert exporter.TARGET.read_text() == exporter.render()
 
 
@@ -65,7 +71,7 @@ def test_committed_corpus_holds_todays_python_verdicts_on_a_sample() -> None:
     """A quick look at a seeded sample; the slow test below regenerates all of it."""
     generator = load_script("export-predicate-corpus.py")
     corpus = _committed_corpus()
-    assert corpus["goldens"] == {v: generator.golden(v) for v in ("v1", "v2")}
+    assert corpus["goldens"] == {v: generator.golden(v) for v in ("v1", "v2", "v3")}
     assert corpus["types"] == generator.TYPES
     cases = corpus["cases"]
     sample = random.Random(7).sample(cases, 150)
