@@ -672,7 +672,7 @@ def _v3_rule_cases() -> Iterator[tuple[str, list[Op]]]:
     yield "disclosure bits off", [(["disclosure", "bits"], 600.0)]
     yield "equivalence not derived", [([*e, "equivalence", "delta_interval"], [-0.048, -0.033])]
     yield "equivalence nudged", [([*e, "equivalence", "delta_interval", 1], -0.033 + 3e-9)]
-    yield "mde not derived", [([*e, "mde", "delta"], 0.014)]
+    yield "mde not derived", [([*e, "mde", "delta"], 0.013)]
     yield "mean off grid", [([*e, "mean_delta"], -0.0405)]
     yield "mean outside", [([*e, "mean_delta"], -0.02)]
     yield "interval off grid", [([*e, "delta_interval", 0], -0.0495)]
@@ -804,6 +804,9 @@ def _v3_figure_cases(v2: dict[str, Any], v3: dict[str, Any]) -> Iterator[tuple[s
         (20, 1, {"categorical": True}),
         (200, 0, {"interval": (-0.002, 0.002), "flip_tolerance": 0.05}),
         (1000, 0, {"interval": (-0.004, 0.003), "flip_tolerance": 0.05}),
+        (3, 0, {"interval": (-1.0, 0.2)}),  # one end clamped at -1
+        (3, 1, {"interval": (-0.3, 1.0)}),
+        (2, 0, {"interval": (-1.0, 1.0)}),  # both: nothing is known of the spread
     ]
     for _ in range(24):
         n = rng.choice([2, 3, 5, 8, 13, 20, 37, 64, 99, 150, 1000])

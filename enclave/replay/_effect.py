@@ -89,6 +89,7 @@ def _numeric(deltas: list[float], *, tolerance: float, resolution: float) -> _Nu
         ),
         histogram=Histogram(edges=tuple(BIN_EDGES), counts=tuple(histogram(deltas))),
         mde_delta=derived_delta_mde(
+            reported,
             interval,
             n=n,
             resolution=resolution,

@@ -123,6 +123,7 @@ def _numeric(effect: dict[str, Any], resolution: float, n: int) -> list[str]:
     if not all(map(_close, eq["delta_interval"], implied)):
         problems.append("/effect/equivalence/delta_interval: is not the one the interval implies")
     mde = derived_delta_mde(
+        mean,
         interval,
         n=n,
         resolution=resolution,

@@ -73,6 +73,7 @@ def _effect(effect: Mapping[str, Any], samples: int, resolution: float) -> dict[
         )
         out["equivalence"] = {**eq, "delta_interval": list(implied)}
         mde = derived_delta_mde(
+            mean,
             interval,
             n=samples,
             resolution=resolution,

@@ -53,8 +53,16 @@ export function studentTQuantile(p: number, df: number): number {
   return 0.5 * (lo + hi);
 }
 
-function half(interval: number[], resolution: number): number {
-  return Math.max(0, (interval[1] / resolution - interval[0] / resolution) / 2);
+/** ``h`` in grid steps: the larger half-width from the reported mean, half a step more
+ * with one end clamped at ±1; ``null`` with both ends clamped. */
+function half(mean: number, interval: number[], resolution: number): number | null {
+  const [lo, hi] = interval;
+  if (lo <= -1 && hi >= 1) {
+    return null;
+  }
+  const m = mean / resolution;
+  const h = Math.max(0, m - lo / resolution, hi / resolution - m);
+  return lo <= -1 || hi >= 1 ? h + 0.5 : h;
 }
 
 function snap(steps: number, resolution: number): number {
@@ -75,14 +83,19 @@ export function derivedEquivalence(
   }
   const [lo, hi] = interval;
   const k = studentTQuantile(1 - alpha, n - 1) / studentTQuantile(1 - (1 - confidence) / 2, n - 1);
+  const h = half(mean, interval, resolution);
+  if (h === null) {
+    return [lo, hi];
+  }
   const centre = pyRound(mean / resolution);
-  const reach = k * half(interval, resolution);
+  const reach = k * h;
   const down = reach === 0 ? centre : Math.floor(centre - reach - 0.5 + SLACK);
   const up = reach === 0 ? centre : Math.ceil(centre + reach + 0.5 - SLACK);
   return [Math.max(lo, Math.min(mean, snap(down, resolution))), Math.min(hi, Math.max(mean, snap(up, resolution)))];
 }
 
 export function derivedDeltaMde(
+  mean: number,
   interval: number[],
   n: number,
   resolution: number,
@@ -93,8 +106,12 @@ export function derivedDeltaMde(
   if (n < 2) {
     throw new Unevaluable('a minimum detectable delta needs at least two samples');
   }
+  const h = half(mean, interval, resolution);
+  if (h === null) {
+    return 1;
+  }
   const tc = studentTQuantile(1 - (1 - confidence) / 2, n - 1);
   const z = tc + studentTQuantile(power, n - 1);
-  const steps = tolerance / resolution + (z / tc) * half(interval, resolution);
+  const steps = tolerance / resolution + (z / tc) * h;
   return Math.min(1, Math.max(Math.min(1, tolerance), snap(Math.ceil(steps - SLACK), resolution)));
 }

@@ -66,7 +66,7 @@ function numeric(effect: Predicate, resolution: number, n: number): string[] {
   if (!eq.delta_interval.every((v: number, i: number) => close(v, implied[i]))) {
     problems.push('/effect/equivalence/delta_interval: is not the one the interval implies');
   }
-  const mde = derivedDeltaMde(interval, n, resolution, effect.score_tolerance, effect.confidence, effect.mde.power);
+  const mde = derivedDeltaMde(mean, interval, n, resolution, effect.score_tolerance, effect.confidence, effect.mde.power);
   if (!close(effect.mde.delta, mde)) {
     problems.push('/effect/mde/delta: is not the one the interval implies');
   }

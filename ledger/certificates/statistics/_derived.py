@@ -8,13 +8,17 @@ every verifier compute the other two from them, on the grid, the same way.
 
 They are never bolder than the exact figures:
 
-* the two-sided interval is reported outward on the grid, so its half-width ``h``
-  (``(hi - lo) / 2``) is at least the exact ``t(1-c/2) · s/√n``;
+* the two-sided interval is reported outward on the grid around a mean rounded to the
+  nearest step, so the larger of its two half-widths ``h`` (in steps, from the reported
+  mean) is at least the exact ``t(1-c/2) · s/√n`` — the two add up to at least twice
+  it. Where one end is clamped at ±1 only the other end measures it, to within half a
+  step, so ``h`` gains half a step; where both ends are clamped nothing is known of it;
 * the TOST interval is the mean ± ``k · h`` with ``k = t(1-α) / t(1-c/2)``, widened by
-  half a grid step (the reported mean is rounded to the nearest step), outward on the
-  grid, and clipped to the two-sided interval (which holds the exact TOST interval);
+  half a step (the mean's rounding), outward on the grid, and clipped to the two-sided
+  interval (which holds the exact TOST interval); with both ends clamped it is the
+  two-sided interval itself;
 * the minimum detectable delta is ``tolerance + (t(1-c/2) + t(power)) / t(1-c/2) · h``
-  rounded up to the grid, at most 1.
+  rounded up to the grid, at most 1 (and 1 with both ends clamped).
 
 Degenerate intervals (every delta equal) stay degenerate: ``h = 0`` gives the mean's
 own grid point, clipped to ``[lo, hi]``.
@@ -36,9 +40,14 @@ def _steps(value: float, resolution: float) -> float:
     return value / resolution
 
 
-def _half(interval: Sequence[float], resolution: float) -> float:
+def _half(mean: float, interval: Sequence[float], resolution: float) -> float | None:
+    """``h`` in grid steps (see above); ``None`` when both ends are clamped."""
     lo, hi = interval
-    return max(0.0, (_steps(hi, resolution) - _steps(lo, resolution)) / 2)
+    if lo <= -1 and hi >= 1:
+        return None
+    m = _steps(mean, resolution)
+    half = max(0.0, m - _steps(lo, resolution), _steps(hi, resolution) - m)
+    return half + 0.5 if lo <= -1 or hi >= 1 else half
 
 
 def _snap(steps: int, resolution: float) -> float:
@@ -60,8 +69,11 @@ def derived_equivalence(
         raise ValueError("an interval needs at least two samples")
     lo, hi = interval
     k = student_t_quantile(1 - alpha, n - 1) / student_t_quantile(1 - (1 - confidence) / 2, n - 1)
+    half = _half(mean, interval, resolution)
+    if half is None:
+        return lo, hi
     centre = round(_steps(mean, resolution))
-    reach = k * _half(interval, resolution)
+    reach = k * half
     if reach == 0:
         down, up = centre, centre
     else:
@@ -71,6 +83,7 @@ def derived_equivalence(
 
 
 def derived_delta_mde(
+    mean: float,
     interval: Sequence[float],
     *,
     n: int,
@@ -82,7 +95,10 @@ def derived_delta_mde(
     """The minimum detectable mean delta a v3 certificate implies (see the module text)."""
     if n < 2:
         raise ValueError("a minimum detectable delta needs at least two samples")
+    half = _half(mean, interval, resolution)
+    if half is None:
+        return 1.0
     t_c = student_t_quantile(1 - (1 - confidence) / 2, n - 1)
     z = t_c + student_t_quantile(power, n - 1)
-    steps = _steps(tolerance, resolution) + z / t_c * _half(interval, resolution)
+    steps = _steps(tolerance, resolution) + z / t_c * half
     return min(1.0, max(min(1.0, tolerance), _snap(math.ceil(steps - _SLACK), resolution)))

@@ -31,6 +31,7 @@ from ledger.certificates import (
     IN_TOTO_PAYLOAD_TYPE,
     PREDICATE_TYPE,
     PREDICATE_TYPE_V1,
+    PREDICATE_TYPE_V2,
     BadCertificateInput,
     CertificateInvalid,
     Envelope,
@@ -71,6 +72,11 @@ def _golden(version: str) -> dict[str, Any]:
 
 @pytest.fixture
 def statement() -> dict[str, Any]:
+    return _golden("v3")
+
+
+@pytest.fixture
+def statement_v2() -> dict[str, Any]:
     return _golden("v2")
 
 
@@ -277,7 +283,7 @@ def test_round_trip_sign_verify(key: SigningKey, statement: dict[str, Any]) -> N
     assert sign_statement(copy.deepcopy(statement), key) == envelope
 
 
-@pytest.mark.parametrize("version", ["v1", "v2"])
+@pytest.mark.parametrize("version", ["v1", "v2", "v3"])
 def test_golden_certificate_is_byte_identical(key: SigningKey, version: str) -> None:
     statement = _golden(version)
     golden = (GOLDEN / f"certificate_{version}.dsse.json").read_bytes()
@@ -299,9 +305,12 @@ def test_a_v1_certificate_still_verifies_and_says_it_is_v1(
     # its label is one v2 no longer issues, and it is checked by v1's rules only
     assert statement_v1["predicate"]["classification"] == "decision-flips"
     assert predicate_problems(statement_v1["predicate"], PREDICATE_TYPE_V1) == []
-    assert predicate_problems(statement_v1["predicate"]) != []  # not a v2 predicate
-    v2 = _verify(sign_statement(_golden("v2"), key), key, lookup_of(_golden("v2"), None))
-    assert v2.checks[2].detail == "in-toto Statement v1, certificate v2 predicate"
+    assert predicate_problems(statement_v1["predicate"]) != []  # not a v3 predicate
+    for version in ("v2", "v3"):
+        golden = _golden(version)
+        report = _verify(sign_statement(golden, key), key, lookup_of(golden, None))
+        assert all(check.ok for check in report.checks[:4]), report.to_dict()
+        assert report.checks[2].detail == f"in-toto Statement v1, certificate {version} predicate"
 
 
 def test_build_statement_shape(key: SigningKey, statement: dict[str, Any]) -> None:
@@ -354,8 +363,8 @@ def test_schema_rejects_wrong_top_level_types(
     [
         (("effect", "flip_rate"), "0.65"),
         (("effect", "flip_rate"), 1.5),
-        (("effect", "histogram", "counts", 0), -1),
-        (("effect", "histogram", "edges", 0), -2.0),
+        (("effect", "layer_changes", "score"), 20),
+        (("served_by", 0, "record"), 20),
         (("baseline", "layers", "score", "delta"), 3.0),
         (("disclosure", "bits"), -1.0),
         (("disclosure", "terms", 0, "field"), 7),
@@ -405,13 +414,13 @@ def test_audit_ending_before_baseline_is_valid_with_nulls(
     }  # fmt: skip
     v1 = dict(statement_v1["predicate"], classification="refused", **nulls)
     assert predicate_problems(v1, PREDICATE_TYPE_V1) == []
-    v2 = dict(
+    v3 = dict(
         statement["predicate"], classification="observable-only",
-        recorded_seed=None, sample_rows=None, served_by=None, **nulls,
+        recorded_seed=None, served_by=None, substituted=None, **nulls,
     )  # fmt: skip
-    assert predicate_problems(v2) == []
-    # v2 labels are closed: v1's free label is refused
-    assert predicate_problems(dict(v2, classification="refused")) == ["/classification: enum"]
+    assert predicate_problems(v3) == []
+    # v2 and v3 labels are closed: v1's free label is refused
+    assert predicate_problems(dict(v3, classification="refused")) == ["/classification: enum"]
 
 
 @pytest.mark.parametrize(
@@ -426,17 +435,20 @@ def test_audit_ending_before_baseline_is_valid_with_nulls(
     ],
 )
 def test_rules_beyond_the_schema(
-    statement: dict[str, Any], change: dict[str, Any], problem: str
+    statement_v2: dict[str, Any], change: dict[str, Any], problem: str
 ) -> None:
-    predicate = dict(statement["predicate"], **change)
-    assert any(problem in p for p in predicate_problems(predicate))
+    predicate = dict(statement_v2["predicate"], **change)
+    assert any(problem in p for p in predicate_problems(predicate, PREDICATE_TYPE_V2))
 
 
-def test_rules_on_intervention_and_effect(statement: dict[str, Any]) -> None:
-    base = statement["predicate"]
+def test_rules_on_intervention_and_effect(statement_v2: dict[str, Any]) -> None:
+    base = statement_v2["predicate"]
 
     def with_(section: str, **changes: Any) -> dict[str, Any]:
         return dict(base, **{section: dict(base[section], **changes)})
+
+    def predicate_problems(predicate: dict[str, Any]) -> list[str]:
+        return certify.predicate_problems(predicate, PREDICATE_TYPE_V2)
 
     after = "hmac-sha256:" + "0" * 64
     assert predicate_problems(with_("intervention", unchanged_digest_after=after)) == [
@@ -590,9 +602,9 @@ def _tampered(statement: dict[str, Any], change: Any) -> dict[str, Any]:
     ],
 )
 def test_v2_rules_tie_the_label_and_counts_to_what_is_reported(
-    statement: dict[str, Any], change: Any, problem: str | None
+    statement_v2: dict[str, Any], change: Any, problem: str | None
 ) -> None:
-    problems = predicate_problems(_tampered(statement, change))
+    problems = predicate_problems(_tampered(statement_v2, change), PREDICATE_TYPE_V2)
     if not problem:
         assert problems == []
         return
@@ -850,3 +862,92 @@ def test_we_verify_a_securesystemslib_envelope(key: SigningKey, statement: dict[
     other.sign(CryptoSigner(impostor, claimed))
     with pytest.raises(CertificateInvalid):
         verify_envelope(other.to_dict(), {key.keyid: key.public_key})
+
+
+def _served(p: dict[str, Any], arm: str, calls: str) -> dict[str, Any]:
+    row: dict[str, Any] = next(r for r in p["served_by"] if (r["arm"], r["calls"]) == (arm, calls))
+    return row
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda p: None, ""),
+        # the TOST interval and the minimum detectable delta are derived, not stated
+        (lambda p: p["effect"]["equivalence"].update(delta_interval=[-0.048, -0.033]), "implies"),
+        (lambda p: p["effect"]["mde"].update(delta=0.013), "/effect/mde/delta: is not the one"),
+        (lambda p: p["effect"].update(mean_delta=-0.02), "does not hold the mean delta"),
+        (lambda p: p["effect"].update(histogram=None), "/effect: anyOf"),
+        (lambda p: p.update(sample_rows=[]), "/: additionalProperties"),
+        (lambda p: p["effect"]["layer_changes"].update(score=20), "/effect: anyOf"),
+        (lambda p: p["recorded_seed"].update(delta=0.0), "/recorded_seed: anyOf"),
+        (lambda p: p["recorded_seed"].update(flip=False), "a flip contradicts"),
+        # coarse served-by rows: one mark for all cells, or several for some of them
+        (lambda p: _served(p, "baseline", "recorded").update(record="some"), "do not cover"),
+        (lambda p: _served(p, "baseline", "recorded").update(unused="some"), "do not cover"),
+        (lambda p: _served(p, "baseline", "recorded").update(record=20), "/served_by: anyOf"),
+        (
+            lambda p: _served(p, "baseline", "recorded").update(record="some", intervention="some"),
+            "the baseline arm has no intervened call",
+        ),
+        (lambda p: _served(p, "intervened", "new").update(record="some"), "does not know"),
+        (lambda p: p["served_by"].append(dict(p["served_by"][0])), "appears twice"),
+        # substituted: exactly the recorded boundaries a substitute served, never unfaithful
+        (lambda p: p.update(substituted=["approval"]), "contradicts the recorded calls"),
+        (lambda p: p.update(substituted=None), "present exactly with the served-by table"),
+        (
+            lambda p: (
+                _served(p, "placebo", "recorded").update(substitute="some"),
+                p.update(substituted=["approval"]),
+            ),
+            "",
+        ),  # fmt: skip
+        (
+            lambda p: (
+                _served(p, "placebo", "recorded").update(substitute="some"),
+                p.update(substituted=["approval"]),
+                p.update(substitute_fidelity={"approval": {"checked": 2, "faithful": False}}),
+            ),
+            "an unfaithful substitute served",
+        ),  # fmt: skip
+        (
+            lambda p: (
+                _served(p, "placebo", "recorded").update(substitute="some"),
+                p.update(substituted=["before-authority"]),
+                p["request"].update(from_cut="before-authority"),
+                p.update(
+                    cut={
+                        "name": "before-authority",
+                        "call_id": "main/before-authority#0",
+                        "calls_before": 2,
+                    }
+                ),
+            ),
+            "the cut was not served from the record",
+        ),  # fmt: skip
+        # substitute answers need a substitute (or unservable) mark somewhere
+        (
+            lambda p: (
+                p.update(substitute_answers=_ANSWER),
+                p["request"].update(authoritative_substitutes=["m"]),
+            ),
+            "",
+        ),  # fmt: skip
+        (
+            lambda p: (
+                p.update(substitute_answers=dict(_ANSWER, samples=21)),
+                p["request"].update(authoritative_substitutes=["m"]),
+            ),
+            "exceeds the samples served by substitute",
+        ),  # fmt: skip
+    ],
+)
+def test_v3_rules_read_coarse_figures_and_derive_the_rest(
+    statement: dict[str, Any], change: Any, problem: str
+) -> None:
+    assert statement["predicateType"] == PREDICATE_TYPE
+    problems = predicate_problems(_tampered(statement, change))
+    if not problem:
+        assert problems == []
+        return
+    assert any(problem in p for p in problems), problems
