@@ -330,9 +330,10 @@ def audit_cmd(
             outcome = with_exported_certificate(runtime, outcome)
     if json_out:
         out = outcome.to_dict()
-        section = _predicate(outcome).get("inference")
-        if isinstance(section, dict):  # as the signed certificate states it
-            out["inference"] = section
+        certified = _predicate(outcome)
+        for name in ("effect", "inference"):  # as the signed certificate states them
+            if isinstance(certified.get(name), dict):
+                out[name] = certified[name]
         emit_json(out)
     else:
         show_outcome(outcome)

@@ -15,10 +15,11 @@ BUDGET_KEYS = frozenset({"audits", "bits", "window_seconds"})
 
 
 # What one audit of a budget given as a count stands for: above the disclosure bound of
-# a 1,000-sample audit of a specimen with a few dozen calls (about 3,800 bits, most of it
-# the per-sample decision rows). A larger audit discloses more and is charged its own
-# bound: a budget in bits admits it only if the policy grants that much.
-BITS_PER_AUDIT = 4096.0
+# a 1,000-sample audit of a specimen with a few dozen calls (about 230 bits in a tight
+# certificate), with room for governed inference's tallies (up to ~170 bits more at the
+# loosest caps). A larger audit discloses more and is charged its own bound: a budget in
+# bits admits it only if the policy grants that much.
+BITS_PER_AUDIT = 512.0
 _MAX_BITS = 1e9
 
 

@@ -13,27 +13,28 @@ more than ``sum(log2 n_i)`` bits through it. The terms, field by field:
   ``first_unverifiable_step``: null, a recorded call id or ``new_call #k``;
   ``live_state_fields``: a subset of the specimen's declared live-state fields;
 * ``/baseline``: ``ok`` and ``equal`` of six exact layers and ``ok`` of the score; the
-  score delta on the resolution grid (or null); ``changed_fields``: a subset of the
-  recorded proposal's fields plus a count of new ones;
+  score delta on the resolution grid (or null); ``changed_fields``: a count, at most the
+  recorded proposal's fields plus the new ones a run may add;
 * ``/effect``: the mean and both interval ends on the grid; flips, and the recorded
   decision in each arm, as counts out of N (rates and exact intervals are functions of
-  them); the histogram: ``C(N + B - 1, B - 1)`` ways to put N samples in B bins;
+  them); the TOST interval and the minimum detectable delta are derived from the mean
+  and the interval (``statistics.derived_equivalence``), so they carry nothing of their
+  own; ``/effect/layer_changes``: ``none``, ``some`` or ``all`` per layer;
+  ``/effect/outcome``: numeric or categorical (1 bit: every delta field is null
+  together). Flip bounds and the tolerances are functions of counts already charged or
+  of the request.
 * ``/placebo``: the largest absolute delta on the grid over [0, 1]; flips out of N.
-* ``/effect/outcome``: numeric or categorical (1 bit: every delta field is null
-  together); ``/effect/equivalence/delta_interval``: both ends on the grid;
-  ``/effect/mde/delta``: on the grid over [0, 1] (it depends on the observed spread;
-  the flip-rate MDE depends on N alone); ``/effect/layer_changes``: a count out of N
-  per layer. Flip count, flip bounds and the tolerances are functions of counts
-  already charged or of the request.
-* ``/recorded_seed``: its row (below) and its delta on the grid or null.
-* ``/sample_rows``: per sample a (baseline, intervened) pair of decision labels from
-  the ``d``-label vocabulary and a flip that the labels fix unless both are ``other``:
-  ``d² + 1`` values, N times (seeds are fixed by the request).
-* ``/served_by``: per arm and call, a composition of N samples into the marks that call
-  can take (``_served``): a recorded call in the baseline arm 5 (record, substitute,
-  unservable, unused, absent), in the intervened and placebo arms 6 (and intervention);
-  the one row per arm of calls the record does not know 3 (substitute, unservable,
-  absent): ``log2 C(N + c - 1, c - 1)`` each.
+* ``/recorded_seed``: a (baseline, intervened) pair of decision labels from the
+  ``d``-label vocabulary and a flip that the labels fix unless both are ``other``:
+  ``d² + 1`` values (its seed is the request's).
+* ``/served_by``: per arm, one row for the recorded calls and one for the new calls,
+  each the set of marks their (call, sample) cells took (one mark is ``all``, several
+  are ``some`` each): ``log2(2^m - 1)`` for ``m`` marks — 5 for recorded calls in the
+  baseline arm (record, substitute, unservable, unused, absent), 6 in the intervened
+  and placebo arms (and intervention), 3 for new calls (substitute, unservable,
+  absent). No row names a call, so the term does not grow with the record.
+* ``/substituted``: which recorded boundaries a substitute served, a subset of the
+  ``B`` boundary names: ``B`` bits.
 * ``/substitute_fidelity``: per recorded boundary, whether its substitute reproduced the
   record: at most one bit per recorded call name (the counts are the record's).
 * ``/substitute_answers``: which boundaries' substitutes answered, in some arm, a request
@@ -46,13 +47,14 @@ more than ``sum(log2 n_i)`` bits through it. The terms, field by field:
   the answers asked of the endpoint and served from the audit's record, each a count up
   to the calls cap, and the input and output tokens, each up to its cap: ``4 ×
   (2 log2(calls + 1) + log2(input + 1) + log2(output + 1))`` for the loosest grant;
-  ``/served_by`` rows gain the mark ``inference`` (one more bin per row).
+  ``/served_by`` rows gain the mark ``inference`` (one more mark per row).
 
 Everything else in a certificate (request, intervention proof, samples, environment,
 lineage, grant, ledger position, times) is fixed by the request, the specimen and the
 supervisor before agent code runs. The bound depends only on the request and the
 specimen's vocabulary, so it is known — and charged to the budget — at admission.
-Each term is rounded *up* to 0.01 bit.
+Each term is rounded *up* to 0.01 bit. A default 1,000-sample audit of a specimen of a
+dozen calls states at most ~220 bits (``docs/certificate-v3.md``).
 """
 
 from __future__ import annotations
