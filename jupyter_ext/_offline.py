@@ -40,6 +40,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from ledger.certificates import (
     PREDICATE_TYPE,
     PREDICATE_TYPE_V1,
+    PREDICATE_TYPE_V2,
     VerificationCheck,
     finding,
     keyid_of,
@@ -262,7 +263,7 @@ def verify_envelope_offline(
         checks.append(VerificationCheck(step=number, name=name, ok=ok, detail=detail))
     kind = state.statement.get("predicateType")
     stated = None  # a release report states no finding of its own
-    if not failed and kind in (PREDICATE_TYPE, PREDICATE_TYPE_V1):
+    if not failed and kind in (PREDICATE_TYPE, PREDICATE_TYPE_V2, PREDICATE_TYPE_V1):
         stated = finding(state.statement["predicate"], kind, checked=True)
     return VerifyReport(ok=not failed, checks=tuple(checks), finding=stated)
 

@@ -55,9 +55,9 @@ from ledger.certificates.statistics import clopper_pearson, effect_label, flip_m
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "labextension/test/fixtures/predicate-corpus.json"
 TYPES = {"v1": PREDICATE_TYPE_V1, "v2": PREDICATE_TYPE_V2, "v3": PREDICATE_TYPE}
-DELETE = {"delete": True}
+DELETE = {"delete": True}  # an operation's value: remove the key (or list item)
 # v3 has more operations that fail on their own: more stacks, so that some still pass
-RANDOM_STACKS = {"v1": 100, "v2": 100, "v3": 200}  # an operation's value: remove the key (or list item)
+RANDOM_STACKS = {"v1": 100, "v2": 100, "v3": 200}
 
 Path_ = list[str | int]
 Op = tuple[Path_, Any]

@@ -9,7 +9,7 @@ export type Json = Record<string, unknown>;
 
 export interface CertificateView {
   predicateType: string;
-  version: 'v1' | 'v2' | 'unknown';
+  version: 'v1' | 'v2' | 'v3' | 'unknown';
   subject: string;
   predicate: Json;
 }
@@ -48,11 +48,8 @@ export function readCertificate(envelope: unknown): CertificateView {
     throw new UnreadableCertificate('the payload is not a certificate statement');
   }
   const predicateType = String(statement.predicateType ?? '');
-  const version = predicateType.endsWith('/certificate/v2')
-    ? 'v2'
-    : predicateType.endsWith('/certificate/v1')
-      ? 'v1'
-      : 'unknown';
+  const known = ['v1', 'v2', 'v3'] as const;
+  const version = known.find(v => predicateType.endsWith(`/certificate/${v}`)) ?? 'unknown';
   const subject = String(asObject(asArray(statement.subject)[0]).name ?? '');
   return { predicateType, version, subject, predicate: statement.predicate };
 }

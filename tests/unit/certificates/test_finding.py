@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from enclave.keys import SigningKey
 from ledger import loads
 from ledger.certificates import (
-    PREDICATE_TYPE,
     PREDICATE_TYPE_V1,
+    PREDICATE_TYPE_V2,
     PredicateInvalid,
     StaticLedgerLookup,
     envelope_finding,
@@ -51,13 +51,13 @@ GOLDEN = CORPUS.golden("v2")
 def _case(name: str) -> dict[str, Any]:
     ops = dict(CORPUS._finding_cases(GOLDEN))[name]
     predicate: dict[str, Any] = CORPUS.apply(GOLDEN, ops)
-    assert predicate_problems(predicate, PREDICATE_TYPE) == []
+    assert predicate_problems(predicate, PREDICATE_TYPE_V2) == []
     return predicate
 
 
 def _consistent(n: int, k: int, **knobs: Any) -> dict[str, Any]:
     predicate: dict[str, Any] = CORPUS.apply(GOLDEN, CORPUS._consistent(GOLDEN, n, k, knobs))
-    assert predicate_problems(predicate, PREDICATE_TYPE) == []
+    assert predicate_problems(predicate, PREDICATE_TYPE_V2) == []
     return predicate
 
 
@@ -65,7 +65,7 @@ def _consistent(n: int, k: int, **knobs: Any) -> dict[str, Any]:
 
 
 def test_influential_by_flips_states_counts_and_both_intervals() -> None:
-    assert finding(GOLDEN, PREDICATE_TYPE) == (
+    assert finding(GOLDEN, PREDICATE_TYPE_V2) == (
         "Replacing /model/revision in call decide-1 changed the decision in 13 of 20 paired "
         "runs (65%, 95% interval 40–85%); the score moved by −0.041 (95% interval −0.049 to "
         "−0.032)." + ADMISSIBLE
@@ -75,7 +75,7 @@ def test_influential_by_flips_states_counts_and_both_intervals() -> None:
 def test_influential_by_the_score_alone_names_the_tolerance_it_clears() -> None:
     predicate = _consistent(20, 0, interval=(0.01, 0.02), flip_tolerance=0.5)
     assert predicate["classification"] == "influential"
-    assert finding(predicate, PREDICATE_TYPE) == (
+    assert finding(predicate, PREDICATE_TYPE_V2) == (
         "Replacing /model/revision in call decide-1 moved the score by +0.015 (95% interval "
         "+0.010 to +0.020), clear of the tolerance of ±0.001; the decision changed in none of "
         "20 paired runs." + ADMISSIBLE
@@ -85,7 +85,7 @@ def test_influential_by_the_score_alone_names_the_tolerance_it_clears() -> None:
 def test_equivalent_states_the_bounds_that_made_it_so() -> None:
     predicate = _consistent(200, 0, interval=(-0.002, 0.002), flip_tolerance=0.05)
     assert predicate["classification"] == "equivalent"
-    assert finding(predicate, PREDICATE_TYPE) == (
+    assert finding(predicate, PREDICATE_TYPE_V2) == (
         "Replacing /model/revision in call decide-1 made no difference beyond the declared "
         "tolerances: the decision changed in none of 200 paired runs (at most 1.5% at 95% "
         "confidence, below the 5% tolerance); the score moved by 0.000 (90% interval −0.001 "
@@ -96,7 +96,7 @@ def test_equivalent_states_the_bounds_that_made_it_so() -> None:
 def test_equivalent_on_a_categorical_outcome_has_no_score_clause() -> None:
     predicate = _consistent(400, 0, categorical=True, flip_tolerance=0.01)
     assert predicate["classification"] == "equivalent"
-    text = finding(predicate, PREDICATE_TYPE)
+    text = finding(predicate, PREDICATE_TYPE_V2)
     assert "score" not in text
     assert "none of 400 paired runs (at most 0.8% at 95% confidence" in text
 
@@ -104,7 +104,7 @@ def test_equivalent_on_a_categorical_outcome_has_no_score_clause() -> None:
 def test_inconclusive_with_no_flip_says_what_cannot_be_ruled_out() -> None:
     predicate = _consistent(20, 0, categorical=True)
     assert predicate["classification"] == "inconclusive"
-    assert finding(predicate, PREDICATE_TYPE) == (
+    assert finding(predicate, PREDICATE_TYPE_V2) == (
         "Not enough evidence to tell whether replacing /model/revision in call decide-1 makes "
         "a difference: no decision changed in 20 paired runs, but a rate up to 14% cannot "
         "be ruled out at 95% confidence (the tolerance is 5%)." + ADMISSIBLE
@@ -114,7 +114,7 @@ def test_inconclusive_with_no_flip_says_what_cannot_be_ruled_out() -> None:
 def test_inconclusive_with_one_flip_says_one_is_not_enough() -> None:
     predicate = _consistent(30, 1, interval=(-0.003, 0.004), flip_tolerance=0.5)
     assert predicate["classification"] == "inconclusive"
-    assert finding(predicate, PREDICATE_TYPE) == (
+    assert finding(predicate, PREDICATE_TYPE_V2) == (
         "Not enough evidence to tell whether replacing /model/revision in call decide-1 makes "
         "a difference: the decision changed in 1 of 30 paired runs (a conclusion needs at "
         "least 2); the score moved by +0.001 (95% interval −0.003 to +0.004), which neither "
@@ -127,8 +127,8 @@ def test_a_capped_label_says_why_it_is_capped() -> None:
     predicate = CORPUS.apply(
         GOLDEN, [(["substitute_answers"], answers), (["classification"], "inconclusive")]
     )
-    assert predicate_problems(predicate, PREDICATE_TYPE) == []
-    text = finding(predicate, PREDICATE_TYPE)
+    assert predicate_problems(predicate, PREDICATE_TYPE_V2) == []
+    text = finding(predicate, PREDICATE_TYPE_V2)
     assert text.startswith("Not enough evidence to tell whether replacing")
     assert "the decision changed in 13 of 20 paired runs" in text
     assert (
@@ -138,7 +138,7 @@ def test_a_capped_label_says_why_it_is_capped() -> None:
 
 
 def test_an_unreproduced_baseline_says_nothing_was_measured_and_why() -> None:
-    assert finding(_case("baseline not reproduced, two layers"), PREDICATE_TYPE) == (
+    assert finding(_case("baseline not reproduced, two layers"), PREDICATE_TYPE_V2) == (
         "Not assessed: the untouched baseline did not reproduce the recorded run (proposal "
         "differed, the score moved by −0.004), so the effect of replacing /model/revision in "
         "call decide-1 was not measured."
@@ -146,7 +146,7 @@ def test_an_unreproduced_baseline_says_nothing_was_measured_and_why() -> None:
 
 
 def test_observable_only_says_no_counterfactual_conclusion_and_why() -> None:
-    assert finding(_case("observable-only, live state read"), PREDICATE_TYPE) == (
+    assert finding(_case("observable-only, live state read"), PREDICATE_TYPE_V2) == (
         "Replacing /model/revision in call decide-1 was replayed, but no counterfactual "
         "conclusion is certified: the branch read live-state fields of a served response "
         "after the departure point (first unverifiable step: decide-1)."
@@ -179,7 +179,7 @@ def test_a_failed_audit_establishes_nothing() -> None:
     ],
 )
 def test_each_strategy_names_the_intervention(strategy: str, opening: str) -> None:
-    assert finding(_case(f"strategy {strategy}"), PREDICATE_TYPE).startswith(opening)
+    assert finding(_case(f"strategy {strategy}"), PREDICATE_TYPE_V2).startswith(opening)
 
 
 # --- never more than the figures -------------------------------------------------
@@ -204,7 +204,7 @@ def test_the_sentence_never_claims_more_than_the_figures(
         knobs["categorical"] = True
     predicate = _consistent(n, k, **knobs)
     effect, label = predicate["effect"], predicate["classification"]
-    text = finding(predicate, PREDICATE_TYPE)
+    text = finding(predicate, PREDICATE_TYPE_V2)
     subject = "Replacing /model/revision in call decide-1"
     openings = {
         "influential": (f"{subject} changed the decision", f"{subject} moved the score"),
@@ -230,25 +230,25 @@ def test_the_sentence_never_claims_more_than_the_figures(
 
 
 def test_the_sentence_changes_with_each_figure_it_states() -> None:
-    base = finding(GOLDEN, PREDICATE_TYPE)
+    base = finding(GOLDEN, PREDICATE_TYPE_V2)
     for ops in (
         [(["effect", "mean_delta"], -0.040)],
         [(["intervention", "target", "call_id"], "decide-2"), (["request", "call"], "decide-2")],
         [(["auditability", "reason"], "an effect could not be served from the effect store")],
     ):
         changed = CORPUS.apply(GOLDEN, ops)
-        if predicate_problems(changed, PREDICATE_TYPE):
+        if predicate_problems(changed, PREDICATE_TYPE_V2):
             continue
-        assert finding(changed, PREDICATE_TYPE) != base
+        assert finding(changed, PREDICATE_TYPE_V2) != base
     nudged = _consistent(20, 14)
-    assert "14 of 20" in finding(nudged, PREDICATE_TYPE)
+    assert "14 of 20" in finding(nudged, PREDICATE_TYPE_V2)
 
 
 def test_the_label_the_sentence_states_is_the_one_the_figures_imply() -> None:
     for n, k in ((20, 0), (20, 1), (20, 2), (200, 0)):
         predicate = _consistent(n, k, interval=(-0.002, 0.002), flip_tolerance=0.05)
         implied = predicate["classification"]  # effect_label of its figures, by the rules
-        text = finding(predicate, PREDICATE_TYPE)
+        text = finding(predicate, PREDICATE_TYPE_V2)
         assert (implied == "equivalent") == ("made no difference" in text)
         assert (implied == "inconclusive") == text.startswith("Not enough evidence")
 
@@ -261,7 +261,7 @@ def test_a_predicate_that_fails_its_checks_states_no_finding_and_echoes_nothing(
     forged["effect"]["flips"] = 19  # the rows and the rate say 13
     forged["request"]["purpose"] = "CANARY-finding-7f3a"
     with pytest.raises(PredicateInvalid) as raised:
-        finding(forged, PREDICATE_TYPE)
+        finding(forged, PREDICATE_TYPE_V2)
     assert "CANARY" not in str(raised.value)
     assert "19" not in str(raised.value)
 
@@ -279,7 +279,7 @@ def test_the_verifier_re_derives_the_finding_of_what_it_verified() -> None:
     envelope, public_key, lookup = _signed(GOLDEN)
     report = verify_certificate(envelope, public_key=public_key, ledger_lookup=lookup)
     assert report.ok
-    assert report.finding == finding(GOLDEN, PREDICATE_TYPE)
+    assert report.finding == finding(GOLDEN, PREDICATE_TYPE_V2)
     assert report.to_dict()["finding"] == report.finding
 
 
@@ -296,7 +296,7 @@ def test_a_certificate_that_does_not_verify_states_no_finding() -> None:
 
 def test_an_envelopes_finding_is_its_predicates_and_a_non_statement_has_none() -> None:
     envelope, _, _ = _signed(GOLDEN)
-    assert envelope_finding(envelope) == finding(GOLDEN, PREDICATE_TYPE)
+    assert envelope_finding(envelope) == finding(GOLDEN, PREDICATE_TYPE_V2)
     forged = copy.deepcopy(GOLDEN)
     forged["effect"]["flips"] = 19  # checked unless the caller says it just checked
     with pytest.raises(PredicateInvalid):

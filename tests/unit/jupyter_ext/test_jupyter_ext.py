@@ -721,10 +721,10 @@ def _golden_predicate() -> dict[str, Any]:
 
 
 def test_the_certificate_card_opens_with_its_finding() -> None:
-    from ledger.certificates import PREDICATE_TYPE, finding
+    from ledger.certificates import PREDICATE_TYPE_V2, finding
 
     predicate = _golden_predicate()
-    sentence = finding(predicate, PREDICATE_TYPE)
+    sentence = finding(predicate, PREDICATE_TYPE_V2)
     html = certificate_html(predicate, audit_id="au-1")
     stated = f'<p class="enclave-finding" data-source="certificate">{escape(sentence)}</p>'
     assert stated in html

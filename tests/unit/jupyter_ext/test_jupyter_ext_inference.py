@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from jupyter_ext import certificate_html, certificate_text
-from ledger.certificates import PREDICATE_TYPE, predicate_problems
+from ledger.certificates import PREDICATE_TYPE_V2, predicate_problems
 from tests.support.scripts import load_script
 
 
@@ -42,7 +42,7 @@ def _table(html: str, css: str) -> list[list[str]]:
 
 def test_the_governed_predicate_is_one_the_verifier_accepts(governed: dict[str, Any]) -> None:
     assert governed["inference"]["arms"]["intervened"]["asked"] > 0
-    assert predicate_problems(governed, PREDICATE_TYPE) == []
+    assert predicate_problems(governed, PREDICATE_TYPE_V2) == []
 
 
 def test_the_card_shows_per_arm_what_was_asked(governed: dict[str, Any]) -> None:

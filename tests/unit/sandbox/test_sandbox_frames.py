@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from enclave.sandbox import wire
@@ -29,6 +29,7 @@ json_values = st.recursive(
 )
 
 
+@settings(suppress_health_check=[HealthCheck.too_slow])  # generation is slow on a busy host
 @given(st.dictionaries(st.text(max_size=8), json_values, max_size=5))
 def test_round_trip(message: dict[str, object]) -> None:
     a, b = socket.socketpair()
