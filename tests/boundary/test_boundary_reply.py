@@ -171,8 +171,8 @@ def test_proposal_keys_come_from_the_recorded_proposal_only(world: World) -> Non
     outcome = world.outcomes["proposal-key"]
     assert outcome.classification == "baseline-not-reproduced", outcome.to_dict()
     predicate = _predicate(outcome)
-    changed = predicate["baseline"]["layers"]["proposal"]["changed_fields"]
-    assert changed == ["new_field #0"]
+    # a count in the certificate: the agent's own key names it nowhere (v3)
+    assert predicate["baseline"]["layers"]["proposal"]["changed_fields"] == 1
     assert find_canaries(json.dumps(predicate).encode(), CANARIES) == []
 
 
@@ -189,37 +189,42 @@ def test_baseline_score_delta_is_quantised(world: World) -> None:
 
 
 def test_effect_carries_no_per_sample_values(world: World) -> None:
-    # per-sample rows carry decision labels and flips only (see the size test below)
+    # no per-sample rows, no histogram: layer changes and served-by marks are coarse (v3)
     outcome = world.outcomes["plain"]
     assert outcome.classification in {"influential", "equivalent", "inconclusive"}
     predicate = _predicate(outcome)
     effect = predicate["effect"]
-    assert "deltas" not in effect
-    histogram = effect["histogram"]
-    assert sum(histogram["counts"]) == predicate["samples"]["count"]
-    assert len(histogram["counts"]) == len(histogram["edges"]) - 1
+    assert not {"deltas", "histogram"} & set(effect) and "sample_rows" not in predicate
+    assert set(effect["layer_changes"].values()) <= {"none", "some", "all"}
+    rows = predicate["served_by"]
+    assert {v for r in rows for k, v in r.items() if k not in ("arm", "calls")} <= {
+        "none",
+        "some",
+        "all",
+    }
     for value in (
         effect["mean_delta"],
         *effect["delta_interval"],
+        *effect["equivalence"]["delta_interval"],
+        effect["mde"]["delta"],
         predicate["placebo"]["max_abs_delta"],
-        *histogram["edges"],
     ):
         assert _on_grid(value), value
 
 
-def test_certificate_size_grows_only_by_the_per_sample_rows(world: World) -> None:
-    # v2 certificates carry one row per sample (seed, two decision labels, flip); the
-    # rest of the certificate does not grow with N
+def test_certificate_size_does_not_grow_with_the_samples(world: World) -> None:
+    # a v3 certificate has no per-sample rows: 400 samples state what 4 do, in as many
+    # bytes give or take the digits of the counts, and a bound larger only by log2(N)
     specimen = world.specimens["plain"]
-    sizes, rows = [], []
+    sizes, bits = [], []
     for samples in (4, 400):
         outcome = run_audit(world.runtime, _request(specimen, samples), now=_now(), limits=LIMITS)
         predicate = _predicate(outcome)
-        rows.append(predicate.pop("sample_rows"))
-        assert len(rows[-1]) == samples
-        assert all(len(json.dumps(r)) <= 48 for r in rows[-1])  # closed labels, no values
+        assert "sample_rows" not in predicate
         sizes.append(len(json.dumps(predicate, sort_keys=True)))
+        bits.append(predicate["disclosure"]["bits"])
     assert abs(sizes[1] - sizes[0]) < 512, sizes
+    assert bits[1] - bits[0] < 8 * math.log2(401 / 5), bits
 
 
 # -- the reply is validated by the supervisor -------------------------------------------------
@@ -257,7 +262,8 @@ def test_every_certificate_states_a_finite_disclosure_bound(world: World, name: 
     assert disclosure["bits"] == pytest.approx(sum(t["bits"] for t in terms), abs=1e-6)
     assert disclosure["resolution"] == RESOLUTION
     fields = {t["field"] for t in terms}
-    assert {"/classification", "/effect/mean_delta", "/effect/histogram"} <= fields
+    assert {"/classification", "/effect/mean_delta", "/served_by", "/substituted"} <= fields
+    assert not {"/effect/histogram", "/sample_rows"} & fields
     # every number an agent can influence is on the grid, a count, or a function of a count
     effect, n = predicate["effect"], 4
     if effect is not None:
@@ -267,7 +273,6 @@ def test_every_certificate_states_a_finite_disclosure_bound(world: World, name: 
             assert (effect[rate] * n) == pytest.approx(round(effect[rate] * n), abs=1e-9)
         lo, hi = clopper_pearson(round(effect["flip_rate"] * n), n)
         assert effect["flip_interval"] == [lo, hi]
-        assert all(type(c) is int for c in effect["histogram"]["counts"])
         assert _on_grid(predicate["placebo"]["max_abs_delta"])
     score = (predicate["baseline"] or {}).get("layers", {}).get("score", {})
     assert score.get("delta") is None or _on_grid(score["delta"])
@@ -277,11 +282,12 @@ def test_the_bound_follows_the_formula(world: World) -> None:
     predicate = _predicate(world.outcomes["plain"])
     terms = {t["field"]: t["bits"] for t in predicate["disclosure"]["terms"]}
     n = predicate["samples"]["count"]
-    bins = len(predicate["effect"]["histogram"]["counts"])
     assert terms["/effect/mean_delta"] == pytest.approx(math.log2(2 / RESOLUTION + 1), abs=0.01)
     assert terms["/effect/flip_rate"] == pytest.approx(math.log2(n + 1), abs=0.01)
-    histogram = math.log2(math.comb(n + bins - 1, bins - 1))
-    assert terms["/effect/histogram"] == pytest.approx(histogram, abs=0.01)
+    assert terms["/effect/layer_changes"] == pytest.approx(7 * math.log2(3), abs=0.01)
+    # per arm, the recorded calls' set of marks (5 or 6 of them) and the new calls' (3)
+    served = math.log2(2**5 - 1) + 2 * math.log2(2**6 - 1) + 3 * math.log2(2**3 - 1)
+    assert terms["/served_by"] == pytest.approx(served, abs=0.02)
 
 
 # -- the sweep ---------------------------------------------------------------------------------
@@ -622,9 +628,9 @@ def test_the_bound_grows_with_samples_and_resolution_and_is_known_before_running
     assert small.bits < large.bits and small.bits < fine.bits
     assert math.isclose(small.bits, sum(b for _, b in small.terms), abs_tol=0.01)
     assert small.resolution == 0.01 and fine.resolution == MIN_RESOLUTION
-    # 1000 samples carry a few bits a sample (per-sample decision rows: log2 5 each, and
-    # the served-by table): not 63 bits a sample as full-precision deltas would
-    assert large.bits < 5 * 1000  # against about 63,000 for full-precision per-sample deltas
+    # 1000 samples add only the counts' log2(N) to what 20 state: nothing per sample,
+    # against about 63,000 bits for full-precision per-sample deltas
+    assert large.bits <= 256 and large.bits - small.bits < 10 * math.log2(1001 / 21)
 
 
 def test_a_missing_ambient_read_keeps_its_closed_kind_name_and_is_only_unservable() -> None:

@@ -20,8 +20,9 @@ from enclave import Refused, Runtime
 from enclave.capture import capture, load_agent
 from enclave.incidents import claims, procurement, shard
 from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, run_audit
-from enclave.replay.disclosure import BIN_EDGES, histogram, quantize
+from enclave.replay.disclosure import BIN_EDGES, histogram, quantize, quantize_interval
 from enclave.replay.runs import apply_intervention, open_specimen, replay_run
+from ledger.certificates.statistics import mean_interval
 
 # -- DESIGN.md, reference incident 1, written out -------------------------------------
 MODEL_BIAS = {"r1": +0.020, "r2": -0.018}
@@ -192,15 +193,13 @@ def test_hundred_sample_sweep_matches_the_formula(
     assert predicate["classification"] == "influential"
     assert predicate["auditability"]["class"] == "counterfactual-admissible"
     assert predicate["baseline"]["reproduced"] is True
-    # per-sample deltas never leave: their histogram in the fixed bins does, and the mean
-    # at the declared resolution
-    assert "deltas" not in effect
-    assert effect["histogram"] == {
-        "edges": list(BIN_EDGES),
-        "counts": histogram(expected["deltas"]),
-    }
+    # per-sample deltas never leave, nor their histogram (v3): the mean and the Student-t
+    # interval of exactly these deltas do, outward at the declared resolution
+    assert "deltas" not in effect and "histogram" not in effect
     resolution = predicate["disclosure"]["resolution"]
     assert effect["mean_delta"] == quantize(expected["mean_delta"], resolution)
+    mean, lo, hi = mean_interval(expected["deltas"], 0.95)
+    assert effect["delta_interval"] == list(quantize_interval(lo, hi, resolution))
     assert effect["baseline_rate"] == expected["baseline_rate"]
     assert effect["intervened_rate"] == expected["intervened_rate"]
     assert effect["flip_rate"] == expected["flips"] / 100
@@ -210,9 +209,13 @@ def test_hundred_sample_sweep_matches_the_formula(
     assert effect["delta_interval"][0] <= effect["mean_delta"] <= effect["delta_interval"][1]
     assert predicate["placebo"] == {"passed": True, "max_abs_delta": 0, "flips": 0}
     assert predicate["samples"] == {"count": 100, "seed": 1, "seeds": "1..100"}
-    # the outcome handed back agrees with what was signed
+    # the outcome handed back agrees with what was signed (and, inside the home, keeps
+    # the histogram of exactly these deltas)
     assert outcome.effect is not None and outcome.effect.histogram is not None
-    assert outcome.effect.histogram.to_json() == effect["histogram"]
+    assert outcome.effect.histogram.to_json() == {
+        "edges": list(BIN_EDGES),
+        "counts": histogram(expected["deltas"]),
+    }
     assert outcome.effect.mean_delta == effect["mean_delta"]
     assert outcome.effect.flip_rate == effect["flip_rate"]
 
@@ -261,9 +264,10 @@ def test_claims_flip_at_every_seed(
     assert predicate["classification"] == "influential"
     assert effect["flip_rate"] == 1
     assert effect["baseline_rate"] == 1 and effect["intervened_rate"] == 0
-    assert effect["histogram"]["counts"] == histogram(
-        [o - b for b, o in zip(base, other, strict=True)]
-    )
+    deltas = [o - b for b, o in zip(base, other, strict=True)]
+    resolution = predicate["disclosure"]["resolution"]
+    assert effect["mean_delta"] == quantize(math.fsum(deltas) / len(deltas), resolution)
+    assert effect["layer_changes"]["decision"] == "all"  # every seed flipped
     lo, hi = binomtest(len(seeds), len(seeds)).proportion_ci(method="exact")
     assert effect["flip_interval"] == [pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9)]
 

@@ -64,10 +64,11 @@ def test_a_faithful_substitute_serves_and_the_certificate_lists_it(runtime: Runt
     assert outcome.envelope is not None, (outcome.failure, outcome.failure_detail)
     predicate = _predicate(runtime, outcome.envelope)
     assert predicate["substitute_fidelity"] == {"oracle": {"checked": 2, "faithful": True}}
-    intervened = [r for r in predicate["served_by"] if r["arm"] == "intervened"]
-    # both calls of the revision point, in every sample: the swap (the substitute with r2)
-    oracle = [r for r in intervened if r["call"].startswith("main/oracle#")]
-    assert [r["intervention"] for r in oracle] == [8, 8]
+    rows = {(r["arm"], r["calls"]): r for r in predicate["served_by"]}
+    # the revision point's calls are the swap (the substitute with r2): the intervened
+    # arm's recorded calls are served by the intervention, the baseline's by the record
+    assert rows[("intervened", "recorded")]["intervention"] != "none"
+    assert rows[("baseline", "recorded")]["intervention"] == "none"
 
 
 @pytest.mark.parametrize(
@@ -163,13 +164,14 @@ def test_a_conclusion_resting_on_a_substitutes_extrapolation_is_not_confident(
     ), predicate["not_established"]
     # the served-by table cannot tell it apart: the changed request keeps the recorded
     # call id, so it shows as a substitute on a recorded call, as a changed world would
-    rating = [r for r in predicate["served_by"] if r["call"] == "main/rating#0"]
-    assert [(r["arm"], r["substitute"]) for r in rating] == [
-        ("baseline", 0),
-        ("intervened", EXTRAPOLATED_SAMPLES),
-        ("placebo", 0),
+    rows = {(r["arm"], r["calls"]): r for r in predicate["served_by"]}
+    assert [rows[(arm, "recorded")]["substitute"] for arm in ("baseline", "placebo")] == [
+        "none",
+        "none",
     ]
-    assert not [r for r in predicate["served_by"] if r["call"] == "new calls"]
+    assert rows[("intervened", "recorded")]["substitute"] != "none"
+    assert predicate["substituted"] == ["rating"]
+    assert not [r for r in predicate["served_by"] if r["calls"] == "new"]
 
 
 def test_a_substitute_declared_authoritative_carries_the_conclusion(runtime: Runtime) -> None:

@@ -496,22 +496,25 @@ def test_the_disclosure_bound_counts_every_new_field() -> None:
     vocab = VocabularySize(calls=6, live_state=1)
     bound = disclosure_bound(samples=100, tolerance=0.01, vocabulary=vocab)
     terms = dict(bound.terms)
-    # per-sample (baseline, intervened) decisions from {recorded, other} and a flip that
-    # the labels fix except when both are "other": 5 combinations a sample
-    assert terms["/sample_rows"] == pytest.approx(math.ceil(100 * math.log2(5) * 100) / 100)
+    # the recorded seed's (baseline, intervened) decisions from {recorded, other} and a
+    # flip that the labels fix except when both are "other": 5 combinations (no delta)
+    assert terms["/recorded_seed"] == pytest.approx(math.ceil(math.log2(5) * 100) / 100)
+    for name in ("/served_by", "/substituted", "/effect/layer_changes", "/effect/outcome"):
+        assert terms[name] > 0, name
+    # nothing per sample, nothing stated that the interval implies (v3)
     for name in (
-        "/recorded_seed",
-        "/served_by",
-        "/effect/layer_changes",
+        "/sample_rows",
+        "/effect/histogram",
         "/effect/equivalence/delta_interval",
         "/effect/mde/delta",
-        "/effect/outcome",
     ):
-        assert terms[name] > 0, name
+        assert name not in terms, name
+    # the served-by rows are per arm: more calls name more boundaries, not more rows
     more_calls = disclosure_bound(
         samples=100, tolerance=0.01, vocabulary=VocabularySize(calls=12, live_state=1)
     )
-    assert dict(more_calls.terms)["/served_by"] > terms["/served_by"]
+    assert dict(more_calls.terms)["/served_by"] == terms["/served_by"]
+    assert dict(more_calls.terms)["/substituted"] > terms["/substituted"]
 
 
 def test_the_disclosure_bound_counts_substitute_answers_per_arm_and_boundary() -> None:
@@ -584,7 +587,7 @@ def _audit(runtime: Runtime, specimen: str, iv: Intervention, samples: int) -> d
         envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
     )
     assert report.ok, report.to_dict()
-    assert "certificate v2" in report.checks[2].detail
+    assert "certificate v3" in report.checks[2].detail
     statement = json.loads(base64.b64decode(envelope["payload"]))
     assert statement["predicateType"] == PREDICATE_TYPE != PREDICATE_TYPE_V1
     predicate: dict[str, Any] = statement["predicate"]
@@ -592,12 +595,13 @@ def _audit(runtime: Runtime, specimen: str, iv: Intervention, samples: int) -> d
     return predicate
 
 
-def _served_rows_sum_to_n(predicate: dict[str, Any], n: int) -> None:
+def _served_rows_cover_the_samples(predicate: dict[str, Any]) -> None:
     arms = {row["arm"] for row in predicate["served_by"]}
     assert arms == {"baseline", "intervened", "placebo"}
     for row in predicate["served_by"]:
         ways = ("record", "substitute", "intervention", "unservable", "unused", "absent")
-        assert sum(row[w] for w in ways) == n
+        marks = [row[w] for w in ways if row[w] != "none"]
+        assert marks == ["all"] or (len(marks) >= 2 and set(marks) == {"some"}), row
 
 
 def test_end_to_end_categorical_agent_is_compared_by_flips(runtime: Runtime) -> None:
@@ -614,7 +618,7 @@ def test_end_to_end_categorical_agent_is_compared_by_flips(runtime: Runtime) -> 
     assert same["baseline"]["reproduced"] is True
     assert same["classification"] == "equivalent"
     assert same["effect"]["outcome"] == "categorical" and same["effect"]["mean_delta"] is None
-    _served_rows_sum_to_n(same, n)
+    _served_rows_cover_the_samples(same)
     flipped = _audit(
         runtime,
         specimen,
@@ -623,22 +627,21 @@ def test_end_to_end_categorical_agent_is_compared_by_flips(runtime: Runtime) -> 
     )
     assert flipped["classification"] == "influential"
     assert flipped["effect"]["flips"] == n
-    assert [r[1:] for r in flipped["sample_rows"]] == [["recorded", "other", True]] * n
+    assert "sample_rows" not in flipped
     assert flipped["recorded_seed"] == {
         "seed": 7,
         "sampled": True,
         "flip": True,
         "baseline": "recorded",
         "intervened": "other",
-        "delta": None,
     }
+    # the intervened arm's recorded calls: the target by the intervention in every sample,
+    # the others from the record
     target = next(
-        r
-        for r in flipped["served_by"]
-        if r["arm"] == "intervened" and r["call"] == "main/risk_tier#0"
+        r for r in flipped["served_by"] if (r["arm"], r["calls"]) == ("intervened", "recorded")
     )
-    assert target["intervention"] == n
-    assert flipped["effect"]["layer_changes"]["decision"] == n
+    assert target["intervention"] != "none"
+    assert flipped["effect"]["layer_changes"]["decision"] == "all"
 
 
 def test_end_to_end_numeric_audit_carries_the_served_by_table(runtime: Runtime) -> None:
@@ -652,12 +655,11 @@ def test_end_to_end_numeric_audit_carries_the_served_by_table(runtime: Runtime) 
     )
     assert predicate["classification"] == "influential"
     assert predicate["auditability"]["class"] == "counterfactual-admissible"
-    _served_rows_sum_to_n(predicate, n)
-    assert len(predicate["sample_rows"]) == n
-    assert sum(1 for r in predicate["sample_rows"] if r[3]) == predicate["effect"]["flips"]
+    _served_rows_cover_the_samples(predicate)
+    assert "sample_rows" not in predicate and 0 < predicate["effect"]["flips"] <= n
     assert predicate["recorded_seed"]["seed"] == base["seed"]
     terms = {t["field"] for t in predicate["disclosure"]["terms"]}
-    assert {"/sample_rows", "/served_by", "/recorded_seed"} <= terms
+    assert {"/served_by", "/substituted", "/recorded_seed"} <= terms
 
 
 def test_end_to_end_an_unreproduced_baseline_is_not_assessed(runtime: Runtime) -> None:

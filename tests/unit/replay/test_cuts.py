@@ -302,18 +302,17 @@ def test_an_audit_from_a_cut_classifies_like_a_full_audit_and_names_the_cut(
     recorded = trajectory(runtime, specimen)
     cut_step = next(s for s in recorded.steps if s.kind == "cut" and s.name == cut)
     assert p_cut["cut"]["name"] == cut and p_cut["cut"]["call_id"] == cut_step.call_id
-    # the calls inside the cut's work have no served-by row: they were not made
-    rows_full = {(r["arm"], r["call"]) for r in p_full["served_by"]}
-    rows_cut = {(r["arm"], r["call"]) for r in p_cut["served_by"]}
+    # the certificate names no call (v3): the cut's own boundary was served from the
+    # record (no substitute served it), and the calls inside its work were not made
     inside = {
         s.call_id
         for s in recorded.steps
         if 0 < s.seq < cut_step.seq and s.kind not in ("clock", "cut")
     }
-    assert inside and {c for _, c in rows_full} >= inside
-    assert not inside & {c for _, c in rows_cut}
-    cut_rows = [r for r in p_cut["served_by"] if r["call"] == cut_step.call_id]
-    assert cut_rows and all(r["record"] == SAMPLES for r in cut_rows)
+    assert inside and cut not in p_cut["substituted"]
+    assert {(r["arm"], r["calls"]) for r in p_cut["served_by"]} >= {
+        (arm, "recorded") for arm in ("baseline", "intervened", "placebo")
+    }
     assert p_cut["cut"]["calls_before"] >= len(inside)
     # the requested cut is in the ledger's audit request
     (entry,) = runtime.ledger.entries(kind="audit.requested", subject=from_cut.audit_id)
