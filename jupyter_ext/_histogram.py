@@ -1,4 +1,5 @@
-"""An inline SVG histogram of paired score deltas with the interval marked (no JS)."""
+"""Inline SVG of paired score deltas (no JS): a histogram with the interval marked, or,
+for a certificate without per-sample bins, the interval alone."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-__all__ = ["binned_histogram_svg", "histogram_svg"]
+__all__ = ["binned_histogram_svg", "histogram_svg", "interval_svg"]
 
 _W, _H, _PAD, _AXIS = 420, 160, 12, 22
 
@@ -154,4 +155,53 @@ def binned_histogram_svg(
             f"{escape(f'{v:+g}')}</text>"
         )
     parts.append("</svg>")
+    return "".join(parts)
+
+
+def interval_svg(
+    mean: float,
+    interval: Sequence[float],
+    equivalence: Sequence[float] | None,
+    tolerance: float,
+) -> str:
+    """SVG of a v3 certificate's comparison, which has no per-sample bins: the mean
+    paired delta with its interval (and the TOST interval below it) against the score
+    tolerance band around zero. Classes: ``enclave-delta-chart``, ``enclave-interval``,
+    ``enclave-equivalence``, ``enclave-tolerance``, ``enclave-mean``."""
+    lo, hi = float(interval[0]), float(interval[1])
+    reach = min(1.0, max(abs(lo), abs(hi), float(tolerance), 1e-4) * 1.25)
+    plot_w = _W - 2 * _PAD
+
+    def x(v: float) -> float:
+        return _PAD + (max(-reach, min(reach, v)) + reach) / (2 * reach) * plot_w
+
+    tol = float(tolerance)
+    parts = [
+        f'<svg class="enclave-delta-chart" width="{_W}" height="96" viewBox="0 0 {_W} 96" '
+        'role="img" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>mean paired score delta {float(mean):+.4g}, interval "
+        f"[{lo:+.4g}, {hi:+.4g}]</title>",
+        f'<rect class="enclave-tolerance" x="{x(-tol):.1f}" y="{_PAD}" '
+        f'width="{max(x(tol) - x(-tol), 1.0):.1f}" height="52" fill="#999" fill-opacity="0.2"/>',
+        f'<rect class="enclave-interval" data-low="{lo:.6f}" data-high="{hi:.6f}" '
+        f'x="{x(lo):.1f}" y="{_PAD + 6}" width="{max(x(hi) - x(lo), 2.0):.1f}" height="14" '
+        'fill="#f4b942" fill-opacity="0.6"/>',
+    ]
+    if equivalence is not None:
+        a, b = float(equivalence[0]), float(equivalence[1])
+        parts.append(
+            f'<rect class="enclave-equivalence" data-low="{a:.6f}" data-high="{b:.6f}" '
+            f'x="{x(a):.1f}" y="{_PAD + 28}" width="{max(x(b) - x(a), 2.0):.1f}" height="14" '
+            'fill="#4a90d9" fill-opacity="0.5"/>'
+        )
+    m = x(float(mean))
+    parts += [
+        f'<line class="enclave-mean" x1="{m:.1f}" x2="{m:.1f}" y1="{_PAD}" y2="{_PAD + 52}" '
+        'stroke="#333" stroke-width="2"/>',
+        f'<line class="enclave-axis" x1="{_PAD}" x2="{_W - _PAD}" y1="70" y2="70" stroke="#666"/>',
+        f'<text x="{_PAD}" y="88" font-size="11">{-reach:+.3g}</text>',
+        f'<text x="{x(0):.1f}" y="88" font-size="11" text-anchor="middle">0</text>',
+        f'<text x="{_W - _PAD}" y="88" font-size="11" text-anchor="end">{reach:+.3g}</text>',
+        "</svg>",
+    ]
     return "".join(parts)

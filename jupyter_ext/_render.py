@@ -13,7 +13,7 @@ from html import escape
 from typing import Any
 
 from ._errors import EnclaveClientError, ServiceRefused
-from ._histogram import binned_histogram_svg, histogram_svg
+from ._histogram import binned_histogram_svg, histogram_svg, interval_svg
 from ._inference_view import inference_html, inference_lines
 from ._wire import AuditStatus, VerifyReport
 
@@ -348,9 +348,16 @@ def _histogram(effect: Mapping[str, Any]) -> str:
     """The certificate's fixed-bin histogram (v2); v1 certificates carried raw deltas; a
     v3 certificate discloses no per-sample figures, so it has no histogram."""
     if "histogram" not in effect and "deltas" not in effect:
-        return (
-            '<p class="enclave-histogram enclave-empty">Per-sample figures are not disclosed: '
-            "the interval above is the comparison.</p>"
+        interval, mean = effect.get("delta_interval"), effect.get("mean_delta")
+        if not isinstance(interval, Sequence) or not isinstance(mean, int | float):
+            return ""  # a categorical outcome: decided on flips alone
+        equivalence = (effect.get("equivalence") or {}).get("delta_interval")
+        tolerance = effect.get("score_tolerance")
+        return interval_svg(
+            mean,
+            interval,
+            equivalence if isinstance(equivalence, Sequence) else None,
+            tolerance if isinstance(tolerance, int | float) else 0.0,
         )
     binned = effect.get("histogram")
     if isinstance(binned, Mapping):

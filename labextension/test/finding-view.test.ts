@@ -66,3 +66,20 @@ describe('the finding in the verification results', () => {
     expect(fake(renderResults({ report }, { skipped: 'no server' })).querySelector('.enclave-verified-finding')).toBeNull();
   });
 });
+
+describe('a v3 certificate in the viewer', () => {
+  it('verifies, and shows the interval, coarse figures and per-arm served-by without per-sample bins', async () => {
+    const { envelope, pem } = golden('v3');
+    const report = await verifyEnvelope(envelope, await loadTrustedKey(pem));
+    expect(report.ok).toBe(true);
+    expect(report.checks[2].detail).toContain('certificate v3');
+    const statement = statementOf(envelope);
+    const node = fake(renderCertificate({ predicateType: statement.predicateType, version: 'v3', subject: 'specimen', predicate: statement.predicate }));
+    expect(node.querySelector('p.enclave-finding')!.textContent).toBe(report.finding);
+    expect(node.querySelector('svg.enclave-delta-chart')).not.toBeNull();
+    expect(node.querySelector('svg.enclave-histogram')).toBeNull();
+    const served = node.querySelector('table.enclave-served-by-table')!;
+    expect(served.querySelectorAll('th').map(th => th.textContent)).toContain('calls');
+    expect(node.querySelector('p.enclave-substituted')!.textContent).toContain('none');
+  });
+});

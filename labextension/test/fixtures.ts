@@ -13,7 +13,7 @@ const GOLDEN = resolve(REPO, 'tests', 'golden');
 
 export type Envelope = { payload: string; payloadType: string; signatures: Array<{ keyid?: string; sig: string }> };
 
-export function golden(version: 'v1' | 'v2'): { envelope: Envelope; pem: string } {
+export function golden(version: 'v1' | 'v2' | 'v3'): { envelope: Envelope; pem: string } {
   return {
     envelope: JSON.parse(readFileSync(resolve(GOLDEN, `certificate_${version}.dsse.json`), 'utf-8')),
     pem: readFileSync(resolve(GOLDEN, `certificate_${version}.pub.pem`), 'utf-8')

@@ -244,7 +244,9 @@ def test_alice_requests_the_r2_audit_and_verifies_its_certificate_from_the_sideb
         viewer.locator(".enclave-classification").get_attribute("data-classification")
         == "influential"
     )
-    assert viewer.locator("svg.enclave-histogram").get_attribute("data-count") == "30"
+    # a v3 certificate: the interval chart, no per-sample bins
+    assert viewer.locator("svg.enclave-delta-chart").count() == 1
+    assert viewer.locator("svg.enclave-histogram").count() == 0
     viewer.locator("button.enclave-verify-button").focus()
     page.keyboard.press("Enter")
     report = viewer.locator(".enclave-verification")

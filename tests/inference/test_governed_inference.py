@@ -122,7 +122,7 @@ def assert_governed(
     assert found["arms"]["intervened"]["output_tokens"] > 0
     assert found["arms"]["baseline"]["asked"] == 0  # the baseline is the record's
     assert found["arms"]["preparation"]["asked"] >= 1  # re-asked once, and reproduced
-    assert any(row["inference"] for row in predicate(outcome)["served_by"])
+    assert any(row["inference"] != "none" for row in predicate(outcome)["served_by"])
     assert_sealed(runtime, outcome.envelope, capsys, canary)
 
 
@@ -155,7 +155,7 @@ def test_an_evidence_intervention_is_unservable_without_a_grant_and_completes_wi
     assert found["arms"]["preparation"]["asked"] >= 1  # the baseline re-asked, once
     rows = predicate(first)["served_by"]
     assert all("inference" in row for row in rows)
-    assert any(row["arm"] == "intervened" and row["inference"] for row in rows)
+    assert any(row["arm"] == "intervened" and row["inference"] != "none" for row in rows)
     assert any("pinned model revision" in s for s in predicate(first)["not_established"])
 
     # a second identical audit: every answer from the audit's record, nothing asked

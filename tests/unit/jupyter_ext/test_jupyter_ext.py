@@ -752,3 +752,16 @@ def test_status_and_report_carry_the_services_finding_escaped() -> None:
     assert 'class="enclave-finding" data-source="verifier"' in html and "<img" not in html
     failed = {**ok, "ok": False}  # a failed report states none, whatever it carries
     assert VerifyReport.from_dict({**failed, "finding": hostile}).finding is None
+
+
+def test_a_v3_card_shows_the_interval_and_coarse_figures_without_per_sample_bins() -> None:
+    from ledger.certificates import PREDICATE_TYPE, finding
+
+    golden = Path(__file__).resolve().parents[2] / "golden" / "certificate_v3.statement.json"
+    predicate = json.loads(golden.read_text())["predicate"]
+    html = certificate_html(predicate, audit_id="au-3")
+    assert escape(finding(predicate, PREDICATE_TYPE)) in html
+    assert 'class="enclave-delta-chart"' in html and "enclave-bar" not in html
+    low, high = predicate["effect"]["delta_interval"]
+    assert f'data-low="{low:.6f}" data-high="{high:.6f}"' in html
+    assert 'class="enclave-equivalence"' in html
