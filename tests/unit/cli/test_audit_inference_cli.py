@@ -95,8 +95,10 @@ def test_audit_prints_the_certificates_inference_section(served: tuple[Path, str
     assert all(t.startswith("asked ") and "from record " in t for t in tallies.values())
     assert tallies["baseline"].startswith("asked 0, from record 0")  # the record's own
     assert not tallies["intervened"].startswith("asked 0, from record 0;")
-    # the served-by table's inference column: the intervened arm's model call
-    assert rows[("intervened", "main/risk-model#0")].startswith("inference ")
+    # the served-by table's inference column: the intervened arm's recorded calls (the
+    # model call among them) were answered by inference, in some or all of the cells
+    served = rows[("intervened", "recorded calls")]
+    assert "inference some" in served or "inference all" in served
     assert ha.CANARY not in out + done.stderr
 
 
