@@ -36,7 +36,7 @@ from ._rules_v2 import (
 from ._schema import _on_grid, _rule_problems, _schema_problems
 from ._schema_v2 import INFERENCE_COLUMN, SERVED_COLUMNS
 from ._schema_v3 import PREDICATE_SCHEMA
-from .statistics import derived_delta_mde, derived_equivalence
+from ._tight import implied_figures
 
 __all__ = ["predicate_problems_v3"]
 
@@ -112,25 +112,9 @@ def _numeric(effect: dict[str, Any], resolution: float, n: int) -> list[str]:
     if n < 2:
         return ["/effect: a numeric outcome needs at least two samples"]
     problems = []
-    implied = derived_equivalence(
-        mean,
-        interval,
-        n=n,
-        resolution=resolution,
-        confidence=effect["confidence"],
-        alpha=eq["alpha"],
-    )
-    if not all(map(_close, eq["delta_interval"], implied)):
+    equivalence, mde = implied_figures(effect, n, resolution)
+    if not all(map(_close, eq["delta_interval"], equivalence)):
         problems.append("/effect/equivalence/delta_interval: is not the one the interval implies")
-    mde = derived_delta_mde(
-        mean,
-        interval,
-        n=n,
-        resolution=resolution,
-        tolerance=effect["score_tolerance"],
-        confidence=effect["confidence"],
-        power=effect["mde"]["power"],
-    )
     if not _close(effect["mde"]["delta"], mde):
         problems.append("/effect/mde/delta: is not the one the interval implies")
     return problems

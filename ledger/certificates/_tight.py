@@ -23,7 +23,7 @@ from ._rules_v2 import _boundary
 from ._schema_v2 import ARMS
 from .statistics import derived_delta_mde, derived_equivalence
 
-__all__ = ["coarse", "tight_predicate"]
+__all__ = ["coarse", "implied_figures", "tight_predicate"]
 
 NEW_CALLS = "new calls"  # the served-by row of the calls the record does not know
 
@@ -57,30 +57,38 @@ def _substituted(rows: list[dict[str, Any]]) -> list[str]:
     return sorted({_boundary(r["call"]) for r in recorded if r["substitute"]})
 
 
+def implied_figures(
+    effect: Mapping[str, Any], n: int, resolution: float
+) -> tuple[tuple[float, float], float]:
+    """The TOST interval and the minimum detectable delta a numeric effect's mean and
+    two-sided interval imply (what a v3 effect states, and its verifier recomputes)."""
+    mean, interval = effect["mean_delta"], effect["delta_interval"]
+    equivalence = derived_equivalence(
+        mean,
+        interval,
+        n=n,
+        resolution=resolution,
+        confidence=effect["confidence"],
+        alpha=effect["equivalence"]["alpha"],
+    )
+    mde = derived_delta_mde(
+        mean,
+        interval,
+        n=n,
+        resolution=resolution,
+        tolerance=effect["score_tolerance"],
+        confidence=effect["confidence"],
+        power=effect["mde"]["power"],
+    )
+    return equivalence, mde
+
+
 def _effect(effect: Mapping[str, Any], samples: int, resolution: float) -> dict[str, Any]:
     out = {k: v for k, v in effect.items() if k != "histogram"}
     out["layer_changes"] = {k: coarse(v, samples) for k, v in effect["layer_changes"].items()}
     if effect["outcome"] == "numeric" and samples >= 2:
-        mean, interval = effect["mean_delta"], effect["delta_interval"]
-        eq = effect["equivalence"]
-        implied = derived_equivalence(
-            mean,
-            interval,
-            n=samples,
-            resolution=resolution,
-            confidence=effect["confidence"],
-            alpha=eq["alpha"],
-        )
-        out["equivalence"] = {**eq, "delta_interval": list(implied)}
-        mde = derived_delta_mde(
-            mean,
-            interval,
-            n=samples,
-            resolution=resolution,
-            tolerance=effect["score_tolerance"],
-            confidence=effect["confidence"],
-            power=effect["mde"]["power"],
-        )
+        equivalence, mde = implied_figures(effect, samples, resolution)
+        out["equivalence"] = {**effect["equivalence"], "delta_interval": list(equivalence)}
         out["mde"] = {**effect["mde"], "delta": mde}
     return out
 
