@@ -222,9 +222,7 @@ def show_outcome(outcome: AuditOutcome) -> None:
             (
                 row["arm"],
                 row.get("call") or f"{row['calls']} calls",
-                ", ".join(
-                    f"{w} {row[w]}" for w in SERVED_WAYS if row.get(w) not in (None, 0, "none")
-                ),
+                ", ".join(f"{w} {row[w]}" for w in SERVED_WAYS if _marked(row.get(w))),
             )
             for row in served
         )
