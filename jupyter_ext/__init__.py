@@ -40,7 +40,9 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._render import specimens_html as specimens_html
     from ._render import verify_html as verify_html
     from ._report_shape import LABELS as LABELS
+    from ._report_shape import REASONS as REASONS
     from ._report_shape import REPORT_TYPE as REPORT_TYPE
+    from ._report_shape import REPORT_TYPE_V1 as REPORT_TYPE_V1
     from ._report_shape import report_problems as report_problems
     from ._report_shape import selection_digest as selection_digest
     from ._routes import ROUTES as ROUTES
@@ -76,7 +78,9 @@ _FRONT = {
     "specimens_html": "._render",
     "verify_html": "._render",
     "LABELS": "._report_shape",
+    "REASONS": "._report_shape",
     "REPORT_TYPE": "._report_shape",
+    "REPORT_TYPE_V1": "._report_shape",
     "report_problems": "._report_shape",
     "selection_digest": "._report_shape",
     "ROUTES": "._routes",

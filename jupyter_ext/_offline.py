@@ -50,7 +50,7 @@ from ledger.certificates import (
 
 from ._client import EnclaveClient
 from ._errors import NOT_JSON, EnclaveClientError
-from ._report_shape import REPORT_TYPE, SUBJECT, report_problems
+from ._report_shape import REPORT_TYPE, REPORT_TYPE_V1, SUBJECT, report_problems
 from ._wire import VerifyReport
 
 __all__ = ["verify_file", "verify_envelope_offline", "envelope_digest"]
@@ -63,8 +63,10 @@ PREDICATE_TYPES = {
     "https://replay-enclave.dev/certificate/v3": "certificate v3",
     "https://replay-enclave.dev/certificate/v2": "certificate v2",
     "https://replay-enclave.dev/certificate/v1": "certificate v1",
-    REPORT_TYPE: "release report v1",
+    REPORT_TYPE: "release report v2",
+    REPORT_TYPE_V1: "release report v1",
 }
+REPORT_TYPES = (REPORT_TYPE, REPORT_TYPE_V1)
 STEPS = ("envelope", "signature", "statement", "predicate", "ledger")
 
 
@@ -152,7 +154,7 @@ def _statement(s: _State) -> str:
     subjects = parsed.get("subject")
     one = isinstance(subjects, list) and len(subjects) == 1 and isinstance(subjects[0], dict)
     subject: dict[str, Any] = subjects[0] if one else {}  # type: ignore[index]
-    if parsed["predicateType"] == REPORT_TYPE:
+    if parsed["predicateType"] in REPORT_TYPES:
         digest = subject.get("digest")
         if not (
             subject.get("name") == SUBJECT
@@ -171,13 +173,18 @@ def _statement(s: _State) -> str:
 
 def _predicate(s: _State) -> str:
     predicate_type = s.statement["predicateType"]
-    if predicate_type == REPORT_TYPE:
+    if predicate_type in REPORT_TYPES:
         subject_digest = s.statement["subject"][0]["digest"]["sha256"]
-        problems = report_problems(s.statement["predicate"], subject_digest)
+        problems = report_problems(s.statement["predicate"], subject_digest, predicate_type)
         if problems:
             location, _, rule = problems[0].partition(": ")
             raise _Failed(f"/predicate{location.rstrip('/')}: {rule}")
-        return "has the release report v1 shape; selection digest, totals and gate recomputed"
+        v2 = predicate_type == REPORT_TYPE
+        recomputed = "totals, gate and bound" if v2 else "totals and gate"
+        return (
+            f"has the {PREDICATE_TYPES[predicate_type]} shape; "
+            f"selection digest, {recomputed} recomputed"
+        )
     try:
         problems = predicate_problems(s.statement["predicate"], predicate_type)
     except (ValueError, TypeError, ArithmeticError):
@@ -215,7 +222,7 @@ def _report_ledger(s: _State, client: EnclaveClient, report_id: str | None) -> s
 
 
 def _ledger(s: _State, client: EnclaveClient, audit_id: str | None) -> str:
-    if s.statement["predicateType"] == REPORT_TYPE:
+    if s.statement["predicateType"] in REPORT_TYPES:
         return _report_ledger(s, client, audit_id)
     audit_id = audit_id or _audit_id(s.statement)
     if audit_id is None:

@@ -1,7 +1,9 @@
 """The shape of a release report's predicate (``docs/release-gate.md``), checked on the
 analyst's side without the enclave's code: the keys and types of the predicate and of
-each specimen row, the label vocabulary, the selection digest recomputed from the listed
-ids, and the totals and gate recomputed from the rows.
+each specimen row, the label (and, in v2, reason) vocabulary, the selection digest
+recomputed from the listed ids, and the totals, gate and (v2) disclosure bound
+recomputed from the rows. Version 2 (:data:`REPORT_TYPE`) is what ``regress`` issues; v1
+(:data:`REPORT_TYPE_V1`) reports stay checkable.
 
 ``report_problems`` returns problems as ``location: rule`` (the first one is what a
 verifier reports); a rule is a fixed sentence and never holds a value from the report.
@@ -19,12 +21,24 @@ from typing import Any
 
 import rfc8785
 
-__all__ = ["LABELS", "REPORT_TYPE", "SUBJECT", "report_problems", "selection_digest"]
+__all__ = [
+    "LABELS",
+    "REASONS",
+    "REPORT_TYPE",
+    "REPORT_TYPE_V1",
+    "SUBJECT",
+    "report_problems",
+    "selection_digest",
+]
 
-REPORT_TYPE = "https://replay-enclave.dev/release-report/v1"
+REPORT_TYPE = "https://replay-enclave.dev/release-report/v2"
+REPORT_TYPE_V1 = "https://replay-enclave.dev/release-report/v1"
 SUBJECT = "release-selection"
 LABELS = ("decision-changed", "layer-changed", "equivalent", "inconclusive", "not-auditable")
-KEYS = frozenset(
+REASONS = ("refused", "failed", "baseline-not-reproduced", "observable-only")
+BITS_PER_SPECIMEN = 3  # four concluded labels and not-auditable with four reasons
+_CERTIFIED_REASONS = ("baseline-not-reproduced", "observable-only")
+KEYS_V1 = frozenset(
     {
         "selector",
         "selection_digest",
@@ -40,7 +54,8 @@ KEYS = frozenset(
         "issuer",
     }
 )
-ROW_KEYS = frozenset(
+KEYS = KEYS_V1 | {"disclosure"}
+ROW_KEYS_V1 = frozenset(
     {
         "specimen",
         "audit",
@@ -53,6 +68,7 @@ ROW_KEYS = frozenset(
         "must_hold",
     }
 )
+ROW_KEYS = frozenset({"specimen", "audit", "certificate", "label", "reason", "sealed", "must_hold"})
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
@@ -78,12 +94,7 @@ def _count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _row_problems(index: int, row: object) -> list[str]:
-    at = f"/specimens/{index}"
-    if not isinstance(row, Mapping):
-        return [f"{at}: must be an object"]
-    if set(row) != ROW_KEYS:
-        return [f"{at}: must have exactly the release report v1 row keys"]
+def _row_problems_v1(at: str, row: Mapping[str, Any]) -> list[str]:
     problems: list[str] = []
     for key in ("specimen", "audit"):
         if not isinstance(row[key], str) or not row[key]:
@@ -103,13 +114,59 @@ def _row_problems(index: int, row: object) -> list[str]:
     for key in ("layers_changed", "effects_sandboxed", "outside_control"):
         if not _strings(row[key]):
             problems.append(f"{at}/{key}: must be a list of strings")
+    return problems
+
+
+def _row_problems_v2(at: str, row: Mapping[str, Any]) -> list[str]:
+    problems: list[str] = []
+    if not isinstance(row["specimen"], str) or not row["specimen"]:
+        problems.append(f"{at}/specimen: must be a non-empty string")
+    label, reason = row["label"], row["reason"]
+    if label not in LABELS:
+        return [*problems, f"{at}/label: is not a label of release report v2"]
+    if label == "not-auditable":
+        if reason not in REASONS:
+            return [*problems, f"{at}/reason: is not a reason of release report v2"]
+    elif reason is not None:
+        return [*problems, f"{at}/reason: only a not-auditable row has a reason"]
+    if reason == "refused":
+        if row["audit"] is not None:
+            problems.append(f"{at}/audit: a refused member has no audit")
+    elif not isinstance(row["audit"], str) or not row["audit"]:
+        problems.append(f"{at}/audit: must be a non-empty string")
+    certified = label != "not-auditable" or reason in _CERTIFIED_REASONS
+    if certified and not _digest(row["certificate"]):
+        problems.append(f"{at}/certificate: this outcome names its certificate")
+    elif not certified and row["certificate"] is not None:
+        problems.append(f"{at}/certificate: a member with no certificate names none")
+    sealed = row["sealed"]
+    if sealed is not None and not (
+        isinstance(sealed, str) and sealed.startswith("not-auditable-beyond ")
+    ):
+        problems.append(f"{at}/sealed: must be null or a sealed cut")
+    return problems
+
+
+def _row_problems(index: int, row: object, version: str) -> list[str]:
+    at = f"/specimens/{index}"
+    if not isinstance(row, Mapping):
+        return [f"{at}: must be an object"]
+    v2 = version == REPORT_TYPE
+    if set(row) != (ROW_KEYS if v2 else ROW_KEYS_V1):
+        return [f"{at}: must have exactly the release report {_name(version)} row keys"]
+    problems = _row_problems_v2(at, row) if v2 else _row_problems_v1(at, row)
     if not isinstance(row["must_hold"], bool):
         problems.append(f"{at}/must_hold: must be a boolean")
     return problems
 
 
+def _name(version: str) -> str:
+    return "v2" if version == REPORT_TYPE else "v1"
+
+
 def _holds(row: Mapping[str, Any]) -> bool:
-    return row["label"] == "equivalent" and not row["layers_changed"]
+    # v2 rows have no layers_changed: the label says it
+    return row["label"] == "equivalent" and not row.get("layers_changed")
 
 
 def _field_problems(p: Mapping[str, Any]) -> list[str]:
@@ -141,20 +198,25 @@ def _field_problems(p: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def report_problems(predicate: object, subject_digest: object = None) -> list[str]:
-    """Problems of a release report predicate (empty: it has the report's shape and its
-    digest, totals and gate follow from its rows). ``subject_digest`` is the statement
-    subject's ``digest.sha256``; it must be the selection digest's hex."""
+def report_problems(
+    predicate: object, subject_digest: object = None, version: str = REPORT_TYPE
+) -> list[str]:
+    """Problems of a release report predicate of ``version`` (the statement's predicate
+    type; empty: it has the report's shape and its digest, totals, gate and bound follow
+    from its rows). ``subject_digest`` is the statement subject's ``digest.sha256``; it
+    must be the selection digest's hex."""
+    if version not in (REPORT_TYPE, REPORT_TYPE_V1):
+        raise ValueError("not a release report version")
     if not isinstance(predicate, Mapping):
         return ["/: must be an object"]
-    if set(predicate) != KEYS:
-        return ["/: must have exactly the release report v1 keys"]
+    if set(predicate) != (KEYS if version == REPORT_TYPE else KEYS_V1):
+        return [f"/: must have exactly the release report {_name(version)} keys"]
     problems = _field_problems(predicate)
     rows = predicate["specimens"]
     if not isinstance(rows, list):
         return [*problems, "/specimens: must be a list"]
     for index, row in enumerate(rows):
-        problems.extend(_row_problems(index, row))
+        problems.extend(_row_problems(index, row, version))
     if problems:
         return problems
     ids = [row["specimen"] for row in rows]
@@ -178,4 +240,13 @@ def report_problems(predicate: object, subject_digest: object = None) -> list[st
         "failing": failing,
     }:
         return ["/gate: differs from the gate of the rows"]
+    if version == REPORT_TYPE and not _bound_matches(predicate["disclosure"], len(rows)):
+        return ["/disclosure: differs from the bound of the rows"]
     return []
+
+
+def _bound_matches(given: object, rows: int) -> bool:
+    expected = {"bits_per_specimen": BITS_PER_SPECIMEN, "bits": BITS_PER_SPECIMEN * rows}
+    return (
+        isinstance(given, Mapping) and all(map(_count, given.values())) and dict(given) == expected
+    )

@@ -11,7 +11,7 @@ decision changes). The report has a failing gate (the must-hold specimen), a
 Writes ``tests/golden/release_report.dsse.json`` and its issuer key
 ``tests/golden/release_report.pub.pem``. The home, ids and signature change on every
 run, so ``--check`` compares shapes: a fresh report must have the committed one's
-statement type, predicate type, subject name, keys at every level and label vocabulary;
+statement type, predicate type, subject name, keys at every level, labels and reasons;
 ``tests/project/test_release_report_fixture.py`` runs it.
 
     PYTHONPATH=. python scripts/export-release-report.py [--check]
@@ -156,6 +156,7 @@ def summary(envelope: dict[str, Any]) -> dict[str, Any]:
         "gate": sorted(predicate["gate"]),
         "intervention": sorted(predicate["intervention"]),
         "labels": sorted({r["label"] for r in rows}),
+        "reasons": sorted({r["reason"] for r in rows if r["reason"] is not None}),
         "must-hold rows": sum(bool(r["must_hold"]) for r in rows),
         "gate passed": predicate["gate"]["passed"],
     }

@@ -195,18 +195,19 @@ def regress_cmd(
                 "report_id": report_id,
                 "gate": predicate["gate"],
                 "totals": predicate["totals"],
+                "disclosure": predicate["disclosure"],
             }
         )
     else:
         table(
             "release report",
-            ("specimen", "label", "reason", "layers changed", "must hold"),
+            ("specimen", "label", "reason", "sealed", "must hold"),
             (
                 (
                     r["specimen"],
                     r["label"],
                     r["reason"] or "",
-                    ", ".join(r["layers_changed"]),
+                    r["sealed"] or "",
                     "yes" if r["must_hold"] else "",
                 )
                 for r in predicate["specimens"]
@@ -214,6 +215,11 @@ def regress_cmd(
         )
         verdict = "passed" if passed else "FAILED: " + ", ".join(predicate["gate"]["failing"])
         console.print(f"gate {verdict}; report {report_id}, exported to {out}")
+        bound = predicate["disclosure"]
+        console.print(
+            f"the code under audit chose at most {bound['bits']} bits of this report "
+            f"({bound['bits_per_specimen']} per specimen); each certificate states its own"
+        )
     if not passed:
         raise typer.Exit(GATE_FAILED)
 

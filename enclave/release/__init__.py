@@ -24,7 +24,9 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._regress import RegressPlan as RegressPlan
     from ._regress import regress as regress
     from ._report import LABELS as LABELS
+    from ._report import REASONS as REASONS
     from ._report import REPORT_TYPE as REPORT_TYPE
+    from ._report import REPORT_TYPE_V1 as REPORT_TYPE_V1
     from ._report import SpecimenResult as SpecimenResult
     from ._report import build_report as build_report
     from ._report import label_of as label_of
@@ -49,7 +51,9 @@ _FRONT = {
     "RegressPlan": "._regress",
     "regress": "._regress",
     "LABELS": "._report",
+    "REASONS": "._report",
     "REPORT_TYPE": "._report",
+    "REPORT_TYPE_V1": "._report",
     "SpecimenResult": "._report",
     "build_report": "._report",
     "label_of": "._report",

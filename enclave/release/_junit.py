@@ -1,8 +1,8 @@
 """JUnit XML of a release report: one testcase per specimen, no content.
 
 A must-hold specimen that does not hold is a failure whose message is its label and
-reason (and the layers that changed); other members pass (their label is in the
-testcase's ``system-out``)."""
+reason (and, in a v1 report, the layers that changed); other members pass (their label
+is in the testcase's ``system-out``)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ signed release report.
    and certificate; a refusal at submission is that member's ``not-auditable`` row.
 3. Wait until every audit is terminal; workers (``replay-enclave worker`` on any host
    sharing the database, or an in-process one with ``local``) run the jobs.
-4. Build and sign the report (``_report``) from the certificates and failure codes;
+4. Build and sign the report (``_report``) from the certificates (or their absence);
    append ``release.reported`` and store the signed report in ``release_reports``
    (``ledger._documents``) with the one tenant its members belong to (none when they span
    tenants).
@@ -32,20 +32,13 @@ from ledger.certificates import envelope_digest as digest_of
 from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
 from ..governance import check_specimen
-from ..jobs import audit_status, certificate, open_audits, run_worker, submit_audit
+from ..jobs import certificate, open_audits, run_worker, submit_audit
 from ..keys import SigningKey
 from ..replay import AuditRequest, CandidateCode, Intervention, Strategy
 from ..replay.certificates import signing_key
 from ..replay.requests import check_samples
 from ._library import Selection, check_tags
-from ._report import (
-    SpecimenResult,
-    build_report,
-    label_of,
-    layers_changed,
-    outside_control,
-    sign_report,
-)
+from ._report import SpecimenResult, build_report, label_of, sealed_cut, sign_report
 
 __all__ = ["RegressPlan", "regress"]
 
@@ -94,11 +87,6 @@ def _payload(envelope: dict[str, Any]) -> dict[str, Any]:
     return statement
 
 
-def _effects(runtime: Runtime, specimen_id: str) -> tuple[str, ...]:
-    manifest = runtime.ledger.get_specimen(specimen_id).manifest
-    return tuple(str(s["call_id"]) for s in manifest.get("steps", ()) if s.get("effect"))
-
-
 def regress(
     runtime: Runtime,
     selection: Selection,
@@ -114,7 +102,6 @@ def regress(
 ) -> tuple[dict[str, Any], bool]:
     """Run the plan over ``selection``; returns (signed report envelope, gate passed)."""
     submitted: dict[str, str] = {}
-    refused: dict[str, str] = {}
     baseline_code: list[str] = []
     for specimen_id in selection.specimens:
         record = runtime.ledger.get_specimen(specimen_id)
@@ -137,9 +124,8 @@ def regress(
                 authoritative_substitutes=plan.authoritative_substitutes,
             )
             submit_audit(runtime, request, tenant_id=record.tenant_id, now=now, audit_id=audit_id)
-        except EnclaveError as exc:
-            refused[specimen_id] = exc.code
-            continue
+        except EnclaveError:
+            continue  # refused at submission: that member's not-auditable row
         submitted[specimen_id] = audit_id
     _wait(
         runtime,
@@ -158,29 +144,22 @@ def regress(
         queued = submitted.get(specimen_id)
         predicate: dict[str, Any] | None = None
         envelope_digest: str | None = None
-        failure: str | None = None
-        if queued is None:
-            failure = refused[specimen_id]
-        else:
-            status = audit_status(runtime, queued)
-            envelope = certificate(runtime, queued)
-            if envelope is not None:
-                predicate = _payload(envelope)["predicate"]
-                envelope_digest = digest_of(envelope)
-            else:
-                failure = status.failure_code or status.status.lower()
+        envelope = certificate(runtime, queued) if queued is not None else None
+        if envelope is not None:
+            predicate = _payload(envelope)["predicate"]
+            envelope_digest = digest_of(envelope)
+        # an audit that ended without a certificate keeps its failure code in its own
+        # record (``audits show``): the report states only that it failed
+        label, reason = label_of(predicate, refused=queued is None)
         sealed = runtime.ledger.get_specimen(specimen_id).manifest.get("auditability") or {}
-        label, reason = label_of(predicate, failure, sealed=sealed.get("class"))
         results.append(
             SpecimenResult(
                 specimen_id=specimen_id,
-                audit_id=queued or "",
+                audit_id=queued,
                 certificate=envelope_digest,
                 label=label,
                 reason=reason,
-                layers_changed=layers_changed(predicate),
-                effects_sandboxed=_effects(runtime, specimen_id),
-                outside_control=outside_control(predicate),
+                sealed=sealed_cut(sealed.get("class")),
                 must_hold=must,
             )
         )

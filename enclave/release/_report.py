@@ -1,26 +1,34 @@
 """The release report: one signed statement aggregating a regress run's certificates.
 
-An in-toto Statement v1 (predicate type :data:`REPORT_TYPE`) in a DSSE envelope signed
-with the certificates' own key. Its subject is the selection (``release-selection``,
-digest = the selection digest), so a report over a library with a member quietly
-dropped names a different subject. Per specimen it lists the certificate's envelope
-digest (or the failure code), a label, the layers that changed, the effects served
-from the record (sandboxed), the dependencies outside control, and whether the
-specimen must hold; then totals and the gate.
+An in-toto Statement v1 (predicate type :data:`REPORT_TYPE`, release report v2) in a
+DSSE envelope signed with the certificates' own key. Its subject is the selection
+(``release-selection``, digest = the selection digest), so a report over a library with
+a member quietly dropped names a different subject. Per specimen it lists the
+certificate's envelope digest, one outcome, the specimen's sealed cut (when it has one)
+and whether the specimen must hold; then totals, the gate and the report's disclosure
+bound.
 
-Labels: ``decision-changed`` (influential with a flip), ``layer-changed`` (influential
-without one), ``equivalent``, ``inconclusive``, ``not-auditable`` (with the reason: a
-certificate's classification or the audit's failure code, after the specimen's sealed
-``not-auditable-beyond <cut>`` class when it has one, ``docs/cuts.md``). The gate fails
-when a must-hold specimen is anything but ``equivalent`` — a decision or a load-bearing
-layer changed, the comparison was inconclusive, or the specimen could not be audited.
+Outcomes: ``decision-changed`` (influential with a flip), ``layer-changed`` (the
+decision held but a load-bearing layer changed: influential without a flip, or
+equivalent with a layer that changed), ``equivalent``, ``inconclusive``, and
+``not-auditable`` with one reason of :data:`REASONS` — ``refused`` at submission,
+``failed`` (the audit ended without a certificate), or the certificate's own
+``baseline-not-reproduced`` / ``observable-only``. The gate fails when a must-hold
+specimen is anything but ``equivalent``.
+
+Tight by construction: a row's outcome is one of :data:`OUTCOMES` (8 values), so the
+code under audit can choose at most :data:`BITS_PER_SPECIMEN` = 3 bits per specimen; the
+totals and the gate follow from the rows. Everything else in a row is fixed before any
+replay (specimen, audit id, sealed cut, must-hold) or names a certificate that states
+and is charged its own bound. Which layers changed, the effects served from the record
+and what stayed outside control are in each certificate, not repeated here (v1 listed
+them, several bits per name). v1 reports stay verifiable.
 
 Nothing here sees plaintext: the inputs are certificates and ledger metadata.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +39,11 @@ from ledger.certificates import IN_TOTO_PAYLOAD_TYPE, sign_dsse
 from ..keys import SigningKey
 
 __all__ = [
+    "BITS_PER_SPECIMEN",
+    "LABELS",
+    "REASONS",
     "REPORT_TYPE",
+    "REPORT_TYPE_V1",
     "SpecimenResult",
     "build_report",
     "gate_failures",
@@ -39,23 +51,32 @@ __all__ = [
     "sign_report",
 ]
 
-REPORT_TYPE = "https://replay-enclave.dev/release-report/v1"
+REPORT_TYPE = "https://replay-enclave.dev/release-report/v2"
+REPORT_TYPE_V1 = "https://replay-enclave.dev/release-report/v1"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 SUBJECT = "release-selection"
 LABELS = ("decision-changed", "layer-changed", "equivalent", "inconclusive", "not-auditable")
+REASONS = ("refused", "failed", "baseline-not-reproduced", "observable-only")
+# every (label, reason) a row can state: the four concluded labels, and not-auditable
+# with each reason
+OUTCOMES = (*((label, None) for label in LABELS[:-1]), *(("not-auditable", r) for r in REASONS))
+BITS_PER_SPECIMEN = 3  # log2 len(OUTCOMES)
+assert 2**BITS_PER_SPECIMEN == len(OUTCOMES)
 
 
 @dataclass(frozen=True)
 class SpecimenResult:
     specimen_id: str
-    audit_id: str
+    audit_id: str | None  # None: refused at submission, no audit exists
     certificate: str | None  # envelope digest
     label: str
     reason: str | None
-    layers_changed: tuple[str, ...]
-    effects_sandboxed: tuple[str, ...]
-    outside_control: tuple[str, ...]
+    sealed: str | None  # ``not-auditable-beyond <cut>``, fixed at capture
     must_hold: bool
+
+    def __post_init__(self) -> None:
+        if (self.label, self.reason) not in OUTCOMES:
+            raise ValueError("not an outcome of a release report row")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,35 +85,36 @@ class SpecimenResult:
             "certificate": self.certificate,
             "label": self.label,
             "reason": self.reason,
-            "layers_changed": list(self.layers_changed),
-            "effects_sandboxed": list(self.effects_sandboxed),
-            "outside_control": list(self.outside_control),
+            "sealed": self.sealed,
             "must_hold": self.must_hold,
         }
 
 
 def label_of(
-    predicate: Mapping[str, Any] | None, failure: str | None, *, sealed: str | None = None
+    predicate: Mapping[str, Any] | None, failure: str | None = None, *, refused: bool = False
 ) -> tuple[str, str | None]:
-    """(label, reason) of one audit from its certificate predicate or failure code. A
-    ``not-auditable`` row of a specimen sealed ``not-auditable-beyond <cut>`` (``sealed``,
-    the manifest's ``auditability.class``) gives that class first in its reason."""
-    label, reason = _label(predicate, failure)
-    if label == "not-auditable" and sealed and sealed.startswith("not-auditable-beyond "):
-        reason = f"{sealed}; {reason}"
-    return label, reason
-
-
-def _label(predicate: Mapping[str, Any] | None, failure: str | None) -> tuple[str, str | None]:
+    """(label, reason) of one audit from its certificate predicate, or of a member with
+    no certificate: ``refused`` at submission, else ``failed`` (``failure``, the audit's
+    own code, stays in the audit's record: it is not an outcome)."""
     if predicate is None:
-        return "not-auditable", failure or "failed"
+        return "not-auditable", "refused" if refused else "failed"
     classification = predicate.get("classification")
     effect = predicate.get("effect") or {}
     if classification == "influential":
         return ("decision-changed" if effect.get("flips") else "layer-changed"), None
-    if classification in ("equivalent", "inconclusive"):
-        return str(classification), None
-    return "not-auditable", str(classification)
+    if classification == "equivalent":
+        return ("layer-changed" if layers_changed(predicate) else "equivalent"), None
+    if classification == "inconclusive":
+        return "inconclusive", None
+    if classification in ("baseline-not-reproduced", "observable-only"):
+        return "not-auditable", str(classification)
+    return "not-auditable", "failed"
+
+
+def sealed_cut(auditability_class: str | None) -> str | None:
+    """The manifest's sealed class when it is a cut (``docs/cuts.md``), else None."""
+    cut = auditability_class or ""
+    return cut if cut.startswith("not-auditable-beyond ") else None
 
 
 def layers_changed(predicate: Mapping[str, Any] | None) -> tuple[str, ...]:
@@ -105,28 +127,18 @@ def layers_changed(predicate: Mapping[str, Any] | None) -> tuple[str, ...]:
     return tuple(sorted(k for k, v in changes.items() if v not in (0, "none") and k not in ignored))
 
 
-def outside_control(predicate: Mapping[str, Any] | None) -> tuple[str, ...]:
-    """What the replay could not hold to the record: the first unverifiable step and
-    live-state fields read after departure (names from the specimen's own manifest)."""
-    if predicate is None:
-        return ()
-    auditability = predicate.get("auditability") or {}
-    out = [str(f) for f in auditability.get("live_state_fields") or ()]
-    first = auditability.get("first_unverifiable_step")
-    if first:
-        out.insert(0, str(first))
-    return tuple(out)
-
-
-def holds(label: str, layers: Sequence[str]) -> bool:
-    """Equivalent, and no load-bearing layer changed in any sample."""
-    return label == "equivalent" and not layers
+def holds(row: Mapping[str, Any]) -> bool:
+    """Equivalent (in a v1 row: and no load-bearing layer listed as changed)."""
+    return row.get("label") == "equivalent" and not row.get("layers_changed")
 
 
 def gate_failures(results: Sequence[SpecimenResult]) -> list[str]:
-    return sorted(
-        r.specimen_id for r in results if r.must_hold and not holds(r.label, r.layers_changed)
-    )
+    return sorted(r.specimen_id for r in results if r.must_hold and r.label != "equivalent")
+
+
+def disclosure_of(specimens: int) -> dict[str, int]:
+    """The report's bound: what the code under audit chooses in its rows."""
+    return {"bits_per_specimen": BITS_PER_SPECIMEN, "bits": BITS_PER_SPECIMEN * specimens}
 
 
 def build_report(
@@ -159,6 +171,7 @@ def build_report(
         "specimens": rows,
         "totals": totals,
         "gate": {"passed": not failing, "failing": failing},
+        "disclosure": disclosure_of(len(rows)),
         "issued_at": issued_at,
         "issuer": issuer,
     }
@@ -172,7 +185,3 @@ def build_report(
 
 def sign_report(statement: Mapping[str, Any], key: SigningKey) -> dict[str, Any]:
     return sign_dsse(canonical_json(statement), IN_TOTO_PAYLOAD_TYPE, key).to_dict()
-
-
-def report_digest(envelope: Mapping[str, Any]) -> str:
-    return "sha256:" + hashlib.sha256(canonical_json(envelope)).hexdigest()

@@ -1,16 +1,18 @@
 """Verify a release report and every certificate it names.
 
-1. The envelope is DSSE over an in-toto Statement v1 with the report's predicate type,
-   signed by the trusted key.
+1. The envelope is DSSE over an in-toto Statement v1 with a report predicate type (v2,
+   or v1 from before reports were tight), signed by the trusted key; every row has that
+   version's keys and a v2 row one of its eight outcomes.
 2. The subject's digest is the predicate's selection digest, and that digest is
    recomputed from the listed specimens and erased members.
 3. Every listed certificate is found (in the database's ``certificates``, or a
    directory of ``*.dsse.json`` exported from it), has the named
    envelope digest, and passes the full certificate verification (ledger included);
-   it is about the listed specimen and its label follows from it.
+   it is about the listed specimen and the row's outcome follows from it (a row with no
+   certificate says the member was refused, or its audit failed).
    The certificate is of the report's intervention (the same candidate digest, or the
    same revision swap) and sample count, not one from another run.
-4. Totals and the gate are recomputed from the rows.
+4. Totals, the gate and (v2) the disclosure bound are recomputed from the rows.
 5. The ledger recorded this report: a ``release.reported`` entry of its selection names
    its id and (entries written since they carry it) its whole envelope digest, with its
    member count and gate. A report signed by the key but never recorded fails here.
@@ -53,9 +55,12 @@ from ledger.certificates.tlog import NoteVerifier, WitnessVerifier
 from ._library import selection_digest
 from ._report import (
     LABELS,
+    OUTCOMES,
     REPORT_TYPE,
+    REPORT_TYPE_V1,
     STATEMENT_TYPE,
     SUBJECT,
+    disclosure_of,
     holds,
     label_of,
     layers_changed,
@@ -74,12 +79,59 @@ REPORT_BUNDLE_MEDIA_TYPE = "application/vnd.replay-enclave.report-bundle.v1+json
 
 Check = tuple[str, bool, str]
 
+_VERSIONS = {REPORT_TYPE: "release report v2", REPORT_TYPE_V1: "release report v1"}
+_ROW_KEYS = {
+    REPORT_TYPE: {"specimen", "audit", "certificate", "label", "reason", "sealed", "must_hold"},
+    REPORT_TYPE_V1: {
+        "specimen",
+        "audit",
+        "certificate",
+        "label",
+        "reason",
+        "layers_changed",
+        "effects_sandboxed",
+        "outside_control",
+        "must_hold",
+    },
+}
+
 
 def is_report(envelope: Mapping[str, Any]) -> bool:
     try:
-        return _statement(envelope).get("predicateType") == REPORT_TYPE
+        return _statement(envelope).get("predicateType") in _VERSIONS
     except (ValueError, TypeError, KeyError):
         return False
+
+
+def _rows_of(predicate_type: str, predicate: Any) -> list[dict[str, Any]] | None:
+    """The predicate's rows when each has its version's keys (and, in v2, an outcome)."""
+    rows = predicate.get("specimens") if isinstance(predicate, Mapping) else None
+    keys = _ROW_KEYS[predicate_type]
+    if not isinstance(rows, list) or not all(
+        isinstance(r, dict) and set(r) == keys and isinstance(r["specimen"], str) for r in rows
+    ):
+        return None
+    v2 = predicate_type == REPORT_TYPE
+    if v2 and any((r["label"], r["reason"]) not in OUTCOMES for r in rows):
+        return None
+    return rows
+
+
+def _outcome_follows(
+    predicate_type: str, row: Mapping[str, Any], certified: Mapping[str, Any] | None
+) -> bool:
+    """The row's outcome is the one its certificate (or its absence) gives."""
+    if predicate_type == REPORT_TYPE_V1:
+        if certified is None:
+            return bool(row["label"] == "not-auditable")
+        # v1 labelled an equivalent audit equivalent and listed the layers that changed
+        equivalent = certified.get("classification") == "equivalent"
+        label = "equivalent" if equivalent else label_of(certified)[0]
+        return (label, list(layers_changed(certified))) == (row["label"], row["layers_changed"])
+    if certified is None:
+        refused = row["audit"] is None
+        return (row["label"], row["reason"]) == label_of(None, refused=refused)
+    return row["audit"] is not None and (row["label"], row["reason"]) == label_of(certified)
 
 
 def _statement(envelope: Mapping[str, Any]) -> dict[str, Any]:
@@ -229,23 +281,22 @@ def _verify(
     digest, ``member_ok`` verifies one, ``recorded_of`` the report's ledger entry body
     (or None) and what was checked."""
     checks: list[Check] = []
-    # 1. signature and statement
+    # 1. signature, statement and rows
     try:
         verify_dsse(Envelope.from_dict(envelope), {keyid_of(public_key): public_key})
         statement = _statement(envelope)
-        ok = (
-            statement.get("_type") == STATEMENT_TYPE
-            and statement.get("predicateType") == REPORT_TYPE
-        )
-        checks.append(
-            ("signature and statement", ok, "release report v1" if ok else "not a report")
-        )
+        predicate_type = statement.get("predicateType")
+        if statement.get("_type") != STATEMENT_TYPE or predicate_type not in _VERSIONS:
+            return [("signature and statement", False, "not a report")]
     except (CertificateInvalid, ValueError, TypeError, KeyError):
         return [("signature and statement", False, "invalid envelope or signature")]
-    if not ok:
-        return checks
     predicate = statement["predicate"]
-    rows: list[dict[str, Any]] = list(predicate.get("specimens") or ())
+    version = _VERSIONS[predicate_type]
+    found_rows = _rows_of(predicate_type, predicate)
+    if found_rows is None:
+        return [("signature and statement", False, f"its rows are not {version} rows")]
+    rows = found_rows
+    checks.append(("signature and statement", True, version))
     # 2. selection
     recomputed = selection_digest([r["specimen"] for r in rows], predicate.get("erased") or [])
     subject = statement.get("subject") or [{}]
@@ -259,9 +310,9 @@ def _verify(
     found = found_of([str(r["certificate"]) for r in rows if r.get("certificate") is not None])
     bad: list[str] = []
     for row in rows:
-        digest = row.get("certificate")
+        digest = row["certificate"]
         if digest is None:
-            if row.get("label") != "not-auditable":
+            if not _outcome_follows(predicate_type, row, None):
                 bad.append(row["specimen"])
             continue
         cert = found.get(digest)
@@ -269,14 +320,12 @@ def _verify(
             bad.append(row["specimen"])
             continue
         pred = _statement(cert)["predicate"]
-        label, _ = label_of(pred, None)
         if (
             not member_ok(cert)
             or pred["request"]["specimen"] != row["specimen"]
             or not _same_intervention(pred["request"], predicate.get("intervention") or {})
             or pred["request"].get("samples") != predicate.get("samples")
-            or label != row["label"]
-            or list(layers_changed(pred)) != row["layers_changed"]
+            or not _outcome_follows(predicate_type, row, pred)
         ):
             bad.append(row["specimen"])
     checks.append(
@@ -290,15 +339,13 @@ def _verify(
     totals = {label: sum(r["label"] == label for r in rows) for label in LABELS}
     totals["erased"] = len(predicate.get("erased") or [])
     totals["specimens"] = len(rows)
-    failing = sorted(
-        r["specimen"]
-        for r in rows
-        if r["must_hold"] and not holds(r["label"], r.get("layers_changed") or [])
-    )
+    failing = sorted(r["specimen"] for r in rows if r["must_hold"] and not holds(r))
     consistent = totals == predicate.get("totals") and predicate.get("gate") == {
         "passed": not failing,
         "failing": failing,
     }
+    if predicate_type == REPORT_TYPE:
+        consistent = consistent and predicate.get("disclosure") == disclosure_of(len(rows))
     checks.append(("totals and gate", consistent, "recomputed" if consistent else "differ"))
     # 5. the ledger recorded this very report
     body, said = recorded_of(

@@ -78,11 +78,13 @@ export function pythonReports(
   return JSON.parse(stdout.toString('utf-8'));
 }
 
-/** The signed release report from tests/golden (scripts/export-release-report.py). */
-export function goldenReport(): { envelope: Envelope; pem: string } {
+/** The signed release report from tests/golden (scripts/export-release-report.py), or
+ * the v1 report kept from before reports were tight. */
+export function goldenReport(version: 'v1' | 'v2' = 'v2'): { envelope: Envelope; pem: string } {
+  const name = version === 'v2' ? 'release_report' : 'release_report_v1';
   return {
-    envelope: JSON.parse(readFileSync(resolve(GOLDEN, 'release_report.dsse.json'), 'utf-8')),
-    pem: readFileSync(resolve(GOLDEN, 'release_report.pub.pem'), 'utf-8')
+    envelope: JSON.parse(readFileSync(resolve(GOLDEN, `${name}.dsse.json`), 'utf-8')),
+    pem: readFileSync(resolve(GOLDEN, `${name}.pub.pem`), 'utf-8')
   };
 }
 

@@ -3,9 +3,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readCertificate } from '../src/certificate/model';
 import { nextCursor } from '../src/enclave/api';
 import { reportDate } from '../src/enclave/reports';
-import { LABELS, readReport, REPORT_TYPE } from '../src/report/model';
+import { LABELS, REASONS, readReport, REPORT_TYPE, REPORT_TYPE_V1 } from '../src/report/model';
 import { reportProblems, selectionDigest } from '../src/report/shape';
-import { gateText, mustHoldMark, renderReport } from '../src/report/view';
+import { boundText, gateText, mustHoldMark, renderReport } from '../src/report/view';
 import { renderEnvelope, VERIFY_LABEL } from '../src/viewer/dispatch';
 import { decodeCanonicalBase64, encodeBase64 } from '../src/verify/base64';
 import { loadTrustedKey } from '../src/verify/key';
@@ -15,9 +15,9 @@ import { Envelope, golden, goldenReport, newSigner, pythonReports, signed, state
 
 const firstFailure = (report: VerifyReport) => report.checks.find(c => !c.ok) ?? null;
 
-function goldenModel() {
-  const view = readCertificate(goldenReport().envelope);
-  return readReport(view.subject, view.predicate);
+function goldenModel(version: 'v1' | 'v2' = 'v2') {
+  const view = readCertificate(goldenReport(version).envelope);
+  return readReport(view.predicateType, view.subject, view.predicate);
 }
 
 beforeAll(() => installFakeDom());
@@ -37,7 +37,10 @@ describe('release report view model', () => {
     expect(model.rows.filter(r => r.mustHold)).toEqual(failing);
     const notAuditable = model.rows.filter(r => r.label === 'not-auditable');
     expect(notAuditable.length).toBeGreaterThan(0);
-    expect(notAuditable.every(r => r.reason !== null && r.reason.length > 0 && r.certificate === null)).toBe(true);
+    expect(notAuditable.every(r => (REASONS as readonly (string | null)[]).includes(r.reason) && r.certificate === null)).toBe(true);
+    expect(model.rows.map(r => r.sealed)).toContain('not-auditable-beyond before-drop');
+    expect(model.version).toBe(2);
+    expect(model.bound).toEqual({ bits: 3 * model.rows.length, perSpecimen: 3 });
     expect(model.totals.map(([name]) => name)).toEqual([...LABELS, 'erased', 'specimens']);
     expect(Object.fromEntries(model.totals)).toEqual(p.totals);
     expect(model.selectionDigest).toBe(p.selection_digest);
@@ -58,7 +61,7 @@ describe('release report view model', () => {
   });
 
   it('describes a revision swap without a candidate digest', () => {
-    const model = readReport('release-selection', { intervention: { strategy: 'REVISION', revision: 'model=r2' } });
+    const model = readReport(REPORT_TYPE, 'release-selection', { intervention: { strategy: 'REVISION', revision: 'model=r2' } });
     expect(model.intervention).toEqual([['strategy', 'REVISION'], ['revision', 'model=r2']]);
     expect(model.gatePassed).toBeNull();
     expect(model.rows).toEqual([]);
@@ -93,6 +96,23 @@ describe('release report rendering', () => {
     const totals = node.querySelectorAll('.enclave-report-totals tbody tr').map(tr => tr.textContent);
     expect(totals).toContain('decision-changed2');
     expect(totals).toContain('specimens4');
+    expect(node.querySelector('.enclave-report-bound')!.textContent).toBe(
+      'The code under audit chose at most 12 bits of this report (3 per specimen); each certificate states its own'
+    );
+    const sealed = node.querySelectorAll('.enclave-report-sealed').map(td => td.textContent);
+    expect(sealed).toContain('not-auditable-beyond before-drop');
+    expect(node.querySelectorAll('.enclave-report-layers')).toHaveLength(0);
+  });
+
+  it('renders a v1 report with its layers changed and no bound', () => {
+    const model = goldenModel('v1');
+    expect(model.version).toBe(1);
+    expect(boundText(model)).toBe('A v1 report states no bound: it lists layers by name');
+    const node = fake(renderReport(model));
+    const layers = node.querySelectorAll('.enclave-report-layers').map(td => td.textContent);
+    expect(layers).toHaveLength(model.rows.length);
+    expect(layers.some(t => t !== '—')).toBe(true);
+    expect(node.querySelectorAll('.enclave-report-sealed')).toHaveLength(0);
   });
 });
 
@@ -119,7 +139,7 @@ describe('the viewer dispatches on the predicate type', () => {
 
   it('renders a statement of another type as a certificate (the verifier refuses its type)', () => {
     const statement = statementOf(golden('v2').envelope);
-    statement.predicateType = REPORT_TYPE.replace('/v1', '/v9');
+    statement.predicateType = REPORT_TYPE.replace('/v2', '/v9');
     const envelope = { ...golden('v2').envelope, payload: encodeBase64(new TextEncoder().encode(JSON.stringify(statement))) };
     expect(renderEnvelope(envelope).kind).toBe('certificate');
   });
@@ -183,8 +203,46 @@ async function reportCases(): Promise<Case[]> {
     s.predicate.verdict = 'ship it';
   });
   await lie('a row key missing', 'predicate', s => {
-    delete s.predicate.specimens[1].outside_control;
+    delete s.predicate.specimens[1].sealed;
   });
+  await lie('a free-text reason', 'predicate', s => {
+    s.predicate.specimens.find((r: any) => r.label === 'not-auditable').reason = 'ship it';
+  });
+  await lie('layers listed in a v2 row', 'predicate', s => {
+    s.predicate.specimens[0].layers_changed = ['decision'];
+  });
+  await lie('a smaller bound', 'predicate', s => {
+    s.predicate.disclosure.bits -= 1;
+  });
+  await lie('a bound as a string', 'predicate', s => {
+    s.predicate.disclosure.bits_per_specimen = '3';
+  });
+  await lie('a decision change with no certificate', 'predicate', s => {
+    s.predicate.specimens.find((r: any) => r.label === 'decision-changed').certificate = null;
+  });
+  await lie('a refused member that names an audit', 'predicate', s => {
+    s.predicate.specimens.find((r: any) => r.label === 'not-auditable').reason = 'refused';
+  });
+  await lie('a sealed field that is not a cut', 'predicate', s => {
+    s.predicate.specimens[0].sealed = 'ship it';
+  });
+  await lie('v1 rows under the v2 type', 'predicate', s => {
+    const v1 = statementOf(goldenReport('v1').envelope).predicate;
+    s.predicate.specimens = v1.specimens;
+  });
+  const v1 = goldenReport('v1');
+  out.push({ name: 'golden v1 report', envelope: v1.envelope, pem: v1.pem, fails: null });
+  const v1Base = statementOf(v1.envelope);
+  v1Base.predicate.issuer = issuer.keyid;
+  const v1Gate = structuredClone(v1Base);
+  v1Gate.predicate.gate = { passed: true, failing: [] };
+  out.push({ name: 'v1: the gate claims a pass', envelope: await signed(issuer, v1Gate), pem: issuer.pem, fails: 'predicate' });
+  const v1Bound = structuredClone(v1Base);
+  v1Bound.predicate.disclosure = { bits: 0, bits_per_specimen: 3 };
+  out.push({ name: 'v1: a bound it never had', envelope: await signed(issuer, v1Bound), pem: issuer.pem, fails: 'predicate' });
+  const v1Typed = structuredClone(v1Base);
+  v1Typed.predicateType = REPORT_TYPE_V1;
+  out.push({ name: 'v1: re-signed', envelope: await signed(issuer, v1Typed), pem: issuer.pem, fails: null });
   await lie('totals as strings', 'predicate', s => {
     s.predicate.totals.specimens = String(s.predicate.totals.specimens);
   });
@@ -218,7 +276,12 @@ describe('verifying a release report', () => {
     const report = await verifyEnvelope(envelope, await loadTrustedKey(pem));
     expect(report.ok).toBe(true);
     expect(report.checks.map(c => c.name)).toEqual(['envelope', 'signature', 'statement', 'predicate']);
-    expect(report.checks[2].detail).toContain('(release report v1) about release-selection');
+    expect(report.checks[2].detail).toContain('(release report v2) about release-selection');
+    expect(report.checks[3].detail).toContain('totals, gate and bound recomputed');
+    const v1 = goldenReport('v1');
+    const older = await verifyEnvelope(v1.envelope, await loadTrustedKey(v1.pem));
+    expect(older.ok).toBe(true);
+    expect(older.checks[2].detail).toContain('(release report v1) about release-selection');
   });
 
   it('fails each lie at the expected check, and agrees with the Python verifier check by check', async () => {

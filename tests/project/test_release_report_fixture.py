@@ -27,7 +27,7 @@ def test_a_report_of_another_shape_is_stale(
     committed = json.loads(exporter.TARGET.read_text())
     statement = exporter.statement_of(committed)
     for row in statement["predicate"]["specimens"]:
-        del row["outside_control"]  # a report from before that field
+        del row["sealed"]  # a report from before that field
     older = copy.deepcopy(committed)
     older["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
     assert exporter.summary(older) != exporter.summary(committed)

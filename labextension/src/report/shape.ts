@@ -1,24 +1,30 @@
 /**
  * The shape of a release report's predicate, checked in the browser: the port of
  * ``jupyter_ext/_report_shape.py`` (same problems, same order, same sentences). Keys and
- * types of the predicate and of each row, the label vocabulary, the selection digest
- * recomputed from the listed ids, totals and gate recomputed from the rows. A rule is a
- * fixed sentence and never holds a value from the report.
+ * types of the predicate and of each row, the label (and, in v2, reason) vocabulary, the
+ * selection digest recomputed from the listed ids, totals, gate and (v2) disclosure
+ * bound recomputed from the rows. A rule is a fixed sentence and never holds a value
+ * from the report.
  */
 
 import { canonicalJson } from '../verify/canonical';
-import { LABELS } from './model';
+import { LABELS, REASONS, REPORT_TYPE, REPORT_TYPE_V1 } from './model';
 
 type Json = Record<string, unknown>;
 
-const KEYS = [
+const KEYS_V1 = [
   'baseline_code', 'erased', 'gate', 'intervention', 'issued_at', 'issuer',
   'must_hold', 'samples', 'selection_digest', 'selector', 'specimens', 'totals'
 ];
-const ROW_KEYS = [
+const KEYS = [...KEYS_V1, 'disclosure'].sort();
+const ROW_KEYS_V1 = [
   'audit', 'certificate', 'effects_sandboxed', 'label', 'layers_changed', 'must_hold',
   'outside_control', 'reason', 'specimen'
 ];
+const ROW_KEYS = ['audit', 'certificate', 'label', 'must_hold', 'reason', 'sealed', 'specimen'];
+/** Four concluded labels and not-auditable with four reasons: 8 outcomes. */
+const BITS_PER_SPECIMEN = 3;
+const CERTIFIED_REASONS = ['baseline-not-reproduced', 'observable-only'];
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 
 function isObject(value: unknown): value is Json {
@@ -72,14 +78,7 @@ export async function selectionDigest(specimens: string[], erased: string[]): Pr
   return `sha256:${await sha256Hex(body)}`;
 }
 
-function rowProblems(index: number, row: unknown): string[] {
-  const at = `/specimens/${index}`;
-  if (!isObject(row)) {
-    return [`${at}: must be an object`];
-  }
-  if (!sameKeys(row, ROW_KEYS)) {
-    return [`${at}: must have exactly the release report v1 row keys`];
-  }
+function rowProblemsV1(at: string, row: Json): string[] {
   const problems: string[] = [];
   for (const key of ['specimen', 'audit']) {
     if (typeof row[key] !== 'string' || row[key] === '') {
@@ -106,6 +105,59 @@ function rowProblems(index: number, row: unknown): string[] {
       problems.push(`${at}/${key}: must be a list of strings`);
     }
   }
+  return problems;
+}
+
+function rowProblemsV2(at: string, row: Json): string[] {
+  const problems: string[] = [];
+  if (typeof row.specimen !== 'string' || row.specimen === '') {
+    problems.push(`${at}/specimen: must be a non-empty string`);
+  }
+  const { label, reason } = row;
+  if (!(LABELS as readonly unknown[]).includes(label)) {
+    return [...problems, `${at}/label: is not a label of release report v2`];
+  }
+  if (label === 'not-auditable') {
+    if (!(REASONS as readonly unknown[]).includes(reason)) {
+      return [...problems, `${at}/reason: is not a reason of release report v2`];
+    }
+  } else if (reason !== null) {
+    return [...problems, `${at}/reason: only a not-auditable row has a reason`];
+  }
+  if (reason === 'refused') {
+    if (row.audit !== null) {
+      problems.push(`${at}/audit: a refused member has no audit`);
+    }
+  } else if (typeof row.audit !== 'string' || row.audit === '') {
+    problems.push(`${at}/audit: must be a non-empty string`);
+  }
+  const certified = label !== 'not-auditable' || CERTIFIED_REASONS.includes(reason as string);
+  if (certified && !isDigest(row.certificate)) {
+    problems.push(`${at}/certificate: this outcome names its certificate`);
+  } else if (!certified && row.certificate !== null) {
+    problems.push(`${at}/certificate: a member with no certificate names none`);
+  }
+  const sealed = row.sealed;
+  if (sealed !== null && !(typeof sealed === 'string' && sealed.startsWith('not-auditable-beyond '))) {
+    problems.push(`${at}/sealed: must be null or a sealed cut`);
+  }
+  return problems;
+}
+
+function versionName(version: string): string {
+  return version === REPORT_TYPE ? 'v2' : 'v1';
+}
+
+function rowProblems(index: number, row: unknown, version: string): string[] {
+  const at = `/specimens/${index}`;
+  if (!isObject(row)) {
+    return [`${at}: must be an object`];
+  }
+  const v2 = version === REPORT_TYPE;
+  if (!sameKeys(row, v2 ? ROW_KEYS : ROW_KEYS_V1)) {
+    return [`${at}: must have exactly the release report ${versionName(version)} row keys`];
+  }
+  const problems = v2 ? rowProblemsV2(at, row) : rowProblemsV1(at, row);
   if (typeof row.must_hold !== 'boolean') {
     problems.push(`${at}/must_hold: must be a boolean`);
   }
@@ -147,7 +199,7 @@ function fieldProblems(p: Json): string[] {
   return problems;
 }
 
-type Row = { specimen: string; label: string; must_hold: boolean; layers_changed: string[] };
+type Row = { specimen: string; label: string; must_hold: boolean; layers_changed?: string[] };
 
 function totalsMatch(given: unknown, rows: Row[], erased: number): boolean {
   const expected: Record<string, number> = {};
@@ -173,21 +225,40 @@ function gateMatches(given: unknown, failing: string[]): boolean {
   );
 }
 
-/** Problems of a release report predicate, as ``location: rule`` (empty: none).
- * ``subjectDigest`` is the statement subject's ``digest.sha256``. */
-export async function reportProblems(predicate: unknown, subjectDigest: unknown): Promise<string[]> {
+function boundMatches(given: unknown, rows: number): boolean {
+  return (
+    isObject(given) &&
+    sameKeys(given, ['bits', 'bits_per_specimen']) &&
+    isCount(given.bits) &&
+    given.bits === BITS_PER_SPECIMEN * rows &&
+    isCount(given.bits_per_specimen) &&
+    given.bits_per_specimen === BITS_PER_SPECIMEN
+  );
+}
+
+/** Problems of a release report predicate of ``version`` (the statement's predicate
+ * type), as ``location: rule`` (empty: none). ``subjectDigest`` is the statement
+ * subject's ``digest.sha256``. */
+export async function reportProblems(
+  predicate: unknown,
+  subjectDigest: unknown,
+  version: string = REPORT_TYPE
+): Promise<string[]> {
+  if (version !== REPORT_TYPE && version !== REPORT_TYPE_V1) {
+    throw new Error('not a release report version');
+  }
   if (!isObject(predicate)) {
     return ['/: must be an object'];
   }
-  if (!sameKeys(predicate, KEYS)) {
-    return ['/: must have exactly the release report v1 keys'];
+  if (!sameKeys(predicate, version === REPORT_TYPE ? KEYS : KEYS_V1)) {
+    return [`/: must have exactly the release report ${versionName(version)} keys`];
   }
   const problems = fieldProblems(predicate);
   const rows = predicate.specimens;
   if (!Array.isArray(rows)) {
     return [...problems, '/specimens: must be a list'];
   }
-  rows.forEach((row, index) => problems.push(...rowProblems(index, row)));
+  rows.forEach((row, index) => problems.push(...rowProblems(index, row, version)));
   if (problems.length > 0) {
     return problems;
   }
@@ -208,11 +279,14 @@ export async function reportProblems(predicate: unknown, subjectDigest: unknown)
     return ['/totals: differ from the totals of the rows'];
   }
   const failing = checked
-    .filter(r => r.must_hold && !(r.label === 'equivalent' && r.layers_changed.length === 0))
+    .filter(r => r.must_hold && !(r.label === 'equivalent' && (r.layers_changed ?? []).length === 0))
     .map(r => r.specimen)
     .sort(byCodePoint);
   if (!gateMatches(predicate.gate, failing)) {
     return ['/gate: differs from the gate of the rows'];
+  }
+  if (version === REPORT_TYPE && !boundMatches(predicate.disclosure, checked.length)) {
+    return ['/disclosure: differs from the bound of the rows'];
   }
   return [];
 }

@@ -1,8 +1,9 @@
 /**
  * The release report rendered as DOM: the gate verdict, one row per specimen (label and
- * reason, must-hold mark, layers changed), the totals, the intervention with the
- * candidate's code digest, the baseline code digests and the selection digest. Text
- * only (``el``), so the report's strings stay inert.
+ * reason, must-hold mark, the sealed cut — or a v1 row's layers changed), the totals,
+ * the disclosure bound, the intervention with the candidate's code digest, the baseline
+ * code digests and the selection digest. Text only (``el``), so the report's strings
+ * stay inert.
  */
 
 import { el, table } from '../certificate/dom';
@@ -36,7 +37,11 @@ function gate(model: ReportModel): HTMLElement {
   return el('p', { class: 'enclave-gate', 'data-passed': state, role: 'status', 'aria-label': gateText(model) }, gateText(model));
 }
 
-function specimenRow(row: ReportRow): HTMLElement {
+function specimenRow(version: 1 | 2, row: ReportRow): HTMLElement {
+  const last =
+    version === 2
+      ? el('td', { class: 'enclave-report-sealed' }, row.sealed ?? '—')
+      : el('td', { class: 'enclave-report-layers' }, row.layersChanged.join(', ') || '—');
   return el(
     'tr',
     {
@@ -50,13 +55,13 @@ function specimenRow(row: ReportRow): HTMLElement {
     el('td', {}, el('span', { class: 'enclave-report-label', 'data-label': row.label }, row.label)),
     el('td', { class: 'enclave-report-reason' }, row.reason ?? '—'),
     el('td', { class: 'enclave-report-must-hold', 'data-failing': String(row.failing) }, mustHoldMark(row)),
-    el('td', { class: 'enclave-report-layers' }, row.layersChanged.join(', ') || '—'),
-    el('td', { class: 'enclave-report-certificate', title: row.certificate ?? '' }, row.certificate === null ? 'none' : `${row.audit}`)
+    last,
+    el('td', { class: 'enclave-report-certificate', title: row.certificate ?? '' }, row.certificate === null ? 'none' : `${row.audit ?? ''}`)
   );
 }
 
 function specimens(model: ReportModel): HTMLElement {
-  const header = ['specimen', 'label', 'reason', 'must hold', 'layers changed', 'certificate of audit'];
+  const header = ['specimen', 'label', 'reason', 'must hold', model.version === 2 ? 'sealed cut' : 'layers changed', 'certificate of audit'];
   return section(
     `Specimens (${model.rows.length})`,
     'enclave-report-specimens-section',
@@ -65,7 +70,7 @@ function specimens(model: ReportModel): HTMLElement {
       { class: 'enclave-table enclave-report-specimens' },
       el('caption', {}, 'One audit per specimen: its label, and for a must-hold specimen whether it holds'),
       el('thead', {}, el('tr', {}, ...header.map(h => el('th', { scope: 'col' }, h)))),
-      el('tbody', {}, ...model.rows.map(specimenRow))
+      el('tbody', {}, ...model.rows.map(row => specimenRow(model.version, row)))
     )
   );
 }
@@ -73,6 +78,14 @@ function specimens(model: ReportModel): HTMLElement {
 function totals(model: ReportModel): HTMLElement {
   const rows = model.totals.map(([name, n]) => [name, n === null ? '—' : String(n)]);
   return section('Totals', 'enclave-report-totals-section', table('enclave-report-totals', 'Specimens per label', ['label', 'specimens'], rows));
+}
+
+export function boundText(model: ReportModel): string {
+  if (model.bound === null) {
+    return 'A v1 report states no bound: it lists layers by name';
+  }
+  const { bits, perSpecimen } = model.bound;
+  return `The code under audit chose at most ${bits ?? '—'} bits of this report (${perSpecimen ?? '—'} per specimen); each certificate states its own`;
 }
 
 function digests(model: ReportModel): HTMLElement {
@@ -99,6 +112,7 @@ export function renderReport(model: ReportModel): HTMLElement {
     gate(model),
     specimens(model),
     totals(model),
+    el('p', { class: 'enclave-report-bound' }, boundText(model)),
     digests(model),
     el('p', { class: 'enclave-issued' }, `issued ${model.issuedAt} by ${model.issuer}`)
   );

@@ -28,7 +28,7 @@
 import { Bytes, decodeCanonicalBase64 } from './base64';
 import { canonicalJson } from './canonical';
 import { finding, PREDICATE_TYPE, PREDICATE_TYPE_V1, PREDICATE_TYPE_V2, predicateProblems, Unevaluable } from '../predicate';
-import { REPORT_TYPE, SUBJECT } from '../report/model';
+import { isReportStatement, REPORT_TYPE, REPORT_TYPE_V1, SUBJECT } from '../report/model';
 import { reportProblems } from '../report/shape';
 import { TrustedKey } from './key';
 
@@ -38,7 +38,8 @@ export const PREDICATE_TYPES: Readonly<Record<string, string>> = {
   [PREDICATE_TYPE]: 'certificate v3',
   [PREDICATE_TYPE_V2]: 'certificate v2',
   [PREDICATE_TYPE_V1]: 'certificate v1',
-  [REPORT_TYPE]: 'release report v1'
+  [REPORT_TYPE]: 'release report v2',
+  [REPORT_TYPE_V1]: 'release report v1'
 };
 export const STEPS = ['envelope', 'signature', 'statement', 'predicate'] as const;
 
@@ -175,7 +176,7 @@ async function statement(s: State): Promise<string> {
   const subjects = parsed.subject;
   const one = Array.isArray(subjects) && subjects.length === 1 && isObject(subjects[0]);
   const subject: JsonObject = one ? (subjects[0] as JsonObject) : {};
-  if (predicateType === REPORT_TYPE) {
+  if (isReportStatement(predicateType)) {
     const digest = subject.digest;
     if (!(subject.name === SUBJECT && isObject(digest) && typeof digest.sha256 === 'string')) {
       throw new Failed(`/subject: must be one ${SUBJECT} with a sha256 digest`);
@@ -200,10 +201,11 @@ function failOn(problems: string[]): void {
 
 async function predicate(s: State): Promise<string> {
   const predicateType = String(s.statement.predicateType);
-  if (predicateType === REPORT_TYPE) {
+  if (isReportStatement(predicateType)) {
     const subject = (s.statement.subject as JsonObject[])[0];
-    failOn(await reportProblems(s.statement.predicate, (subject.digest as JsonObject).sha256));
-    return 'has the release report v1 shape; selection digest, totals and gate recomputed';
+    failOn(await reportProblems(s.statement.predicate, (subject.digest as JsonObject).sha256, predicateType));
+    const recomputed = predicateType === REPORT_TYPE ? 'totals, gate and bound' : 'totals and gate';
+    return `has the ${PREDICATE_TYPES[predicateType]} shape; selection digest, ${recomputed} recomputed`;
   }
   let problems: string[];
   try {

@@ -27,7 +27,7 @@ export function renderEnvelope(document: unknown): Rendered {
   const envelope = isBundle(document) ? document.envelope : document;
   const view = readCertificate(envelope);
   if (isReportStatement(view.predicateType)) {
-    return { kind: 'report', node: renderReport(readReport(view.subject, view.predicate)) };
+    return { kind: 'report', node: renderReport(readReport(view.predicateType, view.subject, view.predicate)) };
   }
   return { kind: 'certificate', node: renderCertificate(view) };
 }

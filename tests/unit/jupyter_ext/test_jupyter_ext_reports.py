@@ -23,7 +23,9 @@ from enclave.release import selection_digest as enclave_selection_digest
 from enclave.release import verify_report
 from jupyter_ext import (
     LABELS,
+    REASONS,
     REPORT_TYPE,
+    REPORT_TYPE_V1,
     EnclaveClient,
     ServiceRefused,
     clean_query,
@@ -38,6 +40,9 @@ from ledger.certificates import load_public_key_pem
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 REPORT = GOLDEN / "release_report.dsse.json"
 REPORT_KEY = GOLDEN / "release_report.pub.pem"
+# a v1 report (before reports were tight): still verifiable
+REPORT_V1 = GOLDEN / "release_report_v1.dsse.json"
+REPORT_V1_KEY = GOLDEN / "release_report_v1.pub.pem"
 
 
 def _statement_of(envelope: dict[str, Any]) -> dict[str, Any]:
@@ -103,7 +108,9 @@ def test_the_report_list_takes_only_limit_and_cursor() -> None:
 
 def test_vocabulary_and_digest_are_the_enclaves() -> None:
     assert LABELS == enclave_report.LABELS
+    assert REASONS == enclave_report.REASONS
     assert REPORT_TYPE == enclave_report.REPORT_TYPE
+    assert REPORT_TYPE_V1 == enclave_report.REPORT_TYPE_V1
     ids, erased = ["sp-b", "sp-a"], ["sp-z"]
     assert selection_digest(ids, erased) == enclave_selection_digest(ids, erased)
 
@@ -111,15 +118,16 @@ def test_vocabulary_and_digest_are_the_enclaves() -> None:
 def test_a_report_the_enclave_builds_has_no_problems() -> None:
     rows = [
         enclave_report.SpecimenResult(
-            "sp-b", "au-2", "sha256:" + "1" * 64, "equivalent", None, (), (), (), True
+            "sp-b", "au-2", "sha256:" + "1" * 64, "equivalent", None, None, True
         ),
+        enclave_report.SpecimenResult("sp-a", "au-1", None, "not-auditable", "failed", None, True),
         enclave_report.SpecimenResult(
-            "sp-a", "au-1", None, "not-auditable", "code_changed", (), (), (), True
+            "sp-d", None, None, "not-auditable", "refused", "not-auditable-beyond x", False
         ),
     ]
     statement = enclave_report.build_report(
         selector={"tags": ["t"]},
-        selection_digest=enclave_selection_digest(["sp-a", "sp-b"], ["sp-c"]),
+        selection_digest=enclave_selection_digest(["sp-a", "sp-b", "sp-d"], ["sp-c"]),
         erased=["sp-c"],
         intervention={"strategy": "REVISION", "revision": "model=r2"},
         baseline_code=["sha256:" + "2" * 64],
@@ -131,6 +139,17 @@ def test_a_report_the_enclave_builds_has_no_problems() -> None:
     )
     subject = statement["subject"][0]["digest"]["sha256"]
     assert report_problems(statement["predicate"], subject) == []
+    assert statement["predicate"]["disclosure"] == {"bits_per_specimen": 3, "bits": 9}
+
+
+def test_a_row_outside_the_eight_outcomes_cannot_be_built() -> None:
+    # a free-text reason would carry whatever the code under audit chose
+    with pytest.raises(ValueError, match="not an outcome"):
+        enclave_report.SpecimenResult(
+            "sp-a", "au-1", None, "not-auditable", "agent says: 42", None, True
+        )
+    with pytest.raises(ValueError, match="not an outcome"):
+        enclave_report.SpecimenResult("sp-a", "au-1", None, "equivalent", "failed", None, True)
 
 
 def test_the_committed_report_is_one_the_enclave_verifies() -> None:
@@ -159,9 +178,43 @@ def test_the_golden_report_verifies_offline() -> None:
     report = verify_file(str(REPORT), str(REPORT_KEY))
     assert report.ok, report.checks
     assert [c.name for c in report.checks] == ["envelope", "signature", "statement", "predicate"]
-    assert "release report v1" in report.checks[2].detail
+    assert "release report v2" in report.checks[2].detail
     assert "release-selection" in report.checks[2].detail
+    assert "totals, gate and bound recomputed" in report.checks[3].detail
+
+
+def test_a_v1_report_still_verifies_offline() -> None:
+    report = verify_file(str(REPORT_V1), str(REPORT_V1_KEY))
+    assert report.ok, report.checks
+    assert "release report v1" in report.checks[2].detail
     assert "totals and gate recomputed" in report.checks[3].detail
+    # and by the enclave's own checks, but for what needs its home
+    checks = verify_report(
+        json.loads(REPORT_V1.read_text()),
+        public_key=load_public_key_pem(REPORT_V1_KEY.read_bytes()),
+        certificates_dir=GOLDEN,
+        ledger_lookup=None,
+    )
+    assert [(name, ok) for name, ok, _ in checks] == [
+        ("signature and statement", True),
+        ("selection digest", True),
+        ("certificates", False),
+        ("totals and gate", True),
+        ("ledger entry", False),
+    ]
+
+
+def test_v1_rows_under_the_v2_type_fail_the_shape() -> None:
+    key = Ed25519PrivateKey.generate()
+    statement = _statement_of(json.loads(REPORT_V1.read_text()))
+    statement["predicate"]["issuer"] = _keyid(key)
+    statement["predicateType"] = REPORT_TYPE
+    report = verify_envelope_offline(_sign(statement, key), key.public_key())
+    failed = next(c for c in report.checks if not c.ok)
+    assert (failed.name, failed.detail) == (
+        "predicate",
+        "/predicate: must have exactly the release report v2 keys",
+    )
 
 
 def test_a_byte_changed_report_fails_its_signature() -> None:
@@ -212,6 +265,34 @@ def _reasonless(s: dict[str, Any]) -> None:
     row["reason"] = None
 
 
+def _free_reason(s: dict[str, Any]) -> None:
+    # a reason is one of four words, never text the code under audit could choose
+    row = next(r for r in s["predicate"]["specimens"] if r["label"] == "not-auditable")
+    row["reason"] = "ship it"
+
+
+def _listed_layers(s: dict[str, Any]) -> None:
+    s["predicate"]["specimens"][0]["layers_changed"] = ["decision"]
+
+
+def _smaller_bound(s: dict[str, Any]) -> None:
+    s["predicate"]["disclosure"]["bits"] -= 1
+
+
+def _uncertified_change(s: dict[str, Any]) -> None:
+    row = next(r for r in s["predicate"]["specimens"] if r["label"] == "decision-changed")
+    row["certificate"] = None
+
+
+def _audit_of_refused(s: dict[str, Any]) -> None:
+    row = next(r for r in s["predicate"]["specimens"] if r["label"] == "not-auditable")
+    row["reason"] = "refused"  # but it names an audit
+
+
+def _free_sealed(s: dict[str, Any]) -> None:
+    s["predicate"]["specimens"][0]["sealed"] = "ship it"
+
+
 def _subject_name(s: dict[str, Any]) -> None:
     s["subject"][0]["name"] = "specimen:sp-1"
 
@@ -237,6 +318,12 @@ def _string_totals(s: dict[str, Any]) -> None:
         (_drop_row, "predicate", "/predicate/selection_digest"),
         (_foreign_label, "predicate", "/predicate/specimens/0/label"),
         (_reasonless, "predicate", "/predicate/specimens/"),
+        (_free_reason, "predicate", "/predicate/specimens/"),
+        (_listed_layers, "predicate", "/predicate/specimens/0:"),
+        (_smaller_bound, "predicate", "/predicate/disclosure"),
+        (_uncertified_change, "predicate", "/predicate/specimens/"),
+        (_audit_of_refused, "predicate", "/predicate/specimens/"),
+        (_free_sealed, "predicate", "/predicate/specimens/0/sealed"),
         (_subject_name, "statement", "/subject"),
         (_subject_digest, "predicate", "/predicate/selection_digest"),
         (_extra_key, "predicate", "/predicate:"),

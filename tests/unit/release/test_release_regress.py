@@ -106,7 +106,17 @@ def test_a_decision_changing_candidate_fails_the_gate_naming_the_specimen(
     rows = {r["specimen"]: r for r in predicate["specimens"]}
     assert set(rows) == set(library.values())
     assert rows[library["held"]]["label"] == "decision-changed"
-    assert "decision" in rows[library["held"]]["layers_changed"]
+    # tight: one of eight outcomes per row, nothing else the candidate chose
+    assert predicate["disclosure"] == {"bits_per_specimen": 3, "bits": 3 * len(rows)}
+    assert set(rows[library["held"]]) == {
+        "specimen",
+        "audit",
+        "certificate",
+        "label",
+        "reason",
+        "sealed",
+        "must_hold",
+    }
     assert predicate["intervention"] == {
         "strategy": "CODE",
         "target": "procurement_next:AGENT",
@@ -203,13 +213,14 @@ def test_a_member_the_candidate_cannot_audit_is_named_and_fails_the_gate(
     assert passed is False
     (row,) = predicate["specimens"]
     assert row["specimen"] == other and row["label"] == "not-auditable"
-    assert row["certificate"] is None and row["reason"]
+    # the audit's own failure code stays in its record; the report says it failed
+    assert row["certificate"] is None and row["reason"] == "failed"
     assert predicate["totals"]["not-auditable"] == 1
     assert all(ok for _, ok, _ in _verify(runtime, envelope))
     assert find_canaries(json.dumps(envelope).encode(), INCIDENT_CANARIES) == []
 
 
-def test_a_member_that_reads_live_state_is_not_auditable_and_names_what_escaped(
+def test_a_member_that_reads_live_state_is_not_auditable_and_names_its_sealed_cut(
     runtime: Runtime, tmp_path: Path
 ) -> None:
     from enclave.incidents import shard
@@ -245,11 +256,8 @@ def test_a_member_that_reads_live_state_is_not_auditable_and_names_what_escaped(
     (row,) = _predicate(envelope)["specimens"]
     assert passed is False
     # the shard specimen is sealed not-auditable-beyond its cut (an irreversible drop with
-    # no dry-run substitute): the row says so before the audit's own class
-    assert (row["label"], row["reason"]) == (
-        "not-auditable",
-        "not-auditable-beyond before-drop; observable-only",
-    )
+    # no dry-run substitute): the row says so beside the audit's own class
+    assert (row["label"], row["reason"]) == ("not-auditable", "observable-only")
+    assert row["sealed"] == "not-auditable-beyond before-drop"
     assert row["certificate"] is not None  # observable-only is certified, not concluded
-    assert row["effects_sandboxed"] and row["outside_control"]
     assert all(ok for _, ok, _ in _verify(runtime, envelope))

@@ -438,20 +438,20 @@ def test_the_reference_incidents_are_sealed_with_their_auditability(
     }
 
 
-def test_the_release_report_says_a_specimen_is_not_auditable_beyond_its_cut() -> None:
+def test_a_release_report_row_of_an_observable_only_audit_is_not_auditable() -> None:
     from enclave.release import label_of
 
+    # the row's outcome comes from the audit; its sealed cut (``sealed``) from the
+    # manifest (tests/unit/release/test_release_regress.py)
     observable = {"classification": "observable-only", "effect": None}
-    sealed = "not-auditable-beyond before-drop"
-    assert label_of(observable, None, sealed=sealed) == (
-        "not-auditable",
-        "not-auditable-beyond before-drop; observable-only",
-    )
-    assert label_of(None, "unservable", sealed=sealed) == (
-        "not-auditable",
-        "not-auditable-beyond before-drop; unservable",
-    )
-    # the sealed class does not change an audit that concluded, nor an auditable specimen
+    assert label_of(observable) == ("not-auditable", "observable-only")
+    assert label_of(None) == ("not-auditable", "failed")
+    assert label_of(None, refused=True) == ("not-auditable", "refused")
     equivalent = {"classification": "equivalent", "effect": {"flips": 0}}
-    assert label_of(equivalent, None, sealed=sealed) == ("equivalent", None)
-    assert label_of(observable, None, sealed="auditable") == ("not-auditable", "observable-only")
+    assert label_of(equivalent) == ("equivalent", None)
+    # equivalent in its score, but a load-bearing layer changed: the decision held, a
+    # layer did not, and the gate must not pass it
+    moved = {"classification": "equivalent", "effect": {"flips": 0, "layer_changes": {"x": "some"}}}
+    assert label_of(moved) == ("layer-changed", None)
+    ignored = {**moved, "request": {"tolerances": {"ignored": ["x"]}}}
+    assert label_of(ignored) == ("equivalent", None)

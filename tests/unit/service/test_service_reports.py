@@ -69,9 +69,7 @@ def _report(runtime: Runtime, specimen_ids: list[str], at: datetime, passed: boo
             certificate=None,
             label="not-auditable",
             reason="failed",
-            layers_changed=(),
-            effects_sandboxed=(),
-            outside_control=(),
+            sealed=None,
             must_hold=not passed,
         )
         for i, s in enumerate(specimen_ids)
