@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the database layer is imported when a runtime is opened
     from ledger import Ledger
     from ledger.certificates import CertificateSigner
 
-    from .keys import TransitLogKey, VaultSettings
+    from .keys import TransitSigningKey, VaultSettings
 
 __all__ = ["Runtime", "utc_now"]
 
@@ -134,19 +134,19 @@ class Runtime:
         """The rotation identity: rotate, rewrap, trim."""
         return self._identity("rotate")
 
-    def transit_log_key(self) -> TransitLogKey:
-        """The log key in transit, used as the governance plane (the broker's own
-        identity): Vault mode only."""
-        from .keys import TransitLogKey
+    def transit_signing_key(self, name: str) -> TransitSigningKey:
+        """A signing key in transit (``keys.LOG_KEY_NAME``, ``ISSUER_KEY_NAME``), used as
+        the governance plane (the broker's own identity): Vault mode only."""
+        from .keys import TransitSigningKey
 
         if self.provider == "local":
-            raise BadInput("the log key is in transit only in Vault mode")
+            raise BadInput("signing keys are in transit only in Vault mode")
         if not self.vault_identities:
             raise Refused("this process holds no Vault identity", code="no_vault_identity")
         settings = _vault_settings(self.home, self.env, "broker")
         if settings is None:
             raise _incomplete()
-        return TransitLogKey(settings)
+        return TransitSigningKey(settings, name)
 
     @classmethod
     def open(

@@ -24,10 +24,12 @@ def issuer_key(runtime: Runtime | None, path: Path | None = None) -> Ed25519Publ
     """The issuer public key in the PEM file ``path`` (default: the home's own)."""
     from ledger.certificates import load_public_key_pem
 
+    from ._issuer_key import issuer_public_path
+
     if path is not None:
         key_path = path
     elif runtime is not None:
-        key_path = Path(f"{runtime.home.signing_key_path}.pub")
+        key_path = issuer_public_path(runtime.home)
     else:
         raise BadInput("no issuer public key given")
     try:

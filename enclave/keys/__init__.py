@@ -27,8 +27,10 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._transit import TransitGrant as TransitGrant
     from ._transit import TransitKeyProvider as TransitKeyProvider
     from ._transit import derivation_context as derivation_context
-    from ._transit_log_key import LOG_KEY_NAME as LOG_KEY_NAME
-    from ._transit_log_key import TransitLogKey as TransitLogKey
+    from ._transit_signing import ISSUER_KEY_NAME as ISSUER_KEY_NAME
+    from ._transit_signing import LOG_KEY_NAME as LOG_KEY_NAME
+    from ._transit_signing import SIGNING_KEY_NAMES as SIGNING_KEY_NAMES
+    from ._transit_signing import TransitSigningKey as TransitSigningKey
     from ._vault_client import ENV_PREFIX as ENV_PREFIX
     from ._vault_client import ROLES as ROLES
     from ._vault_client import KeyServerUnavailable as KeyServerUnavailable
@@ -58,8 +60,10 @@ _FRONT = {
     "TransitGrant": "._transit",
     "TransitKeyProvider": "._transit",
     "derivation_context": "._transit",
-    "LOG_KEY_NAME": "._transit_log_key",
-    "TransitLogKey": "._transit_log_key",
+    "ISSUER_KEY_NAME": "._transit_signing",
+    "LOG_KEY_NAME": "._transit_signing",
+    "SIGNING_KEY_NAMES": "._transit_signing",
+    "TransitSigningKey": "._transit_signing",
     "ENV_PREFIX": "._vault_client",
     "ROLES": "._vault_client",
     "KeyServerUnavailable": "._vault_client",

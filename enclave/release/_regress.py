@@ -33,7 +33,6 @@ from .._errors import BadInput, EnclaveError, InfrastructureError
 from .._runtime import Runtime
 from ..governance import check_specimen
 from ..jobs import certificate, open_audits, run_worker, submit_audit
-from ..keys import SigningKey
 from ..replay import AuditRequest, CandidateCode, Intervention, Strategy
 from ..replay.certificates import signing_key
 from ..replay.requests import check_samples
@@ -163,7 +162,7 @@ def regress(
                 must_hold=must,
             )
         )
-    key: SigningKey = signing_key(runtime)
+    key = signing_key(runtime)
     statement = build_report(
         selector=selection.selector.to_dict(),
         selection_digest=selection.digest,

@@ -34,9 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger import canonical_json
-from ledger.certificates import IN_TOTO_PAYLOAD_TYPE, sign_dsse
-
-from ..keys import SigningKey
+from ledger.certificates import IN_TOTO_PAYLOAD_TYPE, Signer, sign_dsse
 
 __all__ = [
     "BITS_PER_SPECIMEN",
@@ -183,5 +181,5 @@ def build_report(
     }
 
 
-def sign_report(statement: Mapping[str, Any], key: SigningKey) -> dict[str, Any]:
+def sign_report(statement: Mapping[str, Any], key: Signer) -> dict[str, Any]:
     return sign_dsse(canonical_json(statement), IN_TOTO_PAYLOAD_TYPE, key).to_dict()

@@ -15,8 +15,8 @@ from typing import Any
 from ledger import Ledger, NotFound
 from ledger.certificates import CertificateSigner, LocalSigner, envelope_digest
 
+from .._issuer_key import IssuerKey
 from .._runtime import Runtime
-from ..keys import SigningKey
 
 __all__ = [
     "RuntimeLedgerLookup",
@@ -25,8 +25,10 @@ __all__ = [
 ]
 
 
-def signing_key(runtime: Runtime) -> SigningKey:
-    return SigningKey.load_or_create(runtime.home.signing_key_path)
+def signing_key(runtime: Runtime) -> IssuerKey:
+    """The home's issuer key (``enclave._issuer_key``): a local file, or in Vault mode a
+    transit key that never leaves the key server."""
+    return IssuerKey.of(runtime)
 
 
 def _signer(runtime: Runtime) -> CertificateSigner:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-from pathlib import Path as FilePath
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Response
@@ -24,6 +23,7 @@ from ledger import CLASSIFICATION_RANK, LedgerError, NotFound, loads
 from ledger.certificates import load_public_key_pem, verify_certificate
 
 from .._errors import BadInput, Refused
+from .._issuer_key import issuer_public_path
 from ..governance import (
     Action,
     AuditDraft,
@@ -330,7 +330,7 @@ def certificate_summary(state: State, analyst: CurrentAnalyst, audit_id: AuditId
 def certificate_verify(state: State, analyst: CurrentAnalyst, audit_id: AuditId) -> dict[str, Any]:
     _, envelope = _envelope(state, analyst, audit_id)
     runtime = state.runtime
-    key_path = FilePath(f"{runtime.home.signing_key_path}.pub")
+    key_path = issuer_public_path(runtime.home)
     try:
         key = load_public_key_pem(key_path.read_bytes())
     except OSError:

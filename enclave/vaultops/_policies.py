@@ -4,8 +4,9 @@ The files are written for the default mount ``transit`` and key prefix
 ``replay-enclave-``; ``render_policy`` rewrites exactly those two tokens when a deployment
 uses others. Policy names are ``replay-enclave-<identity>`` whatever the key prefix.
 
-The log key is ``<prefix>_log`` (``LOG_KEY_NAME``): no tenant id starts with ``_``, so
-no tenant's key can take its name; the files name it literally and are rendered alike.
+The signing keys are ``<prefix>_log`` and ``<prefix>_issuer`` (``SIGNING_KEY_NAMES``): no
+tenant id starts with ``_``, so no tenant's key can take their names; the files name them
+literally and are rendered alike.
 
 The broker is split by tenant: ``broker.hcl`` is its tenant-free base, and
 ``broker-tenant.hcl`` is rendered once per tenant (``render_tenant_policy``) into
@@ -23,7 +24,7 @@ from typing import Any
 
 from enclave._errors import BadInput
 from enclave._policies import ENV_POLICY_DIR, policies_root
-from enclave.keys import LOG_KEY_NAME, ROLES, Role
+from enclave.keys import ROLES, SIGNING_KEY_NAMES, Role
 
 __all__ = [
     "POLICY_NAME_PREFIX",
@@ -86,7 +87,8 @@ def render_policy(text: str, *, mount: str, key_prefix: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,32}", key_prefix):
         raise ValueError("key prefix must be 1..32 of letters, digits, '_', '.', '-'")
     text = text.replace(f'path "{DEFAULT_MOUNT}/', f'path "{mount}/')
-    text = text.replace(f"/{DEFAULT_KEY_PREFIX}{LOG_KEY_NAME}", f"/{key_prefix}{LOG_KEY_NAME}")
+    for name in SIGNING_KEY_NAMES:
+        text = text.replace(f"/{DEFAULT_KEY_PREFIX}{name}", f"/{key_prefix}{name}")
     return text.replace(f"/{DEFAULT_KEY_PREFIX}*", f"/{key_prefix}*")
 
 

@@ -9,14 +9,15 @@ Steps of ``apply_setup`` (each idempotent):
 1. enable the transit secrets engine at ``mount`` (refuse if the path holds another type);
 2. enable the AppRole auth method at ``approle/``;
 3. write the capture, broker (tenant-free base) and rotate policies and AppRole roles;
-4. create the log key ``<prefix>_log`` (Ed25519, non-exportable, no plaintext backup:
-   the key that signs the ledger's checkpoints) or check an existing one is exactly
-   that; for each requested tenant (``ensure_tenant_key``): create its key (derived,
-   non-exportable, no plaintext backup) or check that an existing one has exactly those
-   properties; write its own broker policy ``replay-enclave-broker-<tenant>`` (decrypt
-   wrapped, HMAC and verify on that one key) and its own AppRole of that name; add the
-   policy to the governance broker role (the service's identity, which then serves the
-   tenants it is configured for — a policy per tenant, no glob over tenants);
+4. create the signing keys ``<prefix>_log`` and ``<prefix>_issuer`` (Ed25519,
+   non-exportable, no plaintext backup: the keys that sign the ledger's checkpoints and
+   the certificates) or check existing ones are exactly that; for each requested tenant
+   (``ensure_tenant_key``): create its key (derived, non-exportable, no plaintext
+   backup) or check that an existing one has exactly those properties; write its own
+   broker policy ``replay-enclave-broker-<tenant>`` (decrypt wrapped, HMAC and verify on
+   that one key) and its own AppRole of that name; add the policy to the governance
+   broker role (the service's identity, which then serves the tenants it is configured
+   for — a policy per tenant, no glob over tenants);
 5. read each role id and generate one fresh secret id per role (optional), per-tenant
    broker roles included.
 
@@ -36,7 +37,7 @@ from typing import Any
 from enclave._errors import EnclaveError, Refused
 from enclave.keys import (
     ENV_PREFIX,
-    LOG_KEY_NAME,
+    SIGNING_KEY_NAMES,
     Role,
     derivation_context,
     role_env_names,
@@ -62,8 +63,9 @@ TENANT_KEY_SETTINGS = {
     "exportable": False,
     "allow_plaintext_backup": False,
 }
-# the log's signing key (``enclave._log_key``): Ed25519, never leaves transit
-LOG_KEY_SETTINGS = {"type": "ed25519", "exportable": False, "allow_plaintext_backup": False}
+# the log's and the issuer's signing keys (``enclave._log_key``, ``_issuer_key``):
+# Ed25519, never leave transit
+SIGNING_KEY_SETTINGS = {"type": "ed25519", "exportable": False, "allow_plaintext_backup": False}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,8 +140,9 @@ def apply_setup(
         # 3. policies and roles
         for role in roles:
             _write_role(admin, role)
-    # 4. the log key, then tenant keys, each with its own broker policy and role
-    _ensure_key(admin, f"/v1/{mount}/keys/{key_prefix}{LOG_KEY_NAME}", LOG_KEY_SETTINGS)
+    # 4. the signing keys, then tenant keys, each with its own broker policy and role
+    for name in SIGNING_KEY_NAMES:
+        _ensure_key(admin, f"/v1/{mount}/keys/{key_prefix}{name}", SIGNING_KEY_SETTINGS)
     keys = tuple(
         ensure_tenant_key(admin, tenant, mount=mount, key_prefix=key_prefix, directory=directory)
         for tenant in tenants

@@ -23,6 +23,20 @@ path "transit/keys/replay-enclave-_log" {
   capabilities = ["read"]
 }
 
+# Certificates and release reports: signed with the issuer key, an Ed25519 key that
+# never leaves transit either, on the same terms (the home pins its public half).
+path "transit/sign/replay-enclave-_issuer" {
+  capabilities        = ["update"]
+  required_parameters = ["input"]
+  allowed_parameters = {
+    "input" = []
+  }
+}
+
+path "transit/keys/replay-enclave-_issuer" {
+  capabilities = ["read"]
+}
+
 # Nothing else: no sys/policy, no auth/token/create, no revoke-accessor. An unused grant
 # is revoked by its own wrapping token (auth/token/revoke-self), which needs no right
 # here; unwrapping also authenticates with the wrapping token itself.

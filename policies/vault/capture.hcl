@@ -12,7 +12,12 @@ path "transit/datakey/plaintext/replay-enclave-*" {
   }
 }
 
-# The glob above also names the log key (replay-enclave-_log): no data key from it.
+# The glob above also names the signing keys (replay-enclave-_log, -_issuer): no data
+# key from either.
 path "transit/datakey/plaintext/replay-enclave-_log" {
+  capabilities = ["deny"]
+}
+
+path "transit/datakey/plaintext/replay-enclave-_issuer" {
   capabilities = ["deny"]
 }

@@ -41,9 +41,9 @@ path "transit/rewrap/replay-enclave-*" {
   }
 }
 
-# The log key is the log's identity: rotating, re-configuring or trimming it would make
-# every checkpoint signed before unverifiable with the key the home pinned. The rules
-# above match it; these take it out.
+# The log key is the log's identity, the issuer key the certificates': rotating,
+# re-configuring or trimming either would make everything signed before unverifiable
+# with the key the home pinned. The rules above match them; these take them out.
 path "transit/keys/replay-enclave-_log/rotate" {
   capabilities = ["deny"]
 }
@@ -57,5 +57,21 @@ path "transit/keys/replay-enclave-_log/trim" {
 }
 
 path "transit/rewrap/replay-enclave-_log" {
+  capabilities = ["deny"]
+}
+
+path "transit/keys/replay-enclave-_issuer/rotate" {
+  capabilities = ["deny"]
+}
+
+path "transit/keys/replay-enclave-_issuer/config" {
+  capabilities = ["deny"]
+}
+
+path "transit/keys/replay-enclave-_issuer/trim" {
+  capabilities = ["deny"]
+}
+
+path "transit/rewrap/replay-enclave-_issuer" {
   capabilities = ["deny"]
 }

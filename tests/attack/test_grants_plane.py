@@ -43,7 +43,7 @@ from enclave.keys import (
 )
 from enclave.replay.certificates import signing_key
 from enclave.vaultops import SetupResult, apply_setup
-from ledger.certificates import Envelope, LocalSigner, load_public_key_pem, verify_dsse
+from ledger.certificates import Envelope, LocalSigner, verify_dsse
 from tests.fixtures.openbao import OpenBaoServer
 from tests.support.canary import find_canaries, scan_tree
 from tests.support.served import serving
@@ -698,7 +698,7 @@ def test_the_service_signs_only_a_held_finalizers_valid_statement_of_its_own_aud
     with plane.runtime() as runtime:
         record = runtime.ledger.get_specimen(plane.specimens["procurement"])
         key = signing_key(runtime)
-        public = {key.keyid: load_public_key_pem(key.public_key_pem)}
+        public = {key.keyid: key.public_key}
     body = {
         "job_id": job.job_id,
         "fencing_token": job.fencing_token,

@@ -15,9 +15,9 @@ from enclave.keys import admin_client
 from enclave.replay import AuditRequest, run_audit
 from enclave.replay.certificates import certificate_bundle
 from enclave.vaultops import apply_setup, stop_server
-from ledger.certificates import load_public_key_pem, verify_bundle
+from ledger.certificates import keyid_of, load_public_key_pem, verify_bundle
 from ledger.certificates.tlog import NoteVerifier, parse_proof
-from tests.fixtures.openbao import transit_log_verifier, vault_env
+from tests.fixtures.openbao import transit_log_verifier, transit_public_key, vault_env
 from tests.support.canary import find_canaries, scan_tree
 
 pytestmark = pytest.mark.vault
@@ -59,17 +59,24 @@ def test_vault_mode_demo_matches_local_mode(tmp_path: Path, openbao, vault_setup
         # a certificate's bundle is proven against a checkpoint signed inside transit
         audit_id = vault.ledger.entries(kind="certificate.issued")[0].subject
         bundle = certificate_bundle(vault, audit_id)
-        issuer = load_public_key_pem(Path(f"{vault.home.signing_key_path}.pub").read_bytes())
+        pinned = load_public_key_pem((tmp_path / "vault/keys/issuer-key-transit.pub").read_bytes())
     finally:
         local.close()
         vault.close()
     assert vault_results == local_results
-    # verified with the log key as transit holds it, read by an operator
+    # verified with the issuer and log keys as transit holds them, read by an operator:
+    # certificates are signed inside transit, and the home holds no private key
+    issuer = transit_public_key(openbao, "_issuer")
+    assert keyid_of(pinned) == keyid_of(issuer)
     origin = parse_proof(bundle["certificate_entry"]["proof"]).note.splitlines()[0]
     log_key = NoteVerifier.parse(transit_log_verifier(openbao, origin))
     report = verify_bundle(bundle, public_key=issuer, log_key=log_key)
     assert report.ok, report.first_failure()
-    assert not (tmp_path / "vault" / "keys" / "log-key.pem").exists()
+    keys = tmp_path / "vault" / "keys"
+    names = {p.name for p in keys.iterdir()}
+    assert {"issuer-key-transit.pub", "log-key-transit.pub"} <= names
+    assert not names & {"signing-key.pem", "signing-key.pem.pub", "log-key.pem"}
+    assert b"transit/sign/replay-enclave-_issuer" in Path(openbao.audit_log).read_bytes()
     assert [c for _, c, _ in vault_results] == ["influential"] * 4 + ["observable-only"]
     # every wrapped key in the vault home is a transit ciphertext, never a local one
     for datakey in (tmp_path / "vault" / "payloads").rglob("datakey.json"):

@@ -49,10 +49,12 @@ def test_policy_files_render_for_another_mount_and_prefix() -> None:
     assert "*" not in broker and "+" not in broker.split("allowed_parameters")[0]
     assert "batch_input" not in broker.split("allowed_parameters")[1]
     assert 'path "kms/transit/datakey/plaintext/acme-*"' in roles["capture"].policy_hcl
-    # the log key is named after the prefix in every file that names it, default in none
-    assert 'path "kms/transit/sign/acme-_log"' in roles["broker"].policy_hcl
-    assert 'path "kms/transit/datakey/plaintext/acme-_log"' in roles["capture"].policy_hcl
-    assert 'path "kms/transit/keys/acme-_log/rotate"' in roles["rotate"].policy_hcl
+    # the signing keys are named after the prefix in every file that names them, default
+    # in none
+    for key in ("_log", "_issuer"):
+        assert f'path "kms/transit/sign/acme-{key}"' in roles["broker"].policy_hcl
+        assert f'path "kms/transit/datakey/plaintext/acme-{key}"' in roles["capture"].policy_hcl
+        assert f'path "kms/transit/keys/acme-{key}/rotate"' in roles["rotate"].policy_hcl
     paths = [
         line
         for r in roles.values()

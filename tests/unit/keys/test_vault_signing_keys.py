@@ -1,10 +1,11 @@
-"""The log key in Vault/OpenBao transit, against a real OpenBao.
+"""The log and issuer keys in Vault/OpenBao transit, against a real OpenBao.
 
-A Vault-mode home signs its checkpoints inside transit with a non-exportable Ed25519 key
-(``<prefix>_log``, made by ``vault setup``): no file of it in the home, only its public
-half pinned there on first use. Only the governance plane (the broker identity) may sign
-with it; the capture and rotate identities can neither use it, turn it into a data key,
-nor rotate it. A key changed in transit after the pin signs nothing."""
+A Vault-mode home signs its checkpoints and its certificates inside transit with
+non-exportable Ed25519 keys (``<prefix>_log``, ``<prefix>_issuer``, made by ``vault
+setup``): no file of either in the home, only their public halves pinned there on first
+use. Only the governance plane (the broker identity) may sign with them; the capture and
+rotate identities can neither use them, turn them into data keys, nor rotate them. A key
+changed in transit after the pin signs nothing."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from pathlib import Path
 import hvac.exceptions
 import pytest
 
-from enclave import Home, Refused, Runtime
+from enclave import Home, IntegrityFailure, Refused, Runtime
 from enclave.keys import VaultSession, VaultSettings, admin_client
 from enclave.vaultops import apply_setup
+from ledger.certificates import load_public_key_pem
 from ledger.certificates.tlog import NoteVerifier, open_note, parse_checkpoint
 from tests.fixtures.openbao import OpenBaoServer, transit_log_verifier, vault_env
 from tests.support.cli_runner import run_cli
@@ -26,6 +28,7 @@ from tests.support.cli_runner import run_cli
 pytestmark = pytest.mark.vault
 
 LOG_KEY = "replay-enclave-_log"
+SIGNING_KEYS = ["replay-enclave-_log", "replay-enclave-_issuer"]
 
 
 def vault_home(home: Path, server) -> dict[str, str]:
@@ -85,24 +88,27 @@ def test_checkpoints_are_signed_in_transit_by_a_key_that_stays_there(
     assert printed.stdout.strip() == verifier.encode()
 
 
-def test_only_the_governance_plane_can_use_the_log_key(openbao: OpenBaoServer) -> None:
+@pytest.mark.parametrize("key_name", SIGNING_KEYS)
+def test_only_the_governance_plane_can_use_a_signing_key(
+    openbao: OpenBaoServer, key_name: str
+) -> None:
     setup = apply_setup(admin_client(openbao.addr, openbao.root_token), tenants=["acme"])
     env = vault_env(setup.export_lines())
     message = {"input": "aGVsbG8="}
     capture, rotate = identity(openbao, env, "capture"), identity(openbao, env, "rotate")
     broker = identity(openbao, env, "broker")
-    assert broker.adapter.post(f"/v1/transit/sign/{LOG_KEY}", json=message)["data"]["signature"]
+    assert broker.adapter.post(f"/v1/transit/sign/{key_name}", json=message)["data"]["signature"]
     for client, path, body in [
-        (capture, f"transit/sign/{LOG_KEY}", message),
-        (capture, f"transit/datakey/plaintext/{LOG_KEY}", {"context": "YQ=="}),
-        (rotate, f"transit/sign/{LOG_KEY}", message),
-        (rotate, f"transit/keys/{LOG_KEY}/rotate", {}),
-        (rotate, f"transit/keys/{LOG_KEY}/config", {"min_decryption_version": 1}),
-        (rotate, f"transit/keys/{LOG_KEY}/trim", {"min_available_version": 1}),
-        (rotate, f"transit/rewrap/{LOG_KEY}", {"ciphertext": "vault:v1:AA==", "context": "YQ=="}),
-        (broker, f"transit/keys/{LOG_KEY}/rotate", {}),
-        (broker, f"transit/export/signing-key/{LOG_KEY}", {}),
-        (broker, f"transit/sign/{LOG_KEY}", {**message, "key_version": 1}),
+        (capture, f"transit/sign/{key_name}", message),
+        (capture, f"transit/datakey/plaintext/{key_name}", {"context": "YQ=="}),
+        (rotate, f"transit/sign/{key_name}", message),
+        (rotate, f"transit/keys/{key_name}/rotate", {}),
+        (rotate, f"transit/keys/{key_name}/config", {"min_decryption_version": 1}),
+        (rotate, f"transit/keys/{key_name}/trim", {"min_available_version": 1}),
+        (rotate, f"transit/rewrap/{key_name}", {"ciphertext": "vault:v1:AA==", "context": "YQ=="}),
+        (broker, f"transit/keys/{key_name}/rotate", {}),
+        (broker, f"transit/export/signing-key/{key_name}", {}),
+        (broker, f"transit/sign/{key_name}", {**message, "key_version": 1}),
     ]:
         with pytest.raises(hvac.exceptions.Forbidden):
             client.adapter.post(f"/v1/{path}", json=body)
@@ -124,15 +130,36 @@ def test_a_log_key_changed_in_transit_signs_nothing(tmp_path: Path, spare_openba
     assert signed_checkpoints(home) == 1
 
 
-def test_setup_refuses_a_log_key_that_could_leave_transit(spare_openbao) -> None:
+@pytest.mark.parametrize("key_name", SIGNING_KEYS)
+def test_setup_refuses_a_signing_key_that_could_leave_transit(spare_openbao, key_name: str) -> None:
     admin = admin_client(spare_openbao.addr, spare_openbao.root_token)
-    admin.sys.enable_secrets_engine("transit", path="transit")
-    admin.adapter.post(f"/v1/transit/keys/{LOG_KEY}", json={"type": "ed25519", "exportable": True})
+    mount = "m-" + uuid.uuid4().hex[:8]
+    admin.sys.enable_secrets_engine("transit", path=mount)
+    admin.adapter.post(f"/v1/{mount}/keys/{key_name}", json={"type": "ed25519", "exportable": True})
     with pytest.raises(Refused) as info:
-        apply_setup(admin)
+        apply_setup(admin, mount=mount)
     assert info.value.code == "vault_key_unsafe"
     other = "m-" + uuid.uuid4().hex[:8]
     admin.sys.enable_secrets_engine("transit", path=other)
-    admin.adapter.post(f"/v1/{other}/keys/replay-enclave-_log", json={"type": "aes256-gcm96"})
+    admin.adapter.post(f"/v1/{other}/keys/{key_name}", json={"type": "aes256-gcm96"})
     with pytest.raises(Refused):
         apply_setup(admin, mount=other)
+
+
+def test_an_issuer_key_changed_in_transit_signs_nothing(tmp_path: Path, spare_openbao) -> None:
+    from enclave.replay.certificates import signing_key
+
+    setup = apply_setup(admin_client(spare_openbao.addr, spare_openbao.root_token))
+    env = vault_env(setup.export_lines())
+    with Runtime.open(Home.init(tmp_path / "home"), env=env) as runtime:
+        key = signing_key(runtime)
+        signature = key.sign(b"statement")
+        pin = tmp_path / "home" / "keys" / "issuer-key-transit.pub"
+        assert load_public_key_pem(pin.read_bytes()) is not None
+        assert not (tmp_path / "home" / "keys" / "signing-key.pem").exists()
+        admin = admin_client(spare_openbao.addr, spare_openbao.root_token)
+        admin.adapter.post("/v1/transit/keys/replay-enclave-_issuer/rotate", json={})
+        with pytest.raises(IntegrityFailure, match="pinned"):
+            signing_key(runtime).sign(b"statement")
+    # what it signed before the rotation verifies with the pin
+    load_public_key_pem(pin.read_bytes()).verify(signature, b"statement")
