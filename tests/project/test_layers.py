@@ -33,7 +33,9 @@ LAYERS: dict[str, int] = {
     "enclave.incidents": 3,  # the reference incidents: agents written against capture
     "enclave.adapters": 3,  # frameworks' seams over capture: agent code imports them
     "enclave._runtime": 3,
+    "enclave._pinned_transit": 3,  # a transit signing key, its public half pinned
     "enclave._log_key": 3,  # the key that signs the ledger's checkpoints
+    "enclave._issuer_key": 3,  # the key that signs certificates and release reports
     "enclave._witnesses": 3,  # asking the log's witnesses to cosign its checkpoints
     "enclave._checkpoints": 3,  # signing the log's checkpoints and reading them back
     "enclave.replay": 4,
