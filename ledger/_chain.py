@@ -189,23 +189,15 @@ def _hash(
 def entry_bytes(
     index: int, kind: bytes, subject: bytes, body: bytes, prev: bytes, recorded: bytes
 ) -> bytes:
-    """The entry's canonical bytes: what its hash and its Merkle leaf are computed over."""
-    return b"".join(
-        (
-            b'{"body":',
-            body,
-            b',"index":',
-            str(index).encode(),
-            b',"kind":',
-            kind,
-            b',"prev_hash":',
-            prev,
-            b',"recorded_at":',
-            recorded,
-            b',"subject":',
-            subject,
-            b"}",
-        )
+    """The entry's canonical bytes: what its hash and its Merkle leaf are computed over
+    (its keys in canonical order; each value already canonical JSON)."""
+    return b'{"body":%b,"index":%d,"kind":%b,"prev_hash":%b,"recorded_at":%b,"subject":%b}' % (
+        body,
+        index,
+        kind,
+        prev,
+        recorded,
+        subject,
     )
 
 
@@ -294,7 +286,8 @@ def append_rows(
     names: dict[str, bytes] = {}
     leaves: list[bytes] = []
     for kind, subject, body in items:
-        _check_item(kind, subject, body)
+        if type(kind) is not str or not kind or type(subject) is not str or type(body) is not dict:
+            _check_item(kind, subject, body)  # the common case needs no more than the above
         body_bytes = body_json(body)
         kind_bytes = names.get(kind)
         if kind_bytes is None:

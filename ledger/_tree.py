@@ -1,12 +1,17 @@
 """The ledger's RFC 9162 Merkle tree, kept beside the chain in ``ledger_tree``.
 
-Each row is a perfect subtree (``ledger.certificates.tlog``): ``(level, node_index)``
-and its 32-byte hash; level 0 is the entries' leaf hashes. An append adds its leaves
-and every subtree they complete, in the appending transaction, after reading the
-*frontier* — the perfect subtrees the tree of the old size is made of, at most one per
-level. So a tree of ``n`` entries has fewer than ``2n`` rows, and a root, an inclusion
-proof or a consistency proof at any size up to ``n`` is one read of at most a few dozen
-rows by primary key, whatever ``n`` is.
+Each row is a perfect subtree (``ledger.certificates.tlog``) of level
+:data:`STORED_FROM` (2) or more: ``(level, node_index)`` and its 32-byte hash. The
+subtrees below (a leaf, SHA-256(0x00 ‖ its entry's canonical bytes), and a pair of
+leaves) are not stored: they are computed from their entries' rows in
+``ledger_entries`` when a proof or the frontier needs them (at most three entries a
+proof), so an append writes about one tree row per two entries beside the entries
+themselves. An append adds every stored subtree its leaves complete, in the appending
+transaction, after reading the *frontier* — the perfect subtrees the tree of the old
+size is made of, at most one per level. So a tree of ``n`` entries has fewer than
+``n / 2`` rows, and a root, an inclusion proof or a consistency proof at any size up to
+``n`` is one read of at most a few dozen rows by primary key (and of at most three
+entries), whatever ``n`` is.
 
 Nothing here updates or deletes a row; ``ledger._verify`` recomputes the tree from the
 entries.
@@ -23,6 +28,7 @@ import sqlalchemy as sa
 from .certificates.tlog import (
     Node,
     consistency_ranges,
+    hash_leaf,
     inclusion_ranges,
     proof_hashes,
     range_nodes,
@@ -49,18 +55,58 @@ def _table() -> sa.Table:
 
 
 _MARKS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
+# the lowest level stored: subtrees below it (a leaf, a pair) are computed from their
+# entries when read, so an append writes about one tree row per two entries
+STORED_FROM = 2
 
 
 def _stored(conn: sa.Connection, nodes: Iterable[Node]) -> dict[Node, bytes]:
-    """The stored rows of ``nodes``, asked level by level (a run of indexes as one
+    """The hashes of ``nodes`` that exist: those below :data:`STORED_FROM` from their
+    entries, the others from their rows, asked level by level (a run of indexes as one
     range) so that every database answers from the primary key: SQLite scans the whole
     table for a row-value ``IN``."""
     by_level: dict[int, list[int]] = {}
     for level, index in nodes:
         by_level.setdefault(level, []).append(index)
+    low = [(level, index) for level in range(STORED_FROM) for index in by_level.pop(level, ())]
+    found = _from_entries(conn, low)
+    if not by_level:
+        return found
     mark = _MARKS.get(conn.dialect.paramstyle)
     rows = _driver_read(conn, by_level, mark) if mark else _bound_read(conn, by_level)
-    return {(int(level), int(index)): bytes(digest) for level, index, digest in rows}
+    for level, index, digest in rows:
+        found[int(level), int(index)] = bytes(digest)
+    return found
+
+
+def _from_entries(conn: sa.Connection, nodes: list[Node]) -> dict[Node, bytes]:
+    """The hashes of the small subtrees ``nodes`` (level below :data:`STORED_FROM`)
+    whose entries all exist, computed from the entries' rows."""
+    # here, not at the top: the chain's append imports this module
+    from ._chain import stored_entry_bytes
+    from ._statements import select_entries
+    from .tables import EntryRow, table_of
+
+    if not nodes:
+        return {}
+    spans = {(level, index): _span(level, index) for level, index in nodes}
+    wanted = sorted({i for span in spans.values() for i in span})
+    column = table_of(EntryRow).c.entry_index
+    rows = conn.execute(select_entries().where(column.in_(wanted))).all()
+    leaves = {
+        int(i): hash_leaf(stored_entry_bytes(int(i), kind, subject, body, prev, at))
+        for i, kind, subject, body, prev, _, at in rows
+    }
+    return {
+        node: root_of_leaves([leaves[i] for i in span])
+        for node, span in spans.items()
+        if all(i in leaves for i in span)
+    }
+
+
+def _span(level: int, index: int) -> range:
+    """The entries a perfect subtree covers."""
+    return range(index << level, (index + 1) << level)
 
 
 def _driver_read(conn: sa.Connection, by_level: dict[int, list[int]], mark: str) -> Any:
@@ -107,8 +153,8 @@ def read_nodes(conn: sa.Connection, wanted: Iterable[Node]) -> dict[Node, bytes]
 
 class Frontier:
     """The right edge of a tree being grown one leaf at a time: the perfect subtrees its
-    current size is made of, largest first. ``push`` returns every subtree a leaf adds
-    (itself and those it completes)."""
+    current size is made of, largest first. ``push`` returns every subtree a leaf
+    completes that is stored (of level :data:`STORED_FROM` and above)."""
 
     def __init__(self, size: int, known: Mapping[Node, bytes]) -> None:
         self.size = size
@@ -124,17 +170,17 @@ class Frontier:
         return added
 
     def extend(self, leaves: Iterable[bytes], added: list[tuple[int, int, bytes]]) -> None:
-        """Push each of ``leaves``, appending to ``added`` every subtree it adds (the
-        append's hot loop: one SHA-256 per subtree, nothing else)."""
+        """Push each of ``leaves``, appending to ``added`` every subtree it completes
+        (the append's hot loop: one SHA-256 per subtree, nothing else)."""
         stack, size, sha256 = self._stack, self.size, hashlib.sha256
         for leaf in leaves:
             level, index, digest = 0, size, leaf
-            added.append((0, index, digest))
             # equal levels at the top: the right one completes its parent
             while stack and stack[-1][0] == level:
                 digest = sha256(b"\x01" + stack.pop()[2] + digest).digest()
                 level, index = level + 1, index >> 1
-                added.append((level, index, digest))
+                if level >= STORED_FROM:
+                    added.append((level, index, digest))
             stack.append((level, index, digest))
             size += 1
         self.size = size
@@ -147,6 +193,8 @@ def extend_tree(conn: sa.Connection, size: int, leaves: Sequence[bytes]) -> None
         return
     new: list[tuple[int, int, bytes]] = []
     Frontier.stored(conn, size).extend(leaves, new)
+    if not new:
+        return
     mark = _MARKS.get(conn.dialect.paramstyle)
     if mark is None:  # an unusual driver: let SQLAlchemy bind by name
         rows = [{"level": lv, "node_index": ix, "hash": h} for lv, ix, h in new]
@@ -160,7 +208,8 @@ def extend_tree(conn: sa.Connection, size: int, leaves: Sequence[bytes]) -> None
 
 
 def first_differing(conn: sa.Connection, nodes: Sequence[tuple[int, int, bytes]]) -> Node | None:
-    """The first of ``nodes`` (recomputed) whose stored row is missing or differs."""
+    """The first of ``nodes`` (recomputed subtrees of a stored level) whose stored row
+    is missing or differs."""
     stored = _stored(conn, [(level, index) for level, index, _ in nodes]) if nodes else {}
     for level, index, digest in nodes:
         if stored.get((level, index)) != digest:

@@ -238,7 +238,7 @@ def test_deleted_middle_row_is_caught(ledger_db: Ledger) -> None:
 def test_truncated_tail_is_caught_by_tip_and_by_saved_head(
     ledger_db: Ledger, ledger_url: str
 ) -> None:
-    positions = fill(ledger_db, 6)
+    positions = fill(ledger_db, 8)
     assert read_saved_head(ledger_db.head_path) == positions[-1]  # type: ignore[arg-type]
     run_sql(ledger_db, "DELETE FROM ledger_entries WHERE entry_index >= 4")
     report = ledger_db.verify()
@@ -251,11 +251,12 @@ def test_truncated_tail_is_caught_by_tip_and_by_saved_head(
     )
     headless = Ledger.open(ledger_url)
     try:
-        # the Merkle tree still covers the removed entries
+        # the Merkle tree still covers the removed entries (its stored subtrees, of four
+        # entries and more: a tail shorter than that leaves none behind)
         report = headless.verify()
         assert (report.ok, report.first_bad_index) == (False, 4)
         assert "reaches past the chain" in (report.reason or "")
-        for level, first in ((0, 4), (1, 2), (2, 1)):  # every subtree past entry 3
+        for level, first in ((2, 1), (3, 0)):  # every stored subtree past entry 3
             run_sql(
                 ledger_db,
                 "DELETE FROM ledger_tree WHERE level = :l AND node_index >= :i",

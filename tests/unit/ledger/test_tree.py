@@ -91,15 +91,9 @@ def test_sizes_the_ledger_never_had_are_refused(
 @pytest.mark.parametrize(
     ("sql", "reason", "index"),
     [
-        # a leaf edited: its entry
-        (
-            "UPDATE ledger_tree SET hash = :h WHERE level = 0 AND node_index = 5",
-            "differs",
-            5,
-        ),
         # an interior subtree edited: proofs through it would not verify
         ("UPDATE ledger_tree SET hash = :h WHERE level = 2 AND node_index = 1", "differs", 4),
-        ("DELETE FROM ledger_tree WHERE level = 1 AND node_index = 3", "differs", 6),
+        ("DELETE FROM ledger_tree WHERE level = 2 AND node_index = 2", "differs", 8),
         # a subtree no entry completes yet
         ("INSERT INTO ledger_tree (level, node_index, hash) VALUES (0, 12, :h)", "past", 12),
     ],
@@ -123,11 +117,11 @@ def test_incremental_verify_checks_the_new_part_of_the_tree(ledger_db: Ledger) -
     assert ledger_db.verify(incremental=True).ok
     run_sql(
         ledger_db,
-        "UPDATE ledger_tree SET hash = :h WHERE level = 0 AND node_index = 11",
+        "UPDATE ledger_tree SET hash = :h WHERE level = 2 AND node_index = 2",
         h=b"\x01" * 32,
     )
     report = ledger_db.verify(incremental=True)
-    assert not report.ok and report.first_bad_index == 11 and report.verified_from == 9
+    assert not report.ok and report.first_bad_index == 8 and report.verified_from == 9
 
 
 def test_the_migration_builds_the_tree_of_entries_already_there(
@@ -150,4 +144,43 @@ def test_the_migration_builds_the_tree_of_entries_already_there(
     assert led.verify().ok
     grow(led, [3])
     assert led.tree_root()[1] == root_of_leaves(independent_leaves(led))
+    led.close()
+
+
+def test_leaves_and_pairs_are_read_from_their_entries_not_stored(ledger_db: Ledger) -> None:
+    grow(ledger_db, [20, 17])  # 37 entries: 0b100101
+    with ledger_db.engine.connect() as conn:
+        levels = conn.execute(sa.text("SELECT level, count(*) FROM ledger_tree GROUP BY level"))
+        counts = dict(levels.all())
+    # one row per completed subtree of four entries and more; leaves and pairs are read
+    # from their entries
+    assert counts == {2: 37 // 4, 3: 37 // 8, 4: 37 // 16, 5: 37 // 32}
+    leaves = independent_leaves(ledger_db)
+    assert ledger_db.tree_root() == (37, root_of_leaves(leaves))
+    for index in (0, 35, 36):  # a proof's sibling leaf and pair come from their entries
+        path = ledger_db.prove_inclusion(index, 37)
+        verify_inclusion(leaves[index], index, 37, path, root_of_leaves(leaves))
+
+
+def test_the_leaf_migration_round_trips(ledger_url: str, tmp_path: Path) -> None:
+    led = Ledger.open(ledger_url, head_path=tmp_path / "head.json", clock=CountingClock())
+    led.migrate()
+    grow(led, [2100, 9])  # more than one batch of the downgrade's
+    root = led.tree_root()
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with led.engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0012_signed_checkpoints")
+        low = "SELECT level, node_index, hash FROM ledger_tree WHERE level < 2"
+        # every leaf and pair written back from their entries, as the older code reads them
+        written = {(int(lv), int(ix)): bytes(h) for lv, ix, h in conn.execute(sa.text(low))}
+        leaves = merkle_reference.independent_leaves(conn)
+        assert written == {
+            **{(0, i): leaf for i, leaf in enumerate(leaves)},
+            **{(1, i): root_of_leaves(leaves[2 * i : 2 * i + 2]) for i in range(1054)},
+        }
+        command.upgrade(config, "head")
+        assert conn.execute(sa.text(low)).all() == []
+    assert led.tree_root() == root and led.verify().ok
     led.close()
