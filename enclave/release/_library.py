@@ -16,7 +16,6 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ledger import Classification, NotFound, canonical_json
+from ledger import Classification, NotFound
 from ledger.tables import LibraryTagRow, table_of
 from ledger.transactions import read, write
 
@@ -221,8 +220,11 @@ class Selection:
 
 
 def selection_digest(specimens: Sequence[str], erased: Sequence[str]) -> str:
-    body = canonical_json({"specimens": sorted(specimens), "erased": sorted(erased)})
-    return "sha256:" + hashlib.sha256(body).hexdigest()
+    """SHA-256 of the canonical JSON of the sorted ids: the release report's subject
+    (the verifier's own rule, ``ledger.certificates.report_selection_digest``)."""
+    from ledger.certificates import report_selection_digest
+
+    return report_selection_digest(list(specimens), list(erased))
 
 
 def select(runtime: Runtime, selector: Selector) -> Selection:

@@ -34,7 +34,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger import canonical_json
-from ledger.certificates import IN_TOTO_PAYLOAD_TYPE, Signer, sign_dsse
+from ledger.certificates import (
+    IN_TOTO_PAYLOAD_TYPE,
+    REPORT_BITS_PER_SPECIMEN,
+    REPORT_LABELS,
+    REPORT_REASONS,
+    REPORT_SUBJECT,
+    REPORT_TYPE,
+    REPORT_TYPE_V1,
+    Signer,
+    sign_dsse,
+)
 
 __all__ = [
     "BITS_PER_SPECIMEN",
@@ -49,16 +59,14 @@ __all__ = [
     "sign_report",
 ]
 
-REPORT_TYPE = "https://replay-enclave.dev/release-report/v2"
-REPORT_TYPE_V1 = "https://replay-enclave.dev/release-report/v1"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
-SUBJECT = "release-selection"
-LABELS = ("decision-changed", "layer-changed", "equivalent", "inconclusive", "not-auditable")
-REASONS = ("refused", "failed", "baseline-not-reproduced", "observable-only")
+SUBJECT = REPORT_SUBJECT
+# the vocabularies are the verifier's (``ledger.certificates``), which every side checks
+LABELS, REASONS = REPORT_LABELS, REPORT_REASONS
 # every (label, reason) a row can state: the four concluded labels, and not-auditable
 # with each reason
 OUTCOMES = (*((label, None) for label in LABELS[:-1]), *(("not-auditable", r) for r in REASONS))
-BITS_PER_SPECIMEN = 3  # log2 len(OUTCOMES)
+BITS_PER_SPECIMEN = REPORT_BITS_PER_SPECIMEN
 assert 2**BITS_PER_SPECIMEN == len(OUTCOMES)
 
 

@@ -1,8 +1,9 @@
 """Verify a release report and every certificate it names.
 
 1. The envelope is DSSE over an in-toto Statement v1 with a report predicate type (v2,
-   or v1 from before reports were tight), signed by the trusted key; every row has that
-   version's keys and a v2 row one of its eight outcomes.
+   or v1 from before reports were tight), signed by the trusted key; its predicate has
+   that version's shape (``ledger.certificates.report_shape_problems``: keys, types,
+   and in v2 one of eight outcomes per row).
 2. The subject's digest is the predicate's selection digest, and that digest is
    recomputed from the listed specimens and erased members.
 3. Every listed certificate is found (in the database's ``certificates``, or a
@@ -46,6 +47,7 @@ from ledger.certificates import (
     envelope_digest,
     keyid_of,
     proven_entry,
+    report_shape_problems,
     verify_bundle,
     verify_certificate,
     verify_dsse,
@@ -55,7 +57,6 @@ from ledger.certificates.tlog import NoteVerifier, WitnessVerifier
 from ._library import selection_digest
 from ._report import (
     LABELS,
-    OUTCOMES,
     REPORT_TYPE,
     REPORT_TYPE_V1,
     STATEMENT_TYPE,
@@ -80,20 +81,6 @@ REPORT_BUNDLE_MEDIA_TYPE = "application/vnd.replay-enclave.report-bundle.v1+json
 Check = tuple[str, bool, str]
 
 _VERSIONS = {REPORT_TYPE: "release report v2", REPORT_TYPE_V1: "release report v1"}
-_ROW_KEYS = {
-    REPORT_TYPE: {"specimen", "audit", "certificate", "label", "reason", "sealed", "must_hold"},
-    REPORT_TYPE_V1: {
-        "specimen",
-        "audit",
-        "certificate",
-        "label",
-        "reason",
-        "layers_changed",
-        "effects_sandboxed",
-        "outside_control",
-        "must_hold",
-    },
-}
 
 
 def is_report(envelope: Mapping[str, Any]) -> bool:
@@ -101,20 +88,6 @@ def is_report(envelope: Mapping[str, Any]) -> bool:
         return _statement(envelope).get("predicateType") in _VERSIONS
     except (ValueError, TypeError, KeyError):
         return False
-
-
-def _rows_of(predicate_type: str, predicate: Any) -> list[dict[str, Any]] | None:
-    """The predicate's rows when each has its version's keys (and, in v2, an outcome)."""
-    rows = predicate.get("specimens") if isinstance(predicate, Mapping) else None
-    keys = _ROW_KEYS[predicate_type]
-    if not isinstance(rows, list) or not all(
-        isinstance(r, dict) and set(r) == keys and isinstance(r["specimen"], str) for r in rows
-    ):
-        return None
-    v2 = predicate_type == REPORT_TYPE
-    if v2 and any((r["label"], r["reason"]) not in OUTCOMES for r in rows):
-        return None
-    return rows
 
 
 def _outcome_follows(
@@ -292,10 +265,11 @@ def _verify(
         return [("signature and statement", False, "invalid envelope or signature")]
     predicate = statement["predicate"]
     version = _VERSIONS[predicate_type]
-    found_rows = _rows_of(predicate_type, predicate)
-    if found_rows is None:
-        return [("signature and statement", False, f"its rows are not {version} rows")]
-    rows = found_rows
+    problems = report_shape_problems(predicate, predicate_type)
+    if problems:
+        # a fixed sentence from the shape's rules: never a value from the report
+        return [("signature and statement", False, f"not a {version}: {problems[0]}")]
+    rows: list[dict[str, Any]] = predicate["specimens"]
     checks.append(("signature and statement", True, version))
     # 2. selection
     recomputed = selection_digest([r["specimen"] for r in rows], predicate.get("erased") or [])

@@ -29,6 +29,17 @@ if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's star
     from ._dsse import IN_TOTO_PAYLOAD_TYPE, DsseSignature, Envelope, pae, sign_dsse, verify_dsse
     from ._finding import envelope_finding, failed_finding, finding
     from ._keys import Signer, keyid_of, load_public_key_pem
+    from ._report_shape import (
+        REPORT_BITS_PER_SPECIMEN,
+        REPORT_LABELS,
+        REPORT_REASONS,
+        REPORT_SUBJECT,
+        REPORT_TYPE,
+        REPORT_TYPE_V1,
+        report_problems,
+        report_selection_digest,
+        report_shape_problems,
+    )
     from ._schema import PREDICATE_SCHEMA_V1
     from ._schema_v3 import COARSE, PREDICATE_SCHEMA, PREDICATE_SCHEMA_V2
     from ._schemas import is_valid, schema_is_valid, validation_errors
@@ -50,6 +61,15 @@ __getattr__ = deferred(
     globals(),
     {
         "envelope_finding": "._finding",
+        "REPORT_BITS_PER_SPECIMEN": "._report_shape",
+        "REPORT_LABELS": "._report_shape",
+        "REPORT_REASONS": "._report_shape",
+        "REPORT_SUBJECT": "._report_shape",
+        "REPORT_TYPE": "._report_shape",
+        "REPORT_TYPE_V1": "._report_shape",
+        "report_problems": "._report_shape",
+        "report_selection_digest": "._report_shape",
+        "report_shape_problems": "._report_shape",
         "failed_finding": "._finding",
         "finding": "._finding",
         "IN_TOTO_PAYLOAD_TYPE": "._dsse",
@@ -113,6 +133,12 @@ __all__ = [
     "PREDICATE_TYPE",
     "PREDICATE_TYPE_V1",
     "PREDICATE_TYPE_V2",
+    "REPORT_BITS_PER_SPECIMEN",
+    "REPORT_LABELS",
+    "REPORT_REASONS",
+    "REPORT_SUBJECT",
+    "REPORT_TYPE",
+    "REPORT_TYPE_V1",
     "STATEMENT_TYPE",
     "AuditLabel",
     "AuditabilityClass",
@@ -145,6 +171,9 @@ __all__ = [
     "pae",
     "predicate_problems",
     "proven_entry",
+    "report_problems",
+    "report_selection_digest",
+    "report_shape_problems",
     "schema_is_valid",
     "sign_dsse",
     "sign_statement",

@@ -1,6 +1,6 @@
 /**
  * The shape of a release report's predicate, checked in the browser: the port of
- * ``jupyter_ext/_report_shape.py`` (same problems, same order, same sentences). Keys and
+ * ``ledger/certificates/_report_shape.py`` (same problems, same order, same sentences). Keys and
  * types of the predicate and of each row, the label (and, in v2, reason) vocabulary, the
  * selection digest recomputed from the listed ids, totals, gate and (v2) disclosure
  * bound recomputed from the rows. A rule is a fixed sentence and never holds a value
