@@ -22,6 +22,8 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
+from ledger.certificates.statistics import on_grid
+
 __all__ = [
     "BIN_EDGES",
     "MIN_RESOLUTION",
@@ -49,22 +51,12 @@ def resolution_for(tolerance: float) -> float:
     return float(f"{value:.4g}")
 
 
-def _digits(resolution: float) -> int:
-    return max(0, 4 - math.floor(math.log10(resolution)))
-
-
 def quantize(value: float, resolution: float, lo: float = -1.0, hi: float = 1.0) -> float:
     """``value`` clamped to ``[lo, hi]`` and rounded to the nearest multiple of
-    ``resolution`` (NaN is refused by the caller's validation before this)."""
+    ``resolution`` (NaN is refused by the caller's validation before this), written as
+    the verifier's grid writes it (``statistics.on_grid``)."""
     clamped = min(hi, max(lo, float(value)))
-    steps = round(clamped / resolution)
-    out = round(steps * resolution, _digits(resolution))
-    return min(hi, max(lo, out)) + 0.0  # no negative zero
-
-
-def _snap(steps: int, resolution: float, lo: float, hi: float) -> float:
-    out = round(steps * resolution, _digits(resolution))
-    return min(hi, max(lo, out)) + 0.0
+    return on_grid(round(clamped / resolution), resolution, lo, hi)
 
 
 def quantize_interval(
@@ -74,11 +66,11 @@ def quantize_interval(
     a = math.floor(min(hi, max(lo, float(low))) / resolution + 1e-9)
     b = math.ceil(min(hi, max(lo, float(high))) / resolution - 1e-9)
     # the grid may sit a hair inside the exact end after rounding: step once more
-    out_lo, out_hi = _snap(a, resolution, lo, hi), _snap(b, resolution, lo, hi)
+    out_lo, out_hi = on_grid(a, resolution, lo, hi), on_grid(b, resolution, lo, hi)
     if out_lo > low and out_lo > lo:
-        out_lo = _snap(a - 1, resolution, lo, hi)
+        out_lo = on_grid(a - 1, resolution, lo, hi)
     if out_hi < high and out_hi < hi:
-        out_hi = _snap(b + 1, resolution, lo, hi)
+        out_hi = on_grid(b + 1, resolution, lo, hi)
     return out_lo, out_hi
 
 

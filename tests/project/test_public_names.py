@@ -246,6 +246,7 @@ PINNED = {
         "effect_label",
         "flip_mde",
         "mean_interval",
+        "on_grid",
         "regularized_beta",
         "student_t_quantile",
     },

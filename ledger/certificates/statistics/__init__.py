@@ -2,6 +2,7 @@
 detectable effects and the effect label's rule (pure Python)."""
 
 from ._derived import derived_delta_mde, derived_equivalence
+from ._grid import on_grid
 from ._intervals import clopper_pearson, mean_interval, regularized_beta, student_t_quantile
 from ._label import EQUIVALENT, INCONCLUSIVE, INFLUENTIAL, MIN_FLIPS, effect_label
 from ._power import DEFAULT_POWER, delta_mde, flip_mde
@@ -19,6 +20,7 @@ __all__ = [
     "effect_label",
     "flip_mde",
     "mean_interval",
+    "on_grid",
     "regularized_beta",
     "student_t_quantile",
 ]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from ._grid import on_grid
 from ._intervals import student_t_quantile
 
 __all__ = ["derived_delta_mde", "derived_equivalence"]
@@ -48,11 +49,6 @@ def _half(mean: float, interval: Sequence[float], resolution: float) -> float | 
     m = _steps(mean, resolution)
     half = max(0.0, m - _steps(lo, resolution), _steps(hi, resolution) - m)
     return half + 0.5 if lo <= -1 or hi >= 1 else half
-
-
-def _snap(steps: int, resolution: float) -> float:
-    digits = max(0, 4 - math.floor(math.log10(resolution)))
-    return round(steps * resolution, digits) + 0.0
 
 
 def derived_equivalence(
@@ -79,7 +75,9 @@ def derived_equivalence(
     else:
         down = math.floor(centre - reach - 0.5 + _SLACK)
         up = math.ceil(centre + reach + 0.5 - _SLACK)
-    return max(lo, min(mean, _snap(down, resolution))), min(hi, max(mean, _snap(up, resolution)))
+    return max(lo, min(mean, on_grid(down, resolution))), min(
+        hi, max(mean, on_grid(up, resolution))
+    )
 
 
 def derived_delta_mde(
@@ -101,4 +99,4 @@ def derived_delta_mde(
     t_c = student_t_quantile(1 - (1 - confidence) / 2, n - 1)
     z = t_c + student_t_quantile(power, n - 1)
     steps = _steps(tolerance, resolution) + z / t_c * half
-    return min(1.0, max(min(1.0, tolerance), _snap(math.ceil(steps - _SLACK), resolution)))
+    return min(1.0, max(min(1.0, tolerance), on_grid(math.ceil(steps - _SLACK), resolution)))
