@@ -67,6 +67,8 @@ _BUILTIN_EXCEPTIONS = frozenset(
     if isinstance(value, type) and issubclass(value, BaseException)
 )
 _REAP_SECONDS = 5.0
+# how long a worker that failed the checks may take to be seen ended with its report
+_ENDED_SECONDS = 0.5
 ASK_REFUSED = "ask refused"
 #: answers a run's ask: (the run's tag from the template, the ask's body) -> answer body
 Ask = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
@@ -228,13 +230,16 @@ class WorkerHandle:
                 raise SandboxUnavailable(f"{launcher} could not start the worker") from None
             if message.get("type") != "ready":
                 raise SandboxUnavailable(f"{launcher} could not start the worker")
-            self._environment = _checks.verify(
-                self._launch,
-                launcher_pid=self._process.launcher_pid,
-                worker_pid=self._process.worker_pid,
-                ready=message,
-                environ=self._environ,
-            )
+            try:
+                self._environment = _checks.verify(
+                    self._launch,
+                    launcher_pid=self._process.launcher_pid,
+                    worker_pid=self._process.worker_pid,
+                    ready=message,
+                    environ=self._environ,
+                )
+            except SandboxUnavailable as refused:
+                raise self._ended_before_checked(refused) from None
             try:
                 message = _wire.recv(self._sock, deadline=deadline)
             except _wire.FrameTimeout:
@@ -248,6 +253,23 @@ class WorkerHandle:
         except BaseException:
             self.close()
             raise
+
+    def _ended_before_checked(self, refused: SandboxUnavailable) -> Exception:
+        """A worker whose checks could not read it: when it has already ended after
+        reporting why (its handler failed to load: a loaded machine let it finish
+        before the checks ran), its own report; else the refusal. Either way nothing
+        runs, and no environment record is issued."""
+        deadline = time.monotonic() + _ENDED_SECONDS
+        while (ended := self._process.poll()) is None:
+            if time.monotonic() >= deadline:
+                return refused
+            time.sleep(0.005)
+        self._status, self._cpu_seconds = ended
+        try:
+            message = _wire.recv(self._sock, deadline=time.monotonic() + _ENDED_SECONDS)
+        except (_wire.FrameError, OSError):
+            return refused
+        return self._from_message(message) if message.get("type") == "contaminated" else refused
 
     # -- outcomes -------------------------------------------------------------------
 

@@ -381,6 +381,38 @@ def test_missing_handler_fails_at_start(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_handler_that_fails_before_the_checks_read_it_is_still_its_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded machine: the worker reports ``ready``, fails to load its handler and
+    exits before the supervisor reads its ``/proc`` entries. The start fails with the
+    handler's own error, as on an idle machine (not as an unavailable sandbox)."""
+    from pydoc import locate
+
+    checked = locate("enclave.sandbox._handle._checks.verify")
+    assert callable(checked)
+
+    def slow_verify(launch, *, launcher_pid, worker_pid, ready, environ):  # type: ignore[no-untyped-def]
+        pid = worker_pid or launcher_pid
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # until the worker is gone (a zombie counts)
+            try:
+                if Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z":
+                    break
+            except (OSError, IndexError):
+                break
+            time.sleep(0.01)
+        return checked(
+            launch, launcher_pid=launcher_pid, worker_pid=worker_pid, ready=ready, environ=environ
+        )
+
+    monkeypatch.setattr("enclave.sandbox._handle._checks.verify", slow_verify)
+    sandbox = Sandbox(scratch_root=tmp_path, isolation="UNSAFE_development")
+    with pytest.raises(Contaminated) as info:
+        sandbox.start("tests.agents.hostile_agents:does_not_exist")
+    assert (info.value.reason, info.value.detail) == ("handler_error", "AttributeError")
+
+
 # -- the OS layers hold on their own ----------------------------------------------
 
 _ESCAPE = """
