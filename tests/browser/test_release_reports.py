@@ -161,6 +161,10 @@ def test_alice_opens_a_release_report_from_the_sidebar_and_verifies_it(
         shown = viewer.locator(f"tr.enclave-report-row[data-specimen='{row['specimen']}']")
         assert shown.get_attribute("data-label") == row["label"]
         assert shown.locator(".enclave-report-reason").inner_text() == (row["reason"] or "—")
+    # the report's own bound: what the candidate could choose in it
+    bound = predicate["disclosure"]
+    assert bound == {"bits_per_specimen": 3, "bits": 9}
+    assert f"at most {bound['bits']} bits" in viewer.locator(".enclave-report-bound").inner_text()
     facts = viewer.locator(".enclave-report-facts")
     assert (
         facts.locator("dd[data-field='selection digest']").inner_text()
