@@ -21,7 +21,7 @@ from enclave.capture import AgentSpec, capture
 from enclave.replay import AuditRequest, Intervention, Strategy, run_audit
 from enclave.replay.certificates import RuntimeLedgerLookup, signing_key
 from enclave.replay.runs import open_specimen
-from ledger.certificates import load_public_key_pem, verify_certificate
+from ledger.certificates import verify_certificate
 from tests.agents import validity_engine_agents as va
 from tests.agents import validity_substitute_agents as vs
 
@@ -43,7 +43,7 @@ def _revision_audit(runtime: Runtime, agent: AgentSpec) -> Any:
 
 
 def _predicate(runtime: Runtime, envelope: dict[str, Any]) -> dict[str, Any]:
-    key = load_public_key_pem(signing_key(runtime).public_key_pem)
+    key = signing_key(runtime).public_key
     report = verify_certificate(
         envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
     )

@@ -48,7 +48,6 @@ from enclave.replay.worker import UNRECORDED, summarize_seed
 from ledger.certificates import (
     PREDICATE_TYPE,
     PREDICATE_TYPE_V1,
-    load_public_key_pem,
     predicate_problems,
     verify_certificate,
 )
@@ -582,7 +581,7 @@ def _audit(runtime: Runtime, specimen: str, iv: Intervention, samples: int) -> d
     outcome = run_audit(runtime, request, now=datetime.now(UTC) + timedelta(hours=1))
     assert outcome.envelope is not None, (outcome.failure, outcome.failure_detail)
     envelope = outcome.envelope
-    key = load_public_key_pem(signing_key(runtime).public_key_pem)
+    key = signing_key(runtime).public_key
     report = verify_certificate(
         envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
     )
@@ -679,7 +678,7 @@ def test_end_to_end_an_unreproduced_baseline_is_not_assessed(runtime: Runtime) -
     assert outcome.auditability.class_ == NOT_ASSESSED
     assert outcome.envelope is not None
     envelope = outcome.envelope
-    key = load_public_key_pem(signing_key(runtime).public_key_pem)
+    key = signing_key(runtime).public_key
     report = verify_certificate(
         envelope, public_key=key, ledger_lookup=RuntimeLedgerLookup(runtime.ledger)
     )
