@@ -102,8 +102,9 @@ def regress(
     """Run the plan over ``selection``; returns (signed report envelope, gate passed)."""
     submitted: dict[str, str] = {}
     baseline_code: list[str] = []
+    records = {}
     for specimen_id in selection.specimens:
-        record = runtime.ledger.get_specimen(specimen_id)
+        record = records[specimen_id] = runtime.ledger.get_specimen(specimen_id)
         code = (record.manifest.get("code") or {}).get("digest")
         if isinstance(code, str):
             baseline_code.append(code)
@@ -150,7 +151,7 @@ def regress(
         # an audit that ended without a certificate keeps its failure code in its own
         # record (``audits show``): the report states only that it failed
         label, reason = label_of(predicate, refused=queued is None)
-        sealed = runtime.ledger.get_specimen(specimen_id).manifest.get("auditability") or {}
+        sealed = records[specimen_id].manifest.get("auditability") or {}
         results.append(
             SpecimenResult(
                 specimen_id=specimen_id,

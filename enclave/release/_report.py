@@ -97,11 +97,11 @@ class SpecimenResult:
 
 
 def label_of(
-    predicate: Mapping[str, Any] | None, failure: str | None = None, *, refused: bool = False
+    predicate: Mapping[str, Any] | None, *, refused: bool = False
 ) -> tuple[str, str | None]:
     """(label, reason) of one audit from its certificate predicate, or of a member with
-    no certificate: ``refused`` at submission, else ``failed`` (``failure``, the audit's
-    own code, stays in the audit's record: it is not an outcome)."""
+    no certificate: ``refused`` at submission, else ``failed`` (the audit's own failure
+    code stays in the audit's record: it is not an outcome)."""
     if predicate is None:
         return "not-auditable", "refused" if refused else "failed"
     classification = predicate.get("classification")
