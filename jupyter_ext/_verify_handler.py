@@ -1,8 +1,10 @@
 """``POST /enclave/verify``: the offline verifier (``_offline.py``), run in the Jupyter
 server on the envelope the browser posts, with the issuer key configured on this server.
 A certificate bundle is checked by ``ledger.certificates.verify_bundle`` against the log
-key configured here too (``EnclaveExtension.log_key``); without one the answer says the
-server did not check it (``{"skipped": ...}``), never that it passed. With witness keys
+key configured here too (``EnclaveExtension.log_key``), a release report bundle by
+``verify_report_bundle`` (its six checks, each member as its own bundle); without a log
+key the answer says the server did not check it (``{"skipped": ...}``), never that it
+passed. With witness keys
 configured (``EnclaveExtension.witness_keys``), the checkpoint must also carry
 ``witness_quorum`` (0: all) of their cosignatures, as ``verify --witness`` requires.
 
@@ -21,7 +23,14 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ledger.certificates import BadCertificateInput, is_bundle, load_public_key_pem, verify_bundle
+from ledger.certificates import (
+    BadCertificateInput,
+    is_bundle,
+    is_report_bundle,
+    load_public_key_pem,
+    verify_bundle,
+    verify_report_bundle,
+)
 from ledger.certificates.tlog import NoteInvalid, NoteVerifier, WitnessVerifier
 
 from ._errors import NOT_JSON
@@ -43,8 +52,9 @@ VERIFY_URL_PATTERN = r"/enclave/verify"
 ISSUER_KEY_ENV = "REPLAY_ENCLAVE_ISSUER_KEY"
 LOG_KEY_ENV = "REPLAY_ENCLAVE_LOG_KEY"
 WITNESS_KEYS_ENV = "REPLAY_ENCLAVE_WITNESS_KEYS"
-# a v2 certificate is about 12 KB; a megabyte is generous and bounds the parse
-MAX_ENVELOPE_BYTES = 1 << 20
+# a certificate is about 12 KB, its bundle about 16 KB; a report bundle carries one per
+# member: 8 MiB holds a release of several hundred specimens and bounds the parse
+MAX_ENVELOPE_BYTES = 8 << 20
 
 
 class VerifyHandler(EnclaveHandler):
@@ -54,7 +64,7 @@ class VerifyHandler(EnclaveHandler):
     @authorized
     async def post(self) -> None:
         if len(self.request.body) > MAX_ENVELOPE_BYTES:
-            self._reply(413, error_body("too_large", "a certificate envelope is at most 1 MiB"))
+            self._reply(413, error_body("too_large", "a verified document is at most 8 MiB"))
             return
         if not self.app.issuer_key:
             self._reply(
@@ -78,7 +88,7 @@ class VerifyHandler(EnclaveHandler):
             envelope: object = json.loads(self.request.body)
         except NOT_JSON:
             envelope = None  # as verify_file does: unreadable text is not an envelope
-        if is_bundle(envelope):
+        if is_bundle(envelope) or is_report_bundle(envelope):
             self._bundle(envelope, key)
             return
         report = verify_envelope_offline(envelope, key)
@@ -109,6 +119,20 @@ class VerifyHandler(EnclaveHandler):
             self._reply(
                 503, error_body("not_configured", "the configured witness keys are not valid")
             )
+            return
+        if is_report_bundle(bundle):
+            checks = verify_report_bundle(
+                bundle, public_key=key, log_key=log_key, witnesses=witnesses, quorum=quorum
+            )
+            answer = {
+                "ok": all(ok for _, ok, _ in checks),  # only a failed first check ends it early
+                "checks": [
+                    {"step": step, "name": name, "ok": ok, "detail": detail}
+                    for step, (name, ok, detail) in enumerate(checks, 1)
+                ],
+                "finding": None,
+            }
+            self._reply(200, json.dumps(answer).encode())
             return
         report = verify_bundle(
             bundle, public_key=key, log_key=log_key, witnesses=witnesses, quorum=quorum

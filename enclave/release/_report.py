@@ -43,6 +43,8 @@ from ledger.certificates import (
     REPORT_TYPE,
     REPORT_TYPE_V1,
     Signer,
+    report_disclosure,
+    report_outcome,
     sign_dsse,
 )
 
@@ -68,6 +70,8 @@ LABELS, REASONS = REPORT_LABELS, REPORT_REASONS
 OUTCOMES = (*((label, None) for label in LABELS[:-1]), *(("not-auditable", r) for r in REASONS))
 BITS_PER_SPECIMEN = REPORT_BITS_PER_SPECIMEN
 assert 2**BITS_PER_SPECIMEN == len(OUTCOMES)
+# a row's outcome from its certificate (or its absence), as every verifier derives it
+label_of = report_outcome
 
 
 @dataclass(frozen=True)
@@ -96,55 +100,14 @@ class SpecimenResult:
         }
 
 
-def label_of(
-    predicate: Mapping[str, Any] | None, *, refused: bool = False
-) -> tuple[str, str | None]:
-    """(label, reason) of one audit from its certificate predicate, or of a member with
-    no certificate: ``refused`` at submission, else ``failed`` (the audit's own failure
-    code stays in the audit's record: it is not an outcome)."""
-    if predicate is None:
-        return "not-auditable", "refused" if refused else "failed"
-    classification = predicate.get("classification")
-    effect = predicate.get("effect") or {}
-    if classification == "influential":
-        return ("decision-changed" if effect.get("flips") else "layer-changed"), None
-    if classification == "equivalent":
-        return ("layer-changed" if layers_changed(predicate) else "equivalent"), None
-    if classification == "inconclusive":
-        return "inconclusive", None
-    if classification in ("baseline-not-reproduced", "observable-only"):
-        return "not-auditable", str(classification)
-    return "not-auditable", "failed"
-
-
 def sealed_cut(auditability_class: str | None) -> str | None:
     """The manifest's sealed class when it is a cut (``docs/cuts.md``), else None."""
     cut = auditability_class or ""
     return cut if cut.startswith("not-auditable-beyond ") else None
 
 
-def layers_changed(predicate: Mapping[str, Any] | None) -> tuple[str, ...]:
-    """Load-bearing layers (not ignored by the request) that changed in any sample."""
-    if predicate is None:
-        return ()
-    changes = (predicate.get("effect") or {}).get("layer_changes") or {}
-    ignored = set((predicate.get("request", {}).get("tolerances") or {}).get("ignored") or ())
-    # a count of samples (v2) or none / some / all of them (v3)
-    return tuple(sorted(k for k, v in changes.items() if v not in (0, "none") and k not in ignored))
-
-
-def holds(row: Mapping[str, Any]) -> bool:
-    """Equivalent (in a v1 row: and no load-bearing layer listed as changed)."""
-    return row.get("label") == "equivalent" and not row.get("layers_changed")
-
-
 def gate_failures(results: Sequence[SpecimenResult]) -> list[str]:
     return sorted(r.specimen_id for r in results if r.must_hold and r.label != "equivalent")
-
-
-def disclosure_of(specimens: int) -> dict[str, int]:
-    """The report's bound: what the code under audit chooses in its rows."""
-    return {"bits_per_specimen": BITS_PER_SPECIMEN, "bits": BITS_PER_SPECIMEN * specimens}
 
 
 def build_report(
@@ -177,7 +140,7 @@ def build_report(
         "specimens": rows,
         "totals": totals,
         "gate": {"passed": not failing, "failing": failing},
-        "disclosure": disclosure_of(len(rows)),
+        "disclosure": report_disclosure(len(rows)),
         "issued_at": issued_at,
         "issuer": issuer,
     }

@@ -29,7 +29,9 @@ __all__ = [
     "REPORT_SUBJECT",
     "REPORT_TYPE",
     "REPORT_TYPE_V1",
+    "report_disclosure",
     "report_problems",
+    "report_row_holds",
     "report_selection_digest",
     "report_shape_problems",
 ]
@@ -174,9 +176,15 @@ def _name(version: str) -> str:
     return "v2" if version == REPORT_TYPE else "v1"
 
 
-def _holds(row: Mapping[str, Any]) -> bool:
-    # v2 rows have no layers_changed: the label says it
-    return row["label"] == "equivalent" and not row.get("layers_changed")
+def report_row_holds(row: Mapping[str, Any]) -> bool:
+    """Equivalent (in a v1 row: and no load-bearing layer listed as changed); v2 rows
+    have no ``layers_changed``: the label says it."""
+    return row.get("label") == "equivalent" and not row.get("layers_changed")
+
+
+def report_disclosure(rows: int) -> dict[str, int]:
+    """A v2 report's bound: what the code under audit chooses in its ``rows``."""
+    return {"bits_per_specimen": REPORT_BITS_PER_SPECIMEN, "bits": REPORT_BITS_PER_SPECIMEN * rows}
 
 
 def _field_problems(p: Mapping[str, Any]) -> list[str]:
@@ -254,7 +262,7 @@ def report_problems(
     given = predicate["totals"]
     if not isinstance(given, Mapping) or not all(map(_count, given.values())) or given != totals:
         return ["/totals: differ from the totals of the rows"]
-    failing = sorted(r["specimen"] for r in rows if r["must_hold"] and not _holds(r))
+    failing = sorted(r["specimen"] for r in rows if r["must_hold"] and not report_row_holds(r))
     gate = predicate["gate"]
     if not (isinstance(gate, Mapping) and isinstance(gate.get("passed"), bool)) or gate != {
         "passed": not failing,
@@ -267,10 +275,7 @@ def report_problems(
 
 
 def _bound_matches(given: object, rows: int) -> bool:
-    expected = {
-        "bits_per_specimen": REPORT_BITS_PER_SPECIMEN,
-        "bits": REPORT_BITS_PER_SPECIMEN * rows,
-    }
+    expected = report_disclosure(rows)
     return (
         isinstance(given, Mapping) and all(map(_count, given.values())) and dict(given) == expected
     )

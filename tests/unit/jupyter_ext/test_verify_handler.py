@@ -185,7 +185,10 @@ async def test_without_a_configured_key_the_server_refuses(
 
 
 async def test_oversized_body_is_refused(jp_fetch: Any) -> None:
-    status, body = await _error(jp_fetch, b'{"payload": "' + CANARY.encode() * 300_000 + b'"}')
+    from jupyter_ext import MAX_ENVELOPE_BYTES
+
+    copies = MAX_ENVELOPE_BYTES // len(CANARY) + 1
+    status, body = await _error(jp_fetch, b'{"payload": "' + CANARY.encode() * copies + b'"}')
     assert status == 413 and body["error"]["code"] == "too_large"
 
 
