@@ -49,6 +49,7 @@ ROUTES: tuple[Route, ...] = (
     _route("GET", "reports", "reports", ("limit", "cursor")),
     _route("GET", "report", f"reports/{_ID}"),
     _route("GET", "report_summary", f"reports/{_ID}/summary"),
+    _route("GET", "report_bundle", f"reports/{_ID}/bundle"),
     _route("GET", "ledger_head", "ledger/head"),
     _route("GET", "ledger_verify", "ledger/verify"),
 )

@@ -4,7 +4,10 @@ candidate that changes the must-hold procurement specimen's decision),
 listed in alice's Enclave sidebar with its gate badge, opened in the viewer as a report
 (the gate verdict, the failing must-hold specimen, the not-auditable rows with their
 reasons, the digests) and verified in the browser and on the server; the same report
-with one byte of its payload changed fails Verify at the signature on both sides. The
+with one byte of its payload changed fails Verify at the signature on both sides. Its
+bundle, saved beside it, is verified offline in the browser and by the server with the
+issuer's and the log's keys (six checks each), and a bundle whose report entry's proof
+is cut fails at the ledger entry on both sides. The
 tenant wall holds through the extension (eve, of another tenant: 404; bob, a viewer:
 refused). A canary scan of the DOM, every HTTP response and WebSocket frame, and the
 saved report; a screenshot of the report view for the README.
@@ -16,6 +19,8 @@ import base64
 import json
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +37,15 @@ SCREENSHOTS = REPO / "docs" / "screenshots"
 SIDEBAR = "#replay-enclave-sidebar"
 VIEWER = ".jp-MainAreaWidget:not(.lm-mod-hidden) .enclave-certificate-viewer"
 CHECKS = ["envelope", "signature", "statement", "predicate"]
+BUNDLE_CHECKS = [
+    "bundle",
+    "signature and statement",
+    "selection digest",
+    "certificates",
+    "totals and gate",
+    "ledger entry",
+]
+CLI = [sys.executable, "-c", "from enclave.cli import main; main()"]
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +70,29 @@ def alice_lab(
     assert report["signatures"]
     base = tmp_path_factory.mktemp("lab-reports")
     token_file = base / "analyst.token"
-    lab = _start_lab(base, stack, {"REPLAY_ENCLAVE_TOKEN_FILE": str(token_file)}, stack.issuer_key)
+    log_key = subprocess.run(
+        [*CLI, "ledger", "checkpoint", "--public-key", "--home", str(stack.home)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    ).stdout.strip()
+    lab = _start_lab(
+        base,
+        stack,
+        {"REPLAY_ENCLAVE_TOKEN_FILE": str(token_file), "REPLAY_ENCLAVE_LOG_KEY": log_key},
+        stack.issuer_key,
+    )
     switchable = SwitchableLab(
         url=lab.url, token=lab.token, root=lab.root, proc=lab.proc, token_file=token_file
     )
     switchable.act_as(stack.tokens["alice"])
     shutil.copyfile(stack.issuer_key, lab.root / "issuer.pub.pem")
-    lab_settings(switchable, "replay-enclave:plugin", {"trustedKeyPath": "issuer.pub.pem"})
+    lab_settings(
+        switchable,
+        "replay-enclave:plugin",
+        {"trustedKeyPath": "issuer.pub.pem", "trustedLogKey": log_key},
+    )
     yield switchable
     stop([lab.proc])
 
@@ -91,12 +121,12 @@ def _get(page: Any, route: str) -> tuple[int, str]:
     return int(answer[0]), str(answer[1])
 
 
-def _cells(viewer: Any, side: str) -> list[str | None]:
+def _cells(viewer: Any, side: str, names: list[str] = CHECKS) -> list[str | None]:
     return [
         viewer.locator(
             f".enclave-verify-check[data-name='{name}'] .enclave-verify-cell[data-side='{side}']"
         ).get_attribute("data-ok")
-        for name in CHECKS
+        for name in names
     ]
 
 
@@ -105,6 +135,11 @@ def _verify(viewer: Any) -> Any:
     result = viewer.locator(".enclave-verification")
     result.wait_for()
     return result
+
+
+def _open(page: Any, path: str) -> None:
+    """Open ``path`` (under the lab's root): a bundle opens in the certificate viewer."""
+    page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})", path)
 
 
 def _shoot(page: Any, name: str) -> None:
@@ -210,6 +245,32 @@ def test_alice_opens_a_release_report_from_the_sidebar_and_verifies_it(
     assert _cells(viewer, "browser") == ["true", "false", "false", "false"]
     assert _cells(viewer, "server") == ["true", "false", "false", "false"]
     assert viewer.locator(".enclave-verify-status").get_attribute("data-state") == "failed"
+
+    # the bundle saved beside it: proven offline, in the browser and on the server
+    bundle_path = alice_lab.root / "reports" / f"{report_id}.bundle.json"
+    bundle = json.loads(bundle_path.read_text())
+    certified = [r for r in predicate["specimens"] if r["certificate"] is not None]
+    assert bundle["envelope"] == report and len(bundle["certificates"]) == len(certified) >= 1
+    _open(page, f"reports/{report_id}.bundle.json")
+    viewer = page.locator(VIEWER)
+    viewer.locator(".enclave-report .enclave-gate[data-passed='false']").wait_for()
+    assert viewer.locator("button.enclave-verify-button").inner_text() == "Verify report"
+    result = _verify(viewer)
+    assert result.get_attribute("data-ok") == "true"
+    assert _cells(viewer, "browser", BUNDLE_CHECKS) == ["true"] * 6
+    assert _cells(viewer, "server", BUNDLE_CHECKS) == ["true"] * 6
+    # its report entry's proof cut short: both sides fail at the ledger entry
+    proof = bundle["report_entry"]["proof"]
+    bundle["report_entry"]["proof"] = proof.rstrip("\n").rpartition("\n")[0] + "\n"
+    (alice_lab.root / "cut-proof.bundle.json").write_text(json.dumps(bundle))
+    _open(page, "cut-proof.bundle.json")
+    viewer = page.locator(VIEWER)
+    viewer.locator(".enclave-report").wait_for()
+    result = _verify(viewer)
+    assert result.get_attribute("data-ok") == "false"
+    assert result.get_attribute("data-first-failure") == "ledger entry"
+    assert _cells(viewer, "browser", BUNDLE_CHECKS) == ["true"] * 5 + ["false"]
+    assert _cells(viewer, "server", BUNDLE_CHECKS) == ["true"] * 5 + ["false"]
 
     # the tenant wall, through the extension: eve (globex) is told it does not exist,
     # bob (a viewer) may not read reports at all

@@ -6,7 +6,8 @@
  * bundle (the envelope with the proofs of its ledger entries) beside it as
  * ``certificates/<audit>.bundle.json``, and opened in the certificate viewer, where
  * Verify runs in the browser and on the server; a release report likewise, as
- * ``reports/<report>.dsse.json`` (without a bundle).
+ * ``reports/<report>.dsse.json`` with its report bundle (the proof of its ledger entry
+ * and every member certificate's bundle) beside it as ``reports/<report>.bundle.json``.
  */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
@@ -79,7 +80,7 @@ export const enclaveSidebar: JupyterFrontEndPlugin<void> = {
       await app.commands.execute('docmanager:open', { path, factory: FACTORY });
     }
     const openCertificate = (auditId: string): Promise<void> => openEnvelope('certificates', FOLDER, auditId, true);
-    const openReport = (reportId: string): Promise<void> => openEnvelope('reports', REPORT_FOLDER, reportId);
+    const openReport = (reportId: string): Promise<void> => openEnvelope('reports', REPORT_FOLDER, reportId, true);
 
     const audits = new AuditTracker();
     const sidebar = new EnclaveSidebar(audits, openCertificate, openReport);

@@ -225,6 +225,25 @@ function gateMatches(given: unknown, failing: string[]): boolean {
   );
 }
 
+/** The must-hold specimens that did not hold (``report_row_holds``), sorted. */
+function failingOf(rows: Row[]): string[] {
+  return rows
+    .filter(r => r.must_hold && !(r.label === 'equivalent' && (r.layers_changed ?? []).length === 0))
+    .map(r => r.specimen)
+    .sort(byCodePoint);
+}
+
+/** The totals, the gate and (v2) the bound of a predicate of the report's shape are
+ * those its rows give (``report_checks``' fourth check). */
+export function totalsAndGateFollow(predicate: Json, version: string): boolean {
+  const rows = predicate.specimens as Row[];
+  return (
+    totalsMatch(predicate.totals, rows, (predicate.erased as string[]).length) &&
+    gateMatches(predicate.gate, failingOf(rows)) &&
+    (version !== REPORT_TYPE || boundMatches(predicate.disclosure, rows.length))
+  );
+}
+
 function boundMatches(given: unknown, rows: number): boolean {
   return (
     isObject(given) &&
@@ -236,14 +255,9 @@ function boundMatches(given: unknown, rows: number): boolean {
   );
 }
 
-/** Problems of a release report predicate of ``version`` (the statement's predicate
- * type), as ``location: rule`` (empty: none). ``subjectDigest`` is the statement
- * subject's ``digest.sha256``. */
-export async function reportProblems(
-  predicate: unknown,
-  subjectDigest: unknown,
-  version: string = REPORT_TYPE
-): Promise<string[]> {
+/** ``report_shape_problems``: problems of a release report predicate's shape (keys,
+ * types, vocabularies) in ``version`` (the statement's predicate type). */
+export function reportShapeProblems(predicate: unknown, version: string = REPORT_TYPE): string[] {
   if (version !== REPORT_TYPE && version !== REPORT_TYPE_V1) {
     throw new Error('not a release report version');
   }
@@ -259,10 +273,22 @@ export async function reportProblems(
     return [...problems, '/specimens: must be a list'];
   }
   rows.forEach((row, index) => problems.push(...rowProblems(index, row, version)));
-  if (problems.length > 0) {
+  return problems;
+}
+
+/** Problems of a release report predicate of ``version`` (the statement's predicate
+ * type), as ``location: rule`` (empty: none). ``subjectDigest`` is the statement
+ * subject's ``digest.sha256``. */
+export async function reportProblems(
+  predicate: unknown,
+  subjectDigest: unknown,
+  version: string = REPORT_TYPE
+): Promise<string[]> {
+  const problems = reportShapeProblems(predicate, version);
+  if (problems.length > 0 || !isObject(predicate)) {
     return problems;
   }
-  const checked = rows as Row[];
+  const checked = predicate.specimens as Row[];
   const erased = predicate.erased as string[];
   const ids = checked.map(r => r.specimen);
   if (!equalStrings(ids, sortedUnique(ids))) {
@@ -278,11 +304,7 @@ export async function reportProblems(
   if (!totalsMatch(predicate.totals, checked, erased.length)) {
     return ['/totals: differ from the totals of the rows'];
   }
-  const failing = checked
-    .filter(r => r.must_hold && !(r.label === 'equivalent' && (r.layers_changed ?? []).length === 0))
-    .map(r => r.specimen)
-    .sort(byCodePoint);
-  if (!gateMatches(predicate.gate, failing)) {
+  if (!gateMatches(predicate.gate, failingOf(checked))) {
     return ['/gate: differs from the gate of the rows'];
   }
   if (version === REPORT_TYPE && !boundMatches(predicate.disclosure, checked.length)) {

@@ -11,6 +11,7 @@ import { allPass, Outcome } from './results';
 import { ServerVerifyError, verifyOnServer } from './server';
 import { parseEnvelopeText, verifyEnvelope } from './verifier';
 import { isBundle, verifyBundle } from './bundle';
+import { isReportBundle, verifyReportBundle } from './reportBundle';
 
 let sharedKeys: TrustedKeySource | null = null;
 
@@ -30,12 +31,13 @@ async function inBrowser(text: string, keys: TrustedKeySource | null): Promise<O
       return { error: 'no trusted issuer key is configured (Settings → Replay Enclave)' };
     }
     const document = parseEnvelopeText(text);
-    if (isBundle(document)) {
+    if (isBundle(document) || isReportBundle(document)) {
       const log = await keys!.loadLogKey();
       if (log === null) {
         return { error: 'no trusted log key is configured (Settings → Replay Enclave)' };
       }
-      return { report: await verifyBundle(document, key, log) };
+      const verify = isBundle(document) ? verifyBundle : verifyReportBundle;
+      return { report: await verify(document, key, log) };
     }
     return { report: await verifyEnvelope(document, key) };
   } catch (error) {
@@ -48,7 +50,7 @@ async function inBrowser(text: string, keys: TrustedKeySource | null): Promise<O
 
 async function onServer(text: string): Promise<Outcome> {
   try {
-    return await verifyOnServer(text); // a bundle, with no log key there: skipped
+    return await verifyOnServer(text); // a bundle (either kind), with no log key there: skipped
   } catch (error) {
     if (error instanceof ServerVerifyError) {
       return { error: error.message };

@@ -26,20 +26,8 @@
 
 import { canonicalJson } from './canonical';
 import { hex, TrustedKey } from './key';
-import {
-  Checkpoint,
-  decodeBase64,
-  equalBytes,
-  hashLeaf,
-  LogKey,
-  openNote,
-  parseCheckpoint,
-  parseProof,
-  sha256,
-  TlogInvalid,
-  TlogProof,
-  verifyInclusion
-} from './tlog';
+import { openCheckpoint, provenLeaf } from './proven';
+import { Checkpoint, LogKey, parseProof, sha256, TlogInvalid, TlogProof } from './tlog';
 import { Failed, isObject, JsonObject, runSteps, State, Step, STEP_FUNCTIONS, VerifyReport } from './verifier';
 
 export const BUNDLE_MEDIA_TYPE = 'application/vnd.replay-enclave.certificate-bundle.v1+json';
@@ -47,7 +35,6 @@ export const BUNDLE_STEPS = ['envelope', 'signature', 'statement', 'predicate', 
 
 const PARTS = ['specimen_entry', 'certificate_entry'] as const;
 type Part = (typeof PARTS)[number];
-const ENTRY_KEYS = 'body,index,kind,prev_hash,recorded_at,subject';
 const SUBJECT_PREFIX = 'specimen:';
 
 /** Whether ``document`` says it is a bundle (not whether it is a sound one). */
@@ -107,57 +94,14 @@ async function checkpoint(s: BundleState): Promise<string> {
     throw new Failed('the two proofs are against different checkpoints');
   }
   const [note] = notes;
-  let parsed: Checkpoint;
-  try {
-    parsed = parseCheckpoint(await openNote(note, s.log));
-  } catch (error) {
-    if (error instanceof TlogInvalid) {
-      throw new Failed('the checkpoint is not signed by the log key');
-    }
-    throw error;
-  }
-  if (parsed.origin !== s.log.name) {
-    throw new Failed("the checkpoint is another log's");
-  }
+  const parsed = await openCheckpoint(note, s.log);
   s.checkpoint = parsed;
   return `signed by ${parsed.origin} at ${parsed.size} entries`;
 }
 
 /** The entry's fields and bytes, once its leaf is proven in the checkpoint. */
-async function entryOf(s: BundleState, part: Part): Promise<[JsonObject, Uint8Array]> {
-  const name = spoken(part);
-  const data = decodeBase64(s.bundle![part].entry);
-  let fields: unknown;
-  let canonical: boolean;
-  try {
-    if (data === null) {
-      throw new TypeError('not base64');
-    }
-    fields = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(data));
-    canonical = equalBytes(new TextEncoder().encode(canonicalJson(fields)), data);
-  } catch {
-    throw new Failed(`the ${name} is not canonical JSON`);
-  }
-  if (!canonical || !isObject(fields) || Object.keys(fields).sort().join(',') !== ENTRY_KEYS) {
-    throw new Failed(`the ${name} is not a canonical ledger entry`);
-  }
-  if (!isObject(fields.body) || !Number.isSafeInteger(fields.index)) {
-    throw new Failed(`the ${name} is not a canonical ledger entry`);
-  }
-  const proof = proofOf(s, part);
-  if (proof.index !== BigInt(fields.index as number)) {
-    throw new Failed(`the ${name}'s proof is for another index`);
-  }
-  const checkpoint = s.checkpoint!;
-  try {
-    await verifyInclusion(await hashLeaf(data!), proof.index, checkpoint.size, proof.hashes, checkpoint.root);
-  } catch (error) {
-    if (error instanceof TlogInvalid) {
-      throw new Failed(`the ${name}'s proof does not lead to the checkpoint's root`);
-    }
-    throw error;
-  }
-  return [fields, data!];
+function entryOf(s: BundleState, part: Part): Promise<[JsonObject, Uint8Array]> {
+  return provenLeaf(s.bundle![part].entry, proofOf(s, part), s.checkpoint!, spoken(part));
 }
 
 /** ``(specimen id, "sha256:<hex>")`` of the statement's subject (``specimen_of``). */

@@ -9,6 +9,7 @@ import { renderCertificate } from '../certificate/view';
 import { isReportStatement, readReport } from '../report/model';
 import { renderReport } from '../report/view';
 import { isBundle } from '../verify/bundle';
+import { isReportBundle } from '../verify/reportBundle';
 
 export type StatementKind = 'certificate' | 'report';
 
@@ -22,9 +23,10 @@ export const VERIFY_LABEL: Readonly<Record<StatementKind, string>> = {
   report: 'Verify report'
 };
 
-/** A certificate bundle is shown by its envelope (its proofs are checked on Verify). */
+/** A bundle (a certificate's or a release report's) is shown by its envelope (its proofs
+ * are checked on Verify). */
 export function renderEnvelope(document: unknown): Rendered {
-  const envelope = isBundle(document) ? document.envelope : document;
+  const envelope = isBundle(document) || isReportBundle(document) ? document.envelope : document;
   const view = readCertificate(envelope);
   if (isReportStatement(view.predicateType)) {
     return { kind: 'report', node: renderReport(readReport(view.predicateType, view.subject, view.predicate)) };

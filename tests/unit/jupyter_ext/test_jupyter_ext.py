@@ -94,6 +94,7 @@ def test_no_enclave_internals_or_ledger_imports() -> None:
         ("GET", "certificates/au-1/summary", "certificate_summary"),
         ("GET", "certificates/au-1/verify", "certificate_verify"),
         ("GET", "certificates/au-1/bundle", "certificate_bundle"),
+        ("GET", "reports/rr-0123456789abcdef/bundle", "report_bundle"),
         ("GET", "ledger/verify", "ledger_verify"),
     ],
 )
