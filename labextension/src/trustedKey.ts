@@ -2,15 +2,18 @@
  * Where the browser's trusted issuer key comes from: the user's settings — a PEM pasted
  * into ``trustedKeyPem``, or ``trustedKeyPath``, a ``.pub``/``.pem`` file in the Jupyter
  * root the user points to. Never from the certificate, never from the enclave service.
- * Likewise the trusted log key a certificate bundle's checkpoint is checked with:
- * ``trustedLogKey``, a C2SP verifier key string.
+ * Likewise the trusted log key a bundle's checkpoint is checked with: ``trustedLogKey``,
+ * a C2SP verifier key string; and the witnesses whose cosignatures every checkpoint must
+ * carry: ``trustedWitnessKeys`` (C2SP cosigner keys) with ``witnessQuorum`` of them
+ * required (0: all), as ``verify --witness KEY… --quorum K`` requires them.
  */
 
 import { Contents } from '@jupyterlab/services';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { KeyError, loadTrustedKey, TrustedKey } from './verify/key';
-import { loadLogKey, LogKey } from './verify/tlog';
+import { NO_WITNESSES, Witnesses } from './verify/proven';
+import { loadLogKey, loadWitnessKey, LogKey } from './verify/tlog';
 
 export const PLUGIN_ID = 'replay-enclave:plugin';
 
@@ -54,5 +57,20 @@ export class TrustedKeySource {
   async loadLogKey(): Promise<LogKey | null> {
     const vkey = String(this.settings?.get('trustedLogKey').composite ?? '').trim();
     return vkey ? loadLogKey(vkey) : null;
+  }
+
+  /** The witnesses every checkpoint must have been cosigned by (none configured: none). */
+  async loadWitnesses(): Promise<Witnesses> {
+    const configured = this.settings?.get('trustedWitnessKeys').composite;
+    const vkeys = (Array.isArray(configured) ? configured : []).map(k => String(k).trim()).filter(k => k);
+    if (vkeys.length === 0) {
+      return NO_WITNESSES;
+    }
+    const keys = await Promise.all(vkeys.map(loadWitnessKey));
+    const quorum = Number(this.settings?.get('witnessQuorum').composite ?? 0) || keys.length;
+    if (!Number.isInteger(quorum) || quorum < 0 || quorum > keys.length) {
+      throw new KeyError('the witness quorum is more than the witnesses configured');
+    }
+    return { keys, quorum };
   }
 }

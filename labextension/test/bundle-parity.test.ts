@@ -13,6 +13,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
 import { TrustedKeySource } from '../src/trustedKey';
+import { NO_WITNESSES } from '../src/verify/proven';
 import { BUNDLE_STEPS, envelopeDigest, isBundle, verifyBundle } from '../src/verify/bundle';
 import { verifyBoth, bothPass } from '../src/verify/both';
 import * as server from '../src/verify/server';
@@ -221,7 +222,8 @@ describe('a bundle in the viewer', () => {
   const keys = (log: string | null) =>
     ({
       load: () => loadTrustedKey(corpus.issuer_pem),
-      loadLogKey: async () => (log === null ? null : loadLogKey(log))
+      loadLogKey: async () => (log === null ? null : loadLogKey(log)),
+      loadWitnesses: async () => NO_WITNESSES
     }) as unknown as TrustedKeySource;
 
   it('is verified by the browser with both trusted keys; a server without a log key skips it', async () => {

@@ -14,6 +14,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
 import { TrustedKeySource } from '../src/trustedKey';
+import { NO_WITNESSES } from '../src/verify/proven';
 import { bothPass, verifyBoth } from '../src/verify/both';
 import { loadTrustedKey } from '../src/verify/key';
 import { isReportBundle, REPORT_BUNDLE_CHECKS, verifyReportBundle } from '../src/verify/reportBundle';
@@ -123,7 +124,8 @@ describe('a report bundle in the viewer', () => {
   const keys = (log: string | null) =>
     ({
       load: () => loadTrustedKey(corpus.issuer_pem),
-      loadLogKey: async () => (log === null ? null : loadLogKey(log))
+      loadLogKey: async () => (log === null ? null : loadLogKey(log)),
+      loadWitnesses: async () => NO_WITNESSES
     }) as unknown as TrustedKeySource;
 
   it('is verified by the browser with both keys, and by the server when it has the log key', async () => {

@@ -37,7 +37,7 @@ async function inBrowser(text: string, keys: TrustedKeySource | null): Promise<O
         return { error: 'no trusted log key is configured (Settings → Replay Enclave)' };
       }
       const verify = isBundle(document) ? verifyBundle : verifyReportBundle;
-      return { report: await verify(document, key, log) };
+      return { report: await verify(document, key, log, await keys!.loadWitnesses()) };
     }
     return { report: await verifyEnvelope(document, key) };
   } catch (error) {

@@ -20,13 +20,14 @@
  *                       envelope's digest and specimen, after the specimen's entry, and its
  *                       leaf is proven in the checkpoint.
  *
- * Witness cosignatures are not checked here (the Python verifier checks them only when
- * given witnesses). Failure details are ``_bundle.py``'s sentences.
+ * Given witnesses (``Witnesses``: trusted cosigner keys and a quorum), the checkpoint
+ * must carry ``quorum`` of their cosignatures, as ``verify --witness`` requires. Failure
+ * details are ``_bundle.py``'s sentences.
  */
 
 import { canonicalJson } from './canonical';
 import { hex, TrustedKey } from './key';
-import { openCheckpoint, provenLeaf } from './proven';
+import { NO_WITNESSES, openCheckpoint, provenLeaf, Witnesses } from './proven';
 import { Checkpoint, LogKey, parseProof, sha256, TlogInvalid, TlogProof } from './tlog';
 import { Failed, isObject, JsonObject, runSteps, State, Step, STEP_FUNCTIONS, VerifyReport } from './verifier';
 
@@ -49,7 +50,8 @@ class BundleState extends State {
   constructor(
     raw: unknown,
     trusted: TrustedKey,
-    readonly log: LogKey
+    readonly log: LogKey,
+    readonly witnesses: Witnesses
   ) {
     super(raw, trusted);
   }
@@ -94,9 +96,9 @@ async function checkpoint(s: BundleState): Promise<string> {
     throw new Failed('the two proofs are against different checkpoints');
   }
   const [note] = notes;
-  const parsed = await openCheckpoint(note, s.log);
+  const [parsed, said] = await openCheckpoint(note, s.log, s.witnesses);
   s.checkpoint = parsed;
-  return `signed by ${parsed.origin} at ${parsed.size} entries`;
+  return said;
 }
 
 /** The entry's fields and bytes, once its leaf is proven in the checkpoint. */
@@ -166,6 +168,11 @@ const BUNDLE_STEP_FUNCTIONS: ReadonlyArray<Step<BundleState>> = [
 
 /** Verify ``bundle`` (a parsed file, or anything else) with the trusted issuer key and
  * the trusted log key alone. */
-export async function verifyBundle(bundle: unknown, issuer: TrustedKey, log: LogKey): Promise<VerifyReport> {
-  return runSteps(new BundleState(bundle, issuer, log), BUNDLE_STEP_FUNCTIONS);
+export async function verifyBundle(
+  bundle: unknown,
+  issuer: TrustedKey,
+  log: LogKey,
+  witnesses: Witnesses = NO_WITNESSES
+): Promise<VerifyReport> {
+  return runSteps(new BundleState(bundle, issuer, log, witnesses), BUNDLE_STEP_FUNCTIONS);
 }

@@ -9,6 +9,7 @@
 import { canonicalJson } from './canonical';
 import {
   Checkpoint,
+  cosignedBy,
   decodeBase64,
   equalBytes,
   hashLeaf,
@@ -18,14 +19,29 @@ import {
   parseProof,
   TlogInvalid,
   TlogProof,
-  verifyInclusion
+  verifyInclusion,
+  WitnessKey
 } from './tlog';
 import { Failed, isObject, JsonObject } from './verifier';
 
 const ENTRY_KEYS = 'body,index,kind,prev_hash,recorded_at,subject';
 
-/** The checkpoint in ``note`` once the log key's signature verifies on it. */
-export async function openCheckpoint(note: string, log: LogKey): Promise<Checkpoint> {
+/** The witnesses a verifier requires, as ``verify --witness KEY… --quorum K`` does:
+ * ``quorum`` of ``keys`` must have cosigned every checkpoint (none: no requirement). */
+export interface Witnesses {
+  keys: WitnessKey[];
+  quorum: number;
+}
+
+export const NO_WITNESSES: Witnesses = { keys: [], quorum: 0 };
+
+/** The checkpoint in ``note`` once the log key's signature (and ``quorum`` of the
+ * witnesses' cosignatures) verify on it, and what was checked (``_open_checkpoint``). */
+export async function openCheckpoint(
+  note: string,
+  log: LogKey,
+  witnesses: Witnesses = NO_WITNESSES
+): Promise<[Checkpoint, string]> {
   let parsed: Checkpoint;
   try {
     parsed = parseCheckpoint(await openNote(note, log));
@@ -38,7 +54,23 @@ export async function openCheckpoint(note: string, log: LogKey): Promise<Checkpo
   if (parsed.origin !== log.name) {
     throw new Failed("the checkpoint is another log's");
   }
-  return parsed;
+  let witnessed = '';
+  if (witnesses.quorum > 0) {
+    let cosigners: WitnessKey[];
+    try {
+      cosigners = await cosignedBy(note, witnesses.keys);
+    } catch (error) {
+      if (error instanceof TlogInvalid) {
+        throw new Failed("a witness's cosignature does not verify");
+      }
+      throw error;
+    }
+    if (cosigners.length < witnesses.quorum) {
+      throw new Failed(`cosigned by ${cosigners.length} of the witnesses, ${witnesses.quorum} required`);
+    }
+    witnessed = `, cosigned by ${cosigners.length} of ${witnesses.keys.length} witnesses`;
+  }
+  return [parsed, `signed by ${parsed.origin} at ${parsed.size} entries${witnessed}`];
 }
 
 /** The fields and bytes of ``entry`` (base64 canonical bytes), once ``proof`` leads
@@ -83,7 +115,11 @@ export async function provenLeaf(
 
 /** ``proven_entry``: one ``{"entry", "proof"}`` part's fields once its checkpoint and
  * leaf verify, with what was checked; else ``null`` and the first thing that failed. */
-export async function provenEntry(part: unknown, log: LogKey): Promise<[JsonObject | null, string]> {
+export async function provenEntry(
+  part: unknown,
+  log: LogKey,
+  witnesses: Witnesses = NO_WITNESSES
+): Promise<[JsonObject | null, string]> {
   try {
     if (
       !isObject(part) ||
@@ -101,9 +137,9 @@ export async function provenEntry(part: unknown, log: LogKey): Promise<[JsonObje
       }
       throw error;
     }
-    const checkpoint = await openCheckpoint(proof.note, log);
+    const [checkpoint, said] = await openCheckpoint(proof.note, log, witnesses);
     const [fields] = await provenLeaf(part.entry as string, proof, checkpoint, 'entry');
-    return [fields, `entry ${fields.index} proven, signed by ${checkpoint.origin} at ${checkpoint.size} entries`];
+    return [fields, `entry ${fields.index} proven, ${said}`];
   } catch (error) {
     if (error instanceof Failed) {
       return [null, error.message];

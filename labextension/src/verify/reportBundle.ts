@@ -34,7 +34,7 @@ import { reportShapeProblems, selectionDigest, totalsAndGateFollow } from '../re
 import { envelopeDigest, verifyBundle } from './bundle';
 import { canonicalJson } from './canonical';
 import { TrustedKey } from './key';
-import { provenEntry } from './proven';
+import { NO_WITNESSES, provenEntry, Witnesses } from './proven';
 import { LogKey } from './tlog';
 import { Failed, isObject, JsonObject, State, STATEMENT_TYPE, STEP_FUNCTIONS, VerifyReport } from './verifier';
 
@@ -211,7 +211,12 @@ async function reportChecks(
 
 /** Verify ``bundle`` (a parsed file, or anything else) with the trusted issuer key and
  * the trusted log key alone. */
-export async function verifyReportBundle(bundle: unknown, issuer: TrustedKey, log: LogKey): Promise<VerifyReport> {
+export async function verifyReportBundle(
+  bundle: unknown,
+  issuer: TrustedKey,
+  log: LogKey,
+  witnesses: Witnesses = NO_WITNESSES
+): Promise<VerifyReport> {
   let checks: Check[];
   if (!hasShape(bundle)) {
     checks = [['bundle', false, 'not a release report bundle (keys or media type)']];
@@ -224,7 +229,7 @@ export async function verifyReportBundle(bundle: unknown, issuer: TrustedKey, lo
         continue; // a malformed member is simply not a certificate
       }
     }
-    const [fields, proven] = await provenEntry(bundle.report_entry, log);
+    const [fields, proven] = await provenEntry(bundle.report_entry, log, witnesses);
     const recorded: Recorded = (selection, reportId, digest) => {
       if (fields === null) {
         return [null, proven];
@@ -239,7 +244,7 @@ export async function verifyReportBundle(bundle: unknown, issuer: TrustedKey, lo
     };
     const envelopes = new Map([...members].map(([digest, member]) => [digest, member.envelope as JsonObject]));
     const memberOk = async (certificate: JsonObject): Promise<boolean> =>
-      (await verifyBundle(members.get(await envelopeDigest(certificate)), issuer, log)).ok;
+      (await verifyBundle(members.get(await envelopeDigest(certificate)), issuer, log, witnesses)).ok;
     checks = [
       ['bundle', true, `${members.size} certificate bundles`],
       ...(await reportChecks(bundle.envelope, issuer, envelopes, memberOk, recorded))

@@ -13,6 +13,10 @@
  *   key is the first four bytes of SHA-256(name ‖ 0x0A ‖ 0x01 ‖ public key), a verifier
  *   key ``<name>+<key ID hex>+base64(0x01 ‖ public key)``.
  * - C2SP checkpoint (c2sp.org/tlog-checkpoint): origin, size and base64 root, a line each.
+ * - C2SP cosignature (c2sp.org/tlog-cosignature, ``_cosignature.cosigned_by``): a witness's
+ *   line ``— <name> base64(key ID ‖ timestamp ‖ signature)``, its key ID over type 0x04,
+ *   the timestamp 8 bytes big-endian, the signature over ``cosignature/v1\ntime <t>\n``
+ *   followed by the checkpoint's text.
  *
  * Errors are fixed sentences (``TlogInvalid``); the caller names the failing check.
  */
@@ -26,6 +30,8 @@ const MAX_HASHES = 64;
 const MAX_SIGNATURES = 100;
 const DASH = '\u2014 ';
 const ED25519 = 0x01;
+const COSIGNATURE = 0x04;
+const MAX_TIME = (1n << 63n) - 1n;
 
 export class TlogInvalid extends Error {}
 
@@ -177,13 +183,24 @@ function validName(name: string): boolean {
   return name.length > 0 && !/[\s+]/u.test(name) && !/[\p{C}\p{Z}]/u.test(name);
 }
 
-export async function noteKeyId(name: string, raw: Uint8Array): Promise<Bytes> {
-  const digest = await sha256(concat(new TextEncoder().encode(name + '\n'), Uint8Array.of(ED25519), raw));
+export async function noteKeyId(name: string, raw: Uint8Array, type = ED25519): Promise<Bytes> {
+  const digest = await sha256(concat(new TextEncoder().encode(name + '\n'), Uint8Array.of(type), raw));
   return digest.slice(0, 4);
 }
 
 /** A C2SP verifier key string, as ``NoteVerifier.parse`` reads it; ``KeyError`` if not. */
-export async function loadLogKey(vkey: string): Promise<LogKey> {
+export function loadLogKey(vkey: string): Promise<LogKey> {
+  return loadVerifierKey(vkey, ED25519, 'log key');
+}
+
+/** A trusted witness's cosigner key (``WitnessVerifier.parse``): the same form, type 0x04. */
+export type WitnessKey = LogKey;
+
+export function loadWitnessKey(vkey: string): Promise<WitnessKey> {
+  return loadVerifierKey(vkey, COSIGNATURE, 'witness key');
+}
+
+async function loadVerifierKey(vkey: string, type: number, what: string): Promise<LogKey> {
   const text = vkey.trim();
   const first = text.indexOf('+');
   const name = first < 0 ? text : text.slice(0, first);
@@ -192,24 +209,24 @@ export async function loadLogKey(vkey: string): Promise<LogKey> {
   const keyHex = second < 0 ? rest : rest.slice(0, second);
   const material = second < 0 ? '' : rest.slice(second + 1);
   if (!validName(name)) {
-    throw new KeyError('the log key has no valid name (name+keyid+key)');
+    throw new KeyError(`the ${what} has no valid name (name+keyid+key)`);
   }
   const raw = decodeBase64(material);
   if (raw === null) {
-    throw new KeyError('the log key is not base64');
+    throw new KeyError(`the ${what} is not base64`);
   }
-  if (raw.length !== 33 || raw[0] !== ED25519) {
-    throw new KeyError('the log key is not an Ed25519 verifier key');
+  if (raw.length !== 33 || raw[0] !== type) {
+    throw new KeyError(`the ${what} is not an Ed25519 verifier key`);
   }
   let key: CryptoKey;
   try {
     key = await crypto.subtle.importKey('raw', raw.slice(1), { name: 'Ed25519' }, true, ['verify']);
   } catch {
-    throw new KeyError('the log key is not an Ed25519 verifier key');
+    throw new KeyError(`the ${what} is not an Ed25519 verifier key`);
   }
-  const keyId = await noteKeyId(name, raw.slice(1));
+  const keyId = await noteKeyId(name, raw.slice(1), type);
   if (keyHex !== hex(keyId)) {
-    throw new KeyError("the log key's ID does not match its key");
+    throw new KeyError(`the ${what}'s ID does not match its key`);
   }
   return { name, keyId, key, vkey: text };
 }
@@ -281,6 +298,43 @@ export async function openNote(note: string, log: LogKey): Promise<string> {
     throw new TlogInvalid('no trusted key signed the note');
   }
   return text;
+}
+
+/** The trusted witnesses whose cosignatures on ``note`` verify (``cosigned_by``); one by
+ * a trusted key that fails rejects the note, as a failed signature does. */
+export async function cosignedBy(note: string, witnesses: WitnessKey[]): Promise<WitnessKey[]> {
+  const at = note.lastIndexOf('\n\n');
+  const signatures = at < 0 ? '' : note.slice(at + 2);
+  if (at < 0 || !signatures.endsWith('\n')) {
+    throw new TlogInvalid('not a signed note');
+  }
+  const text = new TextEncoder().encode(note.slice(0, at) + '\n');
+  const found: WitnessKey[] = [];
+  for (const line of signatures.slice(0, -1).split('\n')) {
+    const [name, blob] = signatureLine(line);
+    const witness = witnesses.find(w => w.name === name && equalBytes(w.keyId, blob.slice(0, 4)));
+    if (witness === undefined) {
+      continue;
+    }
+    if (blob.length !== 4 + 8 + 64) {
+      throw new TlogInvalid(`the cosignature of ${name} is malformed`);
+    }
+    const timestamp = new DataView(blob.buffer, blob.byteOffset + 4, 8).getBigUint64(0);
+    const message = concat(new TextEncoder().encode(`cosignature/v1\ntime ${timestamp}\n`), text);
+    let valid = false;
+    try {
+      valid = timestamp <= MAX_TIME && (await crypto.subtle.verify({ name: 'Ed25519' }, witness.key, blob.slice(12), message));
+    } catch {
+      valid = false;
+    }
+    if (!valid) {
+      throw new TlogInvalid(`the cosignature of ${name} does not verify`);
+    }
+    if (!found.includes(witness)) {
+      found.push(witness);
+    }
+  }
+  return found;
 }
 
 export interface Checkpoint {
