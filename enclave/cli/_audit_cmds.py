@@ -287,6 +287,13 @@ def audit_cmd(
             "of that boundary the record does not hold is asked of the endpoint.",
         ),
     ] = None,
+    detail: Annotated[
+        str,
+        typer.Option(
+            help="coarse (the tight default) or per-sample: every count — a row per "
+            "sample, exact served-by counts — in a v2 certificate with a larger bound.",
+        ),
+    ] = "coarse",
     file: Annotated[
         bool,
         typer.Option(
@@ -321,6 +328,7 @@ def audit_cmd(
         from_cut=from_cut,
         authoritative_substitutes=tuple(authoritative or ()),
         inference=parse_grants(inference or ()),
+        detail=detail,
     )
     with open_runtime(home) as runtime:
         outcome = run_with_progress(runtime, request, quiet=json_out)

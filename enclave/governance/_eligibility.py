@@ -42,6 +42,9 @@ that does not refuses with a code naming it (``Refused.code``). Steps, in order:
                             the ledger holds that identity in clear (otherwise the
                             supervisor checks it before the first ask). The request
                             then carries the grants.
+9. ``detail_not_granted``   a request for per-sample detail (every count: a v2
+                            certificate, charged at its larger bound) names a policy
+                            that grants it (``detail = "per-sample"``).
 
 The disclosure budget is checked after this (``_budget``).
 """
@@ -67,6 +70,7 @@ from .._errors import BadInput, Refused
 from .._runtime import Runtime
 from ..capture import AgentSpec, load_agent
 from ..replay import AuditRequest, Intervention, Strategy, Tolerances
+from ..replay.requests import COARSE_DETAIL, DETAILS, PER_SAMPLE
 from ..replay.targets import check_cut_in_record, parse_pointer, schema_at
 from ._inference import check_grants
 from ._policy import IDENTITY_FIELD, InterventionPolicy, PolicyStatus
@@ -95,6 +99,17 @@ class AuditDraft:
     tolerances: Mapping[str, Any] | None = None
     policy_id: str | None = None
     from_cut: str | None = None  # start every run from this declared cut (``docs/cuts.md``)
+    detail: str = COARSE_DETAIL  # ``per-sample``: every count, where the policy grants it
+
+
+def _detail(policy: InterventionPolicy, detail: str) -> None:
+    if detail not in DETAILS:
+        raise BadInput("--detail is coarse or per-sample")
+    if detail == PER_SAMPLE and policy.detail != PER_SAMPLE:
+        raise Refused(
+            "the policy grants no per-sample detail: certificates state coarse counts",
+            code="detail_not_granted",
+        )
 
 
 @dataclass(frozen=True)
@@ -364,6 +379,7 @@ def check_eligibility(
     _authorised(policy, intervention)
     _substitutes(agent, policy)
     check_grants(record, policy.inference)  # 8.
+    _detail(policy, draft.detail)  # 9.
     request = AuditRequest(
         specimen_id=request.specimen_id,
         intervention=intervention,
@@ -376,6 +392,7 @@ def check_eligibility(
         from_cut=request.from_cut,
         authoritative_substitutes=policy.authoritative_substitutes,
         inference=policy.inference,
+        detail=draft.detail,
     )
     return Eligible(
         request=request, policy=policy, record=record, target_call_id=step.call_id, field=field

@@ -52,6 +52,7 @@ from .._errors import BadInput, Refused
 from .._runtime import Runtime
 from ..replay import AuditRequest
 from ..replay.disclosure import VocabularySize, disclosure_bound
+from ..replay.requests import PER_SAMPLE
 from ._analysts import Analyst
 from ._budget import BITS_PER_AUDIT
 from ._eligibility import AuditDraft, Eligible, check_eligibility
@@ -197,6 +198,7 @@ def request_bits(eligible: Eligible) -> float:
         tolerance=request.tolerances.score,
         vocabulary=VocabularySize.of_manifest(eligible.record.manifest),
         inference=request.inference,
+        per_sample=request.detail == PER_SAMPLE,
     ).bits
 
 

@@ -46,6 +46,7 @@ from ledger import canonical_json, loads
 from .._errors import BadInput
 from ..replay import Strategy
 from ..replay.inference import InferenceGrant
+from ..replay.requests import COARSE_DETAIL, DETAILS
 from ..store import validate_id
 from ._budget import BUDGET_KEYS, Budget
 from ._params import IDENTITY_FIELD, PolicyParams, check_params, params_of
@@ -69,6 +70,7 @@ _TOP_KEYS = {
     "budget",
     "authoritative_substitutes",
     "inference",
+    "detail",
 }
 # a boundary name as it appears in call ids (no "/" or "#")
 _BOUNDARY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
@@ -105,6 +107,8 @@ class InterventionPolicy:
     retired_at: str | None = None
     authoritative_substitutes: tuple[str, ...] = ()
     inference: tuple[InferenceGrant, ...] = ()
+    # ``per-sample``: an audit may ask for every count (``AuditRequest.detail``)
+    detail: str = COARSE_DETAIL
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not _POLICY_ID.fullmatch(self.id):
@@ -133,6 +137,8 @@ class InterventionPolicy:
             or len(set(names)) != len(names)
         ):
             raise BadInput("policy authoritative_substitutes must be distinct boundary names")
+        if self.detail not in DETAILS:
+            raise BadInput("policy detail must be coarse or per-sample")
         grants = self.inference
         if (
             not isinstance(grants, tuple)
@@ -156,6 +162,8 @@ class InterventionPolicy:
             out["authoritative_substitutes"] = list(self.authoritative_substitutes)
         if self.inference:
             out["inference"] = [g.to_dict() for g in self.inference]
+        if self.detail != COARSE_DETAIL:
+            out["detail"] = self.detail
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -193,6 +201,7 @@ class InterventionPolicy:
             "provider": self.provider,
             "source_digest": self.source_digest,
             **({"inference": [g.to_dict() for g in self.inference]} if self.inference else {}),
+            **({"detail": self.detail} if self.detail != COARSE_DETAIL else {}),
         }
 
     # -- parsing ------------------------------------------------------------------
@@ -265,6 +274,7 @@ class InterventionPolicy:
             source_digest=source_digest,
             authoritative_substitutes=tuple(authoritative),
             inference=_grants(doc.get("inference", [])),
+            detail=doc.get("detail", COARSE_DETAIL),
         )
 
     @classmethod
@@ -276,6 +286,7 @@ class InterventionPolicy:
         description = params.pop("description", "")
         authoritative = params.pop("authoritative_substitutes", [])
         grants = _grants(params.pop("inference", []))
+        detail = params.pop("detail", COARSE_DETAIL)
         return cls(
             id=row["id"],
             version=int(row["version"]),
@@ -297,6 +308,7 @@ class InterventionPolicy:
             retired_at=row["retired_at"],
             authoritative_substitutes=tuple(authoritative),
             inference=grants,
+            detail=detail,
         )
 
     def to_row(self) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from .._errors import EnclaveError
 from .._runtime import Runtime
 from ..sandbox import SandboxLimits
 from ._outcome import AuditOutcome
-from ._request import AuditRequest
+from ._request import COARSE_DETAIL, AuditRequest
 from ._results import BatchResult
 from ._stages import WORKER_HANDLER, finalize_audit, prepare_audit, run_sample_batch
 
@@ -49,6 +49,7 @@ def record_request(
             "requested_at": now.isoformat(),
             **({"code_revision": request.code_revision} if request.code_revision else {}),
             **({"from_cut": request.from_cut} if request.from_cut else {}),
+            **({"detail": request.detail} if request.detail != COARSE_DETAIL else {}),
         },
     )
 

@@ -55,6 +55,15 @@ supervisor before agent code runs. The bound depends only on the request and the
 specimen's vocabulary, so it is known — and charged to the budget — at admission.
 Each term is rounded *up* to 0.01 bit. A default 1,000-sample audit of a specimen of a
 dozen calls states at most ~220 bits (``docs/certificate-v3.md``).
+
+Where a policy grants per-sample detail (``per_sample``: the certificate is a v2
+predicate with every count), the terms are v2's: ``/sample_rows`` (``d² + 1`` values per
+sample, N times), ``/effect/histogram`` (``C(N + B - 1, B - 1)`` ways to put N samples in
+B bins), ``/served_by`` per arm and call (a composition of N samples into the call's
+marks: ``log2 C(N + m - 1, m - 1)`` per recorded call, plus the new calls' row), the
+changed proposal fields by name (a subset), layer changes counted out of N, the
+recorded seed's delta on the grid, and the TOST interval and minimum detectable delta
+stated on the grid; there is no ``/substituted`` (the per-call rows show it).
 """
 
 from __future__ import annotations
@@ -70,7 +79,7 @@ from ._compare import MAX_NEW_FIELDS, MAX_PROPOSAL_FIELDS
 from ._decisions import decision_vocabulary
 from ._inference_grant import InferenceGrant
 from ._model import LAYERS, boundary_names
-from ._quantize import grid_values, resolution_for
+from ._quantize import BIN_EDGES, grid_values, resolution_for
 from ._reply import MAX_NEW_CALLS, Vocabulary
 from .worker import ARMS
 
@@ -157,11 +166,13 @@ class DisclosureBound:
     bits: float
     resolution: float
     terms: tuple[tuple[str, float], ...]
+    bins: int | None = None  # the histogram's bins: a per-sample (v2) certificate's only
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "bits": self.bits,
             "resolution": self.resolution,
+            **({"bins": self.bins} if self.bins is not None else {}),
             "terms": [{"field": name, "bits": bits} for name, bits in self.terms],
         }
 
@@ -192,12 +203,49 @@ def _inference(grants: Sequence[InferenceGrant]) -> float:
     return 4 * per_arm
 
 
+def _compositions(samples: int, marks: int) -> float:
+    """log2 of the ways to count N samples into ``marks`` bins."""
+    return math.log2(math.comb(samples + marks - 1, marks - 1))
+
+
+def _served_by_per_call(samples: int, calls: int, inference: bool = False) -> float:
+    """Per arm and recorded call an exact composition of the N samples, and the new
+    calls' row."""
+    extra = 1 if inference else 0
+    recorded = {"baseline": 5 + extra, "intervened": 6 + extra, "placebo": 6 + extra}
+    return math.fsum(
+        calls * _compositions(samples, recorded[arm]) + _compositions(samples, 3 + extra)
+        for arm in ARMS
+    )
+
+
+def _per_sample_terms(
+    samples: int, r: float, vocabulary: VocabularySize, inference: bool
+) -> dict[str, float]:
+    """The terms that differ where every count is stated (v2), by field."""
+    grid = math.log2(grid_values(r))
+    counts = math.log2(samples + 1)
+    row = vocabulary.decisions**2 + 1
+    return {
+        "/baseline/layers/proposal/changed_fields": vocabulary.proposal_fields
+        + math.log2(MAX_NEW_FIELDS + 1),
+        "/effect/histogram": _compositions(samples, len(BIN_EDGES) - 1),
+        "/effect/equivalence/delta_interval": 2 * grid,
+        "/effect/mde/delta": math.log2(grid_values(r, 0.0, 1.0)),
+        "/effect/layer_changes": len(LAYERS) * counts,
+        "/recorded_seed": math.log2(row) + math.log2(grid_values(r) + 1),
+        "/sample_rows": samples * math.log2(row),
+        "/served_by": _served_by_per_call(samples, vocabulary.calls, inference),
+    }
+
+
 def disclosure_bound(
     *,
     samples: int,
     tolerance: float,
     vocabulary: VocabularySize,
     inference: Sequence[InferenceGrant] = (),
+    per_sample: bool = False,
 ) -> DisclosureBound:
     if samples < 1:
         raise ValueError("an audit has at least one sample")
@@ -238,5 +286,15 @@ def disclosure_bound(
         ("/substitute_answers", vocabulary.boundary_names + 1 + counts),
         *((("/inference", _inference(inference)),) if inference else ()),
     )
+    if per_sample:
+        detailed = _per_sample_terms(samples, r, vocabulary, bool(inference))
+        raw = tuple(
+            (name, detailed.get(name, bits)) for name, bits in raw if name != "/substituted"
+        ) + tuple((name, bits) for name, bits in detailed.items() if name not in dict(raw))
     terms = tuple((name, _up(bits)) for name, bits in raw)
-    return DisclosureBound(bits=round(math.fsum(b for _, b in terms), 2), resolution=r, terms=terms)
+    return DisclosureBound(
+        bits=round(math.fsum(b for _, b in terms), 2),
+        resolution=r,
+        terms=terms,
+        bins=len(BIN_EDGES) - 1 if per_sample else None,
+    )

@@ -31,7 +31,7 @@ from ._inference_stage import inference_section
 from ._intervention import Intervention
 from ._interventions import AppliedIntervention
 from ._outcome import Preparation
-from ._request import AuditRequest, published_target_digest
+from ._request import PER_SAMPLE, AuditRequest, published_target_digest
 from ._results import BatchResult
 from ._verdict import BASELINE_NOT_REPRODUCED, OBSERVABLE_ONLY, Verdict
 
@@ -243,7 +243,9 @@ def build_predicate(
     )
     if inference is not None:
         unestablished[1:1] = inference_not_established(inference)
-    return tight_predicate(
+    # every count where the policy granted it (a v2 predicate), else the tight v3 one
+    state = (lambda full: full) if request.detail == PER_SAMPLE else tight_predicate
+    return state(
         {
             "request": request.to_predicate(call_id=preparation.target_call_id, digester=digester),
             "baseline": preparation.baseline,

@@ -17,7 +17,7 @@ from ._inference_grant import InferenceGrant
 from ._intervention import Intervention
 from ._model import Strategy, Tolerances
 
-__all__ = ["AuditRequest", "MAX_SAMPLES", "check_samples"]
+__all__ = ["AuditRequest", "COARSE_DETAIL", "DETAILS", "MAX_SAMPLES", "PER_SAMPLE", "check_samples"]
 
 MAX_SAMPLES = 100_000
 _CUT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
@@ -25,6 +25,12 @@ _CUT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 _BOUNDARY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
 MAX_AUTHORITATIVE = 64
 MAX_GRANTS = 16
+# what a certificate states: the tight default (predicate v3: no per-sample rows, coarse
+# served-by marks) or, where a policy grants it, every count (predicate v2: a row per
+# sample, exact served-by counts per arm and call), charged at its larger bound
+COARSE_DETAIL = "coarse"
+PER_SAMPLE = "per-sample"
+DETAILS = (COARSE_DETAIL, PER_SAMPLE)
 
 
 def check_samples(samples: int) -> None:
@@ -59,6 +65,8 @@ class AuditRequest:
     # model boundaries whose calls the record does not hold may be asked of the operator's
     # endpoint after departure, pinned and capped (``_inference_grant``); none: unservable
     inference: tuple[InferenceGrant, ...] = ()
+    # ``per-sample`` only where the authorising policy grants it (``_eligibility``)
+    detail: str = COARSE_DETAIL
 
     def __post_init__(self) -> None:
         from ..store import validate_id
@@ -98,6 +106,8 @@ class AuditRequest:
         ):
             raise BadInput("inference grants name distinct boundaries, at most 16")
         object.__setattr__(self, "inference", tuple(sorted(grants, key=lambda g: g.boundary)))
+        if self.detail not in DETAILS:
+            raise BadInput("--detail is coarse or per-sample")
 
     def to_dict(self) -> dict[str, Any]:
         """The frozen request as stored with a queued audit (includes a REPLACE value:
@@ -132,6 +142,7 @@ class AuditRequest:
                 else {}
             ),
             **({"inference": [g.to_dict() for g in self.inference]} if self.inference else {}),
+            **({"detail": self.detail} if self.detail != COARSE_DETAIL else {}),
         }
 
     @classmethod
@@ -167,6 +178,7 @@ class AuditRequest:
                 from_cut=data.get("from_cut"),
                 authoritative_substitutes=tuple(data.get("authoritative_substitutes") or ()),
                 inference=tuple(InferenceGrant.from_dict(g) for g in data.get("inference") or ()),
+                detail=data.get("detail", COARSE_DETAIL),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise BadInput("the stored audit request is malformed") from exc

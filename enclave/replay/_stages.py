@@ -49,7 +49,7 @@ from ._model import RunResult, Trajectory
 from ._outcome import AuditOutcome, Preparation
 from ._predicate import build_predicate, publish_digests
 from ._reply import FAILURE_REASONS, Vocabulary, parse_loaded, parse_runs, parse_samples
-from ._request import AuditRequest
+from ._request import PER_SAMPLE, AuditRequest
 from ._results import BatchResult, SampleSummary, seeds_of
 from ._shards import in_parallel, locked, split_seeds
 from ._verdict import BASELINE_NOT_REPRODUCED, FAILED, Verdict, auditability_of, decide
@@ -516,6 +516,7 @@ def finalize_audit(
         tolerance=request.tolerances.score,
         vocabulary=_vocabulary_size(runtime, request, preparation),
         inference=request.inference,
+        per_sample=request.detail == PER_SAMPLE,
     )
     predicate = build_predicate(
         request=request,

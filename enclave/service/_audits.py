@@ -118,6 +118,7 @@ def request_audit(state: State, analyst: CurrentAnalyst, body: AuditBody) -> dic
         tolerances=body.tolerances,
         policy_id=body.policy_id,
         from_cut=body.from_cut,
+        detail=body.detail,
     )
 
     def inference_flow(eligible: Eligible) -> None:

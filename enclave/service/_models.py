@@ -202,6 +202,8 @@ class AuditBody(BaseModel):
     from_cut: str | None = Field(
         default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$", strict=True
     )
+    # every count (a v2 certificate, charged at its larger bound) where the policy grants it
+    detail: Literal["coarse", "per-sample"] = Field(default="coarse", strict=True)
 
     @field_validator("purpose")
     @classmethod

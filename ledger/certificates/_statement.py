@@ -22,7 +22,7 @@ from .._errors import CanonicalizationError
 from ._dsse import IN_TOTO_PAYLOAD_TYPE, sign_dsse
 from ._errors import PredicateInvalid
 from ._keys import Signer
-from ._versions import PREDICATE_TYPE, PREDICATE_TYPES, predicate_problems
+from ._versions import PREDICATE_TYPE, PREDICATE_TYPE_V2, PREDICATE_TYPES, predicate_problems
 
 __all__ = [
     "STATEMENT_TYPE",
@@ -51,7 +51,8 @@ def build_statement(
     return {
         "_type": STATEMENT_TYPE,
         "subject": [{"name": SUBJECT_PREFIX + specimen_id, "digest": {"sha256": match.group(1)}}],
-        "predicateType": PREDICATE_TYPE,
+        # a predicate with every count (a row per sample: detail a policy granted) is v2
+        "predicateType": PREDICATE_TYPE_V2 if "sample_rows" in predicate else PREDICATE_TYPE,
         "predicate": dict(predicate),
     }
 

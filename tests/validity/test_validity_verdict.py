@@ -516,6 +516,32 @@ def test_the_disclosure_bound_counts_every_new_field() -> None:
     assert dict(more_calls.terms)["/substituted"] > terms["/substituted"]
 
 
+def test_a_per_sample_bound_counts_every_row_and_every_call() -> None:
+    """Granted per-sample detail states a row per sample and exact served-by counts per
+    arm and call: the bound grows with N and with the record, and counts each v2 field."""
+    vocab = VocabularySize(calls=6, live_state=1)
+    tight = dict(disclosure_bound(samples=100, tolerance=0.01, vocabulary=vocab).terms)
+    bound = disclosure_bound(samples=100, tolerance=0.01, vocabulary=vocab, per_sample=True)
+    terms = dict(bound.terms)
+    # a (baseline, intervened) pair of the d decision labels and the flip, per sample
+    assert terms["/sample_rows"] == pytest.approx(math.ceil(100 * math.log2(5) * 100) / 100)
+    for name in ("/effect/histogram", "/effect/equivalence/delta_interval", "/effect/mde/delta"):
+        assert terms[name] > 0, name
+    assert terms["/served_by"] > tight["/served_by"]
+    assert terms["/effect/layer_changes"] > tight["/effect/layer_changes"]
+    assert "/substituted" not in terms  # the per-call rows show it, and are charged
+    assert bound.bins is not None and bound.to_dict()["bins"] == bound.bins
+    more_calls = disclosure_bound(
+        samples=100,
+        tolerance=0.01,
+        vocabulary=VocabularySize(calls=12, live_state=1),
+        per_sample=True,
+    )
+    assert dict(more_calls.terms)["/served_by"] > terms["/served_by"]
+    more_samples = disclosure_bound(samples=1000, tolerance=0.01, vocabulary=vocab, per_sample=True)
+    assert more_samples.bits > 256 * 10  # not tight: why it takes a policy's grant
+
+
 def test_the_disclosure_bound_counts_substitute_answers_per_arm_and_boundary() -> None:
     # a subset of the recorded boundary names and "(unrecorded boundary)", and a count
     bound = disclosure_bound(
