@@ -203,7 +203,7 @@ class AuditBody(BaseModel):
         default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$", strict=True
     )
     # every count (a v2 certificate, charged at its larger bound) where the policy grants it
-    detail: Literal["coarse", "per-sample"] = Field(default="coarse", strict=True)
+    detail: Literal["coarse", "per-sample"] = "coarse"
 
     @field_validator("purpose")
     @classmethod

@@ -392,6 +392,9 @@ def test_policies_of_the_tenant(world: World) -> None:
         ("alice", "held", {}, 403, "legal_hold"),
         ("alice", None, {"specimen_id": "sp-unknown"}, 403, "unknown_specimen"),
         ("alice", "procurement", {"value": 0.57}, 403, "parameter_not_authorised"),
+        # every count only where the policy grants it; no other detail exists
+        ("alice", "procurement", {"detail": "per-sample"}, 403, "detail_not_granted"),
+        ("alice", "procurement", {"detail": "everything"}, 422, "invalid_request"),
         ("alice", "procurement", {"field": "/analyst_note", "value": "x"}, 403, "no_active_policy"),
         ("alice", "procurement", {"call_id": "main/supplier_risk#4"}, 403, "unknown_call"),
         (
