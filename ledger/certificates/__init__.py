@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # deferred: cryptography and jsonschema cost a command's star
         report_shape_problems,
     )
     from ._report_verify import (
+        REPORT_BUNDLE_CHECK_NAMES,
         REPORT_BUNDLE_MEDIA_TYPE,
         ReportCheck,
         is_report_bundle,
@@ -82,6 +83,7 @@ __getattr__ = deferred(
         "report_disclosure": "._report_shape",
         "report_problems": "._report_shape",
         "report_row_holds": "._report_shape",
+        "REPORT_BUNDLE_CHECK_NAMES": "._report_verify",
         "REPORT_BUNDLE_MEDIA_TYPE": "._report_verify",
         "ReportCheck": "._report_verify",
         "is_report_bundle": "._report_verify",
@@ -156,6 +158,7 @@ __all__ = [
     "PREDICATE_TYPE_V1",
     "PREDICATE_TYPE_V2",
     "REPORT_BITS_PER_SPECIMEN",
+    "REPORT_BUNDLE_CHECK_NAMES",
     "REPORT_BUNDLE_MEDIA_TYPE",
     "REPORT_LABELS",
     "REPORT_REASONS",

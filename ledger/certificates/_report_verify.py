@@ -54,6 +54,7 @@ from ._statement import STATEMENT_TYPE, envelope_digest
 from .tlog import NoteVerifier, WitnessVerifier
 
 __all__ = [
+    "REPORT_BUNDLE_CHECK_NAMES",
     "REPORT_BUNDLE_MEDIA_TYPE",
     "ReportCheck",
     "is_report_bundle",
@@ -65,6 +66,15 @@ __all__ = [
 ]
 
 REPORT_BUNDLE_MEDIA_TYPE = "application/vnd.replay-enclave.report-bundle.v1+json"
+# ``verify_report_bundle``'s checks, in order (``report_checks``' five after ``bundle``)
+REPORT_BUNDLE_CHECK_NAMES = (
+    "bundle",
+    "signature and statement",
+    "selection digest",
+    "certificates",
+    "totals and gate",
+    "ledger entry",
+)
 
 ReportCheck = tuple[str, bool, str]
 

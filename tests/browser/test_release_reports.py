@@ -27,6 +27,8 @@ from typing import Any
 
 import pytest
 
+from ledger.certificates import REPORT_BUNDLE_CHECK_NAMES
+
 from .conftest import Recorder, SwitchableLab, _start_lab, assert_no_canary, lab_settings
 from .stack import EnclaveStack, regress_report, start_stack, stop
 
@@ -37,14 +39,7 @@ SCREENSHOTS = REPO / "docs" / "screenshots"
 SIDEBAR = "#replay-enclave-sidebar"
 VIEWER = ".jp-MainAreaWidget:not(.lm-mod-hidden) .enclave-certificate-viewer"
 CHECKS = ["envelope", "signature", "statement", "predicate"]
-BUNDLE_CHECKS = [
-    "bundle",
-    "signature and statement",
-    "selection digest",
-    "certificates",
-    "totals and gate",
-    "ledger entry",
-]
+BUNDLE_CHECKS = list(REPORT_BUNDLE_CHECK_NAMES)
 CLI = [sys.executable, "-c", "from enclave.cli import main; main()"]
 
 

@@ -159,6 +159,7 @@ PINNED = {
         "PREDICATE_TYPE_V1",
         "PREDICATE_TYPE_V2",
         "REPORT_BITS_PER_SPECIMEN",
+        "REPORT_BUNDLE_CHECK_NAMES",
         "REPORT_BUNDLE_MEDIA_TYPE",
         "REPORT_LABELS",
         "REPORT_REASONS",
@@ -577,8 +578,11 @@ PINNED = {
         "parse_samples",
     },
     "enclave.replay.requests": {
+        "COARSE_DETAIL",
+        "DETAILS",
         "MAX_SAMPLES",
         "MESSAGES",
+        "PER_SAMPLE",
         "check_samples",
     },
     "enclave.replay.runs": {

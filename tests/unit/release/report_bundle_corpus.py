@@ -51,7 +51,7 @@ def _statement(envelope: Mapping[str, Any]) -> dict[str, Any]:
     return statement
 
 
-def _flip(proof: str) -> str:
+def flip(proof: str) -> str:
     """The same tlog-proof with its first hash's first byte changed."""
     lines = proof.split("\n")
     raw = bytearray(base64.b64decode(lines[2]))
@@ -85,7 +85,7 @@ def _cases(bundle: Bundle, resign: Callable[[dict[str, Any]], dict[str, Any]]) -
         b["envelope"] = resign(statement)
 
     b = variant("report proof")
-    b["report_entry"]["proof"] = _flip(b["report_entry"]["proof"])
+    b["report_entry"]["proof"] = flip(b["report_entry"]["proof"])
     b = variant("a certificate's entry in the report's place")
     b["report_entry"] = b["certificates"][0]["certificate_entry"]
     b = variant("report entry without its proof")
@@ -101,7 +101,7 @@ def _cases(bundle: Bundle, resign: Callable[[dict[str, Any]], dict[str, Any]]) -
     b = variant("a certificate dropped")
     b["certificates"].pop()
     b = variant("a certificate's proof")
-    b["certificates"][0]["certificate_entry"]["proof"] = _flip(
+    b["certificates"][0]["certificate_entry"]["proof"] = flip(
         b["certificates"][0]["certificate_entry"]["proof"]
     )
     b = variant("a certificate twice, another missing")
