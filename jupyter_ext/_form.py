@@ -117,6 +117,7 @@ def build_body(
     tolerances: str,
     purpose: str,
     from_cut: str | None = None,
+    per_sample: bool = False,
 ) -> AuditRequestBody:
     common: dict[str, Any] = dict(
         specimen_id=specimen_id,
@@ -125,6 +126,7 @@ def build_body(
         seed=seed,
         tolerances=parse_tolerances(tolerances),
         from_cut=from_cut or None,
+        per_sample=per_sample,
     )
     if policy == REVISION or policy is None or str(policy.get("strategy")).lower() == "revision":
         policy_id = None if policy in (REVISION, None) else policy.get("id")
@@ -180,6 +182,12 @@ class RequestForm(w.VBox):
             style=style,
             layout=lay,
         )
+        self.per_sample = w.Checkbox(
+            description="every count (per-sample detail, where the policy grants it)",
+            value=False,
+            style=style,
+            layout=lay,
+        )
         self.purpose = w.Text(
             description="purpose *", placeholder="why (recorded)", style=style, layout=lay
         )
@@ -196,6 +204,7 @@ class RequestForm(w.VBox):
             (self.seed, "enclave-seed"),
             (self.tolerances, "enclave-tolerances"),
             (self.from_cut, "enclave-from-cut"),
+            (self.per_sample, "enclave-per-sample"),
             (self.purpose, "enclave-purpose"),
             (self.submit, "enclave-submit"),
             (self.message, "enclave-form-message"),
@@ -217,6 +226,7 @@ class RequestForm(w.VBox):
                 w.HBox([self.samples, self.seed]),
                 self.tolerances,
                 self.from_cut,
+                self.per_sample,
                 self.purpose,
                 self.submit,
                 self.message,
@@ -264,6 +274,7 @@ class RequestForm(w.VBox):
                 tolerances=self.tolerances.value,
                 purpose=self.purpose.value,
                 from_cut=self.from_cut.value,
+                per_sample=self.per_sample.value,
             )
         except ValueError as exc:
             self.message.value = (

@@ -56,6 +56,7 @@ class AuditRequestBody:
     tolerances: Mapping[str, float | str] = _field(default_factory=dict)
     policy_id: str | None = None
     from_cut: str | None = None  # a cut the specimen recorded: replay starts there
+    per_sample: bool = False  # every count (a v2 certificate), where the policy grants it
 
     def __post_init__(self) -> None:
         if self.strategy is not None:
@@ -100,6 +101,8 @@ class AuditRequestBody:
             out["policy_id"] = self.policy_id
         if self.from_cut is not None:
             out["from_cut"] = self.from_cut  # sent only when a cut is chosen
+        if self.per_sample:
+            out["detail"] = "per-sample"  # sent only when asked for: the default is coarse
         return out
 
 

@@ -27,13 +27,14 @@ const VALUES: unknown[] = [
   '/a', '/', '//a', '/a~2', 'a', 'x'.repeat(129), 'x'.repeat(257), 'x'.repeat(501), '😀'.repeat(500), '\u2028',
   true, false, null, 0, 1, -1, 2, 1.5, 1e6, 1e6 + 1, -1e6, 5e-324, -2.2e-308, 2.2250738585072014e-308, 1e-310,
   100000, 100001, 2 ** 53 - 1 - 100000, 2 ** 53, [], {}, { score: 0.1 }, { score: true }, { a: 'exact' },
-  'nullify', 'replace', 'perturb', 'revision', 'REVISION', 'swap', 'before-drop', 'a/b'
+  'nullify', 'replace', 'perturb', 'revision', 'REVISION', 'swap', 'before-drop', 'a/b',
+  'coarse', 'per-sample', 'Per-Sample'
 ];
 const CUT_NAMES: unknown[] = [
   'before-drop', 'v1.2:cut_a', 'x'.repeat(64), 'x'.repeat(65), '', '-lead', 'a/b', 'a#0', 'a b',
   'before-drop\n', '\u00e9t\u00e9', null, 5, true, ['before-drop']
 ];
-const KEYS = ['specimen_id', 'strategy', 'call_id', 'field', 'value', 'delta', 'revision', 'samples', 'seed', 'tolerances', 'purpose', 'policy_id', 'from_cut', 'extra'];
+const KEYS = ['specimen_id', 'strategy', 'call_id', 'field', 'value', 'delta', 'revision', 'samples', 'seed', 'tolerances', 'purpose', 'policy_id', 'from_cut', 'detail', 'extra'];
 
 function mulberry32(seed: number): () => number {
   let a = seed;

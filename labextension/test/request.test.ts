@@ -233,6 +233,20 @@ const randomFirst: SpecimenDetail = {
 const supplierForm = (changes: Partial<FormInput>): FormInput =>
   form({ policy: perturbPolicy, callId: 'main/supplier_risk#0', delta: '-0.05', ...changes });
 
+describe('per-sample detail', () => {
+  it('sends detail only when every count is asked for, and the browser holds it to the two values', () => {
+    const plain = buildBody(supplierForm({ perSample: false }), procurement);
+    expect('body' in plain && 'detail' in plain.body).toBe(false);
+    const every = buildBody(supplierForm({ perSample: true }), procurement);
+    expect('body' in every && every.body.detail).toBe('per-sample');
+    const body = { specimen_id: 'sp-1', strategy: 'revision', revision: 'model=r2', samples: 30, seed: 1, purpose: 'review' };
+    expect(checkAuditBody({ ...body, detail: 'per-sample' })).toBeNull();
+    expect(checkAuditBody({ ...body, detail: 'coarse' })).toBeNull();
+    expect(checkAuditBody({ ...body, detail: 'everything' })).toMatchObject({ status: 422, code: 'invalid_request', field: 'detail' });
+    expect(checkAuditBody({ ...body, detail: null })).toMatchObject({ status: 422, field: 'detail' });
+  });
+});
+
 describe('start from a cut', () => {
   it('offers a full replay first, then the recorded cuts in order', () => {
     expect(cutOptions(procurement.cuts ?? []).map(o => o.value)).toEqual(['', 'before-retrieval', 'before-authority']);

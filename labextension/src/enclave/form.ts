@@ -38,6 +38,7 @@ export class RequestForm extends Widget {
   readonly seed = el('input', { class: 'enclave-sb-seed', type: 'text', inputmode: 'numeric', value: '1' });
   readonly tolerances = el('input', { class: 'enclave-sb-tolerances', type: 'text', placeholder: 'score=0.001' });
   readonly fromCut = el('select', { class: 'enclave-sb-from-cut' });
+  readonly perSample = el('input', { class: 'enclave-sb-per-sample', type: 'checkbox' });
   readonly sealed = el('p', { class: 'enclave-sb-sealed', 'aria-live': 'polite' });
   readonly purpose = el('input', { class: 'enclave-sb-purpose', type: 'text', placeholder: 'why (recorded in the ledger)', required: '', 'aria-required': 'true' });
   readonly submit = el('button', { class: 'jp-Button jp-mod-styled jp-mod-accept enclave-sb-submit', type: 'submit' }, 'Request audit');
@@ -67,6 +68,7 @@ export class RequestForm extends Widget {
       labelled(id('seed'), 'Seed', this.seed),
       labelled(id('tolerances'), 'Tolerances', this.tolerances, 'LAYER=VALUE, …'),
       labelled(id('from-cut'), 'Start from cut', this.fromCut, 'none: full replay'),
+      labelled(id('per-sample'), 'Every count', this.perSample, 'per-sample detail: where the policy grants it; a larger bound'),
       this.sealed,
       labelled(id('purpose'), 'Purpose (required)', this.purpose, 'visible text; recorded'),
       el('div', { class: 'enclave-sb-actions' }, this.submit),
@@ -164,7 +166,7 @@ export class RequestForm extends Widget {
 
   private clear(): void {
     this.message.replaceChildren();
-    for (const input of [this.specimen, this.call, this.policy, this.value, this.delta, this.revision, this.samples, this.seed, this.tolerances, this.fromCut, this.purpose]) {
+    for (const input of [this.specimen, this.call, this.policy, this.value, this.delta, this.revision, this.samples, this.seed, this.tolerances, this.fromCut, this.perSample, this.purpose]) {
       input.removeAttribute('aria-invalid');
     }
   }
@@ -173,7 +175,7 @@ export class RequestForm extends Widget {
     this.message.replaceChildren(
       el('div', { class: 'enclave-sb-error', role: 'alert', 'data-status': String(status), 'data-code': code }, `${message} (${code})`)
     );
-    const names: Record<string, string> = { specimen_id: 'specimen', call_id: 'call', from_cut: 'fromCut' };
+    const names: Record<string, string> = { specimen_id: 'specimen', call_id: 'call', from_cut: 'fromCut', detail: 'perSample' };
     const input = field ? (this as unknown as Record<string, unknown>)[names[field] ?? field] : null;
     if (input instanceof HTMLElement) {
       input.setAttribute('aria-invalid', 'true');
@@ -200,7 +202,8 @@ export class RequestForm extends Widget {
       seed: this.seed.value,
       tolerances: this.tolerances.value,
       purpose: this.purpose.value,
-      fromCut: this.fromCut.value
+      fromCut: this.fromCut.value,
+      perSample: this.perSample.checked
     }, { calls: this.calls, cuts: this.cuts });
     if ('refusal' in built) {
       const r = built.refusal;

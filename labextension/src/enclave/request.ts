@@ -121,6 +121,8 @@ export interface FormInput {
   purpose: string;
   /** A recorded cut's name to start every run from; empty for a full replay. */
   fromCut?: string;
+  /** Every count (a v2 certificate, a larger bound), where the policy grants it. */
+  perSample?: boolean;
 }
 
 export type Built = { body: Record<string, unknown> } | { refusal: Refusal };
@@ -212,6 +214,9 @@ export function buildBody(input: FormInput, recorded: SpecimenDetail | null = nu
   }
   if (input.fromCut) {
     body.from_cut = input.fromCut; // sent only when a cut is chosen
+  }
+  if (input.perSample) {
+    body.detail = 'per-sample'; // sent only when asked for: the default is coarse
   }
   const refusal =
     checkAuditBody(body) ??

@@ -40,6 +40,7 @@ export const MESSAGES: Record<string, string> = {
   delta: 'perturb needs a delta: a finite, non-zero number between -1e6 and 1e6',
   revision: 'a revision looks like NAME=IDENTITY, e.g. model=r2',
   from_cut: 'a cut name is 1-64 letters, digits or _ . : - and starts with a letter or digit',
+  detail: 'detail is coarse or per-sample (every count, where the policy grants it)',
   // ``enclave/replay/_cuts.py``, word for word
   no_such_cut: 'the specimen recorded no cut of that name',
   target_before: "the intervention's target lies before the cut: replay from an earlier cut or in full",
@@ -59,7 +60,7 @@ const TAKES: Record<string, readonly string[]> = {
 };
 const BODY_KEYS = new Set([
   'specimen_id', 'call_id', 'field', 'strategy', 'value', 'delta', 'revision',
-  'samples', 'seed', 'tolerances', 'purpose', 'policy_id', 'from_cut'
+  'samples', 'seed', 'tolerances', 'purpose', 'policy_id', 'from_cut', 'detail'
 ]);
 
 // Python's str.isprintable(): no control, format, surrogate, private-use, unassigned or
@@ -201,6 +202,9 @@ function checkShape(body: Record<string, unknown>): Refusal | null {
   }
   if (body.from_cut !== undefined && body.from_cut !== null && !(typeof body.from_cut === 'string' && CUT_NAME.test(body.from_cut))) {
     return invalid('from_cut', MESSAGES.from_cut);
+  }
+  if (body.detail !== undefined && body.detail !== 'coarse' && body.detail !== 'per-sample') {
+    return invalid('detail', MESSAGES.detail);
   }
   if (!isStrictInt(body.samples, 2, 100_000)) {
     return invalid('samples', 'samples must be a whole number from 2 to 100000');

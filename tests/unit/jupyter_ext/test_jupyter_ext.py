@@ -679,7 +679,7 @@ def test_the_panel_form_starts_an_audit_from_a_recorded_cut(enclave: Any) -> Non
             "before-authority",
         ]
 
-        def body(from_cut: str | None) -> Any:
+        def body(from_cut: str | None, per_sample: bool = False) -> Any:
             return build_body(
                 specimen_id=enclave.procurement,
                 call_id=None,
@@ -692,9 +692,16 @@ def test_the_panel_form_starts_an_audit_from_a_recorded_cut(enclave: Any) -> Non
                 tolerances="",
                 purpose="po review from a cut",
                 from_cut=from_cut,
+                per_sample=per_sample,
             )
 
         assert "from_cut" not in body(None).to_dict()
+        assert "detail" not in body(None).to_dict()
+        # every count only where a policy grants it: these policies do not
+        assert body(None, per_sample=True).to_dict()["detail"] == "per-sample"
+        with pytest.raises(jupyter_ext.ServiceRefused) as refused:
+            alice.request_audit(body(None, per_sample=True))
+        assert (refused.value.status, refused.value.code) == (403, "detail_not_granted")
         queued = alice.request_audit(body("before-retrieval"))
         assert queued.status == "QUEUED"
         with pytest.raises(jupyter_ext.ServiceRefused) as refused:
