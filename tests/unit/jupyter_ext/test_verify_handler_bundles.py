@@ -28,10 +28,10 @@ def log_key() -> str:
     return str(CORPUS["log_key"])
 
 
-@pytest.fixture
-def jp_server_config(log_key: str, tmp_path: Path) -> dict[str, Any]:
+def server_config(issuer_pem: str, log_key: str, tmp_path: Path) -> dict[str, Any]:
+    """A Jupyter server trusting ``issuer_pem`` and ``log_key`` (no service behind it)."""
     issuer = tmp_path / "issuer.pub.pem"
-    issuer.write_text(CORPUS["issuer_pem"])
+    issuer.write_text(issuer_pem)
     return {
         "ServerApp": {"jpserver_extensions": {"jupyter_ext": True}},
         "EnclaveExtension": {
@@ -42,7 +42,12 @@ def jp_server_config(log_key: str, tmp_path: Path) -> dict[str, Any]:
     }
 
 
-async def _post(jp_fetch: Any, document: Any) -> dict[str, Any]:
+@pytest.fixture
+def jp_server_config(log_key: str, tmp_path: Path) -> dict[str, Any]:
+    return server_config(CORPUS["issuer_pem"], log_key, tmp_path)
+
+
+async def post(jp_fetch: Any, document: Any) -> dict[str, Any]:
     response = await jp_fetch("enclave", "verify", method="POST", body=json.dumps(document))
     assert response.code == 200
     answer: dict[str, Any] = json.loads(response.body)
@@ -51,7 +56,7 @@ async def _post(jp_fetch: Any, document: Any) -> dict[str, Any]:
 
 async def test_a_valid_bundle_passes_the_seven_checks_with_its_finding(jp_fetch: Any) -> None:
     case = CASES["valid"]
-    report = await _post(jp_fetch, bundle_corpus.expand(CORPUS, case))
+    report = await post(jp_fetch, bundle_corpus.expand(CORPUS, case))
     assert report["ok"] is True
     assert [c["name"] for c in report["checks"]] == list(BUNDLE_CHECK_NAMES)
     assert report["checks"] == case["python"]["checks"]
@@ -74,14 +79,14 @@ async def test_each_corpus_bundle_is_judged_as_the_verifier_judges_it(
     jp_fetch: Any, name: str
 ) -> None:
     case = CASES[name]
-    report = await _post(jp_fetch, bundle_corpus.expand(CORPUS, case))
+    report = await post(jp_fetch, bundle_corpus.expand(CORPUS, case))
     assert (report["ok"], report["checks"]) == (case["python"]["ok"], case["python"]["checks"])
     assert (report["finding"] is not None) is report["ok"]
 
 
 @pytest.mark.parametrize("log_key", [""])
 async def test_without_a_log_key_the_server_says_it_did_not_check(jp_fetch: Any) -> None:
-    answer = await _post(jp_fetch, bundle_corpus.expand(CORPUS, CASES["valid"]))
+    answer = await post(jp_fetch, bundle_corpus.expand(CORPUS, CASES["valid"]))
     assert set(answer) == {"skipped"} and "log key" in answer["skipped"]
 
 
@@ -90,7 +95,7 @@ async def test_a_bad_log_key_is_a_configuration_error_not_a_verdict(jp_fetch: An
     from tornado.httpclient import HTTPClientError
 
     with pytest.raises(HTTPClientError) as raised:
-        await _post(jp_fetch, bundle_corpus.expand(CORPUS, CASES["valid"]))
+        await post(jp_fetch, bundle_corpus.expand(CORPUS, CASES["valid"]))
     assert raised.value.code == 503
     assert b"not_configured" in raised.value.response.body  # type: ignore[union-attr]
 
@@ -127,12 +132,12 @@ def jp_server_config_witnessed(jp_server_config: dict[str, Any], witness_keys: l
 @pytest.mark.usefixtures("jp_server_config_witnessed")
 async def test_a_configured_witness_must_have_cosigned(jp_fetch: Any) -> None:
     valid = bundle_corpus.expand(CORPUS, CASES["valid"])
-    unwitnessed = await _post(jp_fetch, valid)
+    unwitnessed = await post(jp_fetch, valid)
     checks = {c["name"]: c for c in unwitnessed["checks"]}
     assert unwitnessed["ok"] is False and unwitnessed["finding"] is None
     assert checks["checkpoint"]["ok"] is False
     assert "cosigned by 0 of the witnesses, 1 required" in checks["checkpoint"]["detail"]
-    witnessed = await _post(jp_fetch, _cosigned(valid))
+    witnessed = await post(jp_fetch, _cosigned(valid))
     assert witnessed["ok"] is True, witnessed
     assert "cosigned by 1 of 1 witnesses" in witnessed["checks"][4]["detail"]
 
@@ -143,6 +148,6 @@ async def test_a_bad_witness_key_is_a_configuration_error(jp_fetch: Any) -> None
     from tornado.httpclient import HTTPClientError
 
     with pytest.raises(HTTPClientError) as raised:
-        await _post(jp_fetch, bundle_corpus.expand(CORPUS, CASES["valid"]))
+        await post(jp_fetch, bundle_corpus.expand(CORPUS, CASES["valid"]))
     assert raised.value.code == 503
     assert b"not_configured" in raised.value.response.body  # type: ignore[union-attr]

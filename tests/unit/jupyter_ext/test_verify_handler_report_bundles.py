@@ -13,6 +13,7 @@ import pytest
 
 from ledger.certificates import is_bundle
 from tests.support.canary import find_canaries
+from tests.unit.jupyter_ext.test_verify_handler_bundles import post, server_config
 from tests.unit.release import report_bundle_corpus
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
@@ -28,23 +29,7 @@ def log_key() -> str:
 
 @pytest.fixture
 def jp_server_config(log_key: str, tmp_path: Path) -> dict[str, Any]:
-    issuer = tmp_path / "issuer.pub.pem"
-    issuer.write_text(CORPUS["issuer_pem"])
-    return {
-        "ServerApp": {"jpserver_extensions": {"jupyter_ext": True}},
-        "EnclaveExtension": {
-            "service_url": "http://127.0.0.1:9",
-            "issuer_key": str(issuer),
-            "log_key": log_key,
-        },
-    }
-
-
-async def _post(jp_fetch: Any, document: Any) -> dict[str, Any]:
-    response = await jp_fetch("enclave", "verify", method="POST", body=json.dumps(document))
-    assert response.code == 200
-    answer: dict[str, Any] = json.loads(response.body)
-    return answer
+    return server_config(CORPUS["issuer_pem"], log_key, tmp_path)
 
 
 JUDGED = sorted(name for name, case in CASES.items() if case["log_key"] == CORPUS["log_key"])
@@ -56,7 +41,7 @@ async def test_each_report_bundle_is_judged_as_the_verifier_judges_it(
 ) -> None:
     case = CASES[name]
     document = report_bundle_corpus.expand(CORPUS, case["bundle"])
-    answer = await _post(jp_fetch, document)
+    answer = await post(jp_fetch, document)
     expected = case["python"]
     if is_bundle(document):  # a certificate bundle's media type takes its own route
         assert answer["checks"][0]["name"] == "envelope"
@@ -71,7 +56,7 @@ async def test_each_report_bundle_is_judged_as_the_verifier_judges_it(
 
 @pytest.mark.parametrize("log_key", [""])
 async def test_without_a_log_key_the_server_says_it_did_not_check(jp_fetch: Any) -> None:
-    answer = await _post(jp_fetch, report_bundle_corpus.expand(CORPUS, CASES["valid"]["bundle"]))
+    answer = await post(jp_fetch, report_bundle_corpus.expand(CORPUS, CASES["valid"]["bundle"]))
     assert set(answer) == {"skipped"} and "log key" in answer["skipped"]
 
 
@@ -81,6 +66,6 @@ async def test_a_lie_in_the_bundle_is_not_echoed(jp_fetch: Any) -> None:
     canary = "CANARY-report-bundle-7e1a"
     bundle["report_entry"]["entry"] = canary
     bundle["certificates"][0]["note"] = canary
-    answer = await _post(jp_fetch, bundle)
+    answer = await post(jp_fetch, bundle)
     assert answer["ok"] is False
     assert find_canaries(json.dumps(answer).encode(), [canary]) == []
