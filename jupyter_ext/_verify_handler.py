@@ -24,7 +24,10 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ledger.certificates import (
+    REPORT_BUNDLE_CHECK_NAMES,
     BadCertificateInput,
+    VerificationCheck,
+    VerificationReport,
     is_bundle,
     is_report_bundle,
     load_public_key_pem,
@@ -124,15 +127,14 @@ class VerifyHandler(EnclaveHandler):
             checks = verify_report_bundle(
                 bundle, public_key=key, log_key=log_key, witnesses=witnesses, quorum=quorum
             )
-            answer = {
-                "ok": all(ok for _, ok, _ in checks),  # only a failed first check ends it early
-                "checks": [
-                    {"step": step, "name": name, "ok": ok, "detail": detail}
+            answer = VerificationReport(
+                checks=tuple(
+                    VerificationCheck(step=step, name=name, ok=ok, detail=detail)
                     for step, (name, ok, detail) in enumerate(checks, 1)
-                ],
-                "finding": None,
-            }
-            self._reply(200, json.dumps(answer).encode())
+                ),
+                names=REPORT_BUNDLE_CHECK_NAMES,
+            )
+            self._reply(200, json.dumps(answer.to_dict()).encode())
             return
         report = verify_bundle(
             bundle, public_key=key, log_key=log_key, witnesses=witnesses, quorum=quorum

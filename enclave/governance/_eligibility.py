@@ -70,7 +70,7 @@ from .._errors import BadInput, Refused
 from .._runtime import Runtime
 from ..capture import AgentSpec, load_agent
 from ..replay import AuditRequest, Intervention, Strategy, Tolerances
-from ..replay.requests import COARSE_DETAIL, DETAILS, PER_SAMPLE
+from ..replay.requests import COARSE_DETAIL, PER_SAMPLE
 from ..replay.targets import check_cut_in_record, parse_pointer, schema_at
 from ._inference import check_grants
 from ._policy import IDENTITY_FIELD, InterventionPolicy, PolicyStatus
@@ -103,8 +103,7 @@ class AuditDraft:
 
 
 def _detail(policy: InterventionPolicy, detail: str) -> None:
-    if detail not in DETAILS:
-        raise BadInput("--detail is coarse or per-sample")
+    # any other value is the request's to refuse (``AuditRequest``)
     if detail == PER_SAMPLE and policy.detail != PER_SAMPLE:
         raise Refused(
             "the policy grants no per-sample detail: certificates state coarse counts",

@@ -187,11 +187,18 @@ def _marks(marks: int) -> float:
     return math.log2(2**marks - 1)
 
 
+# the marks a recorded call's cell can take per arm, and a new call's (``/served_by``)
+_RECORDED_MARKS = {"baseline": 5, "intervened": 6, "placebo": 6}
+_NEW_MARKS = 3
+
+
 def _served_by(calls: int, inference: bool = False) -> float:
     """Per arm, the recorded calls' row (when the record has calls) and the new calls'."""
     extra = 1 if inference else 0  # the mark ``inference``
-    recorded = {"baseline": 5 + extra, "intervened": 6 + extra, "placebo": 6 + extra}
-    return math.fsum((_marks(recorded[arm]) if calls else 0.0) + _marks(3 + extra) for arm in ARMS)
+    return math.fsum(
+        (_marks(_RECORDED_MARKS[arm] + extra) if calls else 0.0) + _marks(_NEW_MARKS + extra)
+        for arm in ARMS
+    )
 
 
 def _inference(grants: Sequence[InferenceGrant]) -> float:
@@ -212,9 +219,9 @@ def _served_by_per_call(samples: int, calls: int, inference: bool = False) -> fl
     """Per arm and recorded call an exact composition of the N samples, and the new
     calls' row."""
     extra = 1 if inference else 0
-    recorded = {"baseline": 5 + extra, "intervened": 6 + extra, "placebo": 6 + extra}
     return math.fsum(
-        calls * _compositions(samples, recorded[arm]) + _compositions(samples, 3 + extra)
+        calls * _compositions(samples, _RECORDED_MARKS[arm] + extra)
+        + _compositions(samples, _NEW_MARKS + extra)
         for arm in ARMS
     )
 

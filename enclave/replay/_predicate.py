@@ -243,62 +243,58 @@ def build_predicate(
     )
     if inference is not None:
         unestablished[1:1] = inference_not_established(inference)
-    # every count where the policy granted it (a v2 predicate), else the tight v3 one
-    state = (lambda full: full) if request.detail == PER_SAMPLE else tight_predicate
-    return state(
-        {
-            "request": request.to_predicate(call_id=preparation.target_call_id, digester=digester),
-            "baseline": preparation.baseline,
-            "intervention": {
-                "strategy": iv.strategy.value.upper(),
-                "target": {"call_id": preparation.target_call_id, "field": iv.target_label},
-                "declared_changes": list(preparation.declared_changes),
-                "actual_changes": list(preparation.actual_changes),
-                "unchanged_digest_before": preparation.unchanged_digest_before,
-                "unchanged_digest_after": preparation.unchanged_digest_after,
-                "unchanged_digest_equal": (
-                    preparation.unchanged_digest_before == preparation.unchanged_digest_after
-                ),
-            },
-            "samples": None
-            if not ran_samples
-            else {
-                "count": request.samples,
-                "seed": request.seed,
-                "seeds": f"{request.seed}..{request.seed + request.samples - 1}",
-            },
-            "effect": None if verdict.effect is None else verdict.effect.to_json(),
-            "placebo": None if verdict.placebo is None else verdict.placebo.to_json(),
-            "recorded_seed": None
-            if verdict.recorded_seed is None
-            else verdict.recorded_seed.to_json(),
-            "sample_rows": verdict.sample_rows,
-            "served_by": verdict.served_by,
-            # optional (certificates issued before it have none)
-            **(
-                {"substitute_answers": verdict.substitute_answers}
-                if verdict.substitute_answers is not None
-                else {}
+    full = {
+        "request": request.to_predicate(call_id=preparation.target_call_id, digester=digester),
+        "baseline": preparation.baseline,
+        "intervention": {
+            "strategy": iv.strategy.value.upper(),
+            "target": {"call_id": preparation.target_call_id, "field": iv.target_label},
+            "declared_changes": list(preparation.declared_changes),
+            "actual_changes": list(preparation.actual_changes),
+            "unchanged_digest_before": preparation.unchanged_digest_before,
+            "unchanged_digest_after": preparation.unchanged_digest_after,
+            "unchanged_digest_equal": (
+                preparation.unchanged_digest_before == preparation.unchanged_digest_after
             ),
-            "substitute_fidelity": preparation.substitute_fidelity,
-            "classification": verdict.classification.value,
-            "auditability": verdict.auditability.to_json(),
-            "not_established": unestablished,
-            "environment": {
-                "isolation_layers": isolation_layers(preparation.environment),
-                **preparation.environment,
-            },
-            "lineage": lineage(request, preparation, verdict, batches),
-            "grant": dict(preparation.grant),
-            "ledger": {
-                "specimen_entry_index": specimen_entry[0],
-                "specimen_entry_hash": specimen_entry[1],
-            },
-            "disclosure": disclosure.to_dict(),
-            "issued_at": now.isoformat().replace("+00:00", "Z"),
-            # optional (certificates of full replays have none): the cut the runs started from
-            **({"cut": dict(preparation.cut)} if preparation.cut is not None else {}),
-            # optional (audits that authorised no inference have none)
-            **({"inference": inference} if inference is not None else {}),
-        }
-    )
+        },
+        "samples": None
+        if not ran_samples
+        else {
+            "count": request.samples,
+            "seed": request.seed,
+            "seeds": f"{request.seed}..{request.seed + request.samples - 1}",
+        },
+        "effect": None if verdict.effect is None else verdict.effect.to_json(),
+        "placebo": None if verdict.placebo is None else verdict.placebo.to_json(),
+        "recorded_seed": None if verdict.recorded_seed is None else verdict.recorded_seed.to_json(),
+        "sample_rows": verdict.sample_rows,
+        "served_by": verdict.served_by,
+        # optional (certificates issued before it have none)
+        **(
+            {"substitute_answers": verdict.substitute_answers}
+            if verdict.substitute_answers is not None
+            else {}
+        ),
+        "substitute_fidelity": preparation.substitute_fidelity,
+        "classification": verdict.classification.value,
+        "auditability": verdict.auditability.to_json(),
+        "not_established": unestablished,
+        "environment": {
+            "isolation_layers": isolation_layers(preparation.environment),
+            **preparation.environment,
+        },
+        "lineage": lineage(request, preparation, verdict, batches),
+        "grant": dict(preparation.grant),
+        "ledger": {
+            "specimen_entry_index": specimen_entry[0],
+            "specimen_entry_hash": specimen_entry[1],
+        },
+        "disclosure": disclosure.to_dict(),
+        "issued_at": now.isoformat().replace("+00:00", "Z"),
+        # optional (certificates of full replays have none): the cut the runs started from
+        **({"cut": dict(preparation.cut)} if preparation.cut is not None else {}),
+        # optional (audits that authorised no inference have none)
+        **({"inference": inference} if inference is not None else {}),
+    }
+    # every count where the policy granted it (a v2 predicate), else the tight v3 one
+    return full if request.detail == PER_SAMPLE else tight_predicate(full)

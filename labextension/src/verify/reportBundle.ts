@@ -35,7 +35,7 @@ import { envelopeDigest, verifyBundle } from './bundle';
 import { canonicalJson } from './canonical';
 import { TrustedKey } from './key';
 import { NO_WITNESSES, provenEntry, Witnesses } from './proven';
-import { LogKey } from './tlog';
+import { decodeBase64, LogKey } from './tlog';
 import { Failed, isObject, JsonObject, State, STATEMENT_TYPE, STEP_FUNCTIONS, VerifyReport } from './verifier';
 
 export const REPORT_BUNDLE_MEDIA_TYPE = 'application/vnd.replay-enclave.report-bundle.v1+json';
@@ -73,8 +73,11 @@ function hasShape(bundle: unknown): bundle is JsonObject & { envelope: JsonObjec
 }
 
 function statementOf(envelope: JsonObject): JsonObject {
-  const text = atob(String(envelope.payload));
-  const value: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(text, c => c.charCodeAt(0))));
+  const payload = decodeBase64(String(envelope.payload));
+  if (payload === null) {
+    throw new TypeError('payload');
+  }
+  const value: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(payload));
   if (!isObject(value)) {
     throw new TypeError('statement');
   }
