@@ -40,6 +40,7 @@ Targets: (a) <= 1.2x at 10,000 samples, (b) <= 3x, (c) <= 2x at 1,000 samples;
     python benchmarks/replay.py --samples 200 --rounds 3
     python benchmarks/replay.py --profile       # cProfile of the bare loop and the supervisor
     python benchmarks/replay.py --cut --samples 20 --rounds 3 [--work 150000]   # (d) only
+    python benchmarks/replay.py --memory --samples 100   # a worker's memory (_worker_memory)
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks import _worker_memory  # noqa: E402
 from enclave._home import Home  # noqa: E402
 from enclave._runtime import Runtime  # noqa: E402
 from enclave.capture import capture, load_agent  # noqa: E402
@@ -295,6 +297,28 @@ def _table(m: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _memory(samples: int) -> dict[str, int]:
+    """A worker's memory while it replays ``samples`` paired samples (one worker at a
+    time: the batch is not split), against a bare interpreter with its imports."""
+    now = datetime.now(UTC) + timedelta(minutes=1)
+    with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
+        runtime, specimen = _setup(Path(tmp) / "home")
+        try:
+            request = _request(specimen, samples)
+            preload = worker_preload(WORKER_PRELOAD, load_agent(procurement.AGENT.name))
+
+            def batch() -> None:
+                seeds = list(range(1, samples + 1))
+                result = run_sample_batch(
+                    runtime, request, audit_id="au-mem", job_id="mem", seeds=seeds, now=now
+                )
+                assert result.failure is None and len(result.samples) == samples
+
+            return _worker_memory.measure(batch, preload)
+        finally:
+            runtime.close()
+
+
 def _profile(samples: int) -> None:
     now = datetime.now(UTC) + timedelta(minutes=1)
     with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
@@ -323,6 +347,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--sweep", nargs=3, metavar=("HOME", "SPECIMEN", "SAMPLES"))
     parser.add_argument("--cut", action="store_true", help="(d) only: from the cut vs full")
+    parser.add_argument("--memory", action="store_true", help="a worker's memory only")
     parser.add_argument("--work", type=int, default=150_000, help="(d): hash rounds before the cut")
     args = parser.parse_args(argv)
     if args.cut:
@@ -335,6 +360,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.profile:
         _profile(args.samples)
+        return
+    if args.memory:
+        print(_worker_memory.table(_memory(args.samples), args.samples))
         return
     print(_table(measure(args.samples, args.rounds)))
 

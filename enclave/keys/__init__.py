@@ -13,6 +13,9 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._digests import DigestKeys as DigestKeys
     from ._digests import DigestSource as DigestSource
     from ._digests import TenantDigester as TenantDigester
+    from ._key_names import ISSUER_KEY_NAME as ISSUER_KEY_NAME
+    from ._key_names import LOG_KEY_NAME as LOG_KEY_NAME
+    from ._key_names import SIGNING_KEY_NAMES as SIGNING_KEY_NAMES
     from ._local import LocalGrant as LocalGrant
     from ._local import LocalKeyProvider as LocalKeyProvider
     from ._provider import BrokerGrants as BrokerGrants
@@ -27,9 +30,6 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._transit import TransitGrant as TransitGrant
     from ._transit import TransitKeyProvider as TransitKeyProvider
     from ._transit import derivation_context as derivation_context
-    from ._transit_signing import ISSUER_KEY_NAME as ISSUER_KEY_NAME
-    from ._transit_signing import LOG_KEY_NAME as LOG_KEY_NAME
-    from ._transit_signing import SIGNING_KEY_NAMES as SIGNING_KEY_NAMES
     from ._transit_signing import TransitSigningKey as TransitSigningKey
     from ._vault_client import ENV_PREFIX as ENV_PREFIX
     from ._vault_client import ROLES as ROLES
@@ -46,6 +46,9 @@ _FRONT = {
     "DigestKeys": "._digests",
     "DigestSource": "._digests",
     "TenantDigester": "._digests",
+    "ISSUER_KEY_NAME": "._key_names",
+    "LOG_KEY_NAME": "._key_names",
+    "SIGNING_KEY_NAMES": "._key_names",
     "LocalGrant": "._local",
     "LocalKeyProvider": "._local",
     "BrokerGrants": "._provider",
@@ -60,9 +63,6 @@ _FRONT = {
     "TransitGrant": "._transit",
     "TransitKeyProvider": "._transit",
     "derivation_context": "._transit",
-    "ISSUER_KEY_NAME": "._transit_signing",
-    "LOG_KEY_NAME": "._transit_signing",
-    "SIGNING_KEY_NAMES": "._transit_signing",
     "TransitSigningKey": "._transit_signing",
     "ENV_PREFIX": "._vault_client",
     "ROLES": "._vault_client",

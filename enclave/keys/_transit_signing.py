@@ -18,14 +18,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from enclave._errors import EnclaveError, InfrastructureError, Refused
 
+from ._key_names import SIGNING_KEY_NAMES
 from ._vault_client import VaultSession, VaultSettings, vault_errors
 
-__all__ = ["ISSUER_KEY_NAME", "LOG_KEY_NAME", "SIGNING_KEY_NAMES", "TransitSigningKey"]
-
-# after the key prefix; "_" starts no tenant id, so no tenant's key can take these names
-LOG_KEY_NAME = "_log"
-ISSUER_KEY_NAME = "_issuer"
-SIGNING_KEY_NAMES = {LOG_KEY_NAME: "log key", ISSUER_KEY_NAME: "issuer key"}
+__all__ = ["TransitSigningKey"]
 
 
 class TransitSigningKey:

@@ -94,7 +94,9 @@ class Template:
         load step, whose imports the template compiles for the runs after it."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         gc.freeze()  # the template's objects stay shared: a run's collector skips them
-        imported = frozenset(sys.modules)
+        # only a learning run lists what it imported: walking every module name in a
+        # run would copy the pages those names live on, in every run
+        imported = frozenset(sys.modules) if learn else None
         pid = os.fork()
         if pid == 0:
             ours.close()
@@ -154,7 +156,7 @@ class Template:
         if spent >= self._cpu_seconds:
             os._exit(128 + signal.SIGXCPU)
 
-    def _child(self, fn: Run, sock: socket.socket, imported: frozenset[str]) -> NoReturn:
+    def _child(self, fn: Run, sock: socket.socket, imported: frozenset[str] | None) -> NoReturn:
         try:
             os.close(self._supervisor.sock.fileno())
             if self._seal is not None and not self._seal():
@@ -166,8 +168,8 @@ class Template:
             os._exit(EXIT_CODES[WORKER_CRASHED])
 
         def frame(result: dict[str, Any]) -> dict[str, Any]:
-            new = [name for name in sys.modules if name not in imported][:MAX_MODULES]
-            return {"type": "reply", "body": result, "modules": new}
+            new = [] if imported is None else [n for n in sys.modules if n not in imported]
+            return {"type": "reply", "body": result, "modules": new[:MAX_MODULES]}
 
         channel.reply(fn, frame)
         os._exit(0)
