@@ -355,11 +355,15 @@ def run_sample_batch(
     try:
         tolerance = request.tolerances.score
         advance = locked(progress)
+        # one sandbox for the whole batch: no two of its workers come from one zygote
+        # (``enclave.sandbox._zygote``, invariant 4), so the repeat worker is another
+        # process image than the worker whose seeds it repeats, as a fresh start is
+        sandbox = stage_sandbox(runtime, isolation, limits, request.candidate)
 
-        def replayed(part: list[int], share: SandboxLimits | None, report: Any) -> Any:
+        def replayed(part: list[int], report: Any) -> Any:
             return functools.partial(
                 _sample_worker,
-                stage_sandbox(runtime, isolation, share, request.candidate),
+                sandbox,
                 opened,
                 applied,
                 placebo,
@@ -378,8 +382,8 @@ def run_sample_batch(
         # workers come from this thread's zygotes, and jobs run a thread each)
         at_once = broker is None and shards != 1
         parts = split_seeds(seeds, shards if at_once else 1)
-        tasks = [replayed(p, limits, advance) for p in parts]
-        tasks.append(replayed(repeat_seeds(seeds), limits, None))
+        tasks = [replayed(p, advance) for p in parts]
+        tasks.append(replayed(repeat_seeds(seeds), None))
         *done, repeated = in_parallel(tasks, at_once=at_once)
         samples = [sample for part in done for sample in part]
     except (Contaminated, ReplyRefused) as exc:

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import pytest
 
 from enclave import Runtime
 from enclave.capture import AgentSpec
+from enclave.jobs import audit_status, run_worker, submit_audit
 from enclave.replay import AuditOutcome, AuditRequest, Intervention, Strategy, Tolerances, run_audit
 from enclave.replay.disclosure import quantize, resolution_for
 from enclave.replay.reply import FAILURE_REASONS
@@ -165,6 +167,38 @@ def test_result_that_depends_on_the_worker_process_is_unstable(runtime: Runtime)
     assert outcome.failure_detail == "a sample came out otherwise on a second fresh worker"
     assert outcome.envelope is None
     assert "unstable" in FAILURE_REASONS
+
+
+def test_a_durable_batch_repeats_on_a_worker_of_another_zygote(runtime: Runtime) -> None:
+    """The service's path: a job's workers are forked from its thread's zygotes. Two
+    workers of one zygote share its address layout, so the repeat must come from another
+    (or start fresh), or a sample that depends on the process would pass as stable."""
+    specimen = replay_agents.capture_specimen(runtime, agents.ADDRESS_AGENT)
+    request = AuditRequest(
+        specimen_id=specimen,
+        intervention=Intervention(
+            Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=LOW_VALUE
+        ),
+        purpose="validity review",
+        requester="test",
+        samples=SAMPLES,
+    )
+    status = submit_audit(runtime, request, tenant_id="acme", now=datetime.now(UTC))
+    stats = run_worker(
+        lambda: Runtime.open(runtime.home, env={}),
+        worker_id="validity",
+        stop=threading.Event(),
+        once=True,
+        limits=LIMITS,
+    )
+    assert stats.done == 3  # prepare, the batch, finalize
+    final = audit_status(runtime, status.audit_id)
+    assert (final.status, final.classification, final.failure_code) == (
+        "FAILED",
+        None,
+        "unstable",
+    )
+    assert not final.has_certificate
 
 
 def test_repeat_seeds_are_a_deterministic_five_percent() -> None:
