@@ -175,9 +175,11 @@ def demo(home: HomeOption = None, json_out: JsonOption = False) -> None:
 
     from .._runtime import Runtime, utc_now
     from ..replay import run_audit
+    from ..sandbox import pooled
     from ._audit_cmds import with_exported_certificate
 
-    with Runtime.open(Home.init(root)) as runtime:
+    # one pool of zygotes for the five audits: their workers are forked, not started
+    with Runtime.open(Home.init(root)) as runtime, pooled():
         captured = capture_incidents(runtime)
         audits = demo_audits(captured)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())

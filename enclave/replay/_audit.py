@@ -19,7 +19,7 @@ from ledger import LedgerError
 
 from .._errors import EnclaveError
 from .._runtime import Runtime
-from ..sandbox import SandboxLimits
+from ..sandbox import SandboxLimits, pooled
 from ._outcome import AuditOutcome
 from ._request import COARSE_DETAIL, AuditRequest
 from ._results import BatchResult
@@ -82,6 +82,33 @@ def run_audit(
     audit_id = audit_id or f"au-{secrets.token_hex(8)}"
     record_request(runtime, request, audit_id=audit_id, now=now)
     total = 1 + request.samples
+    # the workers of its stages fork from zygotes (the caller's, or the audit's own)
+    with pooled():
+        return _stages_in_turn(
+            runtime,
+            request,
+            audit_id=audit_id,
+            now=now,
+            progress=progress,
+            isolation=isolation,
+            limits=limits,
+            lease_seconds=lease_seconds,
+            total=total,
+        )
+
+
+def _stages_in_turn(
+    runtime: Runtime,
+    request: AuditRequest,
+    *,
+    audit_id: str,
+    now: datetime,
+    progress: Progress | None,
+    isolation: str,
+    limits: SandboxLimits | None,
+    lease_seconds: int,
+    total: int,
+) -> AuditOutcome:
     try:
         preparation = prepare_audit(
             runtime,

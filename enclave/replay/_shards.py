@@ -13,6 +13,7 @@ endpoint is not split (its broker counts caps in one place, one ask at a time).
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -62,5 +63,6 @@ def in_parallel(tasks: Sequence[Callable[[], T]], *, at_once: bool = True) -> li
     if not at_once or len(tasks) == 1:
         return [task() for task in tasks]
     with ThreadPoolExecutor(max_workers=len(tasks), thread_name_prefix="shard") as pool:
-        futures = [pool.submit(task) for task in tasks]
+        # each task in a copy of the caller's context: the zygotes it activated
+        futures = [pool.submit(contextvars.copy_context().run, task) for task in tasks]
     return [future.result() for future in futures]

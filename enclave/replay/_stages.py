@@ -384,6 +384,8 @@ def run_sample_batch(
         parts = split_seeds(seeds, shards if at_once else 1)
         tasks = [replayed(p, advance) for p in parts]
         tasks.append(replayed(repeat_seeds(seeds), None))
+        if at_once:
+            sandbox.warm(WORKER_HANDLER, preload=_preload(opened), count=len(tasks))
         *done, repeated = in_parallel(tasks, at_once=at_once)
         samples = [sample for part in done for sample in part]
     except (Contaminated, ReplyRefused) as exc:

@@ -29,6 +29,7 @@ Inside ``Zygotes().activated()`` a sandbox without candidate code forks its work
 from a zygote — a worker started and checked as above that stops before taking a job
 and forks one job's worker at a time (``_zygote``) — instead of starting bubblewrap
 and an interpreter for each; each such worker is checked from ``/proc`` again.
+``pooled()`` activates a pool for a block where none is active (an embedded audit).
 
 The folders show the wall: ``inside/`` runs in the worker (its start-up, the template
 and the zygote's spawner, the channel, the code cache, the tripwire, the Landlock and
@@ -52,6 +53,7 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._wire import REASONS as REASONS
     from ._wire import SandboxLimits as SandboxLimits
     from ._zygote import Zygotes as Zygotes
+    from ._zygote import pooled as pooled
 
 _FRONT = {
     "REASONS": "._wire",
@@ -63,6 +65,7 @@ _FRONT = {
     "WorkerClosed": "._errors",
     "WorkerHandle": "._handle",
     "Zygotes": "._zygote",
+    "pooled": "._zygote",
 }
 __getattr__ = deferred(__name__, globals(), _FRONT)
 __all__ = list(_FRONT)  # in the order ruff keeps ``__all__`` in (constants first)

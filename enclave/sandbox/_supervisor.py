@@ -173,6 +173,14 @@ class Sandbox:
         self._checked = handle.environment
         return handle
 
+    def warm(self, handler: str, *, preload: tuple[str, ...] = (), count: int = 1) -> None:
+        """Before ``count`` workers start at once from other threads: where a pool of
+        zygotes is active (``_zygote.pooled``), have that many ready, started together
+        from this thread (a zygote launched by a thread ends with it)."""
+        zygotes = _zygote.active()
+        if zygotes is not None:
+            zygotes.prewarm(self, handler, preload, count=count)
+
     # -- for zygotes (``_zygote``) ----------------------------------------------------
 
     @property

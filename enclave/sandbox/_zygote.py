@@ -41,6 +41,7 @@ import select
 import signal
 import socket
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -54,7 +55,8 @@ from enclave.sandbox._handle import WorkerHandle, kill_tree, remove_tree
 if TYPE_CHECKING:
     from enclave.sandbox._supervisor import Sandbox
 
-#: Zygotes kept per start key: a batch's first worker and its repeat worker.
+#: Zygotes kept per start key by a job worker's thread: a batch's first worker and its
+#: repeat worker (an embedded audit's pool keeps one more per core: its shards run at once).
 PER_KEY = 2
 _MAX_KEYS = 4
 _SWEEP_SECONDS = 10.0
@@ -67,6 +69,24 @@ _ACTIVE: ContextVar[Zygotes | None] = ContextVar("enclave_zygotes", default=None
 def active() -> Zygotes | None:
     """The zygotes ``Sandbox.start`` may fork from in this context, if any."""
     return _ACTIVE.get()
+
+
+@contextlib.contextmanager
+def pooled() -> Iterator[Zygotes]:
+    """The active pool of zygotes, or, where none is active, one for the block, closed
+    at its end: an embedded audit's workers (its preparation's, its shards', its
+    repeat's) fork from zygotes it starts once, and a caller that runs several audits
+    (the demo) activates one pool for all of them."""
+    current = _ACTIVE.get()
+    if current is not None:
+        yield current
+        return
+    pool = Zygotes(per_key=len(os.sched_getaffinity(0)) + 1)  # the shards and the repeat
+    try:
+        with pool.activated():
+            yield pool
+    finally:
+        pool.close()
 
 
 class _Gone(Exception):
@@ -82,8 +102,26 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _started(sandbox: Sandbox, handler: str, preload: tuple[str, ...], count: int) -> list[Zygote]:
+    """``count`` zygotes, launched one after another (cheap) and then checked (each
+    start runs while the ones before it are checked); if one fails, none is kept."""
+    launched: list[Zygote] = []
+    try:
+        for _ in range(count):
+            launched.append(Zygote(sandbox, handler, preload))
+        for zygote in launched:
+            zygote.check()
+    except BaseException:
+        for zygote in launched:
+            zygote.close()
+        raise
+    return launched
+
+
 class Zygote:
-    """One started, checked zygote and the supervisor's end of its socket."""
+    """One zygote and the supervisor's end of its socket: launched, then checked (:meth:`check`)
+    before it serves. Bubblewrap's ``--die-with-parent`` follows the *thread* that
+    launched it: a zygote launched by a thread ends with that thread (``Zygotes``)."""
 
     def __init__(self, sandbox: Sandbox, handler: str, preload: tuple[str, ...]) -> None:
         self._process, self._sock, self._environ, self._launch = sandbox.launch_zygote(
@@ -95,6 +133,10 @@ class Zygote:
         self.dead = False
         self._asked = False
         self._closed = False
+
+    def check(self) -> None:
+        """Wait for the zygote's ``ready`` and check it as a fresh worker is checked; a
+        zygote that fails is closed and the start's error raised."""
         try:
             deadline = time.monotonic() + self._limits.wall_seconds
             try:
@@ -121,7 +163,7 @@ class Zygote:
     def spawn(self) -> WorkerHandle:
         """Fork a job's worker and check it; raises :class:`_Gone` if the zygote failed,
         or what a fresh worker's start raises if the job's worker is not as launched."""
-        if self.busy or self.dead:
+        if self.dead:  # busy: reserved by the pool for this spawn
             raise _Gone()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -247,11 +289,18 @@ class _JobWorker:
 
 
 class Zygotes:
-    """The zygotes of one thread of a worker process. Inside :meth:`activated`,
-    ``Sandbox.start`` forks its workers from them where invariant 1 allows."""
+    """A pool of zygotes: one thread's in a job worker, or one embedded audit's (and the
+    threads of its shards). Inside :meth:`activated`, ``Sandbox.start`` forks its
+    workers from them where invariant 1 allows. Threads may share a pool: a zygote is
+    handed to one of them at a time (invariant 3), and one busy is never retired."""
 
-    def __init__(self) -> None:
+    def __init__(self, per_key: int = PER_KEY) -> None:
+        self._per_key = per_key
         self._by_key: dict[tuple[Any, ...], list[Zygote]] = {}
+        self._lock = threading.Lock()
+        # the one thread that starts zygotes: bubblewrap ends a zygote with the thread
+        # that launched it, and a shard's thread ends with its shard
+        self._owner = threading.get_ident()
 
     @contextlib.contextmanager
     def activated(self) -> Iterator[Zygotes]:
@@ -265,40 +314,69 @@ class Zygotes:
         self, sandbox: Sandbox, handler: str, preload: tuple[str, ...]
     ) -> WorkerHandle | None:
         """A job's worker forked from a zygote ``sandbox`` has not used yet, started if
-        need be; ``None`` when both of the key's zygotes already served ``sandbox``."""
+        need be (by the pool's own thread only); ``None`` when no zygote may serve it:
+        the key's zygotes served ``sandbox`` already or serve another thread's job, or
+        only another thread could start one."""
         key = sandbox.zygote_key(handler, preload)
-        pool = [z for z in self._by_key.pop(key, []) if not z.dead]
-        self._by_key[key] = pool  # most recently used key last
-        while len(self._by_key) > _MAX_KEYS:
-            for retired in self._by_key.pop(next(iter(self._by_key))):
-                retired.close()
-        used = sandbox.zygotes_used
-        for _ in range(PER_KEY + 1):
-            free = next((z for z in pool if z.ident not in used and not z.busy), None)
-            if free is None and len(pool) >= PER_KEY:
-                return None
-            zygote = free if free is not None else Zygote(sandbox, handler, preload)
-            if free is None:
-                pool.append(zygote)
-            used.add(zygote.ident)
+        for _ in range(self._per_key + 1):
+            with self._lock:
+                zygote, room = self._reserve(key, sandbox.zygotes_used)
+            if zygote is None:
+                if not room or threading.get_ident() != self._owner:
+                    return None
+                (zygote,) = _started(sandbox, handler, preload, 1)
+                zygote.busy = True
+                with self._lock:
+                    self._by_key.setdefault(key, []).append(zygote)
+            sandbox.zygotes_used.add(zygote.ident)
             try:
                 return zygote.spawn()
             except _Gone:
-                pool.remove(zygote)
+                with self._lock:
+                    self._by_key[key] = [z for z in self._by_key.get(key, []) if z is not zygote]
         return None
 
-    def prewarm(self, sandbox: Sandbox, handler: str, preload: tuple[str, ...] = ()) -> None:
-        """Start the zygotes ``sandbox.start(handler, preload=preload)`` would fork from
-        (a worker does this before it claims a job, so no job waits for them)."""
-        if not sandbox.uses_zygotes:
+    def _reserve(self, key: tuple[Any, ...], used: set[int]) -> tuple[Zygote | None, bool]:
+        """An idle zygote of ``key`` not in ``used``, now busy (or ``None``), and whether
+        the key has room for another zygote."""
+        pool = [z for z in self._by_key.pop(key, []) if not z.dead]
+        self._by_key[key] = pool  # most recently used key last
+        # past _MAX_KEYS, the least recently used keys go, but none still serving a job
+        idle = [k for k in list(self._by_key)[:-1] if not any(z.busy for z in self._by_key[k])]
+        for old_key in idle[: max(0, len(self._by_key) - _MAX_KEYS)]:
+            for retired in self._by_key.pop(old_key):
+                retired.close()
+        free = next((z for z in pool if z.ident not in used and not z.busy), None)
+        if free is not None:
+            free.busy = True
+        return free, len(pool) < self._per_key
+
+    def prewarm(
+        self,
+        sandbox: Sandbox,
+        handler: str,
+        preload: tuple[str, ...] = (),
+        *,
+        count: int | None = None,
+    ) -> None:
+        """Have ``count`` (at most, and by default, the pool's number per key) zygotes
+        ready that ``sandbox.start(handler, preload=preload)`` would fork from, started
+        at once: a job worker's thread before it claims a job, an embedded batch before
+        its shards start (from the pool's own thread; elsewhere nothing is started)."""
+        if not sandbox.uses_zygotes or threading.get_ident() != self._owner:
             return
         key = sandbox.zygote_key(handler, preload)
-        pool = self._by_key.setdefault(key, [])
-        while len([z for z in pool if not z.dead]) < PER_KEY:
-            pool.append(Zygote(sandbox, handler, preload))
+        wanted = self._per_key if count is None else min(count, self._per_key)
+        with self._lock:
+            missing = wanted - len([z for z in self._by_key.get(key, []) if not z.dead])
+        if missing > 0:
+            started = _started(sandbox, handler, preload, missing)
+            with self._lock:
+                self._by_key.setdefault(key, []).extend(started)
 
     def close(self) -> None:
-        for pool in self._by_key.values():
-            for zygote in pool:
-                zygote.close()
-        self._by_key.clear()
+        with self._lock:
+            for pool in self._by_key.values():
+                for zygote in pool:
+                    zygote.close()
+            self._by_key.clear()

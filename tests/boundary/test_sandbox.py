@@ -99,6 +99,7 @@ def test_public_names() -> None:
         "WorkerClosed",
         "WorkerHandle",
         "Zygotes",
+        "pooled",
     ]
     assert issubclass(Contaminated, enclave.EnclaveError)
     assert REASONS == {

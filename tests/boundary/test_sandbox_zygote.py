@@ -10,19 +10,30 @@ fails its job as a killed fresh worker does and is replaced.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import os
 import re
 import secrets
 import shutil
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from enclave.sandbox import Contaminated, Sandbox, SandboxLimits, WorkerHandle, Zygotes, wire
+from enclave.sandbox import (
+    Contaminated,
+    Sandbox,
+    SandboxLimits,
+    WorkerHandle,
+    Zygotes,
+    pooled,
+    wire,
+)
 
 IN_CI = os.environ.get("CI") == "true"
 HANDLER = "tests.agents.zygote_agents:job"
@@ -279,3 +290,68 @@ def _execute_options() -> object:
     from enclave.jobs import StageOptions
 
     return StageOptions()
+
+
+def _list_in_a_thread(zygotes: Zygotes, sandbox: Sandbox) -> tuple[Any, int | None]:
+    """Start a worker of ``sandbox`` in a thread of its own (as a shard is), list its
+    scratch; the reply and the zygote it was forked from (``None``: a fresh start)."""
+    found: list[Any] = []
+
+    def shard() -> None:
+        with sandbox.start(HANDLER, preload=PRELOAD) as worker:
+            found.append(worker.call({"op": "list"}))
+            found.append(next((z for z in _zygote_pids(zygotes) if worker.pid in _tree(z)), None))
+
+    # in the caller's context, as ``in_parallel`` runs a shard: the pool is active there
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(shard,))
+    thread.start()
+    thread.join()
+    return found[0], found[1]
+
+
+def test_shards_fork_from_zygotes_their_threads_did_not_start(
+    zygotes: Zygotes, tmp_path: Path
+) -> None:
+    """A zygote ends with the thread that launched it (bubblewrap's --die-with-parent
+    follows the thread): started by a shard's thread, it would be gone for the next
+    audit's shards. The pool's own thread starts them (``warm``); shards only fork."""
+    sandbox = _sandbox(tmp_path)
+    assert _list_in_a_thread(zygotes, sandbox) == ({"entries": []}, None)  # a fresh start
+    assert _zygote_pids(zygotes) == []
+    sandbox.warm(HANDLER, preload=PRELOAD, count=2)
+    started = set(_zygote_pids(zygotes))
+    assert len(started) == 2
+    for _ in range(2):  # another batch: the same zygotes, alive after the threads ended
+        again = _sandbox(tmp_path)
+        first = _list_in_a_thread(zygotes, again)[1]
+        second = _list_in_a_thread(zygotes, again)[1]
+        assert {first, second} == started
+        assert set(_zygote_pids(zygotes)) == started
+
+
+def test_pooled_keeps_an_active_pool_and_closes_its_own(zygotes: Zygotes, tmp_path: Path) -> None:
+    with pooled() as same:
+        assert same is zygotes
+    seen: list[int] = []
+
+    def elsewhere() -> None:  # a new thread starts with no pool active
+        with pooled() as own:
+            with _sandbox(tmp_path).start(HANDLER, preload=PRELOAD):
+                seen.extend(_zygote_pids(own))
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join()
+    assert len(seen) == 1  # the block's own pool served it ...
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in seen) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in seen)  # ... and was closed with it
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"

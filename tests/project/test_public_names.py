@@ -846,6 +846,7 @@ PINNED = {
         "WorkerClosed",
         "WorkerHandle",
         "Zygotes",
+        "pooled",
     },
 }
 
