@@ -39,10 +39,10 @@ SAMPLES = 4
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 
 
-def audit(runtime: Runtime, agent: AgentSpec, value: float = LOW_VALUE) -> AuditOutcome:
-    specimen = replay_agents.capture_specimen(runtime, agent)
-    request = AuditRequest(
-        specimen_id=specimen,
+def request_for(runtime: Runtime, agent: AgentSpec, value: float = LOW_VALUE) -> AuditRequest:
+    """An audit of a fresh capture of ``agent`` with its lookup's value replaced."""
+    return AuditRequest(
+        specimen_id=replay_agents.capture_specimen(runtime, agent),
         intervention=Intervention(
             Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=value
         ),
@@ -50,6 +50,10 @@ def audit(runtime: Runtime, agent: AgentSpec, value: float = LOW_VALUE) -> Audit
         requester="test",
         samples=SAMPLES,
     )
+
+
+def audit(runtime: Runtime, agent: AgentSpec, value: float = LOW_VALUE) -> AuditOutcome:
+    request = request_for(runtime, agent, value)
     return run_audit(runtime, request, now=datetime.now(UTC) + timedelta(minutes=5), limits=LIMITS)
 
 
@@ -173,16 +177,7 @@ def test_a_durable_batch_repeats_on_a_worker_of_another_zygote(runtime: Runtime)
     """The service's path: a job's workers are forked from its thread's zygotes. Two
     workers of one zygote share its address layout, so the repeat must come from another
     (or start fresh), or a sample that depends on the process would pass as stable."""
-    specimen = replay_agents.capture_specimen(runtime, agents.ADDRESS_AGENT)
-    request = AuditRequest(
-        specimen_id=specimen,
-        intervention=Intervention(
-            Strategy.REPLACE, call_id="main/lookup#0", field="/value", value=LOW_VALUE
-        ),
-        purpose="validity review",
-        requester="test",
-        samples=SAMPLES,
-    )
+    request = request_for(runtime, agents.ADDRESS_AGENT)
     status = submit_audit(runtime, request, tenant_id="acme", now=datetime.now(UTC))
     stats = run_worker(
         lambda: Runtime.open(runtime.home, env={}),
