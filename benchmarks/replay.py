@@ -41,6 +41,7 @@ Targets: (a) <= 1.2x at 10,000 samples, (b) <= 3x, (c) <= 2x at 1,000 samples;
     python benchmarks/replay.py --profile       # cProfile of the bare loop and the supervisor
     python benchmarks/replay.py --cut --samples 20 --rounds 3 [--work 150000]   # (d) only
     python benchmarks/replay.py --memory --samples 100   # a worker's memory (_worker_memory)
+    python benchmarks/replay.py --demo --rounds 3   # the demo against its floor (_demo_time)
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import _worker_memory  # noqa: E402
+from benchmarks import _demo_time, _worker_memory  # noqa: E402
 from enclave._home import Home  # noqa: E402
 from enclave._runtime import Runtime  # noqa: E402
 from enclave.capture import capture, load_agent  # noqa: E402
@@ -200,6 +201,17 @@ def _empty_run(runtime: Runtime, specimen: str, now: datetime) -> float:
         start = time.perf_counter()
         worker.call({"runs": FLOOR_RUNS})
         return (time.perf_counter() - start) / FLOOR_RUNS
+
+
+def _empty_run_alone() -> float:
+    """An empty run's seconds, from a home of its own."""
+    now = datetime.now(UTC) + timedelta(minutes=1)
+    with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
+        runtime, specimen = _setup(Path(tmp) / "home")
+        try:
+            return _empty_run(runtime, specimen, now)
+        finally:
+            runtime.close()
 
 
 def _timed(fn: Callable[[], Any]) -> float:
@@ -348,6 +360,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sweep", nargs=3, metavar=("HOME", "SPECIMEN", "SAMPLES"))
     parser.add_argument("--cut", action="store_true", help="(d) only: from the cut vs full")
     parser.add_argument("--memory", action="store_true", help="a worker's memory only")
+    parser.add_argument("--demo", action="store_true", help="the demo command only")
     parser.add_argument("--work", type=int, default=150_000, help="(d): hash rounds before the cut")
     args = parser.parse_args(argv)
     if args.cut:
@@ -363,6 +376,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.memory:
         print(_worker_memory.table(_memory(args.samples), args.samples))
+        return
+    if args.demo:
+        print(_demo_time.table(_demo_time.measure(args.rounds, _empty_run_alone)))
         return
     print(_table(measure(args.samples, args.rounds)))
 
