@@ -81,7 +81,6 @@ def run_audit(
     """
     audit_id = audit_id or f"au-{secrets.token_hex(8)}"
     record_request(runtime, request, audit_id=audit_id, now=now)
-    total = 1 + request.samples
     # the workers of its stages fork from zygotes (the caller's, or the audit's own)
     with pooled():
         return _stages_in_turn(
@@ -93,7 +92,6 @@ def run_audit(
             isolation=isolation,
             limits=limits,
             lease_seconds=lease_seconds,
-            total=total,
         )
 
 
@@ -107,8 +105,8 @@ def _stages_in_turn(
     isolation: str,
     limits: SandboxLimits | None,
     lease_seconds: int,
-    total: int,
 ) -> AuditOutcome:
+    total = 1 + request.samples
     try:
         preparation = prepare_audit(
             runtime,

@@ -34,6 +34,7 @@ from enclave.sandbox import (
     pooled,
     wire,
 )
+from tests.boundary.test_sandbox import alive
 
 IN_CI = os.environ.get("CI") == "true"
 HANDLER = "tests.agents.zygote_agents:job"
@@ -344,14 +345,6 @@ def test_pooled_keeps_an_active_pool_and_closes_its_own(zygotes: Zygotes, tmp_pa
     thread.join()
     assert len(seen) == 1  # the block's own pool served it ...
     deadline = time.monotonic() + 5
-    while any(_alive(pid) for pid in seen) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in seen) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not any(_alive(pid) for pid in seen)  # ... and was closed with it
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
+    assert not any(alive(pid) for pid in seen)  # ... and was closed with it
