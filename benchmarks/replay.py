@@ -190,7 +190,7 @@ def _formula(samples: int) -> float:
     return time.perf_counter() - start
 
 
-def _empty_run(runtime: Runtime, specimen: str, now: datetime) -> float:
+def empty_run(runtime: Runtime, specimen: str, now: datetime) -> float:
     """Seconds per empty run forked from the template a batch's runs fork from."""
     opened = open_specimen(runtime, specimen, job_id="bench-floor", lease_seconds=300, now=now)
     agent = load_agent(opened.record.agent_name)
@@ -209,7 +209,7 @@ def _empty_run_alone() -> float:
     with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
         runtime, specimen = _setup(Path(tmp) / "home")
         try:
-            return _empty_run(runtime, specimen, now)
+            return empty_run(runtime, specimen, now)
         finally:
             runtime.close()
 
@@ -261,7 +261,7 @@ def measure(samples: int, rounds: int) -> dict[str, Any]:
                 command.append(command_s)
                 sweep.append(sweep_s)
                 formula.append(_formula(COMMAND_SAMPLES))
-                empty.append(_empty_run(runtime, specimen, now))
+                empty.append(empty_run(runtime, specimen, now))
         finally:
             runtime.close()
     medians = (statistics.median(x) for x in (plain, batch, audit, command, sweep, formula, empty))

@@ -26,6 +26,10 @@ Invariants:
    aside), and every file RECORD lists there is on disk; otherwise ``code_changed``.
    Its name and version are carried as metadata; the digest, not the version, is
    what a certificate names.
+5. What the worker is shown is hashed again inside it, before any run, and must be the
+   declared digest (``code_changed`` otherwise): files renamed over the candidate while
+   a worker or its zygote starts, and put back before the next check here, never run in
+   the declared code's name.
 """
 
 from __future__ import annotations

@@ -195,8 +195,22 @@ def _load_worker(
             **({"inference": list(inference)} if inference else {}),
         }
     )
+    if candidate is not None:
+        reply = _declared_code_seen(reply, candidate)
     agent = _load_agent(recorded_reference(opened.record.manifest["agent"]))  # imported already
     return parse_loaded(reply, substitute_calls(agent, opened.trajectory))
+
+
+def _declared_code_seen(reply: Any, candidate: CandidateCode) -> dict[str, Any]:
+    """The load reply without the candidate's digest as the worker's view showed it,
+    which must be the declared digest: a candidate replaced after it was verified here
+    (or a view bound before that) would run code the certificate does not name."""
+    if type(reply) is not dict or type(reply.get("candidate")) is not str:
+        raise ReplyInvalid()
+    rest = dict(reply)
+    if rest.pop("candidate") != candidate.digest:
+        raise Refused("the candidate's code is not the declared code", code="code_changed")
+    return rest
 
 
 def _grant(opened: OpenedSpecimen, lease_seconds: int) -> dict[str, Any]:

@@ -25,10 +25,11 @@ sha256 of the filters loaded), ``diagnostics`` (``["audit_hook"]``), ``seccomp``
 ``rlimits``, ``wall_seconds``, ``run_state`` (``"fork-per-run"``), ``hash_seed`` (0) and
 ``process_environment`` (the names of the worker's fixed environment variables).
 
-Inside ``Zygotes().activated()`` a sandbox without candidate code forks its workers
-from a zygote — a worker started and checked as above that stops before taking a job
-and forks one job's worker at a time (``_zygote``) — instead of starting bubblewrap
-and an interpreter for each; each such worker is checked from ``/proc`` again.
+Inside ``Zygotes().activated()`` a bubblewrap sandbox forks its workers from a zygote
+of the same view (candidate code included, as its files are now) — a worker started
+and checked as above that stops before taking a job and forks one job's worker at a
+time (``_zygote``) — instead of starting bubblewrap and an interpreter for each; each
+such worker is checked from ``/proc`` again.
 ``pooled()`` activates a pool for a block where none is active (an embedded audit).
 
 The folders show the wall: ``inside/`` runs in the worker (its start-up, the template

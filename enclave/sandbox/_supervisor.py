@@ -50,6 +50,16 @@ _HOME_ENV = "REPLAY_ENCLAVE_HOME"
 HASH_SEED = 0
 
 
+def _file_identity(path: str) -> tuple[str, int, int, int]:
+    """Which file (or directory) ``path`` is now, and when it last changed."""
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return (real, -1, -1, -1)  # gone: binding it fails the start, as it would fresh
+    return (real, st.st_dev, st.st_ino, st.st_ctime_ns)
+
+
 def worker_environment(scratch: str) -> dict[str, str]:
     """The whole process environment of a worker: only what Python and the C library
     read, fixed (``scratch`` is ``/scratch`` under bubblewrap, which sets ``PWD`` to it
@@ -125,6 +135,9 @@ class Sandbox:
             landlock=_landlock_abi(),
         )
         self._code = tuple(code)
+        # the files a zygote's view would bind: a file replaced or edited since is another
+        # start (``zygote_key``); what a worker sees is checked again inside it anyway
+        self._code_files = tuple(_file_identity(p) for p in code)
         #: Zygotes this sandbox's workers were forked from (``_zygote``, invariant 4).
         self.zygotes_used: set[int] = set()
         self._checked: dict[str, Any] | None = None
@@ -186,7 +199,7 @@ class Sandbox:
     @property
     def uses_zygotes(self) -> bool:
         """Whether a zygote may serve this sandbox (``_zygote``, invariant 1)."""
-        return self._layer.enclave and not self._code
+        return self._layer.enclave
 
     def zygote_key(self, handler: str, preload: tuple[str, ...]) -> tuple[Any, ...]:
         """Everything a worker's start depends on: equal keys, interchangeable zygotes."""
@@ -198,6 +211,7 @@ class Sandbox:
             self._scratch_root,
             tuple(self._python_path),
             self._view,
+            self._code_files,
             self._launch_facts,
             os.environ.get(_HOME_ENV),
         )

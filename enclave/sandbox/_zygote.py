@@ -11,12 +11,16 @@ zygote's side is ``_spawner``.
 
 Invariants:
 
-1. **Job-independent view only.** Only a bubblewrap ``Sandbox`` without candidate code
-   uses a zygote (``code`` binds a job's files into the view; ``UNSAFE_development`` has
-   no private scratch); a zygote serves only sandboxes whose every start parameter is
-   equal (:meth:`Sandbox.zygote_key`). Each job's handle gets a host scratch directory
-   of its own, which stays empty (the job writes to the zygote's private tmpfs) and is
-   removed with the handle.
+1. **One view per zygote.** Only a bubblewrap ``Sandbox`` uses a zygote
+   (``UNSAFE_development`` has no private scratch); a zygote serves only sandboxes whose
+   every start parameter is equal (:meth:`Sandbox.zygote_key`), candidate code included:
+   its files as they are when the sandbox is made (path, inode, change time), so a
+   candidate replaced or edited since a zygote bound it gets a zygote of its own. A
+   job's worker still hashes the candidate as its view shows it before any run, and the
+   supervisor refuses a job whose candidate is not the declared code
+   (``enclave.replay``). Each job's handle gets a host scratch directory of its own,
+   which stays empty (the job writes to the zygote's private tmpfs) and is removed with
+   the handle.
 2. **No job data in the zygote.** The supervisor sends it ``spawn`` (with a descriptor),
    ``reap`` and ``sweep``, nothing else; it never sees a job's frames.
 3. **One job per zygote at a time, and nothing of it afterwards.** When the job's

@@ -174,13 +174,29 @@ def test_two_workers_of_one_sandbox_come_from_different_zygotes(
         assert not any(third.pid in _tree(z) for z in both)
 
 
-def test_a_sandbox_with_candidate_code_starts_fresh(zygotes: Zygotes, tmp_path: Path) -> None:
+def test_candidate_code_has_zygotes_of_its_own_file(zygotes: Zygotes, tmp_path: Path) -> None:
+    """A zygote binds the candidate's file as it is when the zygote starts: sandboxes
+    of the same file share it; a file renamed over it, or edited, is another start."""
     code = tmp_path / "candidate.py"
     code.write_text("X = 1\n", encoding="utf-8")
-    sandbox = Sandbox(scratch_root=tmp_path / "scratch", isolation="bwrap", code=(str(code),))
-    with sandbox.start("tests.agents.hostile_agents:echo") as worker:
-        assert worker.call({"a": 1}) == {"echo": {"a": 1}}
-    assert _zygote_pids(zygotes) == []
+
+    def served() -> set[int]:
+        sandbox = Sandbox(scratch_root=tmp_path / "scratch", isolation="bwrap", code=(str(code),))
+        with sandbox.start("tests.agents.hostile_agents:echo") as worker:
+            assert worker.call({"a": 1}) == {"echo": {"a": 1}}
+        return set(_zygote_pids(zygotes))
+
+    first = served()
+    assert len(first) == 1 and served() == first  # the same file: the same zygote
+    replacement = tmp_path / "replacement.py"
+    replacement.write_text("X = 2\n", encoding="utf-8")
+    os.replace(replacement, code)
+    renamed = served()
+    assert len(renamed) == 2 and first < renamed
+    time.sleep(0.01)  # a later change time, however coarse the clock
+    with code.open("a", encoding="utf-8") as fh:
+        fh.write("Y = 3\n")
+    assert len(served()) == 3
 
 
 def test_a_killed_zygote_fails_its_job_as_a_killed_worker_and_is_replaced(

@@ -16,6 +16,7 @@ import inspect
 import json
 import os
 import random
+import secrets
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -36,6 +37,7 @@ from enclave.replay import (
     run_audit,
 )
 from enclave.replay.certificates import RuntimeLedgerLookup
+from enclave.sandbox import Sandbox, pooled
 from ledger.certificates import load_public_key_pem, verify_certificate
 from tests.agents.candidates import (
     build_wheel,
@@ -190,6 +192,63 @@ def test_the_candidate_must_still_be_the_declared_code(
     with pytest.raises(Refused) as caught:
         _audit(runtime, specimen, candidate)
     assert caught.value.code == "code_changed"
+
+
+def _replace(path: Path, text: str) -> None:
+    """``path`` now names a new file holding ``text`` (written beside it, renamed over)."""
+    fresh = path.with_name(f"{secrets.token_hex(8)}.new")  # one per caller: shards start at once
+    fresh.write_text(text, encoding="utf-8")
+    os.replace(fresh, path)
+
+
+def test_a_candidate_swapped_while_workers_start_does_not_run_in_its_name(
+    runtime: Runtime, specimen: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every stage verifies the root; an attacker who can write it renames other code
+    over the candidate while workers (or their zygotes) start and puts the declared
+    code back once they have: every check on the host passes, and the workers' views
+    hold code the certificate would not name."""
+    candidate = _candidate(tmp_path, "procurement_swapped", _run_source())
+    path = Path(candidate.code_path)
+    lowered = candidate_source(
+        _run_source().replace("+ jitter\n", f"+ jitter\n        - {OFFSET}\n")
+    )
+    declared = path.read_text(encoding="utf-8")
+
+    def swapped(method: Any) -> Any:
+        def during_swap(self: Sandbox, *args: Any, **kwargs: Any) -> Any:
+            _replace(path, lowered)
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                _replace(path, declared)
+
+        return during_swap
+
+    monkeypatch.setattr(Sandbox, "start", swapped(Sandbox.start))
+    monkeypatch.setattr(Sandbox, "warm", swapped(Sandbox.warm))
+    with pooled(), pytest.raises(Refused) as caught:
+        _audit(runtime, specimen, candidate)
+    assert caught.value.code == "code_changed"
+
+
+def test_a_candidate_replaced_between_audits_runs_as_its_new_self(
+    runtime: Runtime, specimen: str, tmp_path: Path
+) -> None:
+    """Two audits in one pool of zygotes, the candidate's file replaced and declared
+    again between them: the second audit runs the new code, not the view a zygote
+    bound for the first."""
+    lowered = _run_source().replace("+ jitter\n", f"+ jitter\n        - {OFFSET}\n")
+    first = _candidate(tmp_path, "procurement_next", lowered)
+    with pooled():
+        before = _predicate(_audit(runtime, specimen, first))
+        _replace(Path(first.code_path), candidate_source(_run_source()))
+        second = CandidateCode.declare(first.target, first.root)
+        after = _predicate(_audit(runtime, specimen, second))
+    assert before["classification"] == "influential"
+    assert before["request"]["candidate"]["digest"] == first.digest
+    assert after["request"]["candidate"]["digest"] == second.digest != first.digest
+    assert after["classification"] == "equivalent" and after["effect"]["flips"] == 0
 
 
 def test_a_code_intervention_needs_a_candidate_and_nothing_else() -> None:

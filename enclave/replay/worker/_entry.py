@@ -22,6 +22,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from ...capture import source_root_identity
 from .._model import RunResult, Trajectory, boundary_names
 from ._fresh_run import (
     agent_target,
@@ -58,11 +59,18 @@ def _load(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
     _job["audit_time"] = datetime.fromisoformat(str(request["audit_time"]))
     from_cut = request.get("from_cut")
     _job["from_cut"] = None if from_cut is None else str(from_cut)
+    # a code revision: the candidate as this worker's view shows it, hashed here before
+    # any run (no agent code has run in this process); the supervisor compares it with
+    # the declared digest, so the code that runs is the code a certificate names
+    candidate = request.get("candidate")
+    seen = None
+    if candidate is not None:
+        top = str(candidate["target"]).partition(":")[0].split(".")[0]
+        seen = source_root_identity(top, str(candidate["root"])).digest
     # the load step's runs (the agent imported, the substitutes checked) teach the
     # template what to compile once; no later run does
     fresh(functools.partial(load_only, target), learn=True)
     # a code revision: the intervened arm imports the candidate from its source root
-    candidate = request.get("candidate")
     _job["candidate"] = None
     if candidate is not None:
         target_, root = str(candidate["target"]), str(candidate["root"])
@@ -90,7 +98,8 @@ def _load(request: dict[str, Any], fresh: Fresh) -> dict[str, Any]:
     # one replay of the recorded baseline, its result unused: what a replay imports is
     # compiled once here, and the same for every worker of the job, whatever its seeds
     _replay(fresh, "baseline", baseline.seed, learn=True)
-    return {"loaded": sorted(_job["variants"]), "fidelity": checked}
+    loaded = {"loaded": sorted(_job["variants"]), "fidelity": checked}
+    return loaded if candidate is None else {**loaded, "candidate": seen}
 
 
 def _replay(
