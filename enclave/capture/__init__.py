@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # re-exported (``X as X``); at run time each is imported on f
     from ._code_identity import check_code as check_code
     from ._code_identity import code_identity as code_identity
     from ._code_identity import is_code_digest as is_code_digest
+    from ._code_identity import source_root_files as source_root_files
     from ._code_identity import source_root_identity as source_root_identity
     from ._context import AsyncLiveCall as AsyncLiveCall
     from ._context import Compute as Compute
@@ -53,6 +54,7 @@ _FRONT = {
     "check_code": "._code_identity",
     "code_identity": "._code_identity",
     "is_code_digest": "._code_identity",
+    "source_root_files": "._code_identity",
     "source_root_identity": "._code_identity",
     "Compute": "._context",
     "Context": "._context",

@@ -175,6 +175,13 @@ def source_root_identity(module: str, root: str) -> CodeIdentity:
     return _compute((module,), [root])
 
 
+def source_root_files(module: str, root: str) -> list[str]:
+    """The files :func:`source_root_identity` hashes, as paths relative to ``root``."""
+    if not _MODULE.fullmatch(module) or "." in module:
+        raise ValueError("a source root's module is a top-level module name")
+    return [os.path.relpath(path, root) for _, path in _files(module, [root]) or ()]
+
+
 def check_code(recorded: Any, agent_name: str, *, code_revision: str | None = None) -> None:
     """Refuse (``code_changed``) unless the agent's code on disk is the captured code, or
     exactly the declared ``code_revision``. See the module docstring for the steps."""

@@ -26,10 +26,13 @@ Invariants:
    aside), and every file RECORD lists there is on disk; otherwise ``code_changed``.
    Its name and version are carried as metadata; the digest, not the version, is
    what a certificate names.
-5. What the worker is shown is hashed again inside it, before any run, and must be the
-   declared digest (``code_changed`` otherwise): files renamed over the candidate while
-   a worker or its zygote starts, and put back before the next check here, never run in
-   the declared code's name.
+5. Workers are shown a copy, not the root: :meth:`CandidateCode.snapshot` copies the
+   files the digest covers, and nothing else of the package, into a folder named by the
+   digest, and the copy must hash to the declared digest. An edit of the root while a
+   job runs (and undone before the next check here) never reaches a run, and a file
+   the digest does not cover (data beside the modules) is not there to change what
+   runs. The copy is hashed again inside each worker, before any run, as its view
+   shows it (``code_changed`` unless it is the declared digest).
 """
 
 from __future__ import annotations
@@ -40,14 +43,16 @@ import hashlib
 import importlib.metadata
 import os
 import re
+import shutil
 import stat
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
 
 from .._errors import BadInput, Refused
-from ..capture import is_code_digest, source_root_identity
+from ..capture import is_code_digest, source_root_files, source_root_identity
 
 __all__ = ["CandidateCode", "CandidateDistribution"]
 
@@ -269,6 +274,41 @@ class CandidateCode:
         now = source_root_identity(self.top_module, self.root).digest
         if now != self.digest:
             raise Refused("the candidate's code is not the declared code", code="code_changed")
+
+    def snapshot(self, folder: str | os.PathLike[str]) -> str:
+        """The candidate's module file or package directory as a copy in ``folder``
+        holding exactly the files its digest covers (invariant 5); made once per
+        digest, checked every time. Refused ``code_changed`` unless the copy hashes to
+        the declared digest."""
+        base = os.path.join(os.fspath(folder), self.digest.removeprefix("sha256:"))
+        copy = os.path.join(base, os.path.basename(self.code_path))
+        if self._holds(base):
+            return copy
+        os.makedirs(folder, exist_ok=True)
+        made = tempfile.mkdtemp(prefix=".copy-", dir=folder)
+        try:
+            for name in source_root_files(self.top_module, self.root):
+                target = os.path.join(made, name)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.copyfile(os.path.join(self.root, name), target, follow_symlinks=False)
+            if source_root_identity(self.top_module, made).digest != self.digest:
+                raise Refused("the candidate's code is not the declared code", code="code_changed")
+            shutil.rmtree(base, ignore_errors=True)  # a copy that no longer holds the code
+            try:
+                os.rename(made, base)
+            except OSError:  # another job's copy of the same digest came first
+                if not self._holds(base):
+                    raise
+        finally:
+            shutil.rmtree(made, ignore_errors=True)
+        return copy
+
+    def _holds(self, folder: str) -> bool:
+        """Whether ``folder`` holds exactly the declared code."""
+        return (
+            os.path.isdir(folder)
+            and source_root_identity(self.top_module, folder).digest == self.digest
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"target": self.target, "root": self.root, "digest": self.digest}

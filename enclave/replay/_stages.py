@@ -152,12 +152,11 @@ def stage_sandbox(
     limits: SandboxLimits | None,
     candidate: CandidateCode | None = None,
 ) -> Sandbox:
-    return Sandbox(
-        scratch_root=runtime.home.root / "scratch",
-        limits=limits,
-        isolation=isolation,
-        code=() if candidate is None else (candidate.code_path,),
-    )
+    scratch = runtime.home.root / "scratch"
+    code: tuple[tuple[str, str], ...] = ()
+    if candidate is not None:  # workers see a copy of the declared code, not its root
+        code = ((candidate.snapshot(scratch / "candidates"), candidate.code_path),)
+    return Sandbox(scratch_root=scratch, limits=limits, isolation=isolation, code=code)
 
 
 def _candidate_wire(candidate: CandidateCode | None) -> dict[str, Any]:

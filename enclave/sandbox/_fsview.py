@@ -25,8 +25,9 @@ Invariants:
    covered with an empty read-only tmpfs (a directory) or ``/dev/null`` (a file), so
    it is invisible inside whatever else is bound.
 5. **Candidate code, exactly.** A candidate release's module file or package directory
-   is bound at its own path, never the directory it sits in: what else lies in its
-   source root stays out of the view.
+   (or the supervisor's copy of it) is bound at its own path, never the directory it
+   sits in: what else lies in its source root stays out of the view. It is bound over
+   whatever else the view shows there.
 
 Building the view is a few ``listdir`` calls per import-path entry, once per
 :class:`~enclave.sandbox.Sandbox`.
@@ -101,6 +102,12 @@ class _Planner:
             del self.binds[bound]  # a wider bind replaces the narrower ones below it
         self.binds[dest] = source
 
+    def overlay(self, source: str, dest: str) -> None:
+        """Bind ``source`` at ``dest`` even below a wider bind (mounted after it)."""
+        for bound in [b for b in self.binds if _within(b, dest)]:
+            del self.binds[bound]
+        self.binds[dest] = source
+
     def trusted_dir(self, path: str) -> None:
         """Bind an installation directory whole unless it holds a protected path."""
         real = os.path.realpath(path)
@@ -169,10 +176,15 @@ def _prefixes() -> tuple[str, ...]:
     return tuple({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
 
 
-def plan(*, python_path: Sequence[str], protected: Sequence[str], code: Sequence[str] = ()) -> View:
+def plan(
+    *,
+    python_path: Sequence[str],
+    protected: Sequence[str],
+    code: Sequence[tuple[str, str]] = (),
+) -> View:
     """The minimal read-only view for a worker importing from ``python_path``, plus
-    ``code``: single module files or package directories (a candidate release's),
-    each bound at its own path and nothing beside it (invariant 5)."""
+    ``code``: (source, shown at) pairs of single module files or package directories
+    (a candidate release's), each bound at its path and nothing beside it (invariant 5)."""
     planner = _Planner(protected)
     files, trusted = _interpreter_paths()
     for directory in trusted:
@@ -209,19 +221,20 @@ def plan(*, python_path: Sequence[str], protected: Sequence[str], code: Sequence
             planner.trusted_dir(entry)
         elif os.path.isdir(real) and not planner.is_protected(real):
             planner.entries(entry, importable_only=True)
-    for entry in code:
-        real = os.path.realpath(entry)
-        if planner.is_protected(real):
-            continue
-        if os.path.isfile(real):
-            planner.bind(real, os.path.abspath(entry))
-        elif os.path.isdir(real):
-            if planner.holds_protected(real):
-                planner.entries(entry, importable_only=False)
-            else:
-                planner.bind(real, os.path.abspath(entry))
     for source, dest in files:
         if not planner.is_protected(source):
             planner.bind(source, dest)
+    # last: bound over whatever else the view shows there
+    for source, shown in code:
+        real, dest = os.path.realpath(source), os.path.abspath(shown)
+        if planner.is_protected(os.path.realpath(shown)):
+            continue
+        if os.path.isfile(real):
+            planner.overlay(real, dest)
+        elif os.path.isdir(real):
+            if planner.holds_protected(real):
+                planner.entries(source, importable_only=False)
+            else:
+                planner.overlay(real, dest)
     binds = tuple((source, dest) for dest, source in sorted(planner.binds.items()))
     return View(binds=binds, symlinks=tuple(symlinks), masks=planner.masks())

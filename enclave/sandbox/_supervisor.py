@@ -60,6 +60,10 @@ def _file_identity(path: str) -> tuple[str, int, int, int]:
     return (real, st.st_dev, st.st_ino, st.st_ctime_ns)
 
 
+def _pairs(code: tuple[str | tuple[str, str], ...]) -> list[tuple[str, str]]:
+    return [(entry, entry) if isinstance(entry, str) else entry for entry in code]
+
+
 def worker_environment(scratch: str) -> dict[str, str]:
     """The whole process environment of a worker: only what Python and the C library
     read, fixed (``scratch`` is ``/scratch`` under bubblewrap, which sets ``PWD`` to it
@@ -105,11 +109,12 @@ class Sandbox:
         isolation: str = "auto",
         python_path: list[str] | None = None,
         protect: tuple[Path, ...] = (),
-        code: tuple[str, ...] = (),
+        code: tuple[str | tuple[str, str], ...] = (),
     ) -> None:
         """``code``: a candidate release's module file or package directory, shown to
-        the worker read-only at its own path (nothing else of its source root) and left
-        off the worker's import path: a run that imports it puts its root there itself."""
+        the worker read-only (nothing else of its source root) and left off the worker's
+        import path: a run that imports it puts its root there itself. An entry is a
+        path shown at itself, or ``(copy, path)``: the copy shown at ``path``."""
         self._limits = limits if limits is not None else SandboxLimits()
         if not isinstance(self._limits, SandboxLimits):
             raise TypeError("limits must be a SandboxLimits")
@@ -124,7 +129,10 @@ class Sandbox:
         if self._layer.enclave:
             self._view = _fsview.plan(
                 python_path=self._python_path,
-                code=[str(Path(p).resolve()) for p in code],
+                code=[
+                    (str(Path(source).resolve()), str(Path(shown).resolve()))
+                    for source, shown in _pairs(code)
+                ],
                 protected=_protected(self._scratch_root, tuple(protect)),
             )
         self._launch_facts = Launch(
@@ -134,10 +142,9 @@ class Sandbox:
             readonly_binds=len(self._view.binds),
             landlock=_landlock_abi(),
         )
-        self._code = tuple(code)
-        # the files a zygote's view would bind: a file replaced or edited since is another
+        # the files a zygote's view binds: a file replaced or edited since is another
         # start (``zygote_key``); what a worker sees is checked again inside it anyway
-        self._code_files = tuple(_file_identity(p) for p in code)
+        self._code_files = tuple((_file_identity(source), shown) for source, shown in _pairs(code))
         #: Zygotes this sandbox's workers were forked from (``_zygote``, invariant 4).
         self.zygotes_used: set[int] = set()
         self._checked: dict[str, Any] | None = None

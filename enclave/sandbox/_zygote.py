@@ -14,11 +14,10 @@ Invariants:
 1. **One view per zygote.** Only a bubblewrap ``Sandbox`` uses a zygote
    (``UNSAFE_development`` has no private scratch); a zygote serves only sandboxes whose
    every start parameter is equal (:meth:`Sandbox.zygote_key`), candidate code included:
-   its files as they are when the sandbox is made (path, inode, change time), so a
-   candidate replaced or edited since a zygote bound it gets a zygote of its own. A
-   job's worker still hashes the candidate as its view shows it before any run, and the
-   supervisor refuses a job whose candidate is not the declared code
-   (``enclave.replay``). Each job's handle gets a host scratch directory of its own,
+   its files as they are when the sandbox is made (path, inode, change time), so code
+   replaced or edited since a zygote bound it gets a zygote of its own. (Audits bind a
+   copy of a candidate made per digest, and a job's worker hashes it again before any
+   run: ``enclave.replay``.) Each job's handle gets a host scratch directory of its own,
    which stays empty (the job writes to the zygote's private tmpfs) and is removed with
    the handle.
 2. **No job data in the zygote.** The supervisor sends it ``spawn`` (with a descriptor),

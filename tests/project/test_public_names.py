@@ -464,6 +464,7 @@ PINNED = {
         "policy",
         "recorded_reference",
         "source_ref",
+        "source_root_files",
         "source_root_identity",
         "suspended",
     },

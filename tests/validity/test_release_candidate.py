@@ -37,7 +37,7 @@ from enclave.replay import (
     run_audit,
 )
 from enclave.replay.certificates import RuntimeLedgerLookup
-from enclave.sandbox import Sandbox, pooled
+from enclave.sandbox import Sandbox, WorkerHandle, pooled
 from ledger.certificates import load_public_key_pem, verify_certificate
 from tests.agents.candidates import (
     build_wheel,
@@ -201,35 +201,62 @@ def _replace(path: Path, text: str) -> None:
     os.replace(fresh, path)
 
 
-def test_a_candidate_swapped_while_workers_start_does_not_run_in_its_name(
-    runtime: Runtime, specimen: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def _edited_during(method: Any, path: Path, text: str, *, rename: bool) -> Any:
+    """``method`` with ``path`` holding ``text`` while it runs, the declared code put back
+    after: renamed over it (a new file), or written into it (the same file)."""
+    declared = path.read_text(encoding="utf-8")
+
+    def edit(content: str) -> None:
+        if rename:
+            _replace(path, content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+    def during(self: Any, *args: Any, **kwargs: Any) -> Any:
+        edit(text)
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            edit(declared)
+
+    return during
+
+
+@pytest.mark.parametrize("attack", ["renamed-while-workers-start", "written-while-runs-import"])
+def test_a_candidate_edited_behind_the_checks_does_not_run_in_its_name(
+    attack: str,
+    runtime: Runtime,
+    specimen: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Every stage verifies the root; an attacker who can write it renames other code
-    over the candidate while workers (or their zygotes) start and puts the declared
-    code back once they have: every check on the host passes, and the workers' views
-    hold code the certificate would not name."""
-    candidate = _candidate(tmp_path, "procurement_swapped", _run_source())
-    path = Path(candidate.code_path)
+    """Every stage verifies the root; whoever can write it puts other code there while
+    workers (or their zygotes) start, or while runs import, and the declared code back
+    before the next check: every check on the host passes. The runs must still run the
+    declared code (the same source: equivalent), never the lowered scores."""
+    candidate = _candidate(tmp_path, "procurement_edited_behind", _run_source())
     lowered = candidate_source(
         _run_source().replace("+ jitter\n", f"+ jitter\n        - {OFFSET}\n")
     )
-    declared = path.read_text(encoding="utf-8")
+    path = Path(candidate.code_path)
+    if attack == "renamed-while-workers-start":
+        for name in ("start", "warm"):
+            method = getattr(Sandbox, name)
+            monkeypatch.setattr(Sandbox, name, _edited_during(method, path, lowered, rename=True))
+    else:
+        call = WorkerHandle.call
+        edited = _edited_during(call, path, lowered, rename=False)
 
-    def swapped(method: Any) -> Any:
-        def during_swap(self: Sandbox, *args: Any, **kwargs: Any) -> Any:
-            _replace(path, lowered)
-            try:
-                return method(self, *args, **kwargs)
-            finally:
-                _replace(path, declared)
+        def samples_edited(self: WorkerHandle, request: Any, **kwargs: Any) -> Any:
+            chosen = edited if request.get("op") == "samples" else call
+            return chosen(self, request, **kwargs)
 
-        return during_swap
-
-    monkeypatch.setattr(Sandbox, "start", swapped(Sandbox.start))
-    monkeypatch.setattr(Sandbox, "warm", swapped(Sandbox.warm))
-    with pooled(), pytest.raises(Refused) as caught:
-        _audit(runtime, specimen, candidate)
-    assert caught.value.code == "code_changed"
+        monkeypatch.setattr(WorkerHandle, "call", samples_edited)
+    with pooled():
+        predicate = _predicate(_audit(runtime, specimen, candidate))
+    assert predicate["request"]["candidate"]["digest"] == candidate.digest
+    assert predicate["classification"] == "equivalent"
+    assert predicate["effect"]["flips"] == 0 and predicate["effect"]["mean_delta"] == 0
 
 
 def test_a_candidate_replaced_between_audits_runs_as_its_new_self(
@@ -374,6 +401,27 @@ def test_only_the_candidates_own_package_is_visible_in_the_worker(
     assert predicate["effect"]["mean_delta"] == 0, predicate["effect"]
 
 
+def test_a_file_the_digest_does_not_cover_is_not_shown_to_the_runs(
+    runtime: Runtime, specimen: str, tmp_path: Path
+) -> None:
+    """A data file inside the candidate's package is not in its digest, so it must not
+    change what runs: the workers see a copy of the hashed files alone."""
+    package = tmp_path / "data_candidate"
+    package.mkdir()
+    body = _run_source().replace("+ jitter\n", "+ jitter\n        - _SHIFT\n")
+    (package / "__init__.py").write_text(
+        candidate_source(body)
+        + "\nimport os\n\n_DATA = os.path.join(os.path.dirname(__file__), 'shift.txt')\n"
+        + "_SHIFT = float(open(_DATA).read()) if os.path.exists(_DATA) else 0.0\n",
+        encoding="utf-8",
+    )
+    (package / "shift.txt").write_text(str(OFFSET), encoding="utf-8")
+    candidate = CandidateCode.declare("data_candidate:AGENT", tmp_path)
+    predicate = _predicate(_audit(runtime, specimen, candidate))
+    assert predicate["classification"] == "equivalent"
+    assert predicate["effect"]["mean_delta"] == 0, predicate["effect"]
+
+
 def test_the_view_binds_the_candidate_module_and_nothing_beside_it(tmp_path: Path) -> None:
     from enclave.sandbox.launch import plan
 
@@ -382,7 +430,7 @@ def test_the_view_binds_the_candidate_module_and_nothing_beside_it(tmp_path: Pat
     (package / "__init__.py").write_text("")
     (tmp_path / "beside.py").write_text("")
     (tmp_path / "data").mkdir()
-    view = plan(python_path=[], protected=[], code=[str(package)])
+    view = plan(python_path=[], protected=[], code=[(str(package), str(package))])
     bound = {dest for _, dest in view.binds}
     assert str(package) in bound
     assert not any(d.startswith(str(tmp_path)) and d != str(package) for d in bound)
