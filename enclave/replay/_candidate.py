@@ -293,12 +293,15 @@ class CandidateCode:
                 shutil.copyfile(os.path.join(self.root, name), target, follow_symlinks=False)
             if source_root_identity(self.top_module, made).digest != self.digest:
                 raise Refused("the candidate's code is not the declared code", code="code_changed")
-            shutil.rmtree(base, ignore_errors=True)  # a copy that no longer holds the code
+            if os.path.isdir(base) and not self._holds(base):
+                shutil.rmtree(base, ignore_errors=True)  # a copy that no longer holds the code
             try:
                 os.rename(made, base)
             except OSError:  # another job's copy of the same digest came first
                 if not self._holds(base):
-                    raise
+                    raise Refused(
+                        "the candidate's code is not the declared code", code="code_changed"
+                    ) from None
         finally:
             shutil.rmtree(made, ignore_errors=True)
         return copy

@@ -17,7 +17,9 @@ import json
 import os
 import random
 import secrets
+import shutil
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -399,6 +401,28 @@ def test_only_the_candidates_own_package_is_visible_in_the_worker(
     assert predicate["environment"]["isolation"] == "bwrap"
     # the score shift would show as a non-zero delta: nothing beside the package was seen
     assert predicate["effect"]["mean_delta"] == 0, predicate["effect"]
+
+
+def test_a_candidates_copy_is_made_once_per_digest_and_remade_when_it_changed(
+    tmp_path: Path,
+) -> None:
+    candidate = _candidate(tmp_path, "procurement_copied", _run_source())
+    declared = Path(candidate.code_path).read_bytes()
+    folder = tmp_path / "copies"
+    with ThreadPoolExecutor(max_workers=4) as pool:  # jobs of one digest at once
+        paths = set(pool.map(lambda _: candidate.snapshot(folder), range(8)))
+    assert len(paths) == 1
+    copy = Path(paths.pop())
+    assert copy.read_bytes() == declared
+    assert [p.name for p in folder.iterdir()] == [candidate.digest.removeprefix("sha256:")]
+    copy.write_text("AGENT = None\n", encoding="utf-8")  # the copy edited: made again
+    assert Path(candidate.snapshot(folder)).read_bytes() == declared
+    Path(candidate.code_path).write_text("AGENT = None\n", encoding="utf-8")
+    shutil.rmtree(folder)  # the root edited since the declaration: no copy of it is made
+    with pytest.raises(Refused) as caught:
+        candidate.snapshot(folder)
+    assert caught.value.code == "code_changed"
+    assert list(folder.iterdir()) == []
 
 
 def test_a_file_the_digest_does_not_cover_is_not_shown_to_the_runs(
