@@ -36,6 +36,7 @@ SHARED = {
     "enclave.capture._spec": "agent and boundary specs",
     "enclave.capture._registry": "importing an agent by name",
     "enclave.capture._payload_codec": "payload values as recorded",
+    "enclave.capture._code_identity": "code digests: a worker hashes the candidate it is shown",
     # ambient inputs: in the replay child the agent's own reads outside ctx go to the engine
     "enclave.capture._ambient": "which run observes the agent's reads outside ctx",
     "enclave.capture._ambient_env": "environment variables, served from the record",
