@@ -271,8 +271,12 @@ class CandidateCode:
         """Refuse ``code_changed`` unless the root still holds exactly the declared code."""
         if not os.path.isdir(self.root):
             raise Refused("the candidate's source root is gone", code="code_changed")
-        now = source_root_identity(self.top_module, self.root).digest
-        if now != self.digest:
+        self.require(source_root_identity(self.top_module, self.root).digest)
+
+    def require(self, digest: str | None) -> None:
+        """Refuse ``code_changed`` unless ``digest`` (of code found somewhere) is the
+        declared digest."""
+        if digest != self.digest:
             raise Refused("the candidate's code is not the declared code", code="code_changed")
 
     def snapshot(self, folder: str | os.PathLike[str]) -> str:
@@ -291,17 +295,13 @@ class CandidateCode:
                 target = os.path.join(made, name)
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 shutil.copyfile(os.path.join(self.root, name), target, follow_symlinks=False)
-            if source_root_identity(self.top_module, made).digest != self.digest:
-                raise Refused("the candidate's code is not the declared code", code="code_changed")
+            self.require(source_root_identity(self.top_module, made).digest)
             if os.path.isdir(base) and not self._holds(base):
                 shutil.rmtree(base, ignore_errors=True)  # a copy that no longer holds the code
             try:
                 os.rename(made, base)
             except OSError:  # another job's copy of the same digest came first
-                if not self._holds(base):
-                    raise Refused(
-                        "the candidate's code is not the declared code", code="code_changed"
-                    ) from None
+                self.require(source_root_identity(self.top_module, base).digest)
         finally:
             shutil.rmtree(made, ignore_errors=True)
         return copy

@@ -207,8 +207,7 @@ def _declared_code_seen(reply: Any, candidate: CandidateCode) -> dict[str, Any]:
     if type(reply) is not dict or type(reply.get("candidate")) is not str:
         raise ReplyInvalid()
     rest = dict(reply)
-    if rest.pop("candidate") != candidate.digest:
-        raise Refused("the candidate's code is not the declared code", code="code_changed")
+    candidate.require(rest.pop("candidate"))
     return rest
 
 

@@ -96,16 +96,13 @@ class _Planner:
         return any(_within(dest, bound) for bound in self.binds)
 
     def bind(self, source: str, dest: str) -> None:
-        if self.covered(dest):
-            return
-        for bound in [b for b in self.binds if _within(b, dest)]:
-            del self.binds[bound]  # a wider bind replaces the narrower ones below it
-        self.binds[dest] = source
+        if not self.covered(dest):
+            self.overlay(source, dest)
 
     def overlay(self, source: str, dest: str) -> None:
         """Bind ``source`` at ``dest`` even below a wider bind (mounted after it)."""
         for bound in [b for b in self.binds if _within(b, dest)]:
-            del self.binds[bound]
+            del self.binds[bound]  # a wider bind replaces the narrower ones below it
         self.binds[dest] = source
 
     def trusted_dir(self, path: str) -> None:

@@ -125,13 +125,14 @@ class Sandbox:
         if python_path is None:
             python_path = [_repo_root(), *(p for p in sys.path if p)]
         self._python_path = [str(Path(p).resolve()) for p in python_path]
+        pairs = _pairs(code)
         self._view = _fsview.View(binds=(), symlinks=(), masks=())
         if self._layer.enclave:
             self._view = _fsview.plan(
                 python_path=self._python_path,
                 code=[
                     (str(Path(source).resolve()), str(Path(shown).resolve()))
-                    for source, shown in _pairs(code)
+                    for source, shown in pairs
                 ],
                 protected=_protected(self._scratch_root, tuple(protect)),
             )
@@ -144,7 +145,7 @@ class Sandbox:
         )
         # the files a zygote's view binds: a file replaced or edited since is another
         # start (``zygote_key``); what a worker sees is checked again inside it anyway
-        self._code_files = tuple((_file_identity(source), shown) for source, shown in _pairs(code))
+        self._code_files = tuple((_file_identity(source), shown) for source, shown in pairs)
         #: Zygotes this sandbox's workers were forked from (``_zygote``, invariant 4).
         self.zygotes_used: set[int] = set()
         self._checked: dict[str, Any] | None = None
